@@ -1,0 +1,260 @@
+//! Scenario claims: statements about the report that the runs must reproduce (direction and rough size of a
+//! paper's effect). A metric is a dotted path into a run object; `*` matches every key at that level.
+
+use crate::scenario::{Claim, Scenario};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClaimResult {
+    pub text: String,
+    pub holds: bool,
+    /// The policy the claim is about (its run carries the result).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    /// The numbers it was judged on: `{policy: {metric path: value}}`, plus `target` for `near` claims.
+    pub values: Value,
+    /// Why it could not be judged (a missing metric or run), when so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// All `(path, number)` pairs a metric pattern matches in a run.
+pub fn resolve(run: &Value, metric: &str) -> Vec<(String, f64)> {
+    fn walk(v: &Value, parts: &[&str], prefix: String, out: &mut Vec<(String, f64)>) {
+        let Some((head, rest)) = parts.split_first() else {
+            if let Some(x) = v.as_f64() {
+                out.push((prefix, x));
+            }
+            return;
+        };
+        let join = |k: &str| {
+            if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
+            }
+        };
+        if *head == "*" {
+            if let Some(obj) = v.as_object() {
+                for (k, child) in obj {
+                    walk(child, rest, join(k), out);
+                }
+            }
+        } else if let Some(child) = v.get(*head) {
+            walk(child, rest, join(head), out);
+        }
+    }
+    let parts: Vec<&str> = metric.split('.').collect();
+    let mut out = Vec::new();
+    walk(run, &parts, String::new(), &mut out);
+    out
+}
+
+fn run_of<'a>(runs: &'a [Value], id: &str) -> Option<&'a Value> {
+    runs.iter().find(|r| r["policy"].as_str() == Some(id))
+}
+
+fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
+    let missing = |id: &str| format!("no run of policy '{id}' in the report");
+    let nothing = |id: &str| format!("metric '{}' matches nothing in the run of '{id}'", c.metric);
+    let mut values = Map::new();
+
+    if let (Some(a), Some(b)) = (c.lower.as_ref().or(c.higher.as_ref()), c.than.as_ref()) {
+        let ra = resolve(run_of(runs, a).ok_or_else(|| missing(a))?, &c.metric);
+        let b_metric = c.than_metric.as_deref().unwrap_or(&c.metric);
+        let rb = resolve(run_of(runs, b).ok_or_else(|| missing(b))?, b_metric);
+        if ra.is_empty() {
+            return Err(nothing(a));
+        }
+        if c.than_metric.is_some() && ra.len() != rb.len() {
+            return Err(format!(
+                "'{}' and '{b_metric}' match different numbers of values",
+                c.metric
+            ));
+        }
+        let lower = c.lower.is_some();
+        let mut holds = true;
+        let (mut va, mut vb) = (Map::new(), Map::new());
+        for (i, (path, x)) in ra.iter().enumerate() {
+            let other = if c.than_metric.is_some() {
+                rb.get(i)
+            } else {
+                rb.iter().find(|(p, _)| p == path)
+            };
+            let Some((bpath, y)) = other else {
+                return Err(nothing(b));
+            };
+            // Orient so that `small` is the side the claim says is lower.
+            let (small, big) = if lower { (*x, *y) } else { (*y, *x) };
+            let ok = match (c.by_factor, c.by_at_least) {
+                (Some(f), _) => small * f <= big && small < big,
+                (None, Some(d)) => big - small >= d,
+                (None, None) => small < big,
+            };
+            holds &= ok;
+            va.insert(path.clone(), Value::from(*x));
+            vb.insert(bpath.clone(), Value::from(*y));
+        }
+        if a == b {
+            va.extend(vb);
+            values.insert(a.clone(), Value::Object(va));
+        } else {
+            values.insert(a.clone(), Value::Object(va));
+            values.insert(b.clone(), Value::Object(vb));
+        }
+        return Ok((holds, Value::Object(values)));
+    }
+
+    let id = c.policy.as_deref().ok_or("claim names no policy")?;
+    let run = run_of(runs, id).ok_or_else(|| missing(id))?;
+    let found = resolve(run, &c.metric);
+    if found.is_empty() {
+        return Err(nothing(id));
+    }
+    let mut holds = true;
+    let mut mine = Map::new();
+    let mut targets = Map::new();
+    for (path, x) in &found {
+        mine.insert(path.clone(), Value::from(*x));
+        if let (Some(near), Some(within)) = (&c.near, c.within) {
+            let target = match near {
+                Value::Number(n) => n.as_f64(),
+                Value::String(sibling) => {
+                    let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
+                    let sib = if parent.is_empty() {
+                        sibling.clone()
+                    } else {
+                        format!("{parent}.{sibling}")
+                    };
+                    resolve(run, &sib).first().map(|(_, v)| *v)
+                }
+                _ => None,
+            };
+            let Some(t) = target else {
+                return Err(format!("no value for near '{near}' beside {path}"));
+            };
+            targets.insert(path.clone(), Value::from(t));
+            holds &= (x - t).abs() <= within;
+        }
+        if let Some(m) = c.at_most {
+            holds &= *x <= m;
+        }
+        if let Some(m) = c.at_least {
+            holds &= *x >= m;
+        }
+    }
+    values.insert(id.to_string(), Value::Object(mine));
+    if !targets.is_empty() {
+        values.insert("target".into(), Value::Object(targets));
+    }
+    Ok((holds, Value::Object(values)))
+}
+
+/// Judges every claim of the scenario against the given run objects.
+pub fn evaluate(sc: &Scenario, runs: &[Value]) -> Vec<ClaimResult> {
+    sc.claims
+        .iter()
+        .map(|c| {
+            let policy = c.subject().map(str::to_string);
+            match judge(c, runs) {
+                Ok((holds, values)) => ClaimResult {
+                    text: c.text.clone(),
+                    holds,
+                    policy,
+                    values,
+                    error: None,
+                },
+                Err(e) => ClaimResult {
+                    text: c.text.clone(),
+                    holds: false,
+                    policy,
+                    values: Value::Null,
+                    error: Some(e),
+                },
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn claim(v: Value) -> Claim {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn runs() -> Vec<Value> {
+        vec![
+            json!({"policy":"a","domains":{"x":{"cpu_share":0.25,"fair_share":0.25,"response_ms":{"mean":70.0}},
+                                            "y":{"cpu_share":0.74,"fair_share":0.75}}}),
+            json!({"policy":"b","domains":{"x":{"cpu_share":0.30,"fair_share":0.25,"response_ms":{"mean":5.0}},
+                                            "y":{"cpu_share":0.70,"fair_share":0.75}}}),
+        ]
+    }
+
+    #[test]
+    fn wildcard_paths_expand() {
+        let r = resolve(&runs()[0], "domains.*.cpu_share");
+        assert_eq!(
+            r,
+            vec![
+                ("domains.x.cpu_share".into(), 0.25),
+                ("domains.y.cpu_share".into(), 0.74)
+            ]
+        );
+    }
+
+    #[test]
+    fn lower_by_factor() {
+        let c = claim(
+            json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a","by_factor":5}),
+        );
+        assert!(judge(&c, &runs()).unwrap().0);
+        let c = claim(
+            json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a","by_factor":20}),
+        );
+        assert!(!judge(&c, &runs()).unwrap().0);
+        let c = claim(
+            json!({"text":"t","metric":"domains.x.response_ms.mean","higher":"a","than":"b","by_at_least":60}),
+        );
+        assert!(judge(&c, &runs()).unwrap().0);
+    }
+
+    #[test]
+    fn than_metric_compares_two_metrics_of_one_run() {
+        let c = claim(
+            json!({"text":"t","metric":"domains.y.cpu_share","higher":"a","than":"a",
+                             "than_metric":"domains.x.cpu_share","by_factor":2}),
+        );
+        assert!(judge(&c, &runs()).unwrap().0);
+        let c = claim(
+            json!({"text":"t","metric":"domains.y.cpu_share","higher":"a","than":"a",
+                             "than_metric":"domains.x.cpu_share","by_factor":3}),
+        );
+        assert!(!judge(&c, &runs()).unwrap().0);
+    }
+
+    #[test]
+    fn near_a_sibling() {
+        let c = claim(
+            json!({"text":"t","metric":"domains.*.cpu_share","policy":"a","near":"fair_share","within":0.02}),
+        );
+        assert!(judge(&c, &runs()).unwrap().0);
+        let c = claim(
+            json!({"text":"t","metric":"domains.*.cpu_share","policy":"b","near":"fair_share","within":0.02}),
+        );
+        assert!(!judge(&c, &runs()).unwrap().0);
+    }
+
+    #[test]
+    fn missing_metric_fails_with_a_reason() {
+        let c = claim(
+            json!({"text":"t","metric":"domains.y.response_ms.mean","policy":"a","at_most":1}),
+        );
+        let e = judge(&c, &runs()).unwrap_err();
+        assert!(e.contains("matches nothing"), "{e}");
+    }
+}

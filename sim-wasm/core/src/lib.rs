@@ -1,0 +1,26 @@
+//! schedsim-core: a discrete-event simulator of CPU scheduling on a consolidated virtualised host.
+//!
+//! Concepts:
+//! - **Time** is integer nanoseconds ([`time::Nanos`]); one event queue ordered by (time, seq), ties broken by
+//!   insertion order, so runs are bit-for-bit reproducible natively and in wasm.
+//! - **Host**: `pcpus` physical CPUs; **domains** (guests and driver domains) own **vCPUs**; inside each guest a
+//!   Linux-like kernel schedules **tasks** whose **workloads** (busy loops, request/response servers, ...) burn
+//!   CPU and do I/O. A vCPU is running, runnable, blocked or paused ([`model`]).
+//! - **I/O** follows Xen's split drivers: the driver domain's backend spends CPU per packet and notifies the guest
+//!   vCPU through an event channel; the notification is delivered only when that vCPU runs ([`sim`]).
+//! - **Policies** ([`policy`]) implement one trait mirroring Xen's scheduler hooks; they decide, the engine acts.
+//! - **Randomness** comes from named streams derived from the scenario seed ([`rng`]): every client's think times
+//!   are independent of scheduling, so policies see the same offered load.
+//! - A **scenario** file ([`scenario`]) describes host, domains, policies and the claims the runs must reproduce;
+//!   the **report** ([`report`]) and the **trace** ([`trace`]) are what the CLI prints and the UI replays.
+
+pub mod claims;
+pub mod metrics;
+pub mod model;
+pub mod policy;
+pub mod report;
+pub mod rng;
+pub mod scenario;
+pub mod sim;
+pub mod time;
+pub mod trace;

@@ -1,0 +1,695 @@
+//! Xen's Credit scheduler (credit1) as papers 000/001/003 describe it and `xen/common/sched/credit.c` implements it.
+//!
+//! Credits are earned every accounting period (one tslice, 30 ms) in proportion to weight, bounded by caps, and
+//! burnt at 10 credits per ms of CPU (exactly, with the nanosecond residual carried). A vCPU with credit left is
+//! UNDER, otherwise OVER; UNDER runs before OVER; a vCPU woken while UNDER is BOOSTed (preempts) until the next
+//! tick finds it running. Each pCPU has its own run queue; a pCPU whose best local candidate is OVER or idle steals
+//! strictly better work from busy peers. Capped domains whose credit falls below -cap are parked (paused) until
+//! accounting brings them back above zero.
+
+use super::{Action, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use crate::model::{DomId, PcpuId, VcpuId};
+use crate::time::Nanos;
+use serde_json::Value;
+
+/// Priorities, as in credit.c: higher runs first.
+pub const PRI_BOOST: i8 = 0;
+pub const PRI_UNDER: i8 = -1;
+pub const PRI_OVER: i8 = -2;
+pub const PRI_IDLE: i8 = -64;
+
+/// Credits earned per ms of entitlement and burnt per ms of CPU.
+const CREDITS_PER_MSEC: i64 = 10;
+/// Shortest slice the scheduler sets (CSCHED_MIN_TIMER) [ns].
+const MIN_TIMER: Nanos = Nanos::from_us(100);
+
+/// Tunables of the credit scheduler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreditParams {
+    /// BOOST a vCPU woken while UNDER (3.0.4 and later; 3.0.3 had none).
+    pub boost: bool,
+    /// Time slice and accounting period [ms]; the tick is a third of it.
+    pub tslice_ms: u64,
+    /// A runnable vCPU keeps its pCPU for at least this long [us]; 0 = off.
+    pub ratelimit_us: u64,
+}
+
+impl Default for CreditParams {
+    fn default() -> CreditParams {
+        CreditParams {
+            boost: true,
+            tslice_ms: 30,
+            ratelimit_us: 0,
+        }
+    }
+}
+
+impl CreditParams {
+    /// Reads `params` of a scenario policy (already checked by the schema).
+    pub fn from_value(v: &Value) -> Result<CreditParams, String> {
+        let mut p = CreditParams::default();
+        if let Some(obj) = v.as_object() {
+            for (k, val) in obj {
+                p.set(k, val)?;
+            }
+        }
+        Ok(p)
+    }
+
+    /// Sets one parameter by name.
+    pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
+        let int = |lo: u64, hi: u64| -> Result<u64, String> {
+            v.as_u64()
+                .filter(|x| (lo..=hi).contains(x))
+                .ok_or_else(|| format!("{param}: expected an integer in {lo}..={hi}, got {v}"))
+        };
+        match param {
+            "boost" => {
+                self.boost = v
+                    .as_bool()
+                    .ok_or_else(|| format!("boost: expected true or false, got {v}"))?
+            }
+            "tslice_ms" => self.tslice_ms = int(1, 1000)?,
+            "ratelimit_us" => self.ratelimit_us = int(0, 500_000)?,
+            other => {
+                return Err(format!(
+                    "unknown credit parameter '{other}' (known: boost, tslice_ms, ratelimit_us)"
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn tslice(&self) -> Nanos {
+        Nanos::from_ms(self.tslice_ms)
+    }
+    fn credits_per_tslice(&self) -> i64 {
+        CREDITS_PER_MSEC * self.tslice_ms as i64
+    }
+    fn tick(&self) -> Nanos {
+        let ticks = if self.tslice_ms < 3 { 1 } else { 3 };
+        Nanos(self.tslice().0 / ticks)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct CVcpu {
+    dom: DomId,
+    credit: i64,
+    pri: i8,
+    /// On its domain's active list (earning credits).
+    active: bool,
+    parked: bool,
+    on_runq: bool,
+    processor: PcpuId,
+    /// When credits were last burnt [ns].
+    last_burn: Nanos,
+    /// Burnt time not yet converted to a whole credit [ns].
+    residual: u64,
+    /// When it last started running (for the rate limit) [ns].
+    run_start: Nanos,
+}
+
+#[derive(Debug, Clone)]
+struct CDom {
+    weight: u32,
+    cap_pct: u32,
+    /// Active vCPUs, in the order they were activated.
+    active: Vec<VcpuId>,
+}
+
+pub struct Credit {
+    params: CreditParams,
+    vcpus: Vec<CVcpu>,
+    doms: Vec<CDom>,
+    /// Domains with at least one active vCPU, in accounting order.
+    active_doms: Vec<DomId>,
+    /// Sum of weight x active vCPUs over active domains.
+    weight_total: u64,
+    credit_balance: i64,
+    runq: Vec<Vec<VcpuId>>,
+    /// Accounting epoch, and the epoch each pCPU last sorted its run queue in.
+    epoch: u64,
+    sorted: Vec<u64>,
+    /// Where the next steal search starts.
+    balance_bias: usize,
+    next_cpu: usize,
+}
+
+fn pri_name(p: i8) -> &'static str {
+    match p {
+        PRI_BOOST => "BOOST",
+        PRI_UNDER => "UNDER",
+        PRI_OVER => "OVER",
+        _ => "IDLE",
+    }
+}
+
+impl Credit {
+    pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Credit, String> {
+        let params = CreditParams::from_value(params)?;
+        let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
+        let mut vcpus = vec![
+            CVcpu {
+                dom: DomId(0),
+                credit: 0,
+                pri: PRI_UNDER,
+                active: false,
+                parked: false,
+                on_runq: false,
+                processor: PcpuId(0),
+                last_burn: Nanos::ZERO,
+                residual: 0,
+                run_start: Nanos::ZERO,
+            };
+            nv
+        ];
+        for (d, info) in domains.iter().enumerate() {
+            for v in &info.vcpus {
+                vcpus[v.0].dom = DomId(d);
+            }
+        }
+        Ok(Credit {
+            params,
+            vcpus,
+            doms: domains
+                .iter()
+                .map(|d| CDom {
+                    weight: d.weight,
+                    cap_pct: d.cap_pct,
+                    active: Vec::new(),
+                })
+                .collect(),
+            active_doms: Vec::new(),
+            weight_total: 0,
+            credit_balance: 0,
+            runq: vec![Vec::new(); pcpus],
+            epoch: 0,
+            sorted: vec![0; pcpus],
+            balance_bias: 0,
+            next_cpu: 0,
+        })
+    }
+
+    pub fn params(&self) -> &CreditParams {
+        &self.params
+    }
+
+    /// Credit of a vCPU (tests and the trace).
+    pub fn credit(&self, v: VcpuId) -> i64 {
+        self.vcpus[v.0].credit
+    }
+
+    /// Priority of a vCPU.
+    pub fn pri(&self, v: VcpuId) -> i8 {
+        self.vcpus[v.0].pri
+    }
+
+    fn burn(&mut self, v: VcpuId, now: Nanos) {
+        let c = &mut self.vcpus[v.0];
+        let delta = now.0.saturating_sub(c.last_burn.0);
+        let val = delta * CREDITS_PER_MSEC as u64 + c.residual;
+        c.residual = val % 1_000_000;
+        c.credit -= (val / 1_000_000) as i64;
+        c.last_burn = now;
+    }
+
+    fn acct_start(&mut self, v: VcpuId) {
+        let d = self.vcpus[v.0].dom;
+        self.vcpus[v.0].active = true;
+        let dom = &mut self.doms[d.0];
+        dom.active.push(v);
+        self.weight_total += u64::from(dom.weight);
+        if dom.active.len() == 1 {
+            self.active_doms.push(d);
+        }
+    }
+
+    fn acct_stop(&mut self, v: VcpuId) {
+        let d = self.vcpus[v.0].dom;
+        self.vcpus[v.0].active = false;
+        let dom = &mut self.doms[d.0];
+        dom.active.retain(|&x| x != v);
+        self.weight_total -= u64::from(dom.weight);
+        if dom.active.is_empty() {
+            self.active_doms.retain(|&x| x != d);
+        }
+    }
+
+    /// FIFO within a priority class: after every queued vCPU of equal or higher priority.
+    fn runq_insert(&mut self, p: PcpuId, v: VcpuId) {
+        let pri = self.vcpus[v.0].pri;
+        let q = &self.runq[p.0];
+        let pos = q
+            .iter()
+            .position(|u| self.vcpus[u.0].pri < pri)
+            .unwrap_or(q.len());
+        self.runq[p.0].insert(pos, v);
+        self.vcpus[v.0].on_runq = true;
+        self.vcpus[v.0].processor = p;
+    }
+
+    fn runq_remove(&mut self, v: VcpuId) {
+        let p = self.vcpus[v.0].processor;
+        self.runq[p.0].retain(|&u| u != v);
+        self.vcpus[v.0].on_runq = false;
+    }
+
+    /// After accounting changed priorities, move UNDER-or-better ahead of OVER, keeping order within each.
+    fn runq_sort(&mut self, p: PcpuId) {
+        if self.sorted[p.0] == self.epoch {
+            return;
+        }
+        self.sorted[p.0] = self.epoch;
+        let vcpus = &self.vcpus;
+        let (mut first, second): (Vec<VcpuId>, Vec<VcpuId>) = self.runq[p.0]
+            .iter()
+            .partition(|u| vcpus[u.0].pri >= PRI_UNDER);
+        first.extend(second);
+        self.runq[p.0] = first;
+    }
+
+    fn describe(&self, v: VcpuId, ctx: &Ctx) -> String {
+        let c = &self.vcpus[v.0];
+        format!("{} ({}, {} cr)", ctx.name(v), pri_name(c.pri), c.credit)
+    }
+
+    /// Wake-up tickling, as `__runq_tickle`: run here if idle; else prefer an idle pCPU; else preempt if better.
+    fn tickle(&mut self, v: VcpuId, ctx: &mut Ctx) -> String {
+        let p = self.vcpus[v.0].processor;
+        match ctx.host.running[p.0] {
+            None => {
+                ctx.resched(p);
+                format!("pCPU{} idle: runs it", p.0)
+            }
+            Some(cur) => {
+                let n = ctx.host.pcpus;
+                if let Some(idle) = (1..n)
+                    .map(|i| PcpuId((p.0 + i) % n))
+                    .find(|q| ctx.host.running[q.0].is_none())
+                {
+                    ctx.resched(idle);
+                    format!("kicks idle pCPU{} to steal it", idle.0)
+                } else if self.vcpus[v.0].pri > self.vcpus[cur.0].pri {
+                    ctx.resched(p);
+                    format!("preempts {}", self.describe(cur, ctx))
+                } else {
+                    format!("queues behind {}", self.describe(cur, ctx))
+                }
+            }
+        }
+    }
+
+    /// `csched_load_balance`: steal the first queued vCPU of strictly higher priority than `pri` from a busy peer.
+    fn steal(&mut self, p: PcpuId, pri: i8, ctx: &Ctx) -> Option<(VcpuId, PcpuId)> {
+        let n = ctx.host.pcpus;
+        for i in 0..n {
+            let peer = PcpuId((self.balance_bias + i) % n);
+            if peer == p || ctx.host.running[peer.0].is_none() || self.runq[peer.0].is_empty() {
+                continue;
+            }
+            let found = self.runq[peer.0]
+                .iter()
+                .take_while(|u| self.vcpus[u.0].pri > pri)
+                .copied()
+                .next();
+            if let Some(u) = found {
+                self.runq_remove(u);
+                self.vcpus[u.0].processor = p;
+                self.balance_bias = peer.0;
+                return Some((u, peer));
+            }
+        }
+        None
+    }
+}
+
+impl Policy for Credit {
+    fn timers(&self) -> Timers {
+        Timers {
+            tick: Some(self.params.tick()),
+            account: Some(self.params.tslice()),
+        }
+    }
+
+    fn init_vcpu(&mut self, v: VcpuId, ctx: &mut Ctx) -> PcpuId {
+        let p = PcpuId(self.next_cpu % ctx.host.pcpus);
+        self.next_cpu += 1;
+        self.vcpus[v.0].processor = p;
+        p
+    }
+
+    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+        if self.vcpus[v.0].on_runq {
+            return;
+        }
+        let before = self.vcpus[v.0].pri;
+        // A vCPU unparked by accounting is not boosted (credit.c clears PARKED after the unpause for this reason).
+        let unpark = cause == crate::model::WAKE_UNPAUSE;
+        if self.params.boost && before == PRI_UNDER && !self.vcpus[v.0].parked && !unpark {
+            self.vcpus[v.0].pri = PRI_BOOST;
+        }
+        let p = self.vcpus[v.0].processor;
+        self.runq_insert(p, v);
+        let how = self.tickle(v, ctx);
+        let after = self.vcpus[v.0].pri;
+        let change = if before == after {
+            pri_name(after).to_string()
+        } else {
+            format!("{} -> {}", pri_name(before), pri_name(after))
+        };
+        let text = format!("{} woke on {cause}: {change}, {how}", ctx.name(v));
+        ctx.note(p, text);
+    }
+
+    fn sleep(&mut self, v: VcpuId, _ctx: &mut Ctx) {
+        if self.vcpus[v.0].on_runq {
+            self.runq_remove(v);
+        }
+    }
+
+    fn do_schedule(
+        &mut self,
+        p: PcpuId,
+        cur: Option<VcpuId>,
+        cur_runnable: bool,
+        ctx: &mut Ctx,
+    ) -> Decision {
+        let now = ctx.now;
+        if let Some(c) = cur {
+            self.burn(c, now);
+            let ran = now.saturating_sub(self.vcpus[c.0].run_start);
+            let limit = Nanos::from_us(self.params.ratelimit_us);
+            if cur_runnable && limit > Nanos::ZERO && ran < limit {
+                let slice = if ran < MIN_TIMER {
+                    MIN_TIMER
+                } else {
+                    limit - ran
+                };
+                return Decision {
+                    next: Some(c),
+                    slice,
+                    reason: format!(
+                        "{} keeps pCPU{} (ratelimit: ran {} us)",
+                        self.describe(c, ctx),
+                        p.0,
+                        ran.0 / 1000
+                    ),
+                };
+            }
+            if cur_runnable {
+                self.runq_insert(p, c);
+            }
+        }
+        let head = self.runq[p.0].first().copied();
+        let head_pri = head.map_or(PRI_IDLE, |h| self.vcpus[h.0].pri);
+        let mut how = "head of its run queue".to_string();
+        let next = if head_pri > PRI_OVER {
+            head
+        } else if let Some((u, peer)) = self.steal(p, head_pri, ctx) {
+            how = format!("stolen from pCPU{} ({} here)", peer.0, pri_name(head_pri));
+            Some(u)
+        } else {
+            head
+        };
+        if let Some(n) = next {
+            if self.vcpus[n.0].on_runq {
+                self.runq_remove(n);
+            }
+            self.vcpus[n.0].processor = p;
+            self.vcpus[n.0].last_burn = now;
+            if cur != Some(n) {
+                self.vcpus[n.0].run_start = now;
+            }
+        }
+        let prev = match cur {
+            None => "idle".to_string(),
+            Some(c) if cur_runnable => format!("{} descheduled", self.describe(c, ctx)),
+            Some(c) => format!("{} blocked", ctx.name(c)),
+        };
+        let reason = match next {
+            Some(n) => format!("{prev}; runs {}: {how}", self.describe(n, ctx)),
+            None => format!("{prev}; pCPU{} goes idle", p.0),
+        };
+        Decision {
+            next,
+            slice: self.params.tslice(),
+            reason,
+        }
+    }
+
+    fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {
+        if let Some(c) = ctx.host.running[p.0] {
+            if self.vcpus[c.0].pri == PRI_BOOST {
+                self.vcpus[c.0].pri = PRI_UNDER;
+                let text = format!("tick: {} BOOST -> UNDER", ctx.name(c));
+                ctx.note(p, text);
+            }
+            self.burn(c, ctx.now);
+            if !self.vcpus[c.0].active {
+                self.acct_start(c);
+            }
+        }
+        self.runq_sort(p);
+    }
+
+    fn account(&mut self, ctx: &mut Ctx) {
+        let per_tslice = self.params.credits_per_tslice();
+        let weight_total = self.weight_total as i64;
+        let mut credit_total = per_tslice * ctx.host.pcpus as i64;
+        if self.credit_balance < 0 {
+            credit_total -= self.credit_balance;
+        }
+        if weight_total == 0 {
+            self.credit_balance = 0;
+            return;
+        }
+        let mut weight_left = weight_total;
+        let mut balance = 0i64;
+        let mut xtra = false;
+        let order = self.active_doms.clone();
+        for d in order {
+            let (weight, cap_pct, n) = {
+                let dom = &self.doms[d.0];
+                (
+                    i64::from(dom.weight),
+                    i64::from(dom.cap_pct),
+                    dom.active.len() as i64,
+                )
+            };
+            weight_left -= weight * n;
+            let mut peak = n * per_tslice;
+            if self.credit_balance < 0 {
+                peak += (-self.credit_balance * weight * n + weight_total - 1) / weight_total;
+            }
+            let mut cap_v = 0;
+            if cap_pct != 0 {
+                let cap_d = (cap_pct * per_tslice + 99) / 100;
+                peak = peak.min(cap_d);
+                cap_v = (cap_d + n - 1) / n;
+            }
+            let mut fair = (credit_total * weight * n + weight_total - 1) / weight_total;
+            if fair < peak {
+                xtra = true;
+            } else {
+                if weight_left != 0 {
+                    credit_total += ((fair - peak) * weight_total + weight_left - 1) / weight_left;
+                }
+                if xtra {
+                    // Lazily keep domains with spare credit at the head so others get a chance at it next time.
+                    self.active_doms.retain(|&x| x != d);
+                    self.active_doms.insert(0, d);
+                }
+                fair = peak;
+            }
+            let inc = (fair + n - 1) / n;
+            for v in self.doms[d.0].active.clone() {
+                let c = &mut self.vcpus[v.0];
+                c.credit += inc;
+                if c.credit < 0 {
+                    c.pri = PRI_OVER;
+                    if cap_pct != 0 && c.credit < -cap_v && !c.parked {
+                        c.parked = true;
+                        ctx.actions.push(Action::Pause(v));
+                    }
+                    c.credit = c.credit.max(-per_tslice);
+                } else {
+                    c.pri = PRI_UNDER;
+                    if c.parked {
+                        c.parked = false;
+                        ctx.actions.push(Action::Unpause(v));
+                    }
+                    if c.credit > per_tslice {
+                        // Stops earning; half its credit carries over so it restarts a little ahead.
+                        c.credit /= 2;
+                        self.acct_stop(v);
+                    }
+                }
+                balance += self.vcpus[v.0].credit;
+            }
+        }
+        self.credit_balance = balance;
+        self.epoch += 1;
+    }
+
+    fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
+        self.params.set(param, value)
+    }
+
+    fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
+        let c = &self.vcpus[v.0];
+        VcpuSched {
+            pri: if c.parked { "PARKED" } else { pri_name(c.pri) },
+            credit: Some(c.credit),
+        }
+    }
+
+    fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
+        self.runq[p.0].clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doms(spec: &[(u32, u32, usize)]) -> Vec<DomainInfo> {
+        let mut next = 0;
+        spec.iter()
+            .enumerate()
+            .map(|(i, &(weight, cap_pct, n))| {
+                let vcpus = (next..next + n).map(VcpuId).collect();
+                next += n;
+                DomainInfo {
+                    name: format!("d{i}"),
+                    weight,
+                    cap_pct,
+                    vcpus,
+                    is_driver: false,
+                }
+            })
+            .collect()
+    }
+
+    struct Harness {
+        running: Vec<Option<VcpuId>>,
+        vcpu_dom: Vec<DomId>,
+        names: Vec<String>,
+        domains: Vec<DomainInfo>,
+        actions: Vec<Action>,
+        notes: Vec<(PcpuId, String)>,
+    }
+
+    impl Harness {
+        fn new(domains: Vec<DomainInfo>, pcpus: usize) -> Harness {
+            let mut vcpu_dom = Vec::new();
+            for (d, info) in domains.iter().enumerate() {
+                vcpu_dom.extend(info.vcpus.iter().map(|_| DomId(d)));
+            }
+            let names = (0..vcpu_dom.len()).map(|i| format!("v{i}")).collect();
+            Harness {
+                running: vec![None; pcpus],
+                vcpu_dom,
+                names,
+                domains,
+                actions: vec![],
+                notes: vec![],
+            }
+        }
+        fn ctx(&mut self, now: Nanos) -> Ctx<'_> {
+            Ctx {
+                now,
+                host: super::super::HostView {
+                    pcpus: self.running.len(),
+                    running: &self.running,
+                    vcpu_dom: &self.vcpu_dom,
+                    vcpu_name: &self.names,
+                    domains: &self.domains,
+                },
+                actions: &mut self.actions,
+                notes: &mut self.notes,
+            }
+        }
+    }
+
+    /// Hand-worked accounting: three active vCPUs of weights 256/512/256 on one pCPU share 300 credits 75/150/75.
+    #[test]
+    fn accounting_divides_credits_by_weight() {
+        let info = doms(&[(256, 0, 1), (512, 0, 1), (256, 0, 1)]);
+        let mut h = Harness::new(info.clone(), 1);
+        let mut c = Credit::new(&Value::Null, 1, &info).unwrap();
+        for v in 0..3 {
+            c.acct_start(VcpuId(v));
+        }
+        c.account(&mut h.ctx(Nanos::from_ms(30)));
+        assert_eq!(
+            (
+                c.credit(VcpuId(0)),
+                c.credit(VcpuId(1)),
+                c.credit(VcpuId(2))
+            ),
+            (75, 150, 75)
+        );
+        assert!(c.vcpus.iter().all(|v| v.pri == PRI_UNDER));
+    }
+
+    /// A cap of 20% gives at most 60 credits per 30 ms and parks the vCPU once it is 60 credits in debt.
+    #[test]
+    fn cap_limits_credit_and_parks() {
+        let info = doms(&[(256, 20, 1), (256, 0, 1)]);
+        let mut h = Harness::new(info.clone(), 1);
+        let mut c = Credit::new(&Value::Null, 1, &info).unwrap();
+        c.acct_start(VcpuId(0));
+        c.acct_start(VcpuId(1));
+        c.account(&mut h.ctx(Nanos::from_ms(30)));
+        assert_eq!(c.credit(VcpuId(0)), 60);
+        // The uncapped domain gets its fair half plus what the cap left over.
+        assert_eq!(c.credit(VcpuId(1)), 240);
+        c.vcpus[0].credit = -200;
+        c.account(&mut h.ctx(Nanos::from_ms(60)));
+        assert_eq!(c.credit(VcpuId(0)), -140);
+        assert!(h.actions.contains(&Action::Pause(VcpuId(0))));
+        assert_eq!(c.vcpu_sched(VcpuId(0)).pri, "PARKED");
+    }
+
+    /// Burning is exact: 3.35 ms of CPU costs 33 credits and carries 0.5 credit of residual.
+    #[test]
+    fn burn_carries_residual() {
+        let info = doms(&[(256, 0, 1)]);
+        let mut c = Credit::new(&Value::Null, 1, &info).unwrap();
+        c.burn(VcpuId(0), Nanos(3_350_000));
+        assert_eq!(c.credit(VcpuId(0)), -33);
+        c.burn(VcpuId(0), Nanos(3_400_000));
+        assert_eq!(c.credit(VcpuId(0)), -34);
+    }
+
+    /// A woken UNDER vCPU is boosted and preempts a running UNDER one; without BOOST it queues behind it.
+    #[test]
+    fn boost_preempts_only_when_enabled() {
+        for (boost, preempts) in [(true, true), (false, false)] {
+            let info = doms(&[(256, 0, 1), (256, 0, 1)]);
+            let mut h = Harness::new(info.clone(), 1);
+            let mut c = Credit::new(&serde_json::json!({ "boost": boost }), 1, &info).unwrap();
+            // The running vCPU is UNDER: only a BOOSTed waker outranks it.
+            c.vcpus[0].pri = PRI_UNDER;
+            h.running[0] = Some(VcpuId(0));
+            c.wake(VcpuId(1), "net rx", &mut h.ctx(Nanos(1)));
+            assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), preempts);
+            assert_eq!(c.pri(VcpuId(1)) == PRI_BOOST, boost);
+        }
+    }
+
+    /// An idle pCPU steals a queued UNDER vCPU from a busy peer.
+    #[test]
+    fn idle_pcpu_steals() {
+        let info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1)]);
+        let mut h = Harness::new(info.clone(), 2);
+        let mut c = Credit::new(&Value::Null, 2, &info).unwrap();
+        h.running[0] = Some(VcpuId(0));
+        c.runq_insert(PcpuId(0), VcpuId(1));
+        let d = c.do_schedule(PcpuId(1), None, false, &mut h.ctx(Nanos(5)));
+        assert_eq!(d.next, Some(VcpuId(1)));
+        assert!(d.reason.contains("stolen from pCPU0"), "{}", d.reason);
+        assert!(c.runqueue(PcpuId(0)).is_empty());
+    }
+}

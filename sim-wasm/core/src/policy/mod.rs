@@ -1,0 +1,160 @@
+//! Hypervisor scheduling policies behind one trait whose hooks mirror Xen's scheduler interface (paper 003, 4.4).
+//! Policies decide; the engine acts and records. A policy never touches engine state directly: it reads the
+//! [`HostView`] and asks for effects through [`Ctx`] (reschedule a pCPU, pause or unpause a vCPU, log a reason).
+
+pub mod credit;
+
+use crate::model::{DomId, PcpuId, TaskId, VcpuId};
+use crate::time::Nanos;
+use serde::Serialize;
+use serde_json::Value;
+
+/// What the engine tells policies about the host: fixed shapes plus who runs where right now.
+pub struct HostView<'a> {
+    pub pcpus: usize,
+    /// The vCPU running on each pCPU (`None` = idle).
+    pub running: &'a [Option<VcpuId>],
+    /// Each vCPU's domain.
+    pub vcpu_dom: &'a [DomId],
+    /// Each vCPU's short name (`web.v0`), for reasons.
+    pub vcpu_name: &'a [String],
+    /// Each domain's weight and cap (percent of one pCPU; 0 = none) and vCPU list.
+    pub domains: &'a [DomainInfo],
+}
+
+/// Static facts about a domain that policies need.
+#[derive(Debug, Clone)]
+pub struct DomainInfo {
+    pub name: String,
+    pub weight: u32,
+    /// Cap [% of one pCPU]; 0 = uncapped.
+    pub cap_pct: u32,
+    pub vcpus: Vec<VcpuId>,
+    pub is_driver: bool,
+}
+
+/// An effect a policy asks the engine to carry out once the hook returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Run `do_schedule` on this pCPU now (preemption, or an idle pCPU told to look for work).
+    Resched(PcpuId),
+    /// Pause a vCPU (cap parking): it leaves its pCPU and stays off run queues until unpaused.
+    Pause(VcpuId),
+    /// Undo a pause; the engine wakes the vCPU if it has work.
+    Unpause(VcpuId),
+}
+
+/// The hooks' window on the engine.
+pub struct Ctx<'a> {
+    pub now: Nanos,
+    pub host: HostView<'a>,
+    pub actions: &'a mut Vec<Action>,
+    /// One-line explanations the policy wants in the decision log, with the pCPU they concern.
+    pub notes: &'a mut Vec<(PcpuId, String)>,
+}
+
+impl Ctx<'_> {
+    pub fn resched(&mut self, p: PcpuId) {
+        self.actions.push(Action::Resched(p));
+    }
+    pub fn pause(&mut self, v: VcpuId) {
+        self.actions.push(Action::Pause(v));
+    }
+    pub fn unpause(&mut self, v: VcpuId) {
+        self.actions.push(Action::Unpause(v));
+    }
+    pub fn note(&mut self, p: PcpuId, text: String) {
+        self.notes.push((p, text));
+    }
+    pub fn name(&self, v: VcpuId) -> &str {
+        &self.host.vcpu_name[v.0]
+    }
+}
+
+/// The outcome of `do_schedule`: who runs next on the pCPU, for how long at most, and why.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub next: Option<VcpuId>,
+    /// Time until the engine calls `do_schedule` again on this pCPU unless something preempts [ns].
+    pub slice: Nanos,
+    pub reason: String,
+}
+
+/// Periodic timers a policy wants.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timers {
+    /// Per-pCPU tick period [ns].
+    pub tick: Option<Nanos>,
+    /// Host-wide accounting period [ns].
+    pub account: Option<Nanos>,
+}
+
+/// A vCPU as the policy sees it, for the trace and the run-queue view.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct VcpuSched {
+    /// Priority class label, e.g. "BOOST", "UNDER", "OVER".
+    pub pri: &'static str,
+    /// Remaining credit (policy units), when the policy has credits.
+    pub credit: Option<i64>,
+}
+
+pub trait Policy {
+    /// Periodic timers the engine should fire.
+    fn timers(&self) -> Timers;
+    /// Initial pCPU of a vCPU when the host boots.
+    fn init_vcpu(&mut self, v: VcpuId, ctx: &mut Ctx) -> PcpuId;
+    /// A blocked (or unpaused) vCPU became runnable; `cause` says why, for the log.
+    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx);
+    /// A vCPU stopped being runnable (blocked or paused). If it is running, the engine reschedules its pCPU.
+    fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx);
+    /// Choose what runs next on `p`. `cur` is what ran until now, `cur_runnable` whether it could go on.
+    fn do_schedule(
+        &mut self,
+        p: PcpuId,
+        cur: Option<VcpuId>,
+        cur_runnable: bool,
+        ctx: &mut Ctx,
+    ) -> Decision;
+    /// Per-pCPU tick.
+    fn tick(&mut self, _p: PcpuId, _ctx: &mut Ctx) {}
+    /// Host-wide accounting.
+    fn account(&mut self, _ctx: &mut Ctx) {}
+    /// An event-channel notification was sent from one vCPU to another (driver domain -> guest or back).
+    fn event_sent(&mut self, _from: VcpuId, _to: VcpuId, _ctx: &mut Ctx) {}
+    /// The guest on `v` switched address space from `prev` to `next` (None = guest idle).
+    fn guest_task_switch(
+        &mut self,
+        _v: VcpuId,
+        _prev: Option<TaskId>,
+        _next: Option<TaskId>,
+        _ctx: &mut Ctx,
+    ) {
+    }
+    /// Changes a parameter at run time (scenario `changes`).
+    fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String>;
+    /// How the policy currently sees a vCPU.
+    fn vcpu_sched(&self, v: VcpuId) -> VcpuSched;
+    /// The vCPUs queued on a pCPU, in the order they would run.
+    fn runqueue(&self, p: PcpuId) -> Vec<VcpuId>;
+}
+
+/// Builds the policy named by a scenario's policy spec.
+pub fn build(
+    scheduler: &str,
+    params: &Value,
+    pcpus: usize,
+    domains: &[DomainInfo],
+) -> Result<Box<dyn Policy>, String> {
+    match scheduler {
+        "credit" => Ok(Box::new(credit::Credit::new(params, pcpus, domains)?)),
+        other => Err(format!("scheduler '{other}' is not implemented yet")),
+    }
+}
+
+/// Checks that `param` is a run-time parameter of `scheduler` and `value` fits it.
+pub fn check_param(scheduler: &str, param: &str, value: &Value) -> Result<(), String> {
+    match scheduler {
+        "credit" => credit::CreditParams::default().set(param, value),
+        other => Err(format!("scheduler '{other}' has no run-time parameters")),
+    }
+}

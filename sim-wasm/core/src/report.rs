@@ -1,0 +1,283 @@
+//! The report of DESIGN.md section 5: one JSON object per scenario with a run object per policy. Keys that do not
+//! apply to a domain (no server, no events) are omitted, never faked.
+
+use crate::claims;
+use crate::metrics::{fair_shares, jain, round6, Summary};
+use crate::scenario::{Role, Scenario};
+use crate::sim::{SimError, Simulation};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+/// How to run a scenario.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Omit wall-clock fields so the report is byte-identical across runs and platforms.
+    pub deterministic: bool,
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+    /// Overrides the scenario's duration [ms].
+    pub duration_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub scenario: String,
+    pub runs: Vec<Value>,
+}
+
+/// Applies `--seed` / `--duration-ms` overrides, re-validating the result.
+pub fn with_overrides(sc: &Scenario, opts: &RunOptions) -> Result<Scenario, String> {
+    let mut s = sc.clone();
+    if let Some(seed) = opts.seed {
+        s.seed = seed;
+    }
+    if let Some(d) = opts.duration_ms {
+        if d == 0 || d > 3_600_000 {
+            return Err(format!("--duration-ms: {d} is outside 1..=3600000"));
+        }
+        if d <= s.warmup_ms {
+            return Err(format!(
+                "--duration-ms: {d} is not above the scenario's warmup_ms ({})",
+                s.warmup_ms
+            ));
+        }
+        s.duration_ms = d;
+    }
+    Ok(s)
+}
+
+/// Runs the named policies (all when `policies` is empty) and builds the report, claims included.
+pub fn run_scenario(
+    sc: &Scenario,
+    policies: &[String],
+    opts: &RunOptions,
+) -> Result<Report, SimError> {
+    let sc = with_overrides(sc, opts).map_err(SimError::Policy)?;
+    let ids: Vec<String> = if policies.is_empty() {
+        sc.policies.iter().map(|p| p.id.clone()).collect()
+    } else {
+        policies.to_vec()
+    };
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let mut sim = Simulation::new(&sc, id)?;
+        sim.run()?;
+        runs.push(sim.report(opts));
+    }
+    attach_claims(&sc, &mut runs);
+    Ok(Report {
+        scenario: sc.id.clone(),
+        runs,
+    })
+}
+
+/// Evaluates the scenario's claims over all runs and puts each into the run of the policy it is about.
+pub fn attach_claims(sc: &Scenario, runs: &mut [Value]) {
+    let results = claims::evaluate(sc, runs);
+    for run in runs.iter_mut() {
+        let id = run["policy"].as_str().unwrap_or_default().to_string();
+        let mine: Vec<Value> = results
+            .iter()
+            .filter(|r| r.policy.as_deref() == Some(id.as_str()))
+            .map(|r| serde_json::to_value(r).expect("claim result serialises"))
+            .collect();
+        if let Some(obj) = run.as_object_mut() {
+            obj.insert("claims".into(), Value::Array(mine));
+        }
+    }
+}
+
+pub fn to_json_string(r: &Report) -> String {
+    serde_json::to_string_pretty(r).expect("report serialises")
+}
+
+/// The report as CSV: one row per (policy, domain).
+pub fn to_csv(r: &Report) -> String {
+    let mut out = String::from(
+        "scenario,policy,domain,cpu_ms,cpu_share,fair_share,context_switches,response_count,response_mean_ms,response_p99_ms,event_latency_mean_ms,event_latency_p99_ms,requests_per_s,progress_per_s\n",
+    );
+    let num = |v: &Value| v.as_f64().map(|x| x.to_string()).unwrap_or_default();
+    for run in &r.runs {
+        let policy = run["policy"].as_str().unwrap_or_default();
+        if let Some(domains) = run["domains"].as_object() {
+            for (name, d) in domains {
+                let cols = [
+                    num(&d["cpu_ms"]),
+                    num(&d["cpu_share"]),
+                    num(&d["fair_share"]),
+                    num(&d["context_switches"]),
+                    num(&d["response_ms"]["count"]),
+                    num(&d["response_ms"]["mean"]),
+                    num(&d["response_ms"]["p99"]),
+                    num(&d["event_latency_ms"]["mean"]),
+                    num(&d["event_latency_ms"]["p99"]),
+                    num(&d["throughput"]["requests_per_s"]),
+                    num(&d["throughput"]["progress_per_s"]),
+                ];
+                out.push_str(&format!(
+                    "{},{},{},{}\n",
+                    r.scenario,
+                    policy,
+                    name,
+                    cols.join(",")
+                ));
+            }
+        }
+    }
+    out
+}
+
+impl Simulation {
+    /// The run object of the report (claims are attached by [`run_scenario`], which sees every run).
+    pub fn report(&self, opts: &RunOptions) -> Value {
+        let measured_ns = (self.end - self.warmup).0.max(1);
+        let measured_s = measured_ns as f64 / 1e9;
+        let pcpus = self.pcpus.len() as f64;
+        let host_ns = measured_ns as f64 * pcpus;
+        let weights: Vec<u32> = self.dom_info.iter().map(|d| d.weight).collect();
+        let bounds: Vec<f64> = self
+            .dom_info
+            .iter()
+            .map(|d| {
+                let v = d.vcpus.len() as f64;
+                if d.cap_pct > 0 {
+                    v.min(f64::from(d.cap_pct) / 100.0)
+                } else {
+                    v
+                }
+            })
+            .collect();
+        let fair = fair_shares(pcpus, &weights, &bounds);
+
+        // Which domains stayed busy (runnable at least 99% of the time): fairness is judged over them, against
+        // the work-conserving entitlement in which idle domains keep only what they used.
+        let busy: Vec<bool> = self
+            .dom_info
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                (self.dom_metrics[i].blocked_ns as f64)
+                    <= 0.01 * measured_ns as f64 * info.vcpus.len() as f64
+            })
+            .collect();
+        let shares: Vec<f64> = self
+            .dom_metrics
+            .iter()
+            .map(|m| m.cpu_ns as f64 / host_ns)
+            .collect();
+        let wc_bounds: Vec<f64> = bounds
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| if busy[i] { b } else { b.min(shares[i] * pcpus) })
+            .collect();
+        let wc_fair = fair_shares(pcpus, &weights, &wc_bounds);
+
+        let mut domains = Map::new();
+        let mut ratios = Vec::new();
+        let mut max_lag_ms: f64 = 0.0;
+        for (i, info) in self.dom_info.iter().enumerate() {
+            let m = &self.dom_metrics[i];
+            let share = shares[i];
+            let mut d = Map::new();
+            d.insert("cpu_ms".into(), json!(round6(m.cpu_ns as f64 / 1e6)));
+            d.insert("cpu_share".into(), json!(round6(share)));
+            d.insert("fair_share".into(), json!(round6(fair[i])));
+            d.insert("context_switches".into(), json!(m.context_switches));
+            if let Some(s) = Summary::of_ns(&m.responses_ns) {
+                d.insert(
+                    "response_ms".into(),
+                    serde_json::to_value(s).expect("summary"),
+                );
+            }
+            if let Some(s) = Summary::of_ns(&m.event_latency_ns) {
+                d.insert(
+                    "event_latency_ms".into(),
+                    json!({ "count": s.count, "mean": s.mean, "p99": s.p99, "max": s.max }),
+                );
+            }
+            let mut thr = Map::new();
+            if self.scenario.domains[i]
+                .tasks
+                .iter()
+                .any(|t| matches!(t.workload, crate::scenario::Workload::Server(_)))
+            {
+                thr.insert(
+                    "requests_per_s".into(),
+                    json!(round6(m.requests_served as f64 / measured_s)),
+                );
+            }
+            let cpu_tasks: Vec<usize> = (0..self.tasks.len())
+                .filter(|&k| {
+                    self.tasks[k].dom.0 == i
+                        && matches!(self.tasks[k].work, crate::model::Work::Cpu)
+                })
+                .collect();
+            if !cpu_tasks.is_empty() {
+                // Progress of busy loops: CPU-ms of work done per second of measured time.
+                let ns: u64 = cpu_tasks.iter().map(|&k| self.task_metrics[k].cpu_ns).sum();
+                thr.insert(
+                    "progress_per_s".into(),
+                    json!(round6(ns as f64 / 1e6 / measured_s)),
+                );
+            }
+            if !thr.is_empty() {
+                d.insert("throughput".into(), Value::Object(thr));
+            }
+            d.insert("busy".into(), json!(busy[i]));
+            if busy[i] && wc_fair[i] > 0.0 {
+                ratios.push(share / wc_fair[i]);
+                max_lag_ms = max_lag_ms.max(((share - wc_fair[i]) * host_ns / 1e6).abs());
+            }
+            domains.insert(info.name.clone(), Value::Object(d));
+        }
+
+        let mut tasks = Map::new();
+        for (k, t) in self.tasks.iter().enumerate() {
+            let path = format!("{}/{}", self.dom_info[t.dom.0].name, t.name);
+            tasks.insert(
+                path,
+                json!({ "cpu_ms": round6(self.task_metrics[k].cpu_ns as f64 / 1e6) }),
+            );
+        }
+
+        let mut fairness = Map::new();
+        if let Some(j) = jain(&ratios) {
+            fairness.insert("jain".into(), json!(round6(j)));
+            fairness.insert("max_abs_lag_ms".into(), json!(round6(max_lag_ms)));
+        }
+
+        let mut run = Map::new();
+        run.insert("policy".into(), json!(self.policy_id));
+        run.insert(
+            "scheduler".into(),
+            json!(self
+                .scenario
+                .policy(&self.policy_id)
+                .map(|p| p.scheduler.clone())),
+        );
+        run.insert("sim_ms".into(), json!(self.now.0 / 1_000_000));
+        run.insert("events".into(), json!(self.events));
+        if !opts.deterministic {
+            run.insert("wall_ms".into(), json!(round6(self.wall_ns as f64 / 1e6)));
+        }
+        run.insert(
+            "host".into(),
+            json!({ "busy_share": round6(self.busy_ns as f64 / host_ns) }),
+        );
+        run.insert("domains".into(), Value::Object(domains));
+        run.insert("tasks".into(), Value::Object(tasks));
+        run.insert("fairness".into(), Value::Object(fairness));
+        if self.scenario.domains.iter().any(|d| d.role == Role::Driver) {
+            // Which driver domains exist is part of the run's shape, for the UI.
+            let drivers: Vec<&str> = self
+                .scenario
+                .domains
+                .iter()
+                .filter(|d| d.role == Role::Driver)
+                .map(|d| d.name.as_str())
+                .collect();
+            run.insert("drivers".into(), json!(drivers));
+        }
+        Value::Object(run)
+    }
+}

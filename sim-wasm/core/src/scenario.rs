@@ -1,0 +1,660 @@
+//! The scenario file (DESIGN.md section 4): typed structs, validation against `scenarios/schema.json`, and the
+//! cross-field checks a schema cannot express. Every error names the field path (`domains[1].weight: ...`).
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// The JSON Schema, the one source of truth for Rust and TypeScript validation.
+pub const SCHEMA_JSON: &str = include_str!("../../../scenarios/schema.json");
+
+/// Largest scenario file accepted [bytes]; bigger inputs are refused before parsing.
+pub const MAX_SCENARIO_BYTES: usize = 4 << 20;
+/// Most vCPUs over all domains.
+pub const MAX_TOTAL_VCPUS: u32 = 4096;
+/// Most tasks over all domains.
+pub const MAX_TOTAL_TASKS: usize = 65_536;
+/// Most external clients over all servers.
+pub const MAX_TOTAL_CLIENTS: u64 = 100_000;
+
+/// Schedulers that are implemented today (the schema names every scheduler of DESIGN.md section 3).
+pub const IMPLEMENTED_SCHEDULERS: &[&str] = &["credit"];
+
+/// A validation error: every problem found, each with its field path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub problems: Vec<String>,
+}
+
+impl ScenarioError {
+    fn one(msg: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            problems: vec![msg.into()],
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.problems.as_slice() {
+            [one] => write!(f, "invalid scenario: {one}"),
+            many => {
+                write!(f, "invalid scenario ({} problems): ", many.len())?;
+                write!(f, "{}", many.join("; "))
+            }
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub schema: u32,
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub summary: String,
+    #[serde(default)]
+    pub source: String,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Simulated time [ms].
+    pub duration_ms: u64,
+    /// Metrics ignore the first `warmup_ms` [ms].
+    #[serde(default)]
+    pub warmup_ms: u64,
+    pub host: Host,
+    pub domains: Vec<Domain>,
+    pub policies: Vec<PolicySpec>,
+    #[serde(default)]
+    pub changes: Vec<Change>,
+    #[serde(default)]
+    pub claims: Vec<Claim>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// Physical CPUs.
+    pub pcpus: u32,
+    #[serde(default)]
+    pub net: Net,
+    #[serde(default)]
+    pub disk: Disk,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Net {
+    /// One-way wire latency [us].
+    pub latency_us: f64,
+    /// Link bandwidth, each direction [Mbit/s].
+    pub mbps: f64,
+}
+
+impl Default for Net {
+    fn default() -> Net {
+        Net {
+            latency_us: 100.0,
+            mbps: 100.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Disk {
+    /// Mean service time per request [us].
+    pub service_us: f64,
+}
+
+impl Default for Disk {
+    fn default() -> Disk {
+        Disk { service_us: 150.0 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    #[default]
+    Guest,
+    Driver,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DomainType {
+    #[default]
+    Throughput,
+    Concurrent,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Domain {
+    pub name: String,
+    #[serde(default)]
+    pub role: Role,
+    #[serde(default = "one")]
+    pub vcpus: u32,
+    #[serde(default = "default_weight")]
+    pub weight: u32,
+    /// Cap in percent of one pCPU; 0 = uncapped.
+    #[serde(default)]
+    pub cap_pct: u32,
+    #[serde(default, rename = "type")]
+    pub kind: DomainType,
+    /// Driver domain carrying this domain's I/O (the first driver domain when absent).
+    #[serde(default)]
+    pub driver: Option<String>,
+    #[serde(default)]
+    pub costs: Costs,
+    #[serde(default)]
+    pub guest: GuestSpec,
+    #[serde(default)]
+    pub tasks: Vec<TaskSpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_weight() -> u32 {
+    256
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    /// Driver-domain CPU per network packet [us].
+    pub packet_us: f64,
+    /// Driver-domain CPU per block request [us].
+    pub block_us: f64,
+}
+
+impl Default for Costs {
+    fn default() -> Costs {
+        Costs {
+            packet_us: 20.0,
+            block_us: 30.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum GuestScheduler {
+    #[default]
+    Linux,
+    Cfs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum GuestClock {
+    #[default]
+    Wall,
+    Steal,
+    TwoClocks,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct GuestSpec {
+    pub scheduler: GuestScheduler,
+    pub clock: GuestClock,
+    pub balloon: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    pub name: String,
+    #[serde(default)]
+    pub vcpu: Option<u32>,
+    #[serde(default)]
+    pub priority: Option<Priority>,
+    pub workload: Workload,
+}
+
+/// A guest task's static priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Priority {
+    /// "rt": real-time, always ahead of normal tasks.
+    Rt(RtTag),
+    /// A nice value, -20..19.
+    Nice(i32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtTag {
+    Rt,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Workload {
+    /// A busy loop.
+    Cpu,
+    /// Request/response on a port with closed-loop external clients.
+    Server(ServerSpec),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    pub port: u16,
+    #[serde(default = "udp")]
+    pub proto: String,
+    /// CPU per request [us].
+    #[serde(default = "fifty")]
+    pub cpu_us: f64,
+    #[serde(default = "one_u32")]
+    pub clients: u32,
+    /// Think time range [ms].
+    #[serde(default = "think")]
+    pub think_ms: [f64; 2],
+    /// Request size [bytes].
+    #[serde(default = "forty")]
+    pub request_bytes: u32,
+    /// Response size [bytes].
+    #[serde(default = "forty")]
+    pub response_bytes: u32,
+}
+
+fn udp() -> String {
+    "udp".into()
+}
+fn fifty() -> f64 {
+    50.0
+}
+fn one_u32() -> u32 {
+    1
+}
+fn think() -> [f64; 2] {
+    [100.0, 1000.0]
+}
+fn forty() -> u32 {
+    40
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySpec {
+    pub id: String,
+    #[serde(default)]
+    pub label: Option<String>,
+    pub scheduler: String,
+    #[serde(default)]
+    pub params: Value,
+}
+
+impl PolicySpec {
+    pub fn label(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.id)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Change {
+    pub at_ms: u64,
+    pub policy: String,
+    pub param: String,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    pub text: String,
+    pub metric: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub higher: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub than: Option<String>,
+    /// Compare against this metric of the `than` run instead of the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub than_metric: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_factor: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_at_least: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<f64>,
+}
+
+impl Claim {
+    /// The policy whose run this claim is about (reported in that run's `claims`).
+    pub fn subject(&self) -> Option<&str> {
+        self.lower
+            .as_deref()
+            .or(self.higher.as_deref())
+            .or(self.policy.as_deref())
+    }
+}
+
+fn validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        let schema: Value =
+            serde_json::from_str(SCHEMA_JSON).expect("scenarios/schema.json is valid JSON");
+        jsonschema::validator_for(&schema).expect("scenarios/schema.json is a valid JSON Schema")
+    })
+}
+
+/// `/domains/1/weight` -> `domains[1].weight`; the root is `(scenario)`.
+pub fn pointer_to_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for part in pointer.split('/').skip(1) {
+        let part = part.replace("~1", "/").replace("~0", "~");
+        if !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&part);
+        }
+    }
+    if out.is_empty() {
+        "(scenario)".into()
+    } else {
+        out
+    }
+}
+
+/// Shortens a value quoted in an error so a hostile or huge input cannot flood the message.
+fn clip(s: String) -> String {
+    const MAX: usize = 160;
+    if s.chars().count() <= MAX {
+        s
+    } else {
+        let mut t: String = s.chars().take(MAX).collect();
+        t.push('…');
+        t
+    }
+}
+
+impl Scenario {
+    /// Parses and validates a scenario file.
+    pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+        if text.len() > MAX_SCENARIO_BYTES {
+            return Err(ScenarioError::one(format!(
+                "(scenario): file is {} bytes, more than the limit of {} bytes",
+                text.len(),
+                MAX_SCENARIO_BYTES
+            )));
+        }
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| ScenarioError::one(format!("(scenario): not valid JSON: {e}")))?;
+        Scenario::from_value(value)
+    }
+
+    /// Validates an already-parsed JSON value.
+    pub fn from_value(value: Value) -> Result<Scenario, ScenarioError> {
+        let mut problems: Vec<String> = validator()
+            .iter_errors(&value)
+            .map(|e| {
+                clip(format!(
+                    "{}: {}",
+                    pointer_to_path(e.instance_path().as_str()),
+                    e
+                ))
+            })
+            .collect();
+        if !problems.is_empty() {
+            problems.sort();
+            problems.dedup();
+            problems.truncate(20);
+            return Err(ScenarioError { problems });
+        }
+        let sc: Scenario = serde_json::from_value(value)
+            .map_err(|e| ScenarioError::one(format!("(scenario): {e}")))?;
+        sc.check()?;
+        Ok(sc)
+    }
+
+    /// Cross-field checks that JSON Schema cannot express.
+    fn check(&self) -> Result<(), ScenarioError> {
+        let mut p = Vec::new();
+        if self.warmup_ms >= self.duration_ms {
+            p.push(format!(
+                "warmup_ms: {} must be less than duration_ms ({})",
+                self.warmup_ms, self.duration_ms
+            ));
+        }
+        let total_vcpus: u32 = self.domains.iter().map(|d| d.vcpus).sum();
+        if total_vcpus > MAX_TOTAL_VCPUS {
+            p.push(format!(
+                "domains: {total_vcpus} vCPUs in all, more than the limit of {MAX_TOTAL_VCPUS}"
+            ));
+        }
+        let total_tasks: usize = self.domains.iter().map(|d| d.tasks.len()).sum();
+        if total_tasks > MAX_TOTAL_TASKS {
+            p.push(format!(
+                "domains: {total_tasks} tasks in all, more than the limit of {MAX_TOTAL_TASKS}"
+            ));
+        }
+        let mut clients = 0u64;
+        let drivers: Vec<&str> = self
+            .domains
+            .iter()
+            .filter(|d| d.role == Role::Driver)
+            .map(|d| d.name.as_str())
+            .collect();
+        for (i, d) in self.domains.iter().enumerate() {
+            if self.domains[..i].iter().any(|o| o.name == d.name) {
+                p.push(format!(
+                    "domains[{i}].name: '{}' is used by another domain",
+                    d.name
+                ));
+            }
+            if let Some(drv) = &d.driver {
+                if !drivers.contains(&drv.as_str()) {
+                    p.push(format!(
+                        "domains[{i}].driver: '{drv}' is not a domain with role \"driver\""
+                    ));
+                }
+            }
+            for (j, t) in d.tasks.iter().enumerate() {
+                let at = format!("domains[{i}].tasks[{j}]");
+                if d.tasks[..j].iter().any(|o| o.name == t.name) {
+                    p.push(format!(
+                        "{at}.name: '{}' is used by another task of '{}'",
+                        t.name, d.name
+                    ));
+                }
+                if let Some(v) = t.vcpu {
+                    if v >= d.vcpus {
+                        p.push(format!(
+                            "{at}.vcpu: {v} but '{}' has {} vCPU(s)",
+                            d.name, d.vcpus
+                        ));
+                    }
+                }
+                if let Workload::Server(s) = &t.workload {
+                    clients += u64::from(s.clients);
+                    if s.think_ms[0] > s.think_ms[1] {
+                        p.push(format!(
+                            "{at}.workload.think_ms: min {} is above max {}",
+                            s.think_ms[0], s.think_ms[1]
+                        ));
+                    }
+                    if d.role == Role::Driver {
+                        p.push(format!(
+                            "{at}.workload: a server inside a driver domain is not supported"
+                        ));
+                    } else if drivers.is_empty() {
+                        p.push(format!(
+                            "{at}.workload: a server needs a driver domain (a domain with \"role\": \"driver\") to carry its packets"
+                        ));
+                    }
+                    if d.tasks[..j]
+                        .iter()
+                        .any(|o| matches!(&o.workload, Workload::Server(os) if os.port == s.port))
+                    {
+                        p.push(format!(
+                            "{at}.workload.port: {} is already served in '{}'",
+                            s.port, d.name
+                        ));
+                    }
+                }
+            }
+        }
+        if clients > MAX_TOTAL_CLIENTS {
+            p.push(format!(
+                "domains: {clients} clients in all, more than the limit of {MAX_TOTAL_CLIENTS}"
+            ));
+        }
+        for (i, pol) in self.policies.iter().enumerate() {
+            if self.policies[..i].iter().any(|o| o.id == pol.id) {
+                p.push(format!(
+                    "policies[{i}].id: '{}' is used by another policy",
+                    pol.id
+                ));
+            }
+            if !IMPLEMENTED_SCHEDULERS.contains(&pol.scheduler.as_str()) {
+                p.push(format!(
+                    "policies[{i}].scheduler: '{}' is not implemented yet (available: {})",
+                    pol.scheduler,
+                    IMPLEMENTED_SCHEDULERS.join(", ")
+                ));
+            }
+        }
+        let policy_ids: Vec<&str> = self.policies.iter().map(|p| p.id.as_str()).collect();
+        for (i, c) in self.changes.iter().enumerate() {
+            match self.policies.iter().find(|p| p.id == c.policy) {
+                None => p.push(format!(
+                    "changes[{i}].policy: no policy with id '{}'",
+                    c.policy
+                )),
+                Some(pol) => {
+                    if let Err(e) = crate::policy::check_param(&pol.scheduler, &c.param, &c.value) {
+                        p.push(format!("changes[{i}]: {e}"));
+                    }
+                }
+            }
+            if c.at_ms >= self.duration_ms {
+                p.push(format!(
+                    "changes[{i}].at_ms: {} is not before duration_ms ({})",
+                    c.at_ms, self.duration_ms
+                ));
+            }
+        }
+        for (i, c) in self.claims.iter().enumerate() {
+            for (field, val) in [
+                ("lower", &c.lower),
+                ("higher", &c.higher),
+                ("than", &c.than),
+                ("policy", &c.policy),
+            ] {
+                if let Some(id) = val {
+                    if !policy_ids.contains(&id.as_str()) {
+                        p.push(format!("claims[{i}].{field}: no policy with id '{id}'"));
+                    }
+                }
+            }
+        }
+        if p.is_empty() {
+            Ok(())
+        } else {
+            Err(ScenarioError { problems: p })
+        }
+    }
+
+    /// The policy spec with this id.
+    pub fn policy(&self, id: &str) -> Option<&PolicySpec> {
+        self.policies.iter().find(|p| p.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"{"schema":1,"id":"t","title":"t","seed":1,"duration_ms":1000,
+        "host":{"pcpus":1},"domains":[{"name":"a","tasks":[{"name":"burn","workload":{"type":"cpu"}}]}],
+        "policies":[{"id":"credit","scheduler":"credit"}]}"#;
+
+    fn with(patch: impl FnOnce(&mut Value)) -> Result<Scenario, ScenarioError> {
+        let mut v: Value = serde_json::from_str(MINIMAL).unwrap();
+        patch(&mut v);
+        Scenario::from_value(v)
+    }
+
+    #[test]
+    fn minimal_scenario_parses_with_defaults() {
+        let s = Scenario::from_json(MINIMAL).unwrap();
+        assert_eq!(s.domains[0].weight, 256);
+        assert_eq!(s.domains[0].vcpus, 1);
+        assert_eq!(s.host.net.latency_us, 100.0);
+    }
+
+    #[test]
+    fn errors_name_the_field_path() {
+        let e = with(|v| v["domains"][0]["weight"] = "heavy".into()).unwrap_err();
+        assert!(e.to_string().contains("domains[0].weight"), "{e}");
+        let e = with(|v| v["domains"][0]["tasks"][0]["workload"]["colour"] = 1.into()).unwrap_err();
+        assert!(
+            e.to_string().contains("domains[0].tasks[0].workload"),
+            "{e}"
+        );
+        let e = with(|v| v["host"]["pcpus"] = 100000.into()).unwrap_err();
+        assert!(e.to_string().contains("host.pcpus"), "{e}");
+        let e = with(|v| v["duration_ms"] = 7_200_000.into()).unwrap_err();
+        assert!(e.to_string().contains("duration_ms"), "{e}");
+    }
+
+    #[test]
+    fn broken_json_is_a_clear_error() {
+        let e = Scenario::from_json("{\"schema\": 1,").unwrap_err();
+        assert!(e.to_string().contains("not valid JSON"), "{e}");
+        let e = Scenario::from_json(&" ".repeat(MAX_SCENARIO_BYTES + 1)).unwrap_err();
+        assert!(e.to_string().contains("limit"), "{e}");
+    }
+
+    #[test]
+    fn cross_field_checks() {
+        let e = with(|v| v["domains"][0]["tasks"][0]["vcpu"] = 3.into()).unwrap_err();
+        assert!(e.to_string().contains("domains[0].tasks[0].vcpu"), "{e}");
+        let e = with(|v| {
+            v["domains"][0]["tasks"][0]["workload"] = serde_json::json!({"type":"server","port":7});
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("driver domain"), "{e}");
+        let e = with(|v| v["policies"][0]["scheduler"] = "sedf".into()).unwrap_err();
+        assert!(e.to_string().contains("not implemented yet"), "{e}");
+        let e = with(|v| {
+            v["claims"] = serde_json::json!([{"text":"x","metric":"fairness.jain","policy":"nope","at_least":0.9}]);
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("claims[0].policy"), "{e}");
+        let e = with(|v| v["warmup_ms"] = 1000.into()).unwrap_err();
+        assert!(e.to_string().contains("warmup_ms"), "{e}");
+    }
+
+    #[test]
+    fn pointer_paths() {
+        assert_eq!(pointer_to_path(""), "(scenario)");
+        assert_eq!(
+            pointer_to_path("/domains/1/tasks/0/name"),
+            "domains[1].tasks[0].name"
+        );
+    }
+}

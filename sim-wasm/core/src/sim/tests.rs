@@ -1,0 +1,300 @@
+//! Engine tests: invariants over random small hosts (property tests), determinism, and the I/O path.
+
+use super::*;
+use crate::report::RunOptions;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+fn scenario(v: Value) -> Scenario {
+    Scenario::from_value(v).unwrap_or_else(|e| panic!("test scenario invalid: {e}"))
+}
+
+fn run(sc: &Scenario, policy: &str) -> Simulation {
+    let mut sim = Simulation::new(sc, policy).unwrap();
+    sim.run().unwrap();
+    sim
+}
+
+/// pCPU time is conserved: on each pCPU segments never overlap and stay inside the run, so busy + idle equals
+/// pcpus x duration; and the per-domain CPU the report counts equals the busy time of the pCPUs.
+fn assert_cpu_conserved(sim: &Simulation) {
+    let end = sim.end.0;
+    let mut busy = vec![0u64; sim.pcpus.len()];
+    let mut by_pcpu: Vec<Vec<&Segment>> = vec![Vec::new(); sim.pcpus.len()];
+    for s in sim.trace().segments() {
+        assert!(
+            s.start < s.end && s.end <= end,
+            "segment outside the run: {s:?}"
+        );
+        by_pcpu[s.pcpu as usize].push(s);
+        busy[s.pcpu as usize] += s.end - s.start;
+    }
+    for segs in &by_pcpu {
+        for w in segs.windows(2) {
+            assert!(
+                w[0].end <= w[1].start,
+                "overlapping segments on one pCPU: {:?} {:?}",
+                w[0],
+                w[1]
+            );
+        }
+    }
+    for &b in &busy {
+        let idle = end - b;
+        assert_eq!(b + idle, end);
+    }
+    let dom_total: u64 = sim.dom_metrics.iter().map(|m| m.cpu_ns).sum();
+    assert_eq!(
+        dom_total, sim.busy_ns,
+        "domain CPU must add up to pCPU busy time"
+    );
+    assert!(sim.busy_ns <= (end - sim.warmup.0) * sim.pcpus.len() as u64);
+}
+
+/// A vCPU never runs on two pCPUs at once.
+fn assert_no_double_running(sim: &Simulation) {
+    let mut segs: Vec<&Segment> = sim.trace().segments().iter().collect();
+    segs.sort_by_key(|s| (s.vcpu, s.start));
+    for w in segs.windows(2) {
+        if w[0].vcpu == w[1].vcpu {
+            assert!(
+                w[0].end <= w[1].start,
+                "vCPU {} on two pCPUs: {:?} {:?}",
+                w[0].vcpu,
+                w[0],
+                w[1]
+            );
+        }
+    }
+}
+
+/// CPU used by a domain in [a, b), from the trace.
+fn dom_cpu_in(sim: &Simulation, dom: usize, a: u64, b: u64) -> u64 {
+    sim.trace()
+        .segments()
+        .iter()
+        .filter(|s| sim.vcpus[s.vcpu as usize].dom.0 == dom)
+        .map(|s| s.end.min(b).saturating_sub(s.start.max(a)))
+        .sum()
+}
+
+/// Credit enforces caps at accounting: over any run of whole accounting periods starting at a boundary, a
+/// capped domain uses at most its cap plus the one slice it may overrun before accounting parks it
+/// (credit.c parks only in `csched_acct`).
+fn assert_cap_respected(sim: &Simulation, sc: &Scenario) {
+    let period = 30_000_000u64;
+    let end = sim.end.0;
+    for (d, dom) in sc.domains.iter().enumerate() {
+        if dom.cap_pct == 0 {
+            continue;
+        }
+        let cap = dom.cap_pct as f64 / 100.0;
+        let slack = (period * u64::from(dom.vcpus)) as f64;
+        let mut k = 0;
+        while (k + 1) * period <= end {
+            let a = k * period;
+            let used = dom_cpu_in(sim, d, a, end - (end - a) % period) as f64;
+            let span = ((end - a) - (end - a) % period) as f64;
+            assert!(
+                used <= cap * span + slack,
+                "{} used {used} ns in {span} ns from {a}",
+                dom.name
+            );
+            k += 1;
+        }
+    }
+}
+
+fn cpu_task(name: &str) -> Value {
+    json!({ "name": name, "workload": { "type": "cpu" } })
+}
+
+fn server_task(name: &str, port: u16, think: [u64; 2]) -> Value {
+    json!({ "name": name, "workload": { "type": "server", "port": port, "cpu_us": 50, "clients": 2, "think_ms": think } })
+}
+
+prop_compose! {
+    fn arb_domain(i: usize)(vcpus in 1u32..=3, weight in 1u32..=1024, cap in prop_oneof![Just(0u32), 10u32..=150],
+                           ncpu in 0usize..=2, server in any::<bool>(), think_lo in 0u64..=50)
+                           -> Value {
+        let mut tasks: Vec<Value> = (0..ncpu).map(|k| cpu_task(&format!("burn{k}"))).collect();
+        if server {
+            tasks.push(server_task("srv", 7, [think_lo, think_lo + 100]));
+        }
+        json!({ "name": format!("d{i}"), "vcpus": vcpus, "weight": weight, "cap_pct": cap, "tasks": tasks })
+    }
+}
+
+fn arb_scenario() -> impl Strategy<Value = Value> {
+    (1u32..=4, 1usize..=5, any::<bool>(), 0u64..=1000, any::<bool>(), 1u64..=20).prop_flat_map(
+        |(pcpus, ndom, boost, seed, ratelimit, tslice)| {
+            let doms: Vec<_> = (0..ndom).map(arb_domain).collect();
+            doms.prop_map(move |mut ds| {
+                ds.insert(0, json!({ "name": "dom0", "role": "driver", "costs": { "packet_us": 15 } }));
+                json!({
+                    "schema": 1, "id": "prop", "title": "prop", "seed": seed, "duration_ms": 1500, "warmup_ms": 100,
+                    "host": { "pcpus": pcpus },
+                    "domains": ds,
+                    "policies": [{ "id": "p", "scheduler": "credit", "params": {
+                        "boost": boost, "ratelimit_us": if ratelimit { 1000 } else { 0 }, "tslice_ms": tslice * 3 } }]
+                })
+            })
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_on_random_hosts(v in arb_scenario()) {
+        let sc = scenario(v);
+        let sim = run(&sc, "p");
+        assert_cpu_conserved(&sim);
+        assert_no_double_running(&sim);
+    }
+}
+
+#[test]
+fn caps_hold_over_accounting_windows() {
+    for pcpus in [1, 2] {
+        let sc = scenario(json!({
+            "schema": 1, "id": "cap", "title": "cap", "seed": 3, "duration_ms": 6000,
+            "host": { "pcpus": pcpus },
+            "domains": [
+                { "name": "c20", "cap_pct": 20, "tasks": [cpu_task("a")] },
+                { "name": "c50", "cap_pct": 50, "vcpus": 2, "tasks": [cpu_task("a"), cpu_task("b")] },
+                { "name": "free", "tasks": [cpu_task("a")] }
+            ],
+            "policies": [{ "id": "p", "scheduler": "credit" }]
+        }));
+        let sim = run(&sc, "p");
+        assert_cpu_conserved(&sim);
+        assert_no_double_running(&sim);
+        assert_cap_respected(&sim, &sc);
+    }
+}
+
+fn io_scenario() -> Scenario {
+    scenario(json!({
+        "schema": 1, "id": "io", "title": "io", "seed": 5, "duration_ms": 5000, "warmup_ms": 0,
+        "host": { "pcpus": 1 },
+        "domains": [
+            { "name": "dom0", "role": "driver" },
+            { "name": "web", "tasks": [server_task("srv", 80, [5, 20]), cpu_task("burn")] },
+            { "name": "hog", "tasks": [cpu_task("burn")] }
+        ],
+        "policies": [{ "id": "credit", "scheduler": "credit" }, { "id": "nb", "scheduler": "credit", "params": { "boost": false } }]
+    }))
+}
+
+#[test]
+fn same_seed_same_report_and_trace() {
+    let sc = io_scenario();
+    let opts = RunOptions {
+        deterministic: true,
+        ..RunOptions::default()
+    };
+    let a = crate::report::run_scenario(&sc, &[], &opts).unwrap();
+    let b = crate::report::run_scenario(&sc, &[], &opts).unwrap();
+    assert_eq!(
+        crate::report::to_json_string(&a),
+        crate::report::to_json_string(&b)
+    );
+    assert_eq!(
+        run(&sc, "credit").trace().segments(),
+        run(&sc, "credit").trace().segments()
+    );
+}
+
+/// Common random numbers: the clients' send times come from their own streams, so both policies see the same
+/// first requests whatever the scheduling.
+#[test]
+fn offered_load_does_not_depend_on_the_policy() {
+    let sc = io_scenario();
+    let a = Simulation::new(&sc, "credit").unwrap();
+    let b = Simulation::new(&sc, "nb").unwrap();
+    let firsts = |s: &Simulation| {
+        let mut v: Vec<(Nanos, usize)> = s
+            .queue
+            .iter()
+            .filter_map(|Reverse((t, _, e))| {
+                if let Ev::ClientSend(c) = e {
+                    Some((*t, *c))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(firsts(&a), firsts(&b));
+    assert_eq!(firsts(&a).len(), 2);
+}
+
+/// Every request is answered: the clients are closed-loop, so at the end each has at most one request in flight.
+#[test]
+fn every_request_is_answered() {
+    let sc = io_scenario();
+    let sim = run(&sc, "credit");
+    let served = sim.dom_metrics[1].requests_served;
+    let answered = sim.dom_metrics[1].responses_ns.len() as u64;
+    assert!(answered > 50, "too few responses: {answered}");
+    assert!(
+        served >= answered && served - answered <= 2,
+        "served {served}, answered {answered}"
+    );
+    // Event latency is recorded for every notification and never negative; none exceeds the run.
+    assert!(sim.dom_metrics[1]
+        .event_latency_ns
+        .iter()
+        .all(|&l| l <= sim.end.0));
+}
+
+/// A domain with nothing to do never runs, and a lone busy loop gets the whole pCPU.
+#[test]
+fn idle_domains_stay_off_the_cpu() {
+    let sc = scenario(json!({
+        "schema": 1, "id": "idle", "title": "idle", "seed": 1, "duration_ms": 1000,
+        "host": { "pcpus": 1 },
+        "domains": [ { "name": "idle" }, { "name": "busy", "tasks": [cpu_task("a")] } ],
+        "policies": [{ "id": "p", "scheduler": "credit" }]
+    }));
+    let sim = run(&sc, "p");
+    assert_eq!(sim.dom_metrics[0].cpu_ns, 0);
+    assert_eq!(sim.dom_metrics[1].cpu_ns, 1_000_000_000);
+}
+
+/// Linux-like guest: a woken server task preempts the busy loop in its guest at once, so when its vCPU is
+/// running the request is served within its CPU cost.
+#[test]
+fn guest_wakeup_preemption() {
+    let sc = scenario(json!({
+        "schema": 1, "id": "g", "title": "g", "seed": 2, "duration_ms": 4000, "warmup_ms": 2000,
+        "host": { "pcpus": 1, "net": { "latency_us": 0, "mbps": 1000000 } },
+        "domains": [
+            { "name": "dom0", "role": "driver", "costs": { "packet_us": 0 } },
+            { "name": "web", "tasks": [server_task("srv", 80, [10, 30]), cpu_task("burn")] }
+        ],
+        "policies": [{ "id": "p", "scheduler": "credit" }]
+    }));
+    let sim = run(&sc, "p");
+    let r = &sim.dom_metrics[1].responses_ns;
+    assert!(!r.is_empty());
+    // 50 us of CPU per request; dom0 costs nothing; the only wait is for dom0 to be scheduled (boosted).
+    assert!(
+        r.iter().all(|&x| x < 1_000_000),
+        "max response {} ns",
+        r.iter().max().unwrap()
+    );
+}
+
+#[test]
+fn event_budget_stops_runaway_runs() {
+    let sc = io_scenario();
+    let mut sim = Simulation::new(&sc, "credit").unwrap();
+    sim.event_budget = 100;
+    let e = sim.run().unwrap_err();
+    assert!(e.to_string().contains("event budget"), "{e}");
+}

@@ -1,0 +1,108 @@
+//! schedsim-wasm: the thin wasm-bindgen adapter over `schedsim-core`.
+//!
+//! The page holds an opaque [`Simulation`] handle. Small structured data (scenario, report, metadata, decision log)
+//! crosses as JSON strings that the TypeScript side parses into `readonly` types; bulk series (schedule segments,
+//! share samples) cross as `Float64Array`s. Nothing here decides anything: every function forwards to the core.
+
+use schedsim_core::{report, scenario::Scenario, sim};
+use wasm_bindgen::prelude::*;
+
+fn js_err(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+/// Validates a scenario file; throws an `Error` whose message names the offending field path.
+#[wasm_bindgen]
+pub fn validate_scenario(scenario_json: &str) -> Result<(), JsError> {
+    Scenario::from_json(scenario_json)
+        .map(|_| ())
+        .map_err(js_err)
+}
+
+/// Runs the named policies (a JSON array of ids; `[]` means all) and returns the report of DESIGN.md section 5 as
+/// JSON text. With `deterministic`, wall-clock fields are omitted so the text is byte-identical to
+/// `schedsim run --deterministic` on the same file.
+#[wasm_bindgen]
+pub fn run_report(
+    scenario_json: &str,
+    policies_json: &str,
+    deterministic: bool,
+) -> Result<String, JsError> {
+    let scenario = Scenario::from_json(scenario_json).map_err(js_err)?;
+    let policies: Vec<String> = serde_json::from_str(policies_json).map_err(js_err)?;
+    let opts = report::RunOptions {
+        deterministic,
+        ..Default::default()
+    };
+    let rep = report::run_scenario(&scenario, &policies, &opts).map_err(js_err)?;
+    Ok(report::to_json_string(&rep))
+}
+
+/// Evaluates the scenario's claims over run objects produced by [`Simulation::report_json`] (a JSON array).
+#[wasm_bindgen]
+pub fn evaluate_claims(scenario_json: &str, runs_json: &str) -> Result<String, JsError> {
+    let scenario = Scenario::from_json(scenario_json).map_err(js_err)?;
+    let runs: Vec<serde_json::Value> = serde_json::from_str(runs_json).map_err(js_err)?;
+    let claims = schedsim_core::claims::evaluate(&scenario, &runs);
+    serde_json::to_string(&claims).map_err(js_err)
+}
+
+/// One policy's run of one scenario, stepped from a Web Worker so it can report progress and be cancelled.
+#[wasm_bindgen]
+pub struct Simulation {
+    inner: sim::Simulation,
+}
+
+#[wasm_bindgen]
+impl Simulation {
+    /// Builds the host for `policy_id` (one of the scenario's policy ids). Throws on a bad scenario or id.
+    #[wasm_bindgen(constructor)]
+    pub fn new(scenario_json: &str, policy_id: &str) -> Result<Simulation, JsError> {
+        let scenario = Scenario::from_json(scenario_json).map_err(js_err)?;
+        let inner = sim::Simulation::new(&scenario, policy_id).map_err(js_err)?;
+        Ok(Simulation { inner })
+    }
+
+    /// Processes at most `max_events` events; returns true once the run has reached its duration.
+    pub fn step(&mut self, max_events: u32) -> Result<bool, JsError> {
+        self.inner.step(u64::from(max_events)).map_err(js_err)
+    }
+
+    /// Simulated time reached, as a fraction of the scenario duration (0..1).
+    pub fn progress(&self) -> f64 {
+        self.inner.progress()
+    }
+
+    /// The run object of the report (DESIGN.md section 5, one element of `runs`), as JSON text.
+    pub fn report_json(&self) -> String {
+        serde_json::to_string(&self.inner.report(&report::RunOptions::default()))
+            .unwrap_or_default()
+    }
+
+    /// Names and shapes the UI needs to label the trace: pCPUs, domains, vCPUs, tasks, duration.
+    pub fn meta_json(&self) -> String {
+        serde_json::to_string(&self.inner.meta()).unwrap_or_default()
+    }
+
+    /// Schedule segments, flattened rows of 5: `pcpu, start_ns, end_ns, vcpu, task` (vcpu and task are indices
+    /// into `meta.vcpus` and `meta.tasks`; task is -1 for the guest idle loop).
+    pub fn segments(&self) -> js_sys::Float64Array {
+        js_sys::Float64Array::from(self.inner.trace().segments_flat().as_slice())
+    }
+
+    /// CPU share per domain in consecutive buckets of `bucket_ms`: rows are buckets, columns are domains
+    /// (fraction of the whole host, 0..1).
+    pub fn share_series(&self, bucket_ms: f64) -> js_sys::Float64Array {
+        let bucket_ns = (bucket_ms.max(0.001) * 1e6) as u64;
+        js_sys::Float64Array::from(self.inner.trace().share_series(bucket_ns).as_slice())
+    }
+
+    /// Scheduling decisions with their one-line reasons between two times (ns), at most `limit`, as JSON text.
+    pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        let d = self
+            .inner
+            .trace()
+            .decisions(from_ns as u64, to_ns as u64, limit as usize);
+        serde_json::to_string(&d).unwrap_or_default()
+    }
+}
