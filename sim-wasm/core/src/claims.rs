@@ -68,20 +68,13 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
             return Err(nothing(a));
         }
         if c.than_metric.is_some() && ra.len() != rb.len() {
-            return Err(format!(
-                "'{}' and '{b_metric}' match different numbers of values",
-                c.metric
-            ));
+            return Err(format!("'{}' and '{b_metric}' match different numbers of values", c.metric));
         }
         let lower = c.lower.is_some();
         let mut holds = true;
         let (mut va, mut vb) = (Map::new(), Map::new());
         for (i, (path, x)) in ra.iter().enumerate() {
-            let other = if c.than_metric.is_some() {
-                rb.get(i)
-            } else {
-                rb.iter().find(|(p, _)| p == path)
-            };
+            let other = if c.than_metric.is_some() { rb.get(i) } else { rb.iter().find(|(p, _)| p == path) };
             let Some((bpath, y)) = other else {
                 return Err(nothing(b));
             };
@@ -122,11 +115,7 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
                 Value::Number(n) => n.as_f64(),
                 Value::String(sibling) => {
                     let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
-                    let sib = if parent.is_empty() {
-                        sibling.clone()
-                    } else {
-                        format!("{parent}.{sibling}")
-                    };
+                    let sib = if parent.is_empty() { sibling.clone() } else { format!("{parent}.{sibling}") };
                     resolve(run, &sib).first().map(|(_, v)| *v)
                 }
                 _ => None,
@@ -158,20 +147,10 @@ pub fn evaluate(sc: &Scenario, runs: &[Value]) -> Vec<ClaimResult> {
         .map(|c| {
             let policy = c.subject().map(str::to_string);
             match judge(c, runs) {
-                Ok((holds, values)) => ClaimResult {
-                    text: c.text.clone(),
-                    holds,
-                    policy,
-                    values,
-                    error: None,
-                },
-                Err(e) => ClaimResult {
-                    text: c.text.clone(),
-                    holds: false,
-                    policy,
-                    values: Value::Null,
-                    error: Some(e),
-                },
+                Ok((holds, values)) => ClaimResult { text: c.text.clone(), holds, policy, values, error: None },
+                Err(e) => {
+                    ClaimResult { text: c.text.clone(), holds: false, policy, values: Value::Null, error: Some(e) }
+                }
             }
         })
         .collect()
@@ -198,62 +177,43 @@ mod tests {
     #[test]
     fn wildcard_paths_expand() {
         let r = resolve(&runs()[0], "domains.*.cpu_share");
-        assert_eq!(
-            r,
-            vec![
-                ("domains.x.cpu_share".into(), 0.25),
-                ("domains.y.cpu_share".into(), 0.74)
-            ]
-        );
+        assert_eq!(r, vec![("domains.x.cpu_share".into(), 0.25), ("domains.y.cpu_share".into(), 0.74)]);
     }
 
     #[test]
     fn lower_by_factor() {
-        let c = claim(
-            json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a","by_factor":5}),
-        );
+        let c = claim(json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a","by_factor":5}));
         assert!(judge(&c, &runs()).unwrap().0);
-        let c = claim(
-            json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a","by_factor":20}),
-        );
+        let c = claim(json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a","by_factor":20}));
         assert!(!judge(&c, &runs()).unwrap().0);
-        let c = claim(
-            json!({"text":"t","metric":"domains.x.response_ms.mean","higher":"a","than":"b","by_at_least":60}),
-        );
+        let c =
+            claim(json!({"text":"t","metric":"domains.x.response_ms.mean","higher":"a","than":"b","by_at_least":60}));
         assert!(judge(&c, &runs()).unwrap().0);
     }
 
     #[test]
     fn than_metric_compares_two_metrics_of_one_run() {
-        let c = claim(
-            json!({"text":"t","metric":"domains.y.cpu_share","higher":"a","than":"a",
-                             "than_metric":"domains.x.cpu_share","by_factor":2}),
-        );
+        let c = claim(json!({"text":"t","metric":"domains.y.cpu_share","higher":"a","than":"a",
+                             "than_metric":"domains.x.cpu_share","by_factor":2}));
         assert!(judge(&c, &runs()).unwrap().0);
-        let c = claim(
-            json!({"text":"t","metric":"domains.y.cpu_share","higher":"a","than":"a",
-                             "than_metric":"domains.x.cpu_share","by_factor":3}),
-        );
+        let c = claim(json!({"text":"t","metric":"domains.y.cpu_share","higher":"a","than":"a",
+                             "than_metric":"domains.x.cpu_share","by_factor":3}));
         assert!(!judge(&c, &runs()).unwrap().0);
     }
 
     #[test]
     fn near_a_sibling() {
-        let c = claim(
-            json!({"text":"t","metric":"domains.*.cpu_share","policy":"a","near":"fair_share","within":0.02}),
-        );
+        let c =
+            claim(json!({"text":"t","metric":"domains.*.cpu_share","policy":"a","near":"fair_share","within":0.02}));
         assert!(judge(&c, &runs()).unwrap().0);
-        let c = claim(
-            json!({"text":"t","metric":"domains.*.cpu_share","policy":"b","near":"fair_share","within":0.02}),
-        );
+        let c =
+            claim(json!({"text":"t","metric":"domains.*.cpu_share","policy":"b","near":"fair_share","within":0.02}));
         assert!(!judge(&c, &runs()).unwrap().0);
     }
 
     #[test]
     fn missing_metric_fails_with_a_reason() {
-        let c = claim(
-            json!({"text":"t","metric":"domains.y.response_ms.mean","policy":"a","at_most":1}),
-        );
+        let c = claim(json!({"text":"t","metric":"domains.y.response_ms.mean","policy":"a","at_most":1}));
         let e = judge(&c, &runs()).unwrap_err();
         assert!(e.contains("matches nothing"), "{e}");
     }

@@ -80,11 +80,8 @@ pub fn fair_shares(capacity: f64, weights: &[u32], bounds: &[f64]) -> Vec<f64> {
     while !open.is_empty() && left > 1e-12 {
         let w: f64 = open.iter().map(|&i| f64::from(weights[i])).sum();
         // Domains whose bound is below their weighted portion are saturated at the bound; the rest is re-split.
-        let saturated: Vec<usize> = open
-            .iter()
-            .copied()
-            .filter(|&i| bounds[i] <= left * f64::from(weights[i]) / w + 1e-12)
-            .collect();
+        let saturated: Vec<usize> =
+            open.iter().copied().filter(|&i| bounds[i] <= left * f64::from(weights[i]) / w + 1e-12).collect();
         if saturated.is_empty() {
             for &i in &open {
                 alloc[i] = left * f64::from(weights[i]) / w;
@@ -127,26 +124,17 @@ mod tests {
     fn fair_share_respects_caps_and_vcpu_counts() {
         // One pCPU, a domain capped at 20% and two equal others: 0.2, 0.4, 0.4.
         let f = fair_shares(1.0, &[256, 256, 256], &[0.2, 1.0, 1.0]);
-        assert!(
-            (f[0] - 0.2).abs() < 1e-9 && (f[1] - 0.4).abs() < 1e-9,
-            "{f:?}"
-        );
+        assert!((f[0] - 0.2).abs() < 1e-9 && (f[1] - 0.4).abs() < 1e-9, "{f:?}");
         // Four pCPUs, a 1-vCPU domain with a huge weight still gets one pCPU.
         let f = fair_shares(4.0, &[10_000, 256], &[1.0, 4.0]);
-        assert!(
-            (f[0] - 0.25).abs() < 1e-9 && (f[1] - 0.75).abs() < 1e-9,
-            "{f:?}"
-        );
+        assert!((f[0] - 0.25).abs() < 1e-9 && (f[1] - 0.75).abs() < 1e-9, "{f:?}");
     }
 
     #[test]
     fn summary_percentiles() {
         let samples: Vec<u64> = (1..=100).map(|i| i * 1_000_000).collect();
         let s = Summary::of_ns(&samples).unwrap();
-        assert_eq!(
-            (s.p50, s.p90, s.p99, s.max, s.mean),
-            (50.0, 90.0, 99.0, 100.0, 50.5)
-        );
+        assert_eq!((s.p50, s.p90, s.p99, s.max, s.mean), (50.0, 90.0, 99.0, 100.0, 50.5));
         assert!(Summary::of_ns(&[]).is_none());
     }
 

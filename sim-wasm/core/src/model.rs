@@ -28,6 +28,8 @@ pub struct Pcpu {
     /// Bumped whenever the slice timer is re-armed, so stale timers are ignored.
     pub slice_gen: u64,
     pub resched_pending: bool,
+    /// The slice timer fired since the last schedule (so the decision log can say "slice end").
+    pub slice_expired: bool,
 }
 
 /// Whether a vCPU has work. Where it is, and whether it is paused, are separate facts.

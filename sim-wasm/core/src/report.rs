@@ -36,10 +36,7 @@ pub fn with_overrides(sc: &Scenario, opts: &RunOptions) -> Result<Scenario, Stri
             return Err(format!("--duration-ms: {d} is outside 1..=3600000"));
         }
         if d <= s.warmup_ms {
-            return Err(format!(
-                "--duration-ms: {d} is not above the scenario's warmup_ms ({})",
-                s.warmup_ms
-            ));
+            return Err(format!("--duration-ms: {d} is not above the scenario's warmup_ms ({})", s.warmup_ms));
         }
         s.duration_ms = d;
     }
@@ -47,17 +44,10 @@ pub fn with_overrides(sc: &Scenario, opts: &RunOptions) -> Result<Scenario, Stri
 }
 
 /// Runs the named policies (all when `policies` is empty) and builds the report, claims included.
-pub fn run_scenario(
-    sc: &Scenario,
-    policies: &[String],
-    opts: &RunOptions,
-) -> Result<Report, SimError> {
+pub fn run_scenario(sc: &Scenario, policies: &[String], opts: &RunOptions) -> Result<Report, SimError> {
     let sc = with_overrides(sc, opts).map_err(SimError::Policy)?;
-    let ids: Vec<String> = if policies.is_empty() {
-        sc.policies.iter().map(|p| p.id.clone()).collect()
-    } else {
-        policies.to_vec()
-    };
+    let ids: Vec<String> =
+        if policies.is_empty() { sc.policies.iter().map(|p| p.id.clone()).collect() } else { policies.to_vec() };
     let mut runs = Vec::with_capacity(ids.len());
     for id in &ids {
         let mut sim = Simulation::new(&sc, id)?;
@@ -65,10 +55,7 @@ pub fn run_scenario(
         runs.push(sim.report(opts));
     }
     attach_claims(&sc, &mut runs);
-    Ok(Report {
-        scenario: sc.id.clone(),
-        runs,
-    })
+    Ok(Report { scenario: sc.id.clone(), runs })
 }
 
 /// Evaluates the scenario's claims over all runs and puts each into the run of the policy it is about.
@@ -114,13 +101,7 @@ pub fn to_csv(r: &Report) -> String {
                     num(&d["throughput"]["requests_per_s"]),
                     num(&d["throughput"]["progress_per_s"]),
                 ];
-                out.push_str(&format!(
-                    "{},{},{},{}\n",
-                    r.scenario,
-                    policy,
-                    name,
-                    cols.join(",")
-                ));
+                out.push_str(&format!("{},{},{},{}\n", r.scenario, policy, name, cols.join(",")));
             }
         }
     }
@@ -156,20 +137,12 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, info)| {
-                (self.dom_metrics[i].blocked_ns as f64)
-                    <= 0.01 * measured_ns as f64 * info.vcpus.len() as f64
+                (self.dom_metrics[i].blocked_ns as f64) <= 0.01 * measured_ns as f64 * info.vcpus.len() as f64
             })
             .collect();
-        let shares: Vec<f64> = self
-            .dom_metrics
-            .iter()
-            .map(|m| m.cpu_ns as f64 / host_ns)
-            .collect();
-        let wc_bounds: Vec<f64> = bounds
-            .iter()
-            .enumerate()
-            .map(|(i, &b)| if busy[i] { b } else { b.min(shares[i] * pcpus) })
-            .collect();
+        let shares: Vec<f64> = self.dom_metrics.iter().map(|m| m.cpu_ns as f64 / host_ns).collect();
+        let wc_bounds: Vec<f64> =
+            bounds.iter().enumerate().map(|(i, &b)| if busy[i] { b } else { b.min(shares[i] * pcpus) }).collect();
         let wc_fair = fair_shares(pcpus, &weights, &wc_bounds);
 
         let mut domains = Map::new();
@@ -184,10 +157,7 @@ impl Simulation {
             d.insert("fair_share".into(), json!(round6(fair[i])));
             d.insert("context_switches".into(), json!(m.context_switches));
             if let Some(s) = Summary::of_ns(&m.responses_ns) {
-                d.insert(
-                    "response_ms".into(),
-                    serde_json::to_value(s).expect("summary"),
-                );
+                d.insert("response_ms".into(), serde_json::to_value(s).expect("summary"));
             }
             if let Some(s) = Summary::of_ns(&m.event_latency_ns) {
                 d.insert(
@@ -196,29 +166,17 @@ impl Simulation {
                 );
             }
             let mut thr = Map::new();
-            if self.scenario.domains[i]
-                .tasks
-                .iter()
-                .any(|t| matches!(t.workload, crate::scenario::Workload::Server(_)))
+            if self.scenario.domains[i].tasks.iter().any(|t| matches!(t.workload, crate::scenario::Workload::Server(_)))
             {
-                thr.insert(
-                    "requests_per_s".into(),
-                    json!(round6(m.requests_served as f64 / measured_s)),
-                );
+                thr.insert("requests_per_s".into(), json!(round6(m.requests_served as f64 / measured_s)));
             }
             let cpu_tasks: Vec<usize> = (0..self.tasks.len())
-                .filter(|&k| {
-                    self.tasks[k].dom.0 == i
-                        && matches!(self.tasks[k].work, crate::model::Work::Cpu)
-                })
+                .filter(|&k| self.tasks[k].dom.0 == i && matches!(self.tasks[k].work, crate::model::Work::Cpu))
                 .collect();
             if !cpu_tasks.is_empty() {
                 // Progress of busy loops: CPU-ms of work done per second of measured time.
                 let ns: u64 = cpu_tasks.iter().map(|&k| self.task_metrics[k].cpu_ns).sum();
-                thr.insert(
-                    "progress_per_s".into(),
-                    json!(round6(ns as f64 / 1e6 / measured_s)),
-                );
+                thr.insert("progress_per_s".into(), json!(round6(ns as f64 / 1e6 / measured_s)));
             }
             if !thr.is_empty() {
                 d.insert("throughput".into(), Value::Object(thr));
@@ -234,10 +192,7 @@ impl Simulation {
         let mut tasks = Map::new();
         for (k, t) in self.tasks.iter().enumerate() {
             let path = format!("{}/{}", self.dom_info[t.dom.0].name, t.name);
-            tasks.insert(
-                path,
-                json!({ "cpu_ms": round6(self.task_metrics[k].cpu_ns as f64 / 1e6) }),
-            );
+            tasks.insert(path, json!({ "cpu_ms": round6(self.task_metrics[k].cpu_ns as f64 / 1e6) }));
         }
 
         let mut fairness = Map::new();
@@ -248,34 +203,20 @@ impl Simulation {
 
         let mut run = Map::new();
         run.insert("policy".into(), json!(self.policy_id));
-        run.insert(
-            "scheduler".into(),
-            json!(self
-                .scenario
-                .policy(&self.policy_id)
-                .map(|p| p.scheduler.clone())),
-        );
+        run.insert("scheduler".into(), json!(self.scenario.policy(&self.policy_id).map(|p| p.scheduler.clone())));
         run.insert("sim_ms".into(), json!(self.now.0 / 1_000_000));
         run.insert("events".into(), json!(self.events));
         if !opts.deterministic {
             run.insert("wall_ms".into(), json!(round6(self.wall_ns as f64 / 1e6)));
         }
-        run.insert(
-            "host".into(),
-            json!({ "busy_share": round6(self.busy_ns as f64 / host_ns) }),
-        );
+        run.insert("host".into(), json!({ "busy_share": round6(self.busy_ns as f64 / host_ns) }));
         run.insert("domains".into(), Value::Object(domains));
         run.insert("tasks".into(), Value::Object(tasks));
         run.insert("fairness".into(), Value::Object(fairness));
         if self.scenario.domains.iter().any(|d| d.role == Role::Driver) {
             // Which driver domains exist is part of the run's shape, for the UI.
-            let drivers: Vec<&str> = self
-                .scenario
-                .domains
-                .iter()
-                .filter(|d| d.role == Role::Driver)
-                .map(|d| d.name.as_str())
-                .collect();
+            let drivers: Vec<&str> =
+                self.scenario.domains.iter().filter(|d| d.role == Role::Driver).map(|d| d.name.as_str()).collect();
             run.insert("drivers".into(), json!(drivers));
         }
         Value::Object(run)

@@ -29,9 +29,7 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     fn one(msg: impl Into<String>) -> ScenarioError {
-        ScenarioError {
-            problems: vec![msg.into()],
-        }
+        ScenarioError { problems: vec![msg.into()] }
     }
 }
 
@@ -97,10 +95,7 @@ pub struct Net {
 
 impl Default for Net {
     fn default() -> Net {
-        Net {
-            latency_us: 100.0,
-            mbps: 100.0,
-        }
+        Net { latency_us: 100.0, mbps: 100.0 }
     }
 }
 
@@ -177,10 +172,7 @@ pub struct Costs {
 
 impl Default for Costs {
     fn default() -> Costs {
-        Costs {
-            packet_us: 20.0,
-            block_us: 30.0,
-        }
+        Costs { packet_us: 20.0, block_us: 30.0 }
     }
 }
 
@@ -342,18 +334,14 @@ pub struct Claim {
 impl Claim {
     /// The policy whose run this claim is about (reported in that run's `claims`).
     pub fn subject(&self) -> Option<&str> {
-        self.lower
-            .as_deref()
-            .or(self.higher.as_deref())
-            .or(self.policy.as_deref())
+        self.lower.as_deref().or(self.higher.as_deref()).or(self.policy.as_deref())
     }
 }
 
 fn validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
     V.get_or_init(|| {
-        let schema: Value =
-            serde_json::from_str(SCHEMA_JSON).expect("scenarios/schema.json is valid JSON");
+        let schema: Value = serde_json::from_str(SCHEMA_JSON).expect("scenarios/schema.json is valid JSON");
         jsonschema::validator_for(&schema).expect("scenarios/schema.json is a valid JSON Schema")
     })
 }
@@ -401,8 +389,8 @@ impl Scenario {
                 MAX_SCENARIO_BYTES
             )));
         }
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| ScenarioError::one(format!("(scenario): not valid JSON: {e}")))?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ScenarioError::one(format!("(scenario): not valid JSON: {e}")))?;
         Scenario::from_value(value)
     }
 
@@ -410,13 +398,7 @@ impl Scenario {
     pub fn from_value(value: Value) -> Result<Scenario, ScenarioError> {
         let mut problems: Vec<String> = validator()
             .iter_errors(&value)
-            .map(|e| {
-                clip(format!(
-                    "{}: {}",
-                    pointer_to_path(e.instance_path().as_str()),
-                    e
-                ))
-            })
+            .map(|e| clip(format!("{}: {}", pointer_to_path(e.instance_path().as_str()), e)))
             .collect();
         if !problems.is_empty() {
             problems.sort();
@@ -424,8 +406,7 @@ impl Scenario {
             problems.truncate(20);
             return Err(ScenarioError { problems });
         }
-        let sc: Scenario = serde_json::from_value(value)
-            .map_err(|e| ScenarioError::one(format!("(scenario): {e}")))?;
+        let sc: Scenario = serde_json::from_value(value).map_err(|e| ScenarioError::one(format!("(scenario): {e}")))?;
         sc.check()?;
         Ok(sc)
     }
@@ -434,100 +415,62 @@ impl Scenario {
     fn check(&self) -> Result<(), ScenarioError> {
         let mut p = Vec::new();
         if self.warmup_ms >= self.duration_ms {
-            p.push(format!(
-                "warmup_ms: {} must be less than duration_ms ({})",
-                self.warmup_ms, self.duration_ms
-            ));
+            p.push(format!("warmup_ms: {} must be less than duration_ms ({})", self.warmup_ms, self.duration_ms));
         }
         let total_vcpus: u32 = self.domains.iter().map(|d| d.vcpus).sum();
         if total_vcpus > MAX_TOTAL_VCPUS {
-            p.push(format!(
-                "domains: {total_vcpus} vCPUs in all, more than the limit of {MAX_TOTAL_VCPUS}"
-            ));
+            p.push(format!("domains: {total_vcpus} vCPUs in all, more than the limit of {MAX_TOTAL_VCPUS}"));
         }
         let total_tasks: usize = self.domains.iter().map(|d| d.tasks.len()).sum();
         if total_tasks > MAX_TOTAL_TASKS {
-            p.push(format!(
-                "domains: {total_tasks} tasks in all, more than the limit of {MAX_TOTAL_TASKS}"
-            ));
+            p.push(format!("domains: {total_tasks} tasks in all, more than the limit of {MAX_TOTAL_TASKS}"));
         }
         let mut clients = 0u64;
-        let drivers: Vec<&str> = self
-            .domains
-            .iter()
-            .filter(|d| d.role == Role::Driver)
-            .map(|d| d.name.as_str())
-            .collect();
+        let drivers: Vec<&str> =
+            self.domains.iter().filter(|d| d.role == Role::Driver).map(|d| d.name.as_str()).collect();
         for (i, d) in self.domains.iter().enumerate() {
             if self.domains[..i].iter().any(|o| o.name == d.name) {
-                p.push(format!(
-                    "domains[{i}].name: '{}' is used by another domain",
-                    d.name
-                ));
+                p.push(format!("domains[{i}].name: '{}' is used by another domain", d.name));
             }
             if let Some(drv) = &d.driver {
                 if !drivers.contains(&drv.as_str()) {
-                    p.push(format!(
-                        "domains[{i}].driver: '{drv}' is not a domain with role \"driver\""
-                    ));
+                    p.push(format!("domains[{i}].driver: '{drv}' is not a domain with role \"driver\""));
                 }
             }
             for (j, t) in d.tasks.iter().enumerate() {
                 let at = format!("domains[{i}].tasks[{j}]");
                 if d.tasks[..j].iter().any(|o| o.name == t.name) {
-                    p.push(format!(
-                        "{at}.name: '{}' is used by another task of '{}'",
-                        t.name, d.name
-                    ));
+                    p.push(format!("{at}.name: '{}' is used by another task of '{}'", t.name, d.name));
                 }
                 if let Some(v) = t.vcpu {
                     if v >= d.vcpus {
-                        p.push(format!(
-                            "{at}.vcpu: {v} but '{}' has {} vCPU(s)",
-                            d.name, d.vcpus
-                        ));
+                        p.push(format!("{at}.vcpu: {v} but '{}' has {} vCPU(s)", d.name, d.vcpus));
                     }
                 }
                 if let Workload::Server(s) = &t.workload {
                     clients += u64::from(s.clients);
                     if s.think_ms[0] > s.think_ms[1] {
-                        p.push(format!(
-                            "{at}.workload.think_ms: min {} is above max {}",
-                            s.think_ms[0], s.think_ms[1]
-                        ));
+                        p.push(format!("{at}.workload.think_ms: min {} is above max {}", s.think_ms[0], s.think_ms[1]));
                     }
                     if d.role == Role::Driver {
-                        p.push(format!(
-                            "{at}.workload: a server inside a driver domain is not supported"
-                        ));
+                        p.push(format!("{at}.workload: a server inside a driver domain is not supported"));
                     } else if drivers.is_empty() {
                         p.push(format!(
                             "{at}.workload: a server needs a driver domain (a domain with \"role\": \"driver\") to carry its packets"
                         ));
                     }
-                    if d.tasks[..j]
-                        .iter()
-                        .any(|o| matches!(&o.workload, Workload::Server(os) if os.port == s.port))
-                    {
-                        p.push(format!(
-                            "{at}.workload.port: {} is already served in '{}'",
-                            s.port, d.name
-                        ));
+                    if d.tasks[..j].iter().any(|o| matches!(&o.workload, Workload::Server(os) if os.port == s.port)) {
+                        p.push(format!("{at}.workload.port: {} is already served in '{}'", s.port, d.name));
                     }
                 }
             }
         }
         if clients > MAX_TOTAL_CLIENTS {
-            p.push(format!(
-                "domains: {clients} clients in all, more than the limit of {MAX_TOTAL_CLIENTS}"
-            ));
+            p.push(format!("domains: {clients} clients in all, more than the limit of {MAX_TOTAL_CLIENTS}"));
         }
         for (i, pol) in self.policies.iter().enumerate() {
             if self.policies[..i].iter().any(|o| o.id == pol.id) {
-                p.push(format!(
-                    "policies[{i}].id: '{}' is used by another policy",
-                    pol.id
-                ));
+                p.push(format!("policies[{i}].id: '{}' is used by another policy", pol.id));
             }
             if !IMPLEMENTED_SCHEDULERS.contains(&pol.scheduler.as_str()) {
                 p.push(format!(
@@ -540,10 +483,7 @@ impl Scenario {
         let policy_ids: Vec<&str> = self.policies.iter().map(|p| p.id.as_str()).collect();
         for (i, c) in self.changes.iter().enumerate() {
             match self.policies.iter().find(|p| p.id == c.policy) {
-                None => p.push(format!(
-                    "changes[{i}].policy: no policy with id '{}'",
-                    c.policy
-                )),
+                None => p.push(format!("changes[{i}].policy: no policy with id '{}'", c.policy)),
                 Some(pol) => {
                     if let Err(e) = crate::policy::check_param(&pol.scheduler, &c.param, &c.value) {
                         p.push(format!("changes[{i}]: {e}"));
@@ -551,19 +491,11 @@ impl Scenario {
                 }
             }
             if c.at_ms >= self.duration_ms {
-                p.push(format!(
-                    "changes[{i}].at_ms: {} is not before duration_ms ({})",
-                    c.at_ms, self.duration_ms
-                ));
+                p.push(format!("changes[{i}].at_ms: {} is not before duration_ms ({})", c.at_ms, self.duration_ms));
             }
         }
         for (i, c) in self.claims.iter().enumerate() {
-            for (field, val) in [
-                ("lower", &c.lower),
-                ("higher", &c.higher),
-                ("than", &c.than),
-                ("policy", &c.policy),
-            ] {
+            for (field, val) in [("lower", &c.lower), ("higher", &c.higher), ("than", &c.than), ("policy", &c.policy)] {
                 if let Some(id) = val {
                     if !policy_ids.contains(&id.as_str()) {
                         p.push(format!("claims[{i}].{field}: no policy with id '{id}'"));
@@ -611,10 +543,7 @@ mod tests {
         let e = with(|v| v["domains"][0]["weight"] = "heavy".into()).unwrap_err();
         assert!(e.to_string().contains("domains[0].weight"), "{e}");
         let e = with(|v| v["domains"][0]["tasks"][0]["workload"]["colour"] = 1.into()).unwrap_err();
-        assert!(
-            e.to_string().contains("domains[0].tasks[0].workload"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("domains[0].tasks[0].workload"), "{e}");
         let e = with(|v| v["host"]["pcpus"] = 100000.into()).unwrap_err();
         assert!(e.to_string().contains("host.pcpus"), "{e}");
         let e = with(|v| v["duration_ms"] = 7_200_000.into()).unwrap_err();
@@ -652,9 +581,6 @@ mod tests {
     #[test]
     fn pointer_paths() {
         assert_eq!(pointer_to_path(""), "(scenario)");
-        assert_eq!(
-            pointer_to_path("/domains/1/tasks/0/name"),
-            "domains[1].tasks[0].name"
-        );
+        assert_eq!(pointer_to_path("/domains/1/tasks/0/name"), "domains[1].tasks[0].name");
     }
 }

@@ -12,7 +12,7 @@ use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy};
 use crate::rng::Stream;
 use crate::scenario::{Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
-use crate::trace::{Segment, Trace};
+use crate::trace::{RqEntry, Segment, Trace};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -148,9 +148,7 @@ fn guest_slice(p: Priority) -> u64 {
 impl Simulation {
     /// Builds the host of `scenario` under the policy with id `policy_id`.
     pub fn new(scenario: &Scenario, policy_id: &str) -> Result<Simulation, SimError> {
-        let spec = scenario
-            .policy(policy_id)
-            .ok_or_else(|| SimError::UnknownPolicy(policy_id.to_string()))?;
+        let spec = scenario.policy(policy_id).ok_or_else(|| SimError::UnknownPolicy(policy_id.to_string()))?;
         let pcpus = scenario.host.pcpus as usize;
         let end = Nanos::from_ms(scenario.duration_ms);
         let warmup = Nanos::from_ms(scenario.warmup_ms);
@@ -184,39 +182,28 @@ impl Simulation {
                 vcpus: (first..vcpus.len()).map(VcpuId).collect(),
                 is_driver: dom.role == Role::Driver,
             });
-            let add_task =
-                |tasks: &mut Vec<Task>, vcpus: &mut Vec<Vcpu>, k: usize, name: String, pr, work| {
-                    let v = VcpuId(first + k);
-                    let id = TaskId(tasks.len());
-                    vcpus[v.0].tasks.push(id);
-                    tasks.push(Task {
-                        dom: DomId(d),
-                        vcpu: v,
-                        name,
-                        priority: pr,
-                        state: TState::Blocked,
-                        burst_left: Some(0),
-                        slice_left: guest_slice(pr),
-                        sleep_avg: 0,
-                        blocked_since: Nanos::ZERO,
-                        work,
-                    });
-                };
+            let add_task = |tasks: &mut Vec<Task>, vcpus: &mut Vec<Vcpu>, k: usize, name: String, pr, work| {
+                let v = VcpuId(first + k);
+                let id = TaskId(tasks.len());
+                vcpus[v.0].tasks.push(id);
+                tasks.push(Task {
+                    dom: DomId(d),
+                    vcpu: v,
+                    name,
+                    priority: pr,
+                    state: TState::Blocked,
+                    burst_left: Some(0),
+                    slice_left: guest_slice(pr),
+                    sleep_avg: 0,
+                    blocked_since: Nanos::ZERO,
+                    work,
+                });
+            };
             if dom.role == Role::Driver {
                 // The backend (netback/blkback) runs as a kernel thread on the driver domain's first vCPU.
-                let work = Work::Driver {
-                    packet_ns: us_to_ns(dom.costs.packet_us),
-                    queue: VecDeque::new(),
-                    current: None,
-                };
-                add_task(
-                    &mut tasks,
-                    &mut vcpus,
-                    0,
-                    "backend".into(),
-                    Priority::Rt(crate::scenario::RtTag::Rt),
-                    work,
-                );
+                let work =
+                    Work::Driver { packet_ns: us_to_ns(dom.costs.packet_us), queue: VecDeque::new(), current: None };
+                add_task(&mut tasks, &mut vcpus, 0, "backend".into(), Priority::Rt(crate::scenario::RtTag::Rt), work);
             }
             for (j, t) in dom.tasks.iter().enumerate() {
                 let k = t.vcpu.map_or(j % dom.vcpus as usize, |v| v as usize);
@@ -235,20 +222,11 @@ impl Simulation {
         }
 
         let first_driver_task = |name: Option<&str>| -> Option<TaskId> {
-            let d = scenario
-                .domains
-                .iter()
-                .position(|x| x.role == Role::Driver && name.is_none_or(|n| n == x.name))?;
-            tasks
-                .iter()
-                .position(|t| t.dom == DomId(d) && matches!(t.work, Work::Driver { .. }))
-                .map(TaskId)
+            let d = scenario.domains.iter().position(|x| x.role == Role::Driver && name.is_none_or(|n| n == x.name))?;
+            tasks.iter().position(|t| t.dom == DomId(d) && matches!(t.work, Work::Driver { .. })).map(TaskId)
         };
-        let driver_task_of: Vec<Option<TaskId>> = scenario
-            .domains
-            .iter()
-            .map(|d| first_driver_task(d.driver.as_deref()))
-            .collect();
+        let driver_task_of: Vec<Option<TaskId>> =
+            scenario.domains.iter().map(|d| first_driver_task(d.driver.as_deref())).collect();
 
         let mut clients = Vec::new();
         for (i, t) in tasks.iter().enumerate() {
@@ -277,21 +255,11 @@ impl Simulation {
         }
 
         let net = &scenario.host.net;
-        let link = || Link {
-            free_at: Nanos::ZERO,
-            ns_per_byte: 8000.0 / net.mbps,
-            latency: us_to_ns(net.latency_us),
-        };
+        let link = || Link { free_at: Nanos::ZERO, ns_per_byte: 8000.0 / net.mbps, latency: us_to_ns(net.latency_us) };
         let vcpu_dom: Vec<DomId> = vcpus.iter().map(|v| v.dom).collect();
         let vcpu_name: Vec<String> = vcpus.iter().map(|v| v.name.clone()).collect();
-        let policy = policy::build(&spec.scheduler, &spec.params, pcpus, &dom_info)
-            .map_err(SimError::Policy)?;
-        let trace = Trace::new(
-            pcpus,
-            vcpu_dom.iter().map(|d| d.0).collect(),
-            dom_info.len(),
-            end.0,
-        );
+        let policy = policy::build(&spec.scheduler, &spec.params, pcpus, &dom_info).map_err(SimError::Policy)?;
+        let trace = Trace::new(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), dom_info.len(), end.0);
         let ndom = dom_info.len();
         let ntasks = tasks.len();
         let mut sim = Simulation {
@@ -303,8 +271,7 @@ impl Simulation {
             queue: BinaryHeap::new(),
             seq: 0,
             events: 0,
-            event_budget: EVENTS_PER_SIM_SECOND_BUDGET
-                .saturating_mul(scenario.duration_ms.div_ceil(1000).max(1)),
+            event_budget: EVENTS_PER_SIM_SECOND_BUDGET.saturating_mul(scenario.duration_ms.div_ceil(1000).max(1)),
             finished: false,
             policy,
             actions: Vec::new(),
@@ -316,6 +283,7 @@ impl Simulation {
                     seg_task: None,
                     slice_gen: 0,
                     resched_pending: false,
+                    slice_expired: false,
                 })
                 .collect(),
             running: vec![None; pcpus],
@@ -380,6 +348,7 @@ impl Simulation {
             }
         }
         self.apply_actions();
+        self.snapshot_runqueues();
     }
 
     /// Runs a policy hook with a context, then records its notes. Actions are applied by the caller.
@@ -421,14 +390,25 @@ impl Simulation {
                     }
                     Action::Unpause(v) => {
                         self.vcpus[v.0].paused = false;
-                        if self.vcpus[v.0].on_pcpu.is_none()
-                            && self.vcpus[v.0].state == VState::Runnable
-                        {
+                        if self.vcpus[v.0].on_pcpu.is_none() && self.vcpus[v.0].state == VState::Runnable {
                             self.with_ctx(|pol, ctx| pol.wake(v, WAKE_UNPAUSE, ctx));
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// Records each pCPU's run queue if it changed (the UI's run-queue view and credit/priority history).
+    fn snapshot_runqueues(&mut self) {
+        for p in 0..self.pcpus.len() {
+            let entry = |v: VcpuId| {
+                let s = self.policy.vcpu_sched(v);
+                RqEntry { vcpu: v.0 as u32, pri: s.pri, credit: s.credit }
+            };
+            let running = self.running[p].map(entry);
+            let queued: Vec<RqEntry> = self.policy.runqueue(PcpuId(p)).into_iter().map(entry).collect();
+            self.trace.push_runqueue(p, self.now.0, running, queued);
         }
     }
 
@@ -457,18 +437,13 @@ impl Simulation {
             self.now = at;
             self.events += 1;
             if self.events > self.event_budget {
-                return Err(SimError::EventBudget {
-                    events: self.events,
-                    at_ns: at.0,
-                });
+                return Err(SimError::EventBudget { events: self.events, at_ns: at.0 });
             }
             self.dispatch(ev);
             self.apply_actions();
+            self.snapshot_runqueues();
         }
-        let done = self
-            .queue
-            .peek()
-            .is_none_or(|Reverse((at, _, _))| *at >= self.end);
+        let done = self.queue.peek().is_none_or(|Reverse((at, _, _))| *at >= self.end);
         if done {
             self.finish();
         }
@@ -525,10 +500,7 @@ impl Simulation {
     }
 
     pub fn meta(&self) -> Meta {
-        let spec = self
-            .scenario
-            .policy(&self.policy_id)
-            .expect("policy exists");
+        let spec = self.scenario.policy(&self.policy_id).expect("policy exists");
         Meta {
             scenario: self.scenario.id.clone(),
             policy: self.policy_id.clone(),
@@ -543,11 +515,7 @@ impl Simulation {
                 .enumerate()
                 .map(|(i, d)| MetaDomain {
                     name: d.name.clone(),
-                    role: if d.role == Role::Driver {
-                        "driver"
-                    } else {
-                        "guest"
-                    },
+                    role: if d.role == Role::Driver { "driver" } else { "guest" },
                     vcpus: d.vcpus as usize,
                     weight: d.weight,
                     cap_pct: d.cap_pct,
@@ -557,11 +525,7 @@ impl Simulation {
             vcpus: self
                 .vcpus
                 .iter()
-                .map(|v| MetaVcpu {
-                    domain: v.dom.0,
-                    index: v.index,
-                    name: v.name.clone(),
-                })
+                .map(|v| MetaVcpu { domain: v.dom.0, index: v.index, name: v.name.clone() })
                 .collect(),
             tasks: self
                 .tasks
@@ -586,6 +550,7 @@ impl Simulation {
             Ev::Schedule(p) => self.schedule(p),
             Ev::SliceEnd(p, gen) => {
                 if self.pcpus[p.0].slice_gen == gen {
+                    self.pcpus[p.0].slice_expired = true;
                     self.resched(p);
                 }
             }
@@ -613,11 +578,7 @@ impl Simulation {
                 self.push(arrive, Ev::NicRx(c, sent_at));
             }
             Ev::NicRx(c, sent_at) => {
-                let (server, dom, port) = (
-                    self.clients[c].server,
-                    self.clients[c].dom,
-                    self.clients[c].port,
-                );
+                let (server, dom, port) = (self.clients[c].server, self.clients[c].dom, self.clients[c].port);
                 let to = self.tasks[server.0].vcpu;
                 let req = Request { client: c, sent_at };
                 self.driver_enqueue(dom, DriverItem::Rx { to, port, req }, None);
@@ -671,9 +632,7 @@ impl Simulation {
             self.deliver(v, ev);
             return;
         }
-        self.vcpus[v.0]
-            .pending
-            .push_back(Pending { at: self.now, ev });
+        self.vcpus[v.0].pending.push_back(Pending { at: self.now, ev });
         if self.vcpus[v.0].state == VState::Blocked {
             self.vcpu_make_runnable(v, cause);
         }
@@ -706,9 +665,11 @@ impl Simulation {
     fn deliver(&mut self, v: VcpuId, ev: GuestEvent) {
         match ev {
             GuestEvent::NetRx { port, req } => {
-                let found = self.vcpus[v.0].tasks.iter().copied().find(
-                    |t| matches!(self.tasks[t.0].work, Work::Server { port: p, .. } if p == port),
-                );
+                let found = self.vcpus[v.0]
+                    .tasks
+                    .iter()
+                    .copied()
+                    .find(|t| matches!(self.tasks[t.0].work, Work::Server { port: p, .. } if p == port));
                 if let Some(t) = found {
                     if let Work::Server { queue, .. } = &mut self.tasks[t.0].work {
                         queue.push_back(req);
@@ -720,11 +681,8 @@ impl Simulation {
                 }
             }
             GuestEvent::DriverKick => {
-                let found = self.vcpus[v.0]
-                    .tasks
-                    .iter()
-                    .copied()
-                    .find(|t| matches!(self.tasks[t.0].work, Work::Driver { .. }));
+                let found =
+                    self.vcpus[v.0].tasks.iter().copied().find(|t| matches!(self.tasks[t.0].work, Work::Driver { .. }));
                 if let Some(t) = found {
                     if self.tasks[t.0].state == TState::Blocked {
                         self.task_wake(t);
@@ -747,11 +705,7 @@ impl Simulation {
                 }
                 Some(*cpu_ns)
             }
-            Work::Driver {
-                queue,
-                current,
-                packet_ns,
-            } => {
+            Work::Driver { queue, current, packet_ns } => {
                 let Some(item) = queue.pop_front() else {
                     return false;
                 };
@@ -780,11 +734,7 @@ impl Simulation {
     }
 
     fn guest_pick(&self, v: VcpuId) -> Option<TaskId> {
-        self.vcpus[v.0]
-            .runnable
-            .iter()
-            .copied()
-            .min_by_key(|&t| self.prio(t))
+        self.vcpus[v.0].runnable.iter().copied().min_by_key(|&t| self.prio(t))
     }
 
     /// Wake-up preemption in the guest: a woken task that outranks the current one takes the vCPU now.
@@ -793,9 +743,7 @@ impl Simulation {
             return;
         }
         match self.vcpus[v.0].current {
-            Some(cur)
-                if self.tasks[cur.0].state == TState::Runnable
-                    && self.prio(woken) >= self.prio(cur) => {}
+            Some(cur) if self.tasks[cur.0].state == TState::Runnable && self.prio(woken) >= self.prio(cur) => {}
             _ => {
                 self.charge(v);
                 self.guest_run(v);
@@ -849,9 +797,7 @@ impl Simulation {
             Some(t) => {
                 self.vcpus[v.0].exec_start = Some(self.now);
                 let task = &self.tasks[t.0];
-                let left = task
-                    .burst_left
-                    .map_or(task.slice_left, |b| b.min(task.slice_left));
+                let left = task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left));
                 let gen = self.vcpus[v.0].guest_gen;
                 self.push(self.now + Nanos(left), Ev::Guest(v, gen));
             }
@@ -890,15 +836,8 @@ impl Simulation {
         let dom = self.tasks[t.0].dom;
         match &mut self.tasks[t.0].work {
             Work::Cpu => {}
-            Work::Server {
-                queue,
-                cpu_ns,
-                response_bytes,
-                ..
-            } => {
-                let req = queue
-                    .pop_front()
-                    .expect("a server burst serves a queued request");
+            Work::Server { queue, cpu_ns, response_bytes, .. } => {
+                let req = queue.pop_front().expect("a server burst serves a queued request");
                 let bytes = *response_bytes;
                 let more = !queue.is_empty();
                 let cpu = *cpu_ns;
@@ -912,11 +851,7 @@ impl Simulation {
                 }
                 self.driver_enqueue(dom, DriverItem::Tx { req, bytes }, Some(v));
             }
-            Work::Driver {
-                current,
-                queue,
-                packet_ns,
-            } => {
+            Work::Driver { current, queue, packet_ns } => {
                 let item = current.take().expect("a backend burst processes an item");
                 let next = queue.pop_front();
                 let cost = *packet_ns;
@@ -929,12 +864,7 @@ impl Simulation {
                 }
                 match item {
                     DriverItem::Rx { to, port, req } => {
-                        self.post_event(
-                            to,
-                            GuestEvent::NetRx { port, req },
-                            Some(v),
-                            &format!("net rx port {port}"),
-                        );
+                        self.post_event(to, GuestEvent::NetRx { port, req }, Some(v), &format!("net rx port {port}"));
                     }
                     DriverItem::Tx { req, bytes } => {
                         let arrive = self.link_out.send(self.now, bytes);
@@ -985,15 +915,19 @@ impl Simulation {
             self.vcpus[c.0].guest_gen += 1;
         }
         self.close_segment(p);
-        let cur_runnable = cur
-            .is_some_and(|c| self.vcpus[c.0].state == VState::Runnable && !self.vcpus[c.0].paused);
+        let cur_runnable = cur.is_some_and(|c| self.vcpus[c.0].state == VState::Runnable && !self.vcpus[c.0].paused);
+        let trigger = match cur {
+            None => "idle pCPU",
+            Some(c) if self.vcpus[c.0].paused => "parked",
+            Some(_) if !cur_runnable => "block",
+            Some(_) if self.pcpus[p.0].slice_expired => "slice end",
+            Some(_) => "preempt",
+        };
+        self.pcpus[p.0].slice_expired = false;
         let d: Decision = self.with_ctx(|pol, ctx| pol.do_schedule(p, cur, cur_runnable, ctx));
         if let Some(n) = d.next {
             if let Some(q) = self.vcpus[n.0].on_pcpu.filter(|&q| q != p) {
-                panic!(
-                    "policy bug: {} chosen on pCPU{} while running on pCPU{}",
-                    self.vcpu_name[n.0], p.0, q.0
-                );
+                panic!("policy bug: {} chosen on pCPU{} while running on pCPU{}", self.vcpu_name[n.0], p.0, q.0);
             }
         }
         if d.next != cur {
@@ -1010,7 +944,7 @@ impl Simulation {
             }
         }
         self.pcpus[p.0].seg_task = d.next.and_then(|n| self.vcpus[n.0].current);
-        self.trace.push_decision(self.now.0, p.0, d.reason);
+        self.trace.push_decision(self.now.0, p.0, format!("{trigger}: {}", d.reason));
         self.pcpus[p.0].slice_gen += 1;
         if let Some(n) = d.next {
             let gen = self.pcpus[p.0].slice_gen;
@@ -1018,9 +952,7 @@ impl Simulation {
             // Pending notifications are delivered as the vCPU starts running.
             while let Some(pe) = self.vcpus[n.0].pending.pop_front() {
                 if self.in_window(self.now) {
-                    self.dom_metrics[self.vcpus[n.0].dom.0]
-                        .event_latency_ns
-                        .push((self.now - pe.at).0);
+                    self.dom_metrics[self.vcpus[n.0].dom.0].event_latency_ns.push((self.now - pe.at).0);
                 }
                 self.deliver(n, pe.ev);
             }

@@ -26,6 +26,25 @@ pub struct DecisionRec {
     pub text: String,
 }
 
+/// A vCPU in a run-queue snapshot, as the policy sees it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RqEntry {
+    pub vcpu: u32,
+    /// Priority class label (BOOST, UNDER, OVER, PARKED, ...).
+    pub pri: &'static str,
+    /// Credit in the policy's units, when it has credits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credit: Option<i64>,
+}
+
+/// What one pCPU runs and has queued, from `t_ns` until the next snapshot of that pCPU.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RqSnap {
+    pub t_ns: u64,
+    pub running: Option<RqEntry>,
+    pub queued: Vec<RqEntry>,
+}
+
 /// Most decisions kept; past it, later ones are counted in `decisions_dropped` (reported, never silent).
 pub const MAX_DECISIONS: usize = 1_000_000;
 
@@ -35,6 +54,8 @@ pub struct Trace {
     last_of_pcpu: Vec<Option<usize>>,
     decisions: Vec<DecisionRec>,
     pub decisions_dropped: u64,
+    /// Run-queue snapshots per pCPU, recorded whenever one changes.
+    runqueues: Vec<Vec<RqSnap>>,
     vcpu_dom: Vec<usize>,
     ndomains: usize,
     pcpus: usize,
@@ -49,6 +70,7 @@ impl Trace {
             last_of_pcpu: vec![None; pcpus],
             decisions: Vec::new(),
             decisions_dropped: 0,
+            runqueues: vec![Vec::new(); pcpus],
             vcpu_dom,
             ndomains,
             pcpus,
@@ -76,11 +98,44 @@ impl Trace {
             self.decisions_dropped += 1;
             return;
         }
-        self.decisions.push(DecisionRec {
-            t_ns,
-            pcpu: pcpu as u32,
-            text,
-        });
+        self.decisions.push(DecisionRec { t_ns, pcpu: pcpu as u32, text });
+    }
+
+    /// Records pCPU `p`'s run queue unless it is unchanged since its last snapshot.
+    pub fn push_runqueue(&mut self, p: usize, t_ns: u64, running: Option<RqEntry>, queued: Vec<RqEntry>) {
+        let list = &mut self.runqueues[p];
+        if let Some(last) = list.last_mut() {
+            if last.running == running && last.queued == queued {
+                return;
+            }
+            if last.t_ns == t_ns {
+                // Several changes within one instant: keep the last state only.
+                last.running = running;
+                last.queued = queued;
+                return;
+            }
+        }
+        list.push(RqSnap { t_ns, running, queued });
+    }
+
+    /// Every pCPU's run queue as it was at `t_ns` (`None` before its first snapshot).
+    pub fn runqueues_at(&self, t_ns: u64) -> Vec<Option<&RqSnap>> {
+        self.runqueues
+            .iter()
+            .map(|l| {
+                let i = l.partition_point(|s| s.t_ns <= t_ns);
+                if i == 0 {
+                    None
+                } else {
+                    Some(&l[i - 1])
+                }
+            })
+            .collect()
+    }
+
+    /// All snapshots of one pCPU.
+    pub fn runqueue_history(&self, p: usize) -> &[RqSnap] {
+        &self.runqueues[p]
     }
 
     pub fn segments(&self) -> &[Segment] {
@@ -133,11 +188,7 @@ impl Trace {
     /// Decisions with `from_ns <= t < to_ns`, at most `limit`.
     pub fn decisions(&self, from_ns: u64, to_ns: u64, limit: usize) -> Vec<&DecisionRec> {
         let start = self.decisions.partition_point(|d| d.t_ns < from_ns);
-        self.decisions[start..]
-            .iter()
-            .take_while(|d| d.t_ns < to_ns)
-            .take(limit)
-            .collect()
+        self.decisions[start..].iter().take_while(|d| d.t_ns < to_ns).take(limit).collect()
     }
 
     pub fn decision_count(&self) -> usize {
@@ -152,34 +203,10 @@ mod tests {
     #[test]
     fn contiguous_equal_segments_merge() {
         let mut t = Trace::new(1, vec![0], 1, 100);
-        t.push_segment(Segment {
-            pcpu: 0,
-            start: 0,
-            end: 10,
-            vcpu: 0,
-            task: 0,
-        });
-        t.push_segment(Segment {
-            pcpu: 0,
-            start: 10,
-            end: 20,
-            vcpu: 0,
-            task: 0,
-        });
-        t.push_segment(Segment {
-            pcpu: 0,
-            start: 20,
-            end: 20,
-            vcpu: 0,
-            task: 1,
-        });
-        t.push_segment(Segment {
-            pcpu: 0,
-            start: 20,
-            end: 30,
-            vcpu: 0,
-            task: 1,
-        });
+        t.push_segment(Segment { pcpu: 0, start: 0, end: 10, vcpu: 0, task: 0 });
+        t.push_segment(Segment { pcpu: 0, start: 10, end: 20, vcpu: 0, task: 0 });
+        t.push_segment(Segment { pcpu: 0, start: 20, end: 20, vcpu: 0, task: 1 });
+        t.push_segment(Segment { pcpu: 0, start: 20, end: 30, vcpu: 0, task: 1 });
         assert_eq!(t.segments().len(), 2);
         assert_eq!(t.segments()[0].end, 20);
     }
@@ -187,20 +214,8 @@ mod tests {
     #[test]
     fn share_series_splits_segments_across_buckets() {
         let mut t = Trace::new(2, vec![0, 1], 2, 100);
-        t.push_segment(Segment {
-            pcpu: 0,
-            start: 0,
-            end: 75,
-            vcpu: 0,
-            task: 0,
-        });
-        t.push_segment(Segment {
-            pcpu: 1,
-            start: 25,
-            end: 100,
-            vcpu: 1,
-            task: 1,
-        });
+        t.push_segment(Segment { pcpu: 0, start: 0, end: 75, vcpu: 0, task: 0 });
+        t.push_segment(Segment { pcpu: 1, start: 25, end: 100, vcpu: 1, task: 1 });
         let s = t.share_series(50);
         // bucket 0: dom0 50/100, dom1 25/100; bucket 1: dom0 25/100, dom1 50/100
         assert_eq!(s, vec![0.5, 0.25, 0.25, 0.5]);

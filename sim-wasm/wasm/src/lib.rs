@@ -14,26 +14,17 @@ fn js_err(e: impl std::fmt::Display) -> JsError {
 /// Validates a scenario file; throws an `Error` whose message names the offending field path.
 #[wasm_bindgen]
 pub fn validate_scenario(scenario_json: &str) -> Result<(), JsError> {
-    Scenario::from_json(scenario_json)
-        .map(|_| ())
-        .map_err(js_err)
+    Scenario::from_json(scenario_json).map(|_| ()).map_err(js_err)
 }
 
 /// Runs the named policies (a JSON array of ids; `[]` means all) and returns the report of DESIGN.md section 5 as
 /// JSON text. With `deterministic`, wall-clock fields are omitted so the text is byte-identical to
 /// `schedsim run --deterministic` on the same file.
 #[wasm_bindgen]
-pub fn run_report(
-    scenario_json: &str,
-    policies_json: &str,
-    deterministic: bool,
-) -> Result<String, JsError> {
+pub fn run_report(scenario_json: &str, policies_json: &str, deterministic: bool) -> Result<String, JsError> {
     let scenario = Scenario::from_json(scenario_json).map_err(js_err)?;
     let policies: Vec<String> = serde_json::from_str(policies_json).map_err(js_err)?;
-    let opts = report::RunOptions {
-        deterministic,
-        ..Default::default()
-    };
+    let opts = report::RunOptions { deterministic, ..Default::default() };
     let rep = report::run_scenario(&scenario, &policies, &opts).map_err(js_err)?;
     Ok(report::to_json_string(&rep))
 }
@@ -75,8 +66,7 @@ impl Simulation {
 
     /// The run object of the report (DESIGN.md section 5, one element of `runs`), as JSON text.
     pub fn report_json(&self) -> String {
-        serde_json::to_string(&self.inner.report(&report::RunOptions::default()))
-            .unwrap_or_default()
+        serde_json::to_string(&self.inner.report(&report::RunOptions::default())).unwrap_or_default()
     }
 
     /// Names and shapes the UI needs to label the trace: pCPUs, domains, vCPUs, tasks, duration.
@@ -99,10 +89,7 @@ impl Simulation {
 
     /// Scheduling decisions with their one-line reasons between two times (ns), at most `limit`, as JSON text.
     pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        let d = self
-            .inner
-            .trace()
-            .decisions(from_ns as u64, to_ns as u64, limit as usize);
+        let d = self.inner.trace().decisions(from_ns as u64, to_ns as u64, limit as usize);
         serde_json::to_string(&d).unwrap_or_default()
     }
 }

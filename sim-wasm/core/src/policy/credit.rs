@@ -23,7 +23,16 @@ const CREDITS_PER_MSEC: i64 = 10;
 /// Shortest slice the scheduler sets (CSCHED_MIN_TIMER) [ns].
 const MIN_TIMER: Nanos = Nanos::from_us(100);
 
-/// Tunables of the credit scheduler.
+/// How CPU use is charged in credits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accounting {
+    /// Elapsed time at every schedule and tick, 10 credits per ms (4.x; also 000's modified 3.2).
+    Exact,
+    /// 100 credits taken from whichever vCPU is running when a tick fires (stock 3.0/3.2 sampling).
+    Tick,
+}
+
+/// Tunables of the credit scheduler. `version` presets select a release's behaviour; later keys override it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreditParams {
     /// BOOST a vCPU woken while UNDER (3.0.4 and later; 3.0.3 had none).
@@ -32,14 +41,20 @@ pub struct CreditParams {
     pub tslice_ms: u64,
     /// A runnable vCPU keeps its pCPU for at least this long [us]; 0 = off.
     pub ratelimit_us: u64,
+    pub accounting: Accounting,
+    /// On leaving the active list with more than a slice of credit: halve it (4.1+) or zero it (3.x).
+    pub halve_on_deactivate: bool,
 }
 
 impl Default for CreditParams {
+    /// Xen 3.2 as paper 000 ran it: BOOST, 30 ms slices, no rate limit, fine-grained accounting.
     fn default() -> CreditParams {
         CreditParams {
             boost: true,
             tslice_ms: 30,
             ratelimit_us: 0,
+            accounting: Accounting::Exact,
+            halve_on_deactivate: false,
         }
     }
 }
@@ -49,7 +64,11 @@ impl CreditParams {
     pub fn from_value(v: &Value) -> Result<CreditParams, String> {
         let mut p = CreditParams::default();
         if let Some(obj) = v.as_object() {
-            for (k, val) in obj {
+            // The preset first, so explicit keys override it whatever their order in the file.
+            if let Some(ver) = obj.get("version") {
+                p.set("version", ver)?;
+            }
+            for (k, val) in obj.iter().filter(|(k, _)| *k != "version") {
                 p.set(k, val)?;
             }
         }
@@ -64,16 +83,31 @@ impl CreditParams {
                 .ok_or_else(|| format!("{param}: expected an integer in {lo}..={hi}, got {v}"))
         };
         match param {
-            "boost" => {
-                self.boost = v
-                    .as_bool()
-                    .ok_or_else(|| format!("boost: expected true or false, got {v}"))?
-            }
+            "boost" => self.boost = v.as_bool().ok_or_else(|| format!("boost: expected true or false, got {v}"))?,
             "tslice_ms" => self.tslice_ms = int(1, 1000)?,
             "ratelimit_us" => self.ratelimit_us = int(0, 500_000)?,
+            "accounting" => {
+                self.accounting = match v.as_str() {
+                    Some("exact") => Accounting::Exact,
+                    Some("tick") => Accounting::Tick,
+                    _ => return Err(format!("accounting: expected \"exact\" or \"tick\", got {v}")),
+                }
+            }
+            "version" => {
+                *self = match v.as_str() {
+                    Some("3.0.3") => {
+                        CreditParams { boost: false, accounting: Accounting::Tick, ..CreditParams::default() }
+                    }
+                    Some("3.2") => CreditParams { accounting: Accounting::Tick, ..CreditParams::default() },
+                    Some("4.x") => {
+                        CreditParams { ratelimit_us: 1000, halve_on_deactivate: true, ..CreditParams::default() }
+                    }
+                    _ => return Err(format!("version: expected \"3.0.3\", \"3.2\" or \"4.x\", got {v}")),
+                }
+            }
             other => {
                 return Err(format!(
-                    "unknown credit parameter '{other}' (known: boost, tslice_ms, ratelimit_us)"
+                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting)"
                 ))
             }
         }
@@ -172,14 +206,7 @@ impl Credit {
         Ok(Credit {
             params,
             vcpus,
-            doms: domains
-                .iter()
-                .map(|d| CDom {
-                    weight: d.weight,
-                    cap_pct: d.cap_pct,
-                    active: Vec::new(),
-                })
-                .collect(),
+            doms: domains.iter().map(|d| CDom { weight: d.weight, cap_pct: d.cap_pct, active: Vec::new() }).collect(),
             active_doms: Vec::new(),
             weight_total: 0,
             credit_balance: 0,
@@ -206,6 +233,9 @@ impl Credit {
     }
 
     fn burn(&mut self, v: VcpuId, now: Nanos) {
+        if self.params.accounting == Accounting::Tick {
+            return;
+        }
         let c = &mut self.vcpus[v.0];
         let delta = now.0.saturating_sub(c.last_burn.0);
         let val = delta * CREDITS_PER_MSEC as u64 + c.residual;
@@ -240,10 +270,7 @@ impl Credit {
     fn runq_insert(&mut self, p: PcpuId, v: VcpuId) {
         let pri = self.vcpus[v.0].pri;
         let q = &self.runq[p.0];
-        let pos = q
-            .iter()
-            .position(|u| self.vcpus[u.0].pri < pri)
-            .unwrap_or(q.len());
+        let pos = q.iter().position(|u| self.vcpus[u.0].pri < pri).unwrap_or(q.len());
         self.runq[p.0].insert(pos, v);
         self.vcpus[v.0].on_runq = true;
         self.vcpus[v.0].processor = p;
@@ -262,9 +289,8 @@ impl Credit {
         }
         self.sorted[p.0] = self.epoch;
         let vcpus = &self.vcpus;
-        let (mut first, second): (Vec<VcpuId>, Vec<VcpuId>) = self.runq[p.0]
-            .iter()
-            .partition(|u| vcpus[u.0].pri >= PRI_UNDER);
+        let (mut first, second): (Vec<VcpuId>, Vec<VcpuId>) =
+            self.runq[p.0].iter().partition(|u| vcpus[u.0].pri >= PRI_UNDER);
         first.extend(second);
         self.runq[p.0] = first;
     }
@@ -284,10 +310,7 @@ impl Credit {
             }
             Some(cur) => {
                 let n = ctx.host.pcpus;
-                if let Some(idle) = (1..n)
-                    .map(|i| PcpuId((p.0 + i) % n))
-                    .find(|q| ctx.host.running[q.0].is_none())
-                {
+                if let Some(idle) = (1..n).map(|i| PcpuId((p.0 + i) % n)).find(|q| ctx.host.running[q.0].is_none()) {
                     ctx.resched(idle);
                     format!("kicks idle pCPU{} to steal it", idle.0)
                 } else if self.vcpus[v.0].pri > self.vcpus[cur.0].pri {
@@ -308,11 +331,7 @@ impl Credit {
             if peer == p || ctx.host.running[peer.0].is_none() || self.runq[peer.0].is_empty() {
                 continue;
             }
-            let found = self.runq[peer.0]
-                .iter()
-                .take_while(|u| self.vcpus[u.0].pri > pri)
-                .copied()
-                .next();
+            let found = self.runq[peer.0].iter().take_while(|u| self.vcpus[u.0].pri > pri).copied().next();
             if let Some(u) = found {
                 self.runq_remove(u);
                 self.vcpus[u.0].processor = p;
@@ -326,10 +345,7 @@ impl Credit {
 
 impl Policy for Credit {
     fn timers(&self) -> Timers {
-        Timers {
-            tick: Some(self.params.tick()),
-            account: Some(self.params.tslice()),
-        }
+        Timers { tick: Some(self.params.tick()), account: Some(self.params.tslice()) }
     }
 
     fn init_vcpu(&mut self, v: VcpuId, ctx: &mut Ctx) -> PcpuId {
@@ -368,33 +384,18 @@ impl Policy for Credit {
         }
     }
 
-    fn do_schedule(
-        &mut self,
-        p: PcpuId,
-        cur: Option<VcpuId>,
-        cur_runnable: bool,
-        ctx: &mut Ctx,
-    ) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
         let now = ctx.now;
         if let Some(c) = cur {
             self.burn(c, now);
             let ran = now.saturating_sub(self.vcpus[c.0].run_start);
             let limit = Nanos::from_us(self.params.ratelimit_us);
             if cur_runnable && limit > Nanos::ZERO && ran < limit {
-                let slice = if ran < MIN_TIMER {
-                    MIN_TIMER
-                } else {
-                    limit - ran
-                };
+                let slice = if ran < MIN_TIMER { MIN_TIMER } else { limit - ran };
                 return Decision {
                     next: Some(c),
                     slice,
-                    reason: format!(
-                        "{} keeps pCPU{} (ratelimit: ran {} us)",
-                        self.describe(c, ctx),
-                        p.0,
-                        ran.0 / 1000
-                    ),
+                    reason: format!("{} keeps pCPU{} (ratelimit: ran {} us)", self.describe(c, ctx), p.0, ran.0 / 1000),
                 };
             }
             if cur_runnable {
@@ -431,11 +432,7 @@ impl Policy for Credit {
             Some(n) => format!("{prev}; runs {}: {how}", self.describe(n, ctx)),
             None => format!("{prev}; pCPU{} goes idle", p.0),
         };
-        Decision {
-            next,
-            slice: self.params.tslice(),
-            reason,
-        }
+        Decision { next, slice: self.params.tslice(), reason }
     }
 
     fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {
@@ -446,6 +443,10 @@ impl Policy for Credit {
                 ctx.note(p, text);
             }
             self.burn(c, ctx.now);
+            if self.params.accounting == Accounting::Tick {
+                // Sampling: the vCPU found running pays for the whole tick period.
+                self.vcpus[c.0].credit -= self.params.credits_per_tslice() / 3;
+            }
             if !self.vcpus[c.0].active {
                 self.acct_start(c);
             }
@@ -471,11 +472,7 @@ impl Policy for Credit {
         for d in order {
             let (weight, cap_pct, n) = {
                 let dom = &self.doms[d.0];
-                (
-                    i64::from(dom.weight),
-                    i64::from(dom.cap_pct),
-                    dom.active.len() as i64,
-                )
+                (i64::from(dom.weight), i64::from(dom.cap_pct), dom.active.len() as i64)
             };
             weight_left -= weight * n;
             let mut peak = n * per_tslice;
@@ -520,8 +517,8 @@ impl Policy for Credit {
                         ctx.actions.push(Action::Unpause(v));
                     }
                     if c.credit > per_tslice {
-                        // Stops earning; half its credit carries over so it restarts a little ahead.
-                        c.credit /= 2;
+                        // Stops earning. 4.1+ keeps half so it restarts a little ahead; 3.x reset it to zero.
+                        c.credit = if self.params.halve_on_deactivate { c.credit / 2 } else { 0 };
                         self.acct_stop(v);
                     }
                 }
@@ -538,10 +535,7 @@ impl Policy for Credit {
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
         let c = &self.vcpus[v.0];
-        VcpuSched {
-            pri: if c.parked { "PARKED" } else { pri_name(c.pri) },
-            credit: Some(c.credit),
-        }
+        VcpuSched { pri: if c.parked { "PARKED" } else { pri_name(c.pri) }, credit: Some(c.credit) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
@@ -560,13 +554,7 @@ mod tests {
             .map(|(i, &(weight, cap_pct, n))| {
                 let vcpus = (next..next + n).map(VcpuId).collect();
                 next += n;
-                DomainInfo {
-                    name: format!("d{i}"),
-                    weight,
-                    cap_pct,
-                    vcpus,
-                    is_driver: false,
-                }
+                DomainInfo { name: format!("d{i}"), weight, cap_pct, vcpus, is_driver: false }
             })
             .collect()
     }
@@ -587,14 +575,7 @@ mod tests {
                 vcpu_dom.extend(info.vcpus.iter().map(|_| DomId(d)));
             }
             let names = (0..vcpu_dom.len()).map(|i| format!("v{i}")).collect();
-            Harness {
-                running: vec![None; pcpus],
-                vcpu_dom,
-                names,
-                domains,
-                actions: vec![],
-                notes: vec![],
-            }
+            Harness { running: vec![None; pcpus], vcpu_dom, names, domains, actions: vec![], notes: vec![] }
         }
         fn ctx(&mut self, now: Nanos) -> Ctx<'_> {
             Ctx {
@@ -622,14 +603,7 @@ mod tests {
             c.acct_start(VcpuId(v));
         }
         c.account(&mut h.ctx(Nanos::from_ms(30)));
-        assert_eq!(
-            (
-                c.credit(VcpuId(0)),
-                c.credit(VcpuId(1)),
-                c.credit(VcpuId(2))
-            ),
-            (75, 150, 75)
-        );
+        assert_eq!((c.credit(VcpuId(0)), c.credit(VcpuId(1)), c.credit(VcpuId(2))), (75, 150, 75));
         assert!(c.vcpus.iter().all(|v| v.pri == PRI_UNDER));
     }
 
@@ -650,6 +624,16 @@ mod tests {
         assert_eq!(c.credit(VcpuId(0)), -140);
         assert!(h.actions.contains(&Action::Pause(VcpuId(0))));
         assert_eq!(c.vcpu_sched(VcpuId(0)).pri, "PARKED");
+    }
+
+    /// Version presets apply first and explicit keys override them.
+    #[test]
+    fn version_presets() {
+        let p = CreditParams::from_value(&serde_json::json!({"boost": true, "version": "3.0.3"})).unwrap();
+        assert_eq!((p.boost, p.accounting), (true, Accounting::Tick));
+        let p = CreditParams::from_value(&serde_json::json!({"version": "4.x"})).unwrap();
+        assert_eq!((p.ratelimit_us, p.halve_on_deactivate, p.accounting), (1000, true, Accounting::Exact));
+        assert!(CreditParams::from_value(&serde_json::json!({"version": "2.0"})).is_err());
     }
 
     /// Burning is exact: 3.35 ms of CPU costs 33 credits and carries 0.5 credit of residual.

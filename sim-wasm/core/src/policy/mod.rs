@@ -108,13 +108,7 @@ pub trait Policy {
     /// A vCPU stopped being runnable (blocked or paused). If it is running, the engine reschedules its pCPU.
     fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx);
     /// Choose what runs next on `p`. `cur` is what ran until now, `cur_runnable` whether it could go on.
-    fn do_schedule(
-        &mut self,
-        p: PcpuId,
-        cur: Option<VcpuId>,
-        cur_runnable: bool,
-        ctx: &mut Ctx,
-    ) -> Decision;
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision;
     /// Per-pCPU tick.
     fn tick(&mut self, _p: PcpuId, _ctx: &mut Ctx) {}
     /// Host-wide accounting.
@@ -122,14 +116,7 @@ pub trait Policy {
     /// An event-channel notification was sent from one vCPU to another (driver domain -> guest or back).
     fn event_sent(&mut self, _from: VcpuId, _to: VcpuId, _ctx: &mut Ctx) {}
     /// The guest on `v` switched address space from `prev` to `next` (None = guest idle).
-    fn guest_task_switch(
-        &mut self,
-        _v: VcpuId,
-        _prev: Option<TaskId>,
-        _next: Option<TaskId>,
-        _ctx: &mut Ctx,
-    ) {
-    }
+    fn guest_task_switch(&mut self, _v: VcpuId, _prev: Option<TaskId>, _next: Option<TaskId>, _ctx: &mut Ctx) {}
     /// Changes a parameter at run time (scenario `changes`).
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String>;
     /// How the policy currently sees a vCPU.
@@ -139,12 +126,7 @@ pub trait Policy {
 }
 
 /// Builds the policy named by a scenario's policy spec.
-pub fn build(
-    scheduler: &str,
-    params: &Value,
-    pcpus: usize,
-    domains: &[DomainInfo],
-) -> Result<Box<dyn Policy>, String> {
+pub fn build(scheduler: &str, params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Box<dyn Policy>, String> {
     match scheduler {
         "credit" => Ok(Box::new(credit::Credit::new(params, pcpus, domains)?)),
         other => Err(format!("scheduler '{other}' is not implemented yet")),

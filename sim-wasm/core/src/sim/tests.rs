@@ -22,21 +22,13 @@ fn assert_cpu_conserved(sim: &Simulation) {
     let mut busy = vec![0u64; sim.pcpus.len()];
     let mut by_pcpu: Vec<Vec<&Segment>> = vec![Vec::new(); sim.pcpus.len()];
     for s in sim.trace().segments() {
-        assert!(
-            s.start < s.end && s.end <= end,
-            "segment outside the run: {s:?}"
-        );
+        assert!(s.start < s.end && s.end <= end, "segment outside the run: {s:?}");
         by_pcpu[s.pcpu as usize].push(s);
         busy[s.pcpu as usize] += s.end - s.start;
     }
     for segs in &by_pcpu {
         for w in segs.windows(2) {
-            assert!(
-                w[0].end <= w[1].start,
-                "overlapping segments on one pCPU: {:?} {:?}",
-                w[0],
-                w[1]
-            );
+            assert!(w[0].end <= w[1].start, "overlapping segments on one pCPU: {:?} {:?}", w[0], w[1]);
         }
     }
     for &b in &busy {
@@ -44,10 +36,7 @@ fn assert_cpu_conserved(sim: &Simulation) {
         assert_eq!(b + idle, end);
     }
     let dom_total: u64 = sim.dom_metrics.iter().map(|m| m.cpu_ns).sum();
-    assert_eq!(
-        dom_total, sim.busy_ns,
-        "domain CPU must add up to pCPU busy time"
-    );
+    assert_eq!(dom_total, sim.busy_ns, "domain CPU must add up to pCPU busy time");
     assert!(sim.busy_ns <= (end - sim.warmup.0) * sim.pcpus.len() as u64);
 }
 
@@ -57,13 +46,7 @@ fn assert_no_double_running(sim: &Simulation) {
     segs.sort_by_key(|s| (s.vcpu, s.start));
     for w in segs.windows(2) {
         if w[0].vcpu == w[1].vcpu {
-            assert!(
-                w[0].end <= w[1].start,
-                "vCPU {} on two pCPUs: {:?} {:?}",
-                w[0].vcpu,
-                w[0],
-                w[1]
-            );
+            assert!(w[0].end <= w[1].start, "vCPU {} on two pCPUs: {:?} {:?}", w[0].vcpu, w[0], w[1]);
         }
     }
 }
@@ -95,11 +78,7 @@ fn assert_cap_respected(sim: &Simulation, sc: &Scenario) {
             let a = k * period;
             let used = dom_cpu_in(sim, d, a, end - (end - a) % period) as f64;
             let span = ((end - a) - (end - a) % period) as f64;
-            assert!(
-                used <= cap * span + slack,
-                "{} used {used} ns in {span} ns from {a}",
-                dom.name
-            );
+            assert!(used <= cap * span + slack, "{} used {used} ns in {span} ns from {a}", dom.name);
             k += 1;
         }
     }
@@ -191,20 +170,11 @@ fn io_scenario() -> Scenario {
 #[test]
 fn same_seed_same_report_and_trace() {
     let sc = io_scenario();
-    let opts = RunOptions {
-        deterministic: true,
-        ..RunOptions::default()
-    };
+    let opts = RunOptions { deterministic: true, ..RunOptions::default() };
     let a = crate::report::run_scenario(&sc, &[], &opts).unwrap();
     let b = crate::report::run_scenario(&sc, &[], &opts).unwrap();
-    assert_eq!(
-        crate::report::to_json_string(&a),
-        crate::report::to_json_string(&b)
-    );
-    assert_eq!(
-        run(&sc, "credit").trace().segments(),
-        run(&sc, "credit").trace().segments()
-    );
+    assert_eq!(crate::report::to_json_string(&a), crate::report::to_json_string(&b));
+    assert_eq!(run(&sc, "credit").trace().segments(), run(&sc, "credit").trace().segments());
 }
 
 /// Common random numbers: the clients' send times come from their own streams, so both policies see the same
@@ -218,13 +188,7 @@ fn offered_load_does_not_depend_on_the_policy() {
         let mut v: Vec<(Nanos, usize)> = s
             .queue
             .iter()
-            .filter_map(|Reverse((t, _, e))| {
-                if let Ev::ClientSend(c) = e {
-                    Some((*t, *c))
-                } else {
-                    None
-                }
-            })
+            .filter_map(|Reverse((t, _, e))| if let Ev::ClientSend(c) = e { Some((*t, *c)) } else { None })
             .collect();
         v.sort();
         v
@@ -241,15 +205,9 @@ fn every_request_is_answered() {
     let served = sim.dom_metrics[1].requests_served;
     let answered = sim.dom_metrics[1].responses_ns.len() as u64;
     assert!(answered > 50, "too few responses: {answered}");
-    assert!(
-        served >= answered && served - answered <= 2,
-        "served {served}, answered {answered}"
-    );
+    assert!(served >= answered && served - answered <= 2, "served {served}, answered {answered}");
     // Event latency is recorded for every notification and never negative; none exceeds the run.
-    assert!(sim.dom_metrics[1]
-        .event_latency_ns
-        .iter()
-        .all(|&l| l <= sim.end.0));
+    assert!(sim.dom_metrics[1].event_latency_ns.iter().all(|&l| l <= sim.end.0));
 }
 
 /// A domain with nothing to do never runs, and a lone busy loop gets the whole pCPU.
@@ -283,11 +241,7 @@ fn guest_wakeup_preemption() {
     let r = &sim.dom_metrics[1].responses_ns;
     assert!(!r.is_empty());
     // 50 us of CPU per request; dom0 costs nothing; the only wait is for dom0 to be scheduled (boosted).
-    assert!(
-        r.iter().all(|&x| x < 1_000_000),
-        "max response {} ns",
-        r.iter().max().unwrap()
-    );
+    assert!(r.iter().all(|&x| x < 1_000_000), "max response {} ns", r.iter().max().unwrap());
 }
 
 #[test]
