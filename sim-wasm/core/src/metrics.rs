@@ -18,6 +18,18 @@ pub struct DomMetrics {
     pub requests_served: u64,
     /// Time its vCPUs spent blocked (no work) [ns], summed over vCPUs.
     pub blocked_ns: u64,
+    /// I/O operations its I/O loops and disk readers completed.
+    pub io_done: u64,
+    /// Issue-to-completion latency of those operations [ns].
+    pub io_latency_ns: Vec<u64>,
+    /// Payload its tasks received: bulk stream data and disk blocks [bytes].
+    pub bytes_in: u64,
+    /// Payload its tasks sent and had acknowledged (bulk) or sent (streams) [bytes].
+    pub bytes_out: u64,
+    /// Times one of its stream clients ran out of buffered data.
+    pub underruns: u64,
+    /// I/O items that found no driver domain (cannot happen in a validated scenario; counted, never hidden).
+    pub dropped: u64,
 }
 
 /// What the engine measures for a guest task within the measured window.

@@ -49,12 +49,202 @@ pub struct Pending {
     pub ev: GuestEvent,
 }
 
+/// What a notification tells the guest kernel.
 #[derive(Clone, Debug)]
 pub enum GuestEvent {
-    /// A network request for the server on `port` (carried through the driver domain).
-    NetRx { port: u16, req: Request },
-    /// The driver domain has I/O work queued.
+    /// A packet for the task in `dst` (its socket), carried through the driver domain.
+    Packet(Packet),
+    /// The driver domain's backend has I/O work queued.
     DriverKick,
+    /// A block request of `task` completed.
+    BlkDone { task: TaskId, bytes: u32, issued_at: Nanos },
+    /// A guest timer of `task` expired.
+    Timer(TaskId),
+    /// An inter-processor interrupt waking `task` (barrier release).
+    Ipi(TaskId),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PeerId(pub usize);
+
+/// An endpoint of a packet: a guest task (its socket) or a machine outside the host.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Task(TaskId),
+    Peer(PeerId),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PKind {
+    Request,
+    Response,
+    Data,
+    Ack,
+}
+
+#[derive(Copy, Clone, Debug)]
+pub struct Packet {
+    pub src: Endpoint,
+    pub dst: Endpoint,
+    pub kind: PKind,
+    /// Payload [bytes].
+    pub bytes: u32,
+    /// When the exchange this packet belongs to began (the client's send), for response times [ns].
+    pub origin_at: Nanos,
+    /// Destination port in the guest (0 when the flow has none), for port-based correlation.
+    pub port: u16,
+}
+
+/// TCP/UDP payload per full-size packet [bytes].
+pub const MSS: u32 = 1448;
+
+/// A unit of work queued at a driver domain's backend (netback/blkback).
+#[derive(Copy, Clone, Debug)]
+pub enum DriverItem {
+    /// A packet to hand to a guest.
+    Rx(Packet),
+    /// A packet a guest sent: to the wire, or to another domain on this host.
+    Tx(Packet),
+    /// A guest's block request to submit to the disk.
+    BlkSubmit { task: TaskId, bytes: u32, issued_at: Nanos },
+    /// A completed block request to hand back to the guest.
+    BlkDone { task: TaskId, bytes: u32, issued_at: Nanos },
+}
+
+/// What a barrier thread is doing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BarrierPhase {
+    Compute,
+    /// Busy-waiting at the barrier (burns CPU).
+    Spin,
+    /// Blocked at the barrier.
+    Wait,
+    Done,
+}
+
+pub enum Work {
+    /// Busy loop.
+    Cpu,
+    /// Request/response server (also `interactive`: keystrokes in, screen updates out).
+    Server {
+        /// CPU per request [ns].
+        cpu_ns: u64,
+        response_bytes: u32,
+        /// TCP: each response is acknowledged by the client.
+        tcp: bool,
+        queue: VecDeque<Packet>,
+        port: u16,
+    },
+    /// One tier of a request chain: serve, call the next tier, answer upstream when it answers.
+    Tier {
+        cpu_ns: u64,
+        next: Option<TaskId>,
+        queue: VecDeque<Packet>,
+        /// The upstream request being served while the next tier works on it.
+        waiting: Option<Packet>,
+        /// The next tier answered; finish the waiting request.
+        answered: bool,
+        port: u16,
+        request_bytes: u32,
+        response_bytes: u32,
+    },
+    /// I/O then `cpu_ns` of CPU, in a loop.
+    IoLoop {
+        disk: bool,
+        cpu_ns: u64,
+        /// Block size for disk I/O [bytes].
+        bytes: u32,
+        /// Set while the CPU part runs after an I/O completed.
+        computing: bool,
+        /// When the outstanding I/O was issued [ns].
+        issued_at: Nanos,
+        port: u16,
+        /// The echoing peer of a network loop.
+        peer: Option<PeerId>,
+    },
+    /// Receiving end of a bulk TCP stream: consumes data packets, acknowledges each.
+    BulkRx { cpu_ns: u64, queue: VecDeque<Packet> },
+    /// Sending end of a bulk TCP stream: sends while its window allows.
+    BulkTx { cpu_ns: u64, peer: PeerId, window: u32, in_flight: u32 },
+    /// Constant-bit-rate streaming to buffered clients: wakes every interval, sends what is due.
+    Stream {
+        /// CPU per packet sent [ns].
+        cpu_ns: u64,
+        /// Send period [ns].
+        interval_ns: u64,
+        clients: Vec<PeerId>,
+        /// Bits per second per client.
+        bps: u64,
+        /// Data owed to each client in bit-nanoseconds (bits x 1e9), so no fraction is lost between rounds.
+        owed: Vec<u128>,
+        last_send: Nanos,
+        /// Packets still to send in this round.
+        to_send: VecDeque<PeerId>,
+    },
+    /// A thread of a concurrent job: compute, then synchronise with its siblings.
+    Barrier { group: usize, compute_ns: u64, spin: bool, phase: BarrierPhase },
+    /// The driver domain's backend: processes queued I/O items.
+    Driver {
+        /// CPU per packet [ns].
+        packet_ns: u64,
+        /// CPU per block request, split between submission and completion [ns].
+        block_ns: u64,
+        queue: VecDeque<DriverItem>,
+        current: Option<DriverItem>,
+    },
+}
+
+/// The threads of one barrier job and its progress.
+pub struct BarrierGroup {
+    /// Job key in the report: `DOMAIN/TASK`.
+    pub key: String,
+    pub members: Vec<TaskId>,
+    pub arrived: u32,
+    pub phases: u32,
+    pub phases_done: u32,
+    /// When the last phase completed [ns].
+    pub done_at: Option<Nanos>,
+    /// CPU spent spinning at the barrier [ns].
+    pub spin_ns: u64,
+}
+
+/// A machine outside the host.
+pub enum Peer {
+    /// A closed-loop client: request, wait for the response, think, repeat.
+    Client { server: TaskId, think: (u64, u64), request_bytes: u32, tcp: bool, port: u16, rng: Box<Stream> },
+    /// Answers every request at once (the far end of an `io_loop` over the network).
+    Echo,
+    /// Sends a bulk stream to `task` while its window allows (in packets).
+    BulkSender { task: TaskId, window: u32, in_flight: u32 },
+    /// Acknowledges every data packet it receives.
+    BulkSink,
+    /// Plays a stream out of a buffer; counts under-runs.
+    StreamClient(StreamClient),
+}
+
+pub struct StreamClient {
+    pub server: TaskId,
+    /// Playback rate [bits/s].
+    pub bps: u64,
+    /// Buffer capacity [bytes].
+    pub capacity: u64,
+    /// Bytes buffered at `updated` (playback drains it continuously while playing).
+    pub level: f64,
+    pub updated: Nanos,
+    pub playing: bool,
+    pub underruns: u64,
+    /// Bumped when the predicted empty time changes.
+    pub gen: u64,
+}
+
+/// A FIFO disk: one request at a time, exponential seek/rotation plus transfer.
+pub struct Disk {
+    pub busy_until: Nanos,
+    /// Mean positioning time [ns].
+    pub mean_ns: u64,
+    /// Transfer time per byte [ns].
+    pub ns_per_byte: f64,
+    pub rng: Stream,
 }
 
 pub struct Vcpu {
@@ -79,43 +269,10 @@ pub struct Vcpu {
     pub guest_gen: u64,
     /// Since when it has been blocked, while it is [ns].
     pub blocked_since: Option<Nanos>,
-}
-
-/// A request of an external client, as it travels to the server and back.
-#[derive(Copy, Clone, Debug)]
-pub struct Request {
-    pub client: usize,
-    /// When the client sent it [ns].
-    pub sent_at: Nanos,
-}
-
-/// A unit of work queued at a driver domain's backend.
-#[derive(Copy, Clone, Debug)]
-pub enum DriverItem {
-    /// A received packet for a guest vCPU.
-    Rx { to: VcpuId, port: u16, req: Request },
-    /// A packet a guest sent, to go out on the wire.
-    Tx { req: Request, bytes: u32 },
-}
-
-pub enum Work {
-    /// Busy loop.
-    Cpu,
-    /// Request/response server.
-    Server {
-        port: u16,
-        /// CPU per request [ns].
-        cpu_ns: u64,
-        response_bytes: u32,
-        queue: VecDeque<Request>,
-    },
-    /// The driver domain's backend (netback): processes queued I/O items.
-    Driver {
-        /// CPU per packet [ns].
-        packet_ns: u64,
-        queue: VecDeque<DriverItem>,
-        current: Option<DriverItem>,
-    },
+    /// When it last left a pCPU while runnable (time its guest did not run) [ns].
+    pub descheduled_at: Option<Nanos>,
+    /// CFS: the smallest vruntime on this vCPU's run queue, never decreasing [ns].
+    pub min_vruntime: u64,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -137,17 +294,9 @@ pub struct Task {
     /// Linux O(1) interactivity estimate: recent sleep minus run time, in [0, MAX_SLEEP_AVG] [ns].
     pub sleep_avg: u64,
     pub blocked_since: Nanos,
+    /// CFS virtual runtime: CPU time (as its guest clock charges it) weighted by nice [ns].
+    pub vruntime: u64,
     pub work: Work,
-}
-
-pub struct Client {
-    pub server: TaskId,
-    pub dom: DomId,
-    pub port: u16,
-    /// Think time range [ns].
-    pub think: (u64, u64),
-    pub request_bytes: u32,
-    pub rng: Stream,
 }
 
 /// One direction of the host's network link: a FIFO with a serialisation delay and a wire latency.

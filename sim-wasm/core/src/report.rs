@@ -165,10 +165,21 @@ impl Simulation {
                     json!({ "count": s.count, "mean": s.mean, "p99": s.p99, "max": s.max }),
                 );
             }
+            let kinds = &self.kinds[i];
             let mut thr = Map::new();
-            if self.scenario.domains[i].tasks.iter().any(|t| matches!(t.workload, crate::scenario::Workload::Server(_)))
-            {
+            if kinds.server {
                 thr.insert("requests_per_s".into(), json!(round6(m.requests_served as f64 / measured_s)));
+            }
+            if kinds.io_loop {
+                thr.insert("io_per_s".into(), json!(round6(m.io_done as f64 / measured_s)));
+            }
+            if kinds.disk_reader {
+                let blocks = m.io_done as f64 / measured_s;
+                thr.insert("blocks_per_s".into(), json!(round6(blocks)));
+            }
+            if kinds.bulk || kinds.stream || kinds.disk_reader {
+                let bits = (m.bytes_in + m.bytes_out) as f64 * 8.0;
+                thr.insert("mbps".into(), json!(round6(bits / 1e6 / measured_s)));
             }
             let cpu_tasks: Vec<usize> = (0..self.tasks.len())
                 .filter(|&k| self.tasks[k].dom.0 == i && matches!(self.tasks[k].work, crate::model::Work::Cpu))
@@ -180,6 +191,15 @@ impl Simulation {
             }
             if !thr.is_empty() {
                 d.insert("throughput".into(), Value::Object(thr));
+            }
+            if let Some(s) = Summary::of_ns(&m.io_latency_ns) {
+                d.insert("io_latency_ms".into(), serde_json::to_value(s).expect("summary"));
+            }
+            if kinds.stream {
+                d.insert("underruns".into(), json!(m.underruns));
+            }
+            if m.dropped > 0 {
+                d.insert("dropped".into(), json!(m.dropped));
             }
             d.insert("busy".into(), json!(busy[i]));
             if busy[i] && wc_fair[i] > 0.0 {
@@ -193,6 +213,17 @@ impl Simulation {
         for (k, t) in self.tasks.iter().enumerate() {
             let path = format!("{}/{}", self.dom_info[t.dom.0].name, t.name);
             tasks.insert(path, json!({ "cpu_ms": round6(self.task_metrics[k].cpu_ns as f64 / 1e6) }));
+        }
+
+        let mut jobs = Map::new();
+        for g in &self.groups {
+            let mut j = Map::new();
+            if let Some(done) = g.done_at {
+                j.insert("makespan_ms".into(), json!(round6(done.as_ms_f64())));
+            }
+            j.insert("phases_done".into(), json!(g.phases_done));
+            j.insert("spin_ms".into(), json!(round6(g.spin_ns as f64 / 1e6)));
+            jobs.insert(g.key.clone(), Value::Object(j));
         }
 
         let mut fairness = Map::new();
@@ -213,6 +244,9 @@ impl Simulation {
         run.insert("domains".into(), Value::Object(domains));
         run.insert("tasks".into(), Value::Object(tasks));
         run.insert("fairness".into(), Value::Object(fairness));
+        if !jobs.is_empty() {
+            run.insert("jobs".into(), Value::Object(jobs));
+        }
         if self.scenario.domains.iter().any(|d| d.role == Role::Driver) {
             // Which driver domains exist is part of the run's shape, for the UI.
             let drivers: Vec<&str> =

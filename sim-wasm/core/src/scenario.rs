@@ -102,13 +102,15 @@ impl Default for Net {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Disk {
-    /// Mean service time per request [us].
+    /// Mean positioning time per request [us].
     pub service_us: f64,
+    /// Transfer rate [MB/s].
+    pub mb_per_s: f64,
 }
 
 impl Default for Disk {
     fn default() -> Disk {
-        Disk { service_us: 150.0 }
+        Disk { service_us: 150.0, mb_per_s: 100.0 }
     }
 }
 
@@ -235,6 +237,20 @@ pub enum Workload {
     Cpu,
     /// Request/response on a port with closed-loop external clients.
     Server(ServerSpec),
+    /// I/O (disk or network round trip), then some CPU, in a loop (inference studies).
+    IoLoop(IoLoopSpec),
+    /// Sequential block reads, some CPU per block.
+    DiskReader(DiskReaderSpec),
+    /// A bulk TCP stream (iperf-like), received or sent.
+    NetBulk(NetBulkSpec),
+    /// Constant-bit-rate streaming to buffered clients.
+    StreamServer(StreamSpec),
+    /// A concurrent job: one thread per vCPU, phases of compute then a barrier.
+    Barrier(BarrierSpec),
+    /// One tier of a multi-tier request chain.
+    Tier(TierSpec),
+    /// Keystrokes from a user: a little CPU per key, response = key to screen update.
+    Interactive(InteractiveSpec),
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -259,14 +275,124 @@ pub struct ServerSpec {
     pub response_bytes: u32,
 }
 
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IoLoopSpec {
+    /// "disk" or "net".
+    pub io: String,
+    /// CPU after each I/O [us].
+    #[serde(default)]
+    pub cpu_us: f64,
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// Size of each disk read [KiB].
+    #[serde(default = "four")]
+    pub block_kb: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskReaderSpec {
+    /// Size of each read [KiB].
+    #[serde(default = "block128")]
+    pub block_kb: u32,
+    /// CPU per block [us].
+    #[serde(default = "fifty")]
+    pub cpu_us: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetBulkSpec {
+    /// "rx" (an outside sender streams to this task) or "tx" (this task streams out).
+    pub direction: String,
+    /// TCP window [KiB].
+    #[serde(default = "sixty_four")]
+    pub window_kb: u32,
+    /// Guest CPU per packet [us].
+    #[serde(default = "five")]
+    pub cpu_us: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSpec {
+    pub clients: u32,
+    /// Bit rate per client [kbit/s].
+    pub kbps: u32,
+    /// Each client's playback buffer [KiB]; playback starts (and restarts after an under-run) at half full.
+    pub buffer_kb: u32,
+    /// Guest CPU per packet sent [us].
+    #[serde(default = "ten")]
+    pub cpu_us: f64,
+    /// How often the server wakes to send what is due [ms].
+    #[serde(default = "ten")]
+    pub interval_ms: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BarrierSpec {
+    /// Compute per phase per thread [us].
+    pub compute_us: f64,
+    /// Phases until the job is done; 0 = forever.
+    pub phases: u32,
+    /// "spin" or "block".
+    pub sync: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierSpec {
+    pub port: u16,
+    /// CPU per request at this tier [us].
+    pub cpu_us: f64,
+    /// The next tier, "DOMAIN/TASK", or null for the last.
+    #[serde(default)]
+    pub next: Option<String>,
+    /// External clients of this tier (the front tier has them).
+    #[serde(default)]
+    pub clients: u32,
+    #[serde(default = "think")]
+    pub think_ms: [f64; 2],
+    #[serde(default = "forty")]
+    pub request_bytes: u32,
+    #[serde(default = "forty")]
+    pub response_bytes: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InteractiveSpec {
+    /// CPU per keystroke [us].
+    pub cpu_us: f64,
+    /// Time between a screen update and the next keystroke [ms].
+    pub think_ms: [f64; 2],
+}
+
 fn udp() -> String {
     "udp".into()
 }
 fn fifty() -> f64 {
     50.0
 }
+fn five() -> f64 {
+    5.0
+}
+fn ten() -> f64 {
+    10.0
+}
 fn one_u32() -> u32 {
     1
+}
+fn four() -> u32 {
+    4
+}
+fn block128() -> u32 {
+    128
+}
+fn sixty_four() -> u32 {
+    64
 }
 fn think() -> [f64; 2] {
     [100.0, 1000.0]
@@ -447,21 +573,91 @@ impl Scenario {
                         p.push(format!("{at}.vcpu: {v} but '{}' has {} vCPU(s)", d.name, d.vcpus));
                     }
                 }
-                if let Workload::Server(s) = &t.workload {
-                    clients += u64::from(s.clients);
-                    if s.think_ms[0] > s.think_ms[1] {
-                        p.push(format!("{at}.workload.think_ms: min {} is above max {}", s.think_ms[0], s.think_ms[1]));
+                let needs_driver = !matches!(t.workload, Workload::Cpu | Workload::Barrier(_));
+                if needs_driver && d.role == Role::Driver {
+                    p.push(format!("{at}.workload: I/O workloads inside a driver domain are not supported"));
+                } else if needs_driver && drivers.is_empty() {
+                    p.push(format!(
+                        "{at}.workload: this workload does I/O and needs a driver domain (a domain with \"role\": \"driver\")"
+                    ));
+                }
+                let think_ok = |th: &[f64; 2], p: &mut Vec<String>| {
+                    if th[0] > th[1] {
+                        p.push(format!("{at}.workload.think_ms: min {} is above max {}", th[0], th[1]));
                     }
-                    if d.role == Role::Driver {
-                        p.push(format!("{at}.workload: a server inside a driver domain is not supported"));
-                    } else if drivers.is_empty() {
+                };
+                match &t.workload {
+                    Workload::Server(s) => {
+                        clients += u64::from(s.clients);
+                        think_ok(&s.think_ms, &mut p);
+                    }
+                    Workload::Tier(s) => {
+                        clients += u64::from(s.clients);
+                        think_ok(&s.think_ms, &mut p);
+                        if let Some(next) = &s.next {
+                            if self.find_task(next).is_none() {
+                                p.push(format!("{at}.workload.next: no task '{next}' (expected \"DOMAIN/TASK\")"));
+                            } else if !matches!(self.find_task(next).map(|(_, t)| &t.workload), Some(Workload::Tier(_)))
+                            {
+                                p.push(format!("{at}.workload.next: '{next}' is not a tier task"));
+                            } else if next == &format!("{}/{}", d.name, t.name) {
+                                p.push(format!("{at}.workload.next: a tier cannot call itself"));
+                            }
+                        }
+                    }
+                    Workload::Interactive(s) => {
+                        clients += 1;
+                        think_ok(&s.think_ms, &mut p);
+                    }
+                    Workload::StreamServer(s) => clients += u64::from(s.clients),
+                    Workload::IoLoop(s) if s.io != "disk" && s.io != "net" => {
+                        p.push(format!("{at}.workload.io: expected \"disk\" or \"net\", got '{}'", s.io));
+                    }
+                    Workload::NetBulk(s) if s.direction != "rx" && s.direction != "tx" => {
+                        p.push(format!("{at}.workload.direction: expected \"rx\" or \"tx\", got '{}'", s.direction));
+                    }
+                    Workload::Barrier(s) if s.sync != "spin" && s.sync != "block" => {
+                        p.push(format!("{at}.workload.sync: expected \"spin\" or \"block\", got '{}'", s.sync));
+                    }
+                    Workload::Barrier(_) if t.vcpu.is_some() => {
+                        p.push(format!("{at}.vcpu: a barrier job runs one thread on every vCPU; it cannot be pinned"));
+                    }
+                    _ => {}
+                }
+                let port = match &t.workload {
+                    Workload::Server(s) => Some(s.port),
+                    Workload::Tier(s) => Some(s.port),
+                    _ => None,
+                };
+                if let Some(port) = port {
+                    let clash = d.tasks[..j].iter().any(|o| match &o.workload {
+                        Workload::Server(os) => os.port == port,
+                        Workload::Tier(os) => os.port == port,
+                        _ => false,
+                    });
+                    if clash {
+                        p.push(format!("{at}.workload.port: {port} is already served in '{}'", d.name));
+                    }
+                }
+            }
+        }
+        // A tier chain must end: following `next` from any tier never comes back to it.
+        for (i, d) in self.domains.iter().enumerate() {
+            for (j, t) in d.tasks.iter().enumerate() {
+                let mut seen = vec![format!("{}/{}", d.name, t.name)];
+                let mut cur = t;
+                while let Workload::Tier(ts) = &cur.workload {
+                    let Some(next) = &ts.next else { break };
+                    if seen.contains(next) {
                         p.push(format!(
-                            "{at}.workload: a server needs a driver domain (a domain with \"role\": \"driver\") to carry its packets"
+                            "domains[{i}].tasks[{j}].workload.next: the tier chain {} loops",
+                            seen.join(" -> ")
                         ));
+                        break;
                     }
-                    if d.tasks[..j].iter().any(|o| matches!(&o.workload, Workload::Server(os) if os.port == s.port)) {
-                        p.push(format!("{at}.workload.port: {} is already served in '{}'", s.port, d.name));
-                    }
+                    let Some((_, nt)) = self.find_task(next) else { break };
+                    seen.push(next.clone());
+                    cur = nt;
                 }
             }
         }
@@ -508,6 +704,13 @@ impl Scenario {
         } else {
             Err(ScenarioError { problems: p })
         }
+    }
+
+    /// The task named by "DOMAIN/TASK", with its domain index.
+    pub fn find_task(&self, path: &str) -> Option<(usize, &TaskSpec)> {
+        let (dom, task) = path.split_once('/')?;
+        let d = self.domains.iter().position(|d| d.name == dom)?;
+        self.domains[d].tasks.iter().find(|t| t.name == task).map(|t| (d, t))
     }
 
     /// The policy spec with this id.

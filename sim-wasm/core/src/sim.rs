@@ -6,11 +6,15 @@
 //! is delivered only when that vCPU runs (the latency the papers study); the guest kernel then wakes the server
 //! task, which may preempt the guest's current task. The response goes back through the driver domain.
 
+mod build;
+mod io;
+mod workload;
+
 use crate::metrics::{DomMetrics, TaskMetrics};
 use crate::model::*;
 use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy};
 use crate::rng::Stream;
-use crate::scenario::{Priority, Role, Scenario, Workload};
+use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use crate::trace::{RqEntry, Segment, Trace};
 use serde::Serialize;
@@ -45,19 +49,6 @@ impl fmt::Display for SimError {
 }
 
 impl std::error::Error for SimError {}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Ev {
-    Schedule(PcpuId),
-    SliceEnd(PcpuId, u64),
-    Tick(PcpuId),
-    Account,
-    Guest(VcpuId, u64),
-    ClientSend(usize),
-    NicRx(usize, Nanos),
-    ClientRecv(usize, Nanos),
-    Change(usize),
-}
 
 /// Names and shapes the UI needs to label the trace.
 #[derive(Debug, Clone, Serialize)]
@@ -99,6 +90,55 @@ pub struct MetaTask {
     pub path: String,
 }
 
+/// A queued event; ordered by (time, seq) only, so ties break by insertion order.
+struct Queued {
+    at: Nanos,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, o: &Queued) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, o: &Queued) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, o: &Queued) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(o.at, o.seq))
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    Schedule(PcpuId),
+    SliceEnd(PcpuId, u64),
+    Tick(PcpuId),
+    Account,
+    /// The current guest task's burst or guest slice ends (stale unless the generation matches).
+    Guest(VcpuId, u64),
+    /// A packet from outside reaches the host's NIC.
+    NicRx(Packet),
+    /// A packet from the host reaches a machine outside.
+    PeerRx(Packet),
+    /// A peer's own timer: a client's think time ends, or a stream client's buffer runs dry (generation).
+    PeerTimer(PeerId, u64),
+    /// The disk finished a request.
+    DiskDone {
+        task: TaskId,
+        bytes: u32,
+        issued_at: Nanos,
+    },
+    /// A guest timer of a task fires (a virtual timer interrupt to its vCPU).
+    TaskTimer(TaskId),
+    Change(usize),
+}
+
 /// One policy's run of one scenario.
 pub struct Simulation {
     pub(crate) scenario: Scenario,
@@ -106,7 +146,7 @@ pub struct Simulation {
     pub(crate) now: Nanos,
     pub(crate) end: Nanos,
     pub(crate) warmup: Nanos,
-    queue: BinaryHeap<Reverse<(Nanos, u64, Ev)>>,
+    queue: BinaryHeap<Reverse<Queued>>,
     seq: u64,
     pub(crate) events: u64,
     event_budget: u64,
@@ -120,23 +160,27 @@ pub struct Simulation {
     vcpu_dom: Vec<DomId>,
     vcpu_name: Vec<String>,
     pub(crate) dom_info: Vec<DomainInfo>,
+    pub(crate) kinds: Vec<build::DomKinds>,
+    /// Each domain's guest kernel settings.
+    guest: Vec<GuestSpec>,
     pub(crate) tasks: Vec<Task>,
-    clients: Vec<Client>,
+    pub(crate) peers: Vec<Peer>,
+    pub(crate) groups: Vec<BarrierGroup>,
     /// The backend task of each domain's driver domain (None for domains with no driver).
     driver_task_of: Vec<Option<TaskId>>,
     link_in: Link,
     link_out: Link,
+    disk: Disk,
     pub(crate) dom_metrics: Vec<DomMetrics>,
     pub(crate) task_metrics: Vec<TaskMetrics>,
     /// Busy time of all pCPUs within the measured window [ns].
     pub(crate) busy_ns: u64,
     trace: Trace,
-    wall_start: Option<std::time::Instant>,
     pub(crate) wall_ns: u64,
 }
 
+/// O(1) scheduler base time slices: 100 ms at nice 0, 800 ms at -20, 5 ms at 19 [ns].
 fn guest_slice(p: Priority) -> u64 {
-    // O(1) scheduler base time slices: 100 ms at nice 0, 800 ms at -20, 5 ms at 19.
     let ms = match p {
         Priority::Rt(_) => 100,
         Priority::Nice(n) if n < 0 => (20 - n as i64) * 20,
@@ -145,6 +189,23 @@ fn guest_slice(p: Priority) -> u64 {
     ms as u64 * 1_000_000
 }
 
+/// CFS load weight of a nice value (Linux `sched_prio_to_weight`).
+fn cfs_weight(p: Priority) -> u64 {
+    const W: [u64; 40] = [
+        88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
+        1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+    ];
+    match p {
+        Priority::Rt(_) => 88761,
+        Priority::Nice(n) => W[(n.clamp(-20, 19) + 20) as usize],
+    }
+}
+
+/// CFS tunables (Linux defaults for one CPU) [ns].
+const CFS_LATENCY: u64 = 6_000_000;
+const CFS_MIN_GRAN: u64 = 750_000;
+const CFS_WAKEUP_GRAN: u64 = 1_000_000;
+
 impl Simulation {
     /// Builds the host of `scenario` under the policy with id `policy_id`.
     pub fn new(scenario: &Scenario, policy_id: &str) -> Result<Simulation, SimError> {
@@ -152,116 +213,15 @@ impl Simulation {
         let pcpus = scenario.host.pcpus as usize;
         let end = Nanos::from_ms(scenario.duration_ms);
         let warmup = Nanos::from_ms(scenario.warmup_ms);
-
-        let mut vcpus = Vec::new();
-        let mut dom_info = Vec::new();
-        let mut tasks: Vec<Task> = Vec::new();
-        for (d, dom) in scenario.domains.iter().enumerate() {
-            let first = vcpus.len();
-            for k in 0..dom.vcpus as usize {
-                vcpus.push(Vcpu {
-                    dom: DomId(d),
-                    index: k,
-                    name: format!("{}.v{k}", dom.name),
-                    state: VState::Blocked,
-                    paused: false,
-                    on_pcpu: None,
-                    pending: VecDeque::new(),
-                    tasks: Vec::new(),
-                    runnable: Vec::new(),
-                    current: None,
-                    exec_start: None,
-                    guest_gen: 0,
-                    blocked_since: Some(Nanos::ZERO),
-                });
-            }
-            dom_info.push(DomainInfo {
-                name: dom.name.clone(),
-                weight: dom.weight,
-                cap_pct: dom.cap_pct,
-                vcpus: (first..vcpus.len()).map(VcpuId).collect(),
-                is_driver: dom.role == Role::Driver,
-            });
-            let add_task = |tasks: &mut Vec<Task>, vcpus: &mut Vec<Vcpu>, k: usize, name: String, pr, work| {
-                let v = VcpuId(first + k);
-                let id = TaskId(tasks.len());
-                vcpus[v.0].tasks.push(id);
-                tasks.push(Task {
-                    dom: DomId(d),
-                    vcpu: v,
-                    name,
-                    priority: pr,
-                    state: TState::Blocked,
-                    burst_left: Some(0),
-                    slice_left: guest_slice(pr),
-                    sleep_avg: 0,
-                    blocked_since: Nanos::ZERO,
-                    work,
-                });
-            };
-            if dom.role == Role::Driver {
-                // The backend (netback/blkback) runs as a kernel thread on the driver domain's first vCPU.
-                let work =
-                    Work::Driver { packet_ns: us_to_ns(dom.costs.packet_us), queue: VecDeque::new(), current: None };
-                add_task(&mut tasks, &mut vcpus, 0, "backend".into(), Priority::Rt(crate::scenario::RtTag::Rt), work);
-            }
-            for (j, t) in dom.tasks.iter().enumerate() {
-                let k = t.vcpu.map_or(j % dom.vcpus as usize, |v| v as usize);
-                let pr = t.priority.unwrap_or(Priority::Nice(0));
-                let work = match &t.workload {
-                    Workload::Cpu => Work::Cpu,
-                    Workload::Server(s) => Work::Server {
-                        port: s.port,
-                        cpu_ns: us_to_ns(s.cpu_us),
-                        response_bytes: s.response_bytes,
-                        queue: VecDeque::new(),
-                    },
-                };
-                add_task(&mut tasks, &mut vcpus, k, t.name.clone(), pr, work);
-            }
-        }
-
-        let first_driver_task = |name: Option<&str>| -> Option<TaskId> {
-            let d = scenario.domains.iter().position(|x| x.role == Role::Driver && name.is_none_or(|n| n == x.name))?;
-            tasks.iter().position(|t| t.dom == DomId(d) && matches!(t.work, Work::Driver { .. })).map(TaskId)
-        };
-        let driver_task_of: Vec<Option<TaskId>> =
-            scenario.domains.iter().map(|d| first_driver_task(d.driver.as_deref())).collect();
-
-        let mut clients = Vec::new();
-        for (i, t) in tasks.iter().enumerate() {
-            if let Work::Server { port, .. } = t.work {
-                let spec = scenario.domains[t.dom.0]
-                    .tasks
-                    .iter()
-                    .find(|s| s.name == t.name)
-                    .and_then(|s| match &s.workload {
-                        Workload::Server(sv) => Some(sv.clone()),
-                        _ => None,
-                    })
-                    .expect("server task has a server spec");
-                for c in 0..spec.clients {
-                    let name = format!("client/{}/{}/{c}", scenario.domains[t.dom.0].name, t.name);
-                    clients.push(Client {
-                        server: TaskId(i),
-                        dom: t.dom,
-                        port,
-                        think: (ms_to_ns(spec.think_ms[0]), ms_to_ns(spec.think_ms[1])),
-                        request_bytes: spec.request_bytes,
-                        rng: Stream::new(scenario.seed, &name),
-                    });
-                }
-            }
-        }
-
+        let b = build::build(scenario);
         let net = &scenario.host.net;
         let link = || Link { free_at: Nanos::ZERO, ns_per_byte: 8000.0 / net.mbps, latency: us_to_ns(net.latency_us) };
-        let vcpu_dom: Vec<DomId> = vcpus.iter().map(|v| v.dom).collect();
-        let vcpu_name: Vec<String> = vcpus.iter().map(|v| v.name.clone()).collect();
-        let policy = policy::build(&spec.scheduler, &spec.params, pcpus, &dom_info).map_err(SimError::Policy)?;
-        let trace = Trace::new(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), dom_info.len(), end.0);
-        let ndom = dom_info.len();
-        let ntasks = tasks.len();
+        let vcpu_dom: Vec<DomId> = b.vcpus.iter().map(|v| v.dom).collect();
+        let vcpu_name: Vec<String> = b.vcpus.iter().map(|v| v.name.clone()).collect();
+        let policy = policy::build(&spec.scheduler, &spec.params, pcpus, &b.dom_info).map_err(SimError::Policy)?;
+        let trace = Trace::new(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0);
+        let ndom = b.dom_info.len();
+        let ntasks = b.tasks.len();
         let mut sim = Simulation {
             scenario: scenario.clone(),
             policy_id: policy_id.to_string(),
@@ -287,20 +247,23 @@ impl Simulation {
                 })
                 .collect(),
             running: vec![None; pcpus],
-            vcpus,
+            vcpus: b.vcpus,
             vcpu_dom,
             vcpu_name,
-            dom_info,
-            tasks,
-            clients,
-            driver_task_of,
+            dom_info: b.dom_info,
+            kinds: b.kinds,
+            guest: scenario.domains.iter().map(|d| d.guest.clone()).collect(),
+            tasks: b.tasks,
+            peers: b.peers,
+            groups: b.groups,
+            driver_task_of: b.driver_task_of,
             link_in: link(),
             link_out: link(),
+            disk: b.disk,
             dom_metrics: (0..ndom).map(|_| DomMetrics::default()).collect(),
             task_metrics: (0..ntasks).map(|_| TaskMetrics::default()).collect(),
             busy_ns: 0,
             trace,
-            wall_start: None,
             wall_ns: 0,
         };
         sim.boot();
@@ -309,14 +272,14 @@ impl Simulation {
 
     fn push(&mut self, at: Nanos, ev: Ev) {
         self.seq += 1;
-        self.queue.push(Reverse((at, self.seq, ev)));
+        self.queue.push(Reverse(Queued { at, seq: self.seq, ev }));
     }
 
     fn boot(&mut self) {
         let timers = self.policy.timers();
         for v in 0..self.vcpus.len() {
-            let p = self.with_ctx(|pol, ctx| pol.init_vcpu(VcpuId(v), ctx));
-            let _ = p; // The policy keeps its own placement; the engine learns it when the vCPU runs.
+            // The policy keeps its own placement; the engine learns it when the vCPU runs.
+            self.with_ctx(|pol, ctx| pol.init_vcpu(VcpuId(v), ctx));
         }
         if let Some(t) = timers.tick {
             for p in 0..self.pcpus.len() {
@@ -331,17 +294,7 @@ impl Simulation {
                 self.push(Nanos::from_ms(ch.at_ms), Ev::Change(i));
             }
         }
-        for c in 0..self.clients.len() {
-            let (lo, hi) = self.clients[c].think;
-            let first = self.clients[c].rng.uniform(lo, hi);
-            self.push(Nanos(first), Ev::ClientSend(c));
-        }
-        for t in 0..self.tasks.len() {
-            if matches!(self.tasks[t].work, Work::Cpu) {
-                self.tasks[t].burst_left = None;
-                self.task_wake(TaskId(t));
-            }
-        }
+        self.boot_workloads();
         for v in 0..self.vcpus.len() {
             if !self.vcpus[v].runnable.is_empty() {
                 self.vcpu_make_runnable(VcpuId(v), "boot");
@@ -351,7 +304,6 @@ impl Simulation {
         self.snapshot_runqueues();
     }
 
-    /// Runs a policy hook with a context, then records its notes. Actions are applied by the caller.
     fn with_ctx<R>(&mut self, f: impl FnOnce(&mut dyn Policy, &mut Ctx) -> R) -> R {
         let mut ctx = Ctx {
             now: self.now,
@@ -424,16 +376,14 @@ impl Simulation {
         if self.finished {
             return Ok(true);
         }
-        let t0 = std::time::Instant::now();
-        self.wall_start.get_or_insert(t0);
         for _ in 0..max_events {
-            let Some(Reverse((at, _, _))) = self.queue.peek() else {
+            let Some(Reverse(q)) = self.queue.peek() else {
                 break;
             };
-            if *at >= self.end {
+            if q.at >= self.end {
                 break;
             }
-            let Reverse((at, _, ev)) = self.queue.pop().expect("peeked");
+            let Reverse(Queued { at, ev, .. }) = self.queue.pop().expect("peeked");
             self.now = at;
             self.events += 1;
             if self.events > self.event_budget {
@@ -443,18 +393,24 @@ impl Simulation {
             self.apply_actions();
             self.snapshot_runqueues();
         }
-        let done = self.queue.peek().is_none_or(|Reverse((at, _, _))| *at >= self.end);
+        let done = self.queue.peek().is_none_or(|Reverse(q)| q.at >= self.end);
         if done {
             self.finish();
         }
-        self.wall_ns += t0.elapsed().as_nanos() as u64;
         Ok(done)
     }
 
-    /// Runs to the end.
+    /// Runs to the end, recording the wall-clock time it took where the platform has a clock.
     pub fn run(&mut self) -> Result<(), SimError> {
+        let t0 = crate::time::WallClock::start();
         while !self.step(100_000)? {}
+        self.wall_ns += t0.elapsed_ns();
         Ok(())
+    }
+
+    /// Adds wall-clock time measured by the caller (the wasm adapter times runs in JavaScript) [ns].
+    pub fn add_wall_ns(&mut self, ns: u64) {
+        self.wall_ns += ns;
     }
 
     fn finish(&mut self) {
@@ -571,27 +527,16 @@ impl Simulation {
                     self.guest_timer(v);
                 }
             }
-            Ev::ClientSend(c) => {
-                let sent_at = self.now;
-                let bytes = self.clients[c].request_bytes;
-                let arrive = self.link_in.send(self.now, bytes);
-                self.push(arrive, Ev::NicRx(c, sent_at));
+            Ev::NicRx(pkt) => self.nic_rx(pkt),
+            Ev::PeerRx(pkt) => self.peer_rx(pkt),
+            Ev::PeerTimer(p, gen) => self.peer_timer(p, gen),
+            Ev::DiskDone { task, bytes, issued_at } => {
+                let dom = self.tasks[task.0].dom;
+                self.driver_enqueue(dom, DriverItem::BlkDone { task, bytes, issued_at }, None);
             }
-            Ev::NicRx(c, sent_at) => {
-                let (server, dom, port) = (self.clients[c].server, self.clients[c].dom, self.clients[c].port);
-                let to = self.tasks[server.0].vcpu;
-                let req = Request { client: c, sent_at };
-                self.driver_enqueue(dom, DriverItem::Rx { to, port, req }, None);
-            }
-            Ev::ClientRecv(c, sent_at) => {
-                let dom = self.clients[c].dom;
-                if self.in_window(self.now) {
-                    let m = &mut self.dom_metrics[dom.0];
-                    m.responses_ns.push(self.now.0 - sent_at.0);
-                }
-                let (lo, hi) = self.clients[c].think;
-                let think = self.clients[c].rng.uniform(lo, hi);
-                self.push(self.now + Nanos(think), Ev::ClientSend(c));
+            Ev::TaskTimer(t) => {
+                let v = self.tasks[t.0].vcpu;
+                self.post_event(v, GuestEvent::Timer(t), None, "timer");
             }
             Ev::Change(i) => {
                 let ch = self.scenario.changes[i].clone();
@@ -602,18 +547,6 @@ impl Simulation {
                 self.trace.push_decision(self.now.0, 0, text);
             }
         }
-    }
-
-    /// Queues an I/O item at the driver domain serving `dom` and notifies its backend's vCPU.
-    fn driver_enqueue(&mut self, dom: DomId, item: DriverItem, from: Option<VcpuId>) {
-        let Some(bt) = self.driver_task_of[dom.0] else {
-            return;
-        };
-        if let Work::Driver { queue, .. } = &mut self.tasks[bt.0].work {
-            queue.push_back(item);
-        }
-        let dv = self.tasks[bt.0].vcpu;
-        self.post_event(dv, GuestEvent::DriverKick, from, "driver work");
     }
 
     /// An event-channel notification to `v`: delivered at once if `v` is on a pCPU, else held until it runs.
@@ -661,67 +594,57 @@ impl Simulation {
         }
     }
 
-    /// The guest kernel handles a notification on a running vCPU.
+    /// The guest kernel handles a notification on a running vCPU: the task it concerns may wake.
     fn deliver(&mut self, v: VcpuId, ev: GuestEvent) {
-        match ev {
-            GuestEvent::NetRx { port, req } => {
-                let found = self.vcpus[v.0]
-                    .tasks
-                    .iter()
-                    .copied()
-                    .find(|t| matches!(self.tasks[t.0].work, Work::Server { port: p, .. } if p == port));
-                if let Some(t) = found {
-                    if let Work::Server { queue, .. } = &mut self.tasks[t.0].work {
-                        queue.push_back(req);
-                    }
-                    if self.tasks[t.0].state == TState::Blocked {
-                        self.task_wake(t);
-                        self.guest_preempt_check(v, t);
-                    }
-                }
-            }
+        let task = match &ev {
+            GuestEvent::Packet(pkt) => match pkt.dst {
+                Endpoint::Task(t) => Some(t),
+                Endpoint::Peer(_) => None,
+            },
             GuestEvent::DriverKick => {
-                let found =
-                    self.vcpus[v.0].tasks.iter().copied().find(|t| matches!(self.tasks[t.0].work, Work::Driver { .. }));
-                if let Some(t) = found {
-                    if self.tasks[t.0].state == TState::Blocked {
-                        self.task_wake(t);
-                        self.guest_preempt_check(v, t);
-                    }
-                }
+                self.vcpus[v.0].tasks.iter().copied().find(|t| matches!(self.tasks[t.0].work, Work::Driver { .. }))
             }
+            GuestEvent::BlkDone { task, .. } | GuestEvent::Timer(task) | GuestEvent::Ipi(task) => Some(*task),
+        };
+        let Some(t) = task else { return };
+        self.task_event(t, ev);
+        if self.tasks[t.0].state == TState::Blocked && self.task_wake(t) {
+            self.guest_preempt_check(v, t);
         }
     }
 
-    /// Makes a guest task runnable and starts its next burst. Does not touch the vCPU.
+    /// Makes a guest task runnable if it has something to do. Does not touch the vCPU.
     fn task_wake(&mut self, t: TaskId) -> bool {
+        let Some(burst) = self.begin_burst(t) else { return false };
         let now = self.now;
+        let cfs = self.guest[self.tasks[t.0].dom.0].scheduler == GuestScheduler::Cfs;
+        let v = self.tasks[t.0].vcpu;
+        let min_vr = self.vcpus[v.0].min_vruntime;
         let task = &mut self.tasks[t.0];
-        let burst = match &mut task.work {
-            Work::Cpu => None,
-            Work::Server { queue, cpu_ns, .. } => {
-                if queue.is_empty() {
-                    return false;
-                }
-                Some(*cpu_ns)
-            }
-            Work::Driver { queue, current, packet_ns } => {
-                let Some(item) = queue.pop_front() else {
-                    return false;
-                };
-                *current = Some(item);
-                Some(*packet_ns)
-            }
-        };
         task.burst_left = burst;
         task.sleep_avg = (task.sleep_avg + (now - task.blocked_since).0).min(MAX_SLEEP_AVG);
+        if cfs {
+            // Sleeper credit: a waking task is placed at most half a latency period behind the queue.
+            task.vruntime = task.vruntime.max(min_vr.saturating_sub(CFS_LATENCY / 2));
+        }
         task.state = TState::Runnable;
-        let v = task.vcpu;
         self.vcpus[v.0].runnable.push(t);
         true
     }
 
-    /// Effective guest priority (lower runs first): RT tasks at 0; others 120 + nice - interactivity bonus.
+    fn task_block(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t.0];
+        task.state = TState::Blocked;
+        task.blocked_since = self.now;
+        let v = task.vcpu;
+        self.vcpus[v.0].runnable.retain(|&x| x != t);
+    }
+
+    fn is_cfs(&self, v: VcpuId) -> bool {
+        self.guest[self.vcpus[v.0].dom.0].scheduler == GuestScheduler::Cfs
+    }
+
+    /// Linux O(1)-like effective priority (lower runs first): RT at 0; others 120 + nice - interactivity bonus.
     fn prio(&self, t: TaskId) -> i64 {
         let task = &self.tasks[t.0];
         match task.priority {
@@ -733,8 +656,17 @@ impl Simulation {
         }
     }
 
+    /// The guest's choice: RT first; then the best O(1) priority (FIFO among equals) or the least CFS vruntime.
     fn guest_pick(&self, v: VcpuId) -> Option<TaskId> {
-        self.vcpus[v.0].runnable.iter().copied().min_by_key(|&t| self.prio(t))
+        let rq = &self.vcpus[v.0].runnable;
+        if let Some(rt) = rq.iter().copied().find(|t| matches!(self.tasks[t.0].priority, Priority::Rt(_))) {
+            return Some(rt);
+        }
+        if self.is_cfs(v) {
+            rq.iter().copied().min_by_key(|t| self.tasks[t.0].vruntime)
+        } else {
+            rq.iter().copied().min_by_key(|&t| self.prio(t))
+        }
     }
 
     /// Wake-up preemption in the guest: a woken task that outranks the current one takes the vCPU now.
@@ -742,45 +674,96 @@ impl Simulation {
         if self.vcpus[v.0].on_pcpu.is_none() || self.vcpus[v.0].paused {
             return;
         }
-        match self.vcpus[v.0].current {
-            Some(cur) if self.tasks[cur.0].state == TState::Runnable && self.prio(woken) >= self.prio(cur) => {}
-            _ => {
+        if let Some(cur) = self.vcpus[v.0].current {
+            if cur != woken && self.tasks[cur.0].state == TState::Runnable {
                 self.charge(v);
-                self.guest_run(v);
+                let rt = |t: TaskId| matches!(self.tasks[t.0].priority, Priority::Rt(_));
+                let preempt = if rt(woken) || rt(cur) {
+                    rt(woken) && !rt(cur)
+                } else if self.is_cfs(v) {
+                    self.tasks[woken.0].vruntime + CFS_WAKEUP_GRAN < self.tasks[cur.0].vruntime
+                } else {
+                    self.prio(woken) < self.prio(cur)
+                };
+                if !preempt {
+                    return;
+                }
             }
         }
+        self.charge(v);
+        self.guest_run(v);
     }
 
-    /// Charges the CPU since `exec_start` to the vCPU's current task.
+    /// Charges the CPU since `exec_start` to the vCPU's current task (burst, slice, interactivity, vruntime).
     fn charge(&mut self, v: VcpuId) {
-        let Some(start) = self.vcpus[v.0].exec_start else {
-            return;
-        };
-        let Some(t) = self.vcpus[v.0].current else {
-            return;
-        };
+        let Some(start) = self.vcpus[v.0].exec_start else { return };
+        let Some(t) = self.vcpus[v.0].current else { return };
         let e = (self.now - start).0;
+        self.vcpus[v.0].exec_start = Some(self.now);
         let task = &mut self.tasks[t.0];
         if let Some(b) = task.burst_left.as_mut() {
             *b = b.saturating_sub(e);
         }
         task.slice_left = task.slice_left.saturating_sub(e);
         task.sleep_avg = task.sleep_avg.saturating_sub(e);
-        self.vcpus[v.0].exec_start = Some(self.now);
+        task.vruntime += e * 1024 / cfs_weight(task.priority);
+        if let Work::Barrier { group, phase: BarrierPhase::Spin, .. } = task.work {
+            self.groups[group].spin_ns += e;
+        }
+        self.update_min_vruntime(v);
+    }
+
+    fn update_min_vruntime(&mut self, v: VcpuId) {
+        let least = self.vcpus[v.0].runnable.iter().map(|t| self.tasks[t.0].vruntime).min();
+        if let Some(m) = least {
+            let vc = &mut self.vcpus[v.0];
+            vc.min_vruntime = vc.min_vruntime.max(m);
+        }
+    }
+
+    /// The vCPU is back on a pCPU after being descheduled while runnable. What the guest charges for the gap
+    /// depends on its clock: `wall` charges it all to the current task (vruntime dilation); `steal` charges
+    /// nothing; `two_clocks` (xBalloon) charges it only to a CPU-bound current task.
+    fn guest_clock_gap(&mut self, v: VcpuId) {
+        let Some(at) = self.vcpus[v.0].descheduled_at.take() else { return };
+        let Some(t) = self.vcpus[v.0].current else { return };
+        let gap = (self.now - at).0;
+        let clock = self.guest[self.vcpus[v.0].dom.0].clock;
+        let cpu_bound = matches!(self.tasks[t.0].work, Work::Cpu | Work::Barrier { .. });
+        let charged = match clock {
+            GuestClock::Wall => gap,
+            GuestClock::Steal => 0,
+            GuestClock::TwoClocks if cpu_bound => gap,
+            GuestClock::TwoClocks => 0,
+        };
+        let task = &mut self.tasks[t.0];
+        task.vruntime += charged * 1024 / cfs_weight(task.priority);
+        if self.is_cfs(v) {
+            // The tick that ends the slice also runs on guest time.
+            let task = &mut self.tasks[t.0];
+            task.slice_left = task.slice_left.saturating_sub(charged);
+        }
+    }
+
+    /// CFS's ideal slice: the latency period shared by the runnable tasks, at least the minimum granularity.
+    fn cfs_slice(&self, v: VcpuId) -> u64 {
+        let nr = self.vcpus[v.0].runnable.len() as u64;
+        (CFS_LATENCY / nr.max(1)).max(CFS_MIN_GRAN)
     }
 
     /// The guest picks its task on a running vCPU, reports any address-space switch, and arms its timer;
     /// with nothing to run, the vCPU blocks.
     fn guest_run(&mut self, v: VcpuId) {
-        let Some(p) = self.vcpus[v.0].on_pcpu else {
-            return;
-        };
+        let Some(p) = self.vcpus[v.0].on_pcpu else { return };
         let next = self.guest_pick(v);
         let prev = self.vcpus[v.0].current;
         if next != prev {
             self.close_segment(p);
             self.pcpus[p.0].seg_task = next;
             self.vcpus[v.0].current = next;
+            if let (Some(n), true) = (next, self.is_cfs(v)) {
+                self.tasks[n.0].slice_left = self.cfs_slice(v);
+            }
             self.with_ctx(|pol, ctx| pol.guest_task_switch(v, prev, next, ctx));
         }
         self.vcpus[v.0].guest_gen += 1;
@@ -807,9 +790,7 @@ impl Simulation {
     /// The current task's burst or guest slice ended.
     fn guest_timer(&mut self, v: VcpuId) {
         self.charge(v);
-        let Some(t) = self.vcpus[v.0].current else {
-            return;
-        };
+        let Some(t) = self.vcpus[v.0].current else { return };
         if self.tasks[t.0].burst_left == Some(0) {
             self.burst_done(t);
         } else if self.tasks[t.0].slice_left == 0 {
@@ -818,64 +799,22 @@ impl Simulation {
             let rq = &mut self.vcpus[v.0].runnable;
             rq.retain(|&x| x != t);
             rq.push(t);
+            if self.is_cfs(v) {
+                self.tasks[t.0].slice_left = self.cfs_slice(v);
+            }
         }
         self.guest_run(v);
     }
 
-    fn task_block(&mut self, t: TaskId) {
-        let task = &mut self.tasks[t.0];
-        task.state = TState::Blocked;
-        task.blocked_since = self.now;
-        let v = task.vcpu;
-        self.vcpus[v.0].runnable.retain(|&x| x != t);
-    }
-
-    /// A task finished a CPU burst: do what its workload does next.
+    /// A task finished a CPU burst: its workload acts, then it starts its next burst or blocks.
     fn burst_done(&mut self, t: TaskId) {
-        let v = self.tasks[t.0].vcpu;
-        let dom = self.tasks[t.0].dom;
-        match &mut self.tasks[t.0].work {
-            Work::Cpu => {}
-            Work::Server { queue, cpu_ns, response_bytes, .. } => {
-                let req = queue.pop_front().expect("a server burst serves a queued request");
-                let bytes = *response_bytes;
-                let more = !queue.is_empty();
-                let cpu = *cpu_ns;
-                if self.in_window(self.now) {
-                    self.dom_metrics[dom.0].requests_served += 1;
-                }
-                if more {
-                    self.tasks[t.0].burst_left = Some(cpu);
-                } else {
-                    self.task_block(t);
-                }
-                self.driver_enqueue(dom, DriverItem::Tx { req, bytes }, Some(v));
-            }
-            Work::Driver { current, queue, packet_ns } => {
-                let item = current.take().expect("a backend burst processes an item");
-                let next = queue.pop_front();
-                let cost = *packet_ns;
-                match next {
-                    Some(n) => {
-                        *current = Some(n);
-                        self.tasks[t.0].burst_left = Some(cost);
-                    }
-                    None => self.task_block(t),
-                }
-                match item {
-                    DriverItem::Rx { to, port, req } => {
-                        self.post_event(to, GuestEvent::NetRx { port, req }, Some(v), &format!("net rx port {port}"));
-                    }
-                    DriverItem::Tx { req, bytes } => {
-                        let arrive = self.link_out.send(self.now, bytes);
-                        self.push(arrive, Ev::ClientRecv(req.client, req.sent_at));
-                    }
-                }
-            }
+        self.workload_burst_done(t);
+        match self.begin_burst(t) {
+            Some(b) => self.tasks[t.0].burst_left = b,
+            None => self.task_block(t),
         }
     }
 
-    /// Closes the open segment of `p` at `now`, recording it and its CPU time.
     fn close_segment(&mut self, p: PcpuId) {
         let start = self.pcpus[p.0].seg_start;
         self.pcpus[p.0].seg_start = self.now;
@@ -933,6 +872,9 @@ impl Simulation {
         if d.next != cur {
             if let Some(c) = cur {
                 self.vcpus[c.0].on_pcpu = None;
+                if self.vcpus[c.0].state == VState::Runnable {
+                    self.vcpus[c.0].descheduled_at = Some(self.now);
+                }
             }
             self.pcpus[p.0].running = d.next;
             self.running[p.0] = d.next;
@@ -949,6 +891,9 @@ impl Simulation {
         if let Some(n) = d.next {
             let gen = self.pcpus[p.0].slice_gen;
             self.push(self.now + d.slice, Ev::SliceEnd(p, gen));
+            if d.next != cur {
+                self.guest_clock_gap(n);
+            }
             // Pending notifications are delivered as the vCPU starts running.
             while let Some(pe) = self.vcpus[n.0].pending.pop_front() {
                 if self.in_window(self.now) {

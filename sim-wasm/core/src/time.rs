@@ -51,3 +51,28 @@ pub fn us_to_ns(us: f64) -> u64 {
 pub fn ms_to_ns(ms: f64) -> u64 {
     (ms * 1_000_000.0).round() as u64
 }
+
+/// Wall-clock timing for reports and benchmarks. `std::time::Instant` panics on wasm32-unknown-unknown, so there
+/// it measures nothing (the page times runs itself).
+pub struct WallClock(#[cfg(not(target_arch = "wasm32"))] std::time::Instant);
+
+impl WallClock {
+    pub fn start() -> WallClock {
+        WallClock(
+            #[cfg(not(target_arch = "wasm32"))]
+            std::time::Instant::now(),
+        )
+    }
+
+    /// Nanoseconds since `start` (0 where there is no clock).
+    pub fn elapsed_ns(&self) -> u64 {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.0.elapsed().as_nanos() as u64
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            0
+        }
+    }
+}

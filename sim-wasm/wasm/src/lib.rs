@@ -56,7 +56,11 @@ impl Simulation {
 
     /// Processes at most `max_events` events; returns true once the run has reached its duration.
     pub fn step(&mut self, max_events: u32) -> Result<bool, JsError> {
-        self.inner.step(u64::from(max_events)).map_err(js_err)
+        // std's clock panics on wasm32-unknown-unknown; time the step with JavaScript's.
+        let t0 = js_sys::Date::now();
+        let done = self.inner.step(u64::from(max_events)).map_err(js_err)?;
+        self.inner.add_wall_ns(((js_sys::Date::now() - t0).max(0.0) * 1e6) as u64);
+        Ok(done)
     }
 
     /// Simulated time reached, as a fraction of the scenario duration (0..1).

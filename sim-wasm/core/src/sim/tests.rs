@@ -185,10 +185,10 @@ fn offered_load_does_not_depend_on_the_policy() {
     let a = Simulation::new(&sc, "credit").unwrap();
     let b = Simulation::new(&sc, "nb").unwrap();
     let firsts = |s: &Simulation| {
-        let mut v: Vec<(Nanos, usize)> = s
+        let mut v: Vec<(Nanos, PeerId)> = s
             .queue
             .iter()
-            .filter_map(|Reverse((t, _, e))| if let Ev::ClientSend(c) = e { Some((*t, *c)) } else { None })
+            .filter_map(|Reverse(q)| if let Ev::PeerTimer(c, _) = q.ev { Some((q.at, c)) } else { None })
             .collect();
         v.sort();
         v

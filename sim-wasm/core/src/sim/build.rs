@@ -1,0 +1,312 @@
+//! Building the host from a scenario: vCPUs, guest tasks (one per task spec; a barrier job gets one thread per
+//! vCPU; a driver domain gets its backend), the machines outside (clients, stream receivers, bulk peers), and the
+//! disk. Every random stream is named after what it drives, so it is independent of scheduling.
+
+use super::*;
+use crate::scenario::{Domain, RtTag, TaskSpec};
+
+/// Which report metrics apply to a domain, from the workloads it runs.
+#[derive(Debug, Clone, Default)]
+pub struct DomKinds {
+    pub server: bool,
+    pub io_loop: bool,
+    pub disk_reader: bool,
+    pub bulk: bool,
+    pub stream: bool,
+}
+
+pub(super) struct Built {
+    pub vcpus: Vec<Vcpu>,
+    pub dom_info: Vec<DomainInfo>,
+    pub tasks: Vec<Task>,
+    pub peers: Vec<Peer>,
+    pub groups: Vec<BarrierGroup>,
+    pub kinds: Vec<DomKinds>,
+    pub driver_task_of: Vec<Option<TaskId>>,
+    pub disk: Disk,
+}
+
+fn new_task(dom: usize, vcpu: VcpuId, name: String, priority: Priority, work: Work) -> Task {
+    Task {
+        dom: DomId(dom),
+        vcpu,
+        name,
+        priority,
+        state: TState::Blocked,
+        burst_left: Some(0),
+        slice_left: guest_slice(priority),
+        sleep_avg: 0,
+        blocked_since: Nanos::ZERO,
+        vruntime: 0,
+        work,
+    }
+}
+
+fn work_of(t: &TaskSpec, kinds: &mut DomKinds) -> Work {
+    match &t.workload {
+        Workload::Cpu => Work::Cpu,
+        Workload::Server(s) => {
+            kinds.server = true;
+            Work::Server {
+                cpu_ns: us_to_ns(s.cpu_us),
+                response_bytes: s.response_bytes,
+                tcp: s.proto == "tcp",
+                queue: VecDeque::new(),
+                port: s.port,
+            }
+        }
+        Workload::Interactive(s) => {
+            kinds.server = true;
+            Work::Server { cpu_ns: us_to_ns(s.cpu_us), response_bytes: 64, tcp: false, queue: VecDeque::new(), port: 0 }
+        }
+        Workload::Tier(s) => {
+            kinds.server = true;
+            Work::Tier {
+                cpu_ns: us_to_ns(s.cpu_us),
+                next: None, // resolved once every task exists
+                queue: VecDeque::new(),
+                waiting: None,
+                answered: false,
+                port: s.port,
+                response_bytes: s.response_bytes,
+                request_bytes: s.request_bytes,
+            }
+        }
+        Workload::IoLoop(s) => {
+            kinds.io_loop = true;
+            Work::IoLoop {
+                disk: s.io == "disk",
+                cpu_ns: us_to_ns(s.cpu_us),
+                bytes: s.block_kb * 1024,
+                computing: true,
+                issued_at: Nanos::ZERO,
+                port: s.port.unwrap_or(0),
+                peer: None,
+            }
+        }
+        Workload::DiskReader(s) => {
+            kinds.disk_reader = true;
+            Work::IoLoop {
+                disk: true,
+                cpu_ns: us_to_ns(s.cpu_us),
+                bytes: s.block_kb * 1024,
+                computing: true,
+                issued_at: Nanos::ZERO,
+                port: 0,
+                peer: None,
+            }
+        }
+        Workload::NetBulk(s) => {
+            kinds.bulk = true;
+            let window = (s.window_kb * 1024).div_ceil(MSS).max(1);
+            if s.direction == "rx" {
+                Work::BulkRx { cpu_ns: us_to_ns(s.cpu_us), queue: VecDeque::new() }
+            } else {
+                Work::BulkTx { cpu_ns: us_to_ns(s.cpu_us), peer: PeerId(0), window, in_flight: 0 }
+            }
+        }
+        Workload::StreamServer(s) => {
+            kinds.stream = true;
+            Work::Stream {
+                cpu_ns: us_to_ns(s.cpu_us),
+                interval_ns: ms_to_ns(s.interval_ms).max(1),
+                clients: Vec::new(),
+                bps: u64::from(s.kbps) * 1000,
+                owed: Vec::new(),
+                last_send: Nanos::ZERO,
+                to_send: VecDeque::new(),
+            }
+        }
+        Workload::Barrier(_) => unreachable!("barrier jobs are built per vCPU"),
+    }
+}
+
+pub(super) fn build(sc: &Scenario) -> Built {
+    let mut vcpus = Vec::new();
+    let mut dom_info = Vec::new();
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut groups = Vec::new();
+    let mut kinds = Vec::new();
+    // (task id, domain index, spec) of every task built from a spec, to wire up peers afterwards.
+    let mut from_spec: Vec<(TaskId, usize, &TaskSpec)> = Vec::new();
+
+    for (d, dom) in sc.domains.iter().enumerate() {
+        let first = vcpus.len();
+        for k in 0..dom.vcpus as usize {
+            vcpus.push(Vcpu {
+                dom: DomId(d),
+                index: k,
+                name: format!("{}.v{k}", dom.name),
+                state: VState::Blocked,
+                paused: false,
+                on_pcpu: None,
+                pending: VecDeque::new(),
+                tasks: Vec::new(),
+                runnable: Vec::new(),
+                current: None,
+                exec_start: None,
+                guest_gen: 0,
+                blocked_since: Some(Nanos::ZERO),
+                descheduled_at: None,
+                min_vruntime: 0,
+            });
+        }
+        dom_info.push(DomainInfo {
+            name: dom.name.clone(),
+            weight: dom.weight,
+            cap_pct: dom.cap_pct,
+            vcpus: (first..vcpus.len()).map(VcpuId).collect(),
+            is_driver: dom.role == Role::Driver,
+        });
+        let mut k_dom = DomKinds::default();
+        let add = |tasks: &mut Vec<Task>, vcpus: &mut Vec<Vcpu>, k: usize, task: Task| -> TaskId {
+            let id = TaskId(tasks.len());
+            vcpus[first + k].tasks.push(id);
+            tasks.push(Task { vcpu: VcpuId(first + k), ..task });
+            id
+        };
+        if dom.role == Role::Driver {
+            // The backend (netback/blkback) is a kernel thread on the driver domain's first vCPU.
+            let work = Work::Driver {
+                packet_ns: us_to_ns(dom.costs.packet_us),
+                block_ns: us_to_ns(dom.costs.block_us),
+                queue: VecDeque::new(),
+                current: None,
+            };
+            let t = new_task(d, VcpuId(first), "backend".into(), Priority::Rt(RtTag::Rt), work);
+            add(&mut tasks, &mut vcpus, 0, t);
+        }
+        for (j, spec) in dom.tasks.iter().enumerate() {
+            let pr = spec.priority.unwrap_or(Priority::Nice(0));
+            if let Workload::Barrier(b) = &spec.workload {
+                let g = groups.len();
+                let mut members = Vec::new();
+                for k in 0..dom.vcpus as usize {
+                    let work = Work::Barrier {
+                        group: g,
+                        compute_ns: us_to_ns(b.compute_us).max(1),
+                        spin: b.sync == "spin",
+                        phase: BarrierPhase::Compute,
+                    };
+                    let t = new_task(d, VcpuId(first), format!("{}.{k}", spec.name), pr, work);
+                    members.push(add(&mut tasks, &mut vcpus, k, t));
+                }
+                groups.push(BarrierGroup {
+                    key: format!("{}/{}", dom.name, spec.name),
+                    members,
+                    arrived: 0,
+                    phases: b.phases,
+                    phases_done: 0,
+                    done_at: None,
+                    spin_ns: 0,
+                });
+                continue;
+            }
+            let k = spec.vcpu.map_or(j % dom.vcpus as usize, |v| v as usize);
+            let work = work_of(spec, &mut k_dom);
+            let id = add(&mut tasks, &mut vcpus, k, new_task(d, VcpuId(first), spec.name.clone(), pr, work));
+            from_spec.push((id, d, spec));
+        }
+        kinds.push(k_dom);
+    }
+
+    let driver_of = |dom: &Domain| -> Option<TaskId> {
+        let name = dom.driver.as_deref();
+        let d = sc.domains.iter().position(|x| x.role == Role::Driver && name.is_none_or(|n| n == x.name))?;
+        tasks.iter().position(|t| t.dom == DomId(d) && matches!(t.work, Work::Driver { .. })).map(TaskId)
+    };
+    let driver_task_of: Vec<Option<TaskId>> = sc.domains.iter().map(driver_of).collect();
+
+    let mut peers = Vec::new();
+    for &(id, d, spec) in &from_spec {
+        let stream = |k: usize| Stream::new(sc.seed, &format!("client/{}/{}/{k}", sc.domains[d].name, spec.name));
+        match &spec.workload {
+            Workload::Server(s) => {
+                for k in 0..s.clients as usize {
+                    peers.push(Peer::Client {
+                        server: id,
+                        think: (ms_to_ns(s.think_ms[0]), ms_to_ns(s.think_ms[1])),
+                        request_bytes: s.request_bytes,
+                        tcp: s.proto == "tcp",
+                        port: s.port,
+                        rng: Box::new(stream(k)),
+                    });
+                }
+            }
+            Workload::Interactive(s) => peers.push(Peer::Client {
+                server: id,
+                think: (ms_to_ns(s.think_ms[0]), ms_to_ns(s.think_ms[1])),
+                request_bytes: 8,
+                tcp: false,
+                port: 0,
+                rng: Box::new(stream(0)),
+            }),
+            Workload::Tier(s) => {
+                for k in 0..s.clients as usize {
+                    peers.push(Peer::Client {
+                        server: id,
+                        think: (ms_to_ns(s.think_ms[0]), ms_to_ns(s.think_ms[1])),
+                        request_bytes: s.request_bytes,
+                        tcp: false,
+                        port: s.port,
+                        rng: Box::new(stream(k)),
+                    });
+                }
+                if let Some(next) = &s.next {
+                    let (nd, nspec) = sc.find_task(next).expect("validated tier next");
+                    let nid = from_spec.iter().find(|(_, dd, sp)| *dd == nd && sp.name == nspec.name).map(|x| x.0);
+                    if let Work::Tier { next, .. } = &mut tasks[id.0].work {
+                        *next = nid;
+                    }
+                }
+            }
+            Workload::IoLoop(s) if s.io == "net" => {
+                let p = PeerId(peers.len());
+                peers.push(Peer::Echo);
+                if let Work::IoLoop { peer, .. } = &mut tasks[id.0].work {
+                    *peer = Some(p);
+                }
+            }
+            Workload::NetBulk(s) => {
+                let p = PeerId(peers.len());
+                if s.direction == "rx" {
+                    let window = (s.window_kb * 1024).div_ceil(MSS).max(1);
+                    peers.push(Peer::BulkSender { task: id, window, in_flight: 0 });
+                } else {
+                    peers.push(Peer::BulkSink);
+                    if let Work::BulkTx { peer, .. } = &mut tasks[id.0].work {
+                        *peer = p;
+                    }
+                }
+            }
+            Workload::StreamServer(s) => {
+                let first = peers.len();
+                for _ in 0..s.clients {
+                    peers.push(Peer::StreamClient(StreamClient {
+                        server: id,
+                        bps: u64::from(s.kbps) * 1000,
+                        capacity: u64::from(s.buffer_kb) * 1024,
+                        level: 0.0,
+                        updated: Nanos::ZERO,
+                        playing: false,
+                        underruns: 0,
+                        gen: 0,
+                    }));
+                }
+                if let Work::Stream { clients, owed, .. } = &mut tasks[id.0].work {
+                    *clients = (first..peers.len()).map(PeerId).collect();
+                    *owed = vec![0; clients.len()];
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let disk = Disk {
+        busy_until: Nanos::ZERO,
+        mean_ns: us_to_ns(sc.host.disk.service_us),
+        ns_per_byte: 1000.0 / sc.host.disk.mb_per_s,
+        rng: Stream::new(sc.seed, "disk"),
+    };
+    Built { vcpus, dom_info, tasks, peers, groups, kinds, driver_task_of, disk }
+}

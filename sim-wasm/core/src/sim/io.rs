@@ -1,0 +1,260 @@
+//! The split-driver I/O path and the world outside the host.
+//!
+//! Every guest packet and block request goes through a driver domain's backend: the backend spends CPU per item
+//! (`costs.packet_us`, `costs.block_us` split between submission and completion) and notifies the receiving vCPU
+//! through an event channel. Packets between two domains of the host cross the backend twice (out of one guest,
+//! into the other), as through dom0's bridge. The wire is a FIFO per direction with serialisation and latency;
+//! the disk serves one request at a time. Peers are the machines outside: closed-loop clients, an echo host, bulk
+//! TCP senders and sinks, and stream receivers with playback buffers.
+
+use super::*;
+
+/// Payload of a pure TCP acknowledgement [bytes] (headers are added on the wire).
+const ACK_BYTES: u32 = 0;
+/// Payload of an I/O-loop network round trip [bytes].
+const ECHO_BYTES: u32 = 64;
+/// The port bulk streams use (iperf's).
+pub(super) const BULK_PORT: u16 = 5001;
+
+impl Simulation {
+    /// Queues an I/O item at the driver domain serving `dom` and notifies its backend's vCPU.
+    pub(super) fn driver_enqueue(&mut self, dom: DomId, item: DriverItem, from: Option<VcpuId>) {
+        let Some(bt) = self.driver_task_of[dom.0] else {
+            // Validation requires a driver domain for every I/O workload; count rather than lose silently.
+            self.dom_metrics[dom.0].dropped += 1;
+            return;
+        };
+        if let Work::Driver { queue, .. } = &mut self.tasks[bt.0].work {
+            queue.push_back(item);
+        }
+        let dv = self.tasks[bt.0].vcpu;
+        let cause = match item {
+            DriverItem::Rx(_) => "net rx (backend)",
+            DriverItem::Tx(_) => "net tx (backend)",
+            DriverItem::BlkSubmit { .. } => "block request (backend)",
+            DriverItem::BlkDone { .. } => "disk interrupt (backend)",
+        };
+        self.post_event(dv, GuestEvent::DriverKick, from, cause);
+    }
+
+    /// CPU the backend spends on one item [ns].
+    pub(super) fn item_cost(packet_ns: u64, block_ns: u64, item: &DriverItem) -> u64 {
+        match item {
+            DriverItem::Rx(_) | DriverItem::Tx(_) => packet_ns,
+            DriverItem::BlkSubmit { .. } | DriverItem::BlkDone { .. } => block_ns / 2,
+        }
+    }
+
+    /// A guest task sends a packet: onto its driver domain's transmit path.
+    pub(super) fn guest_send(&mut self, t: TaskId, pkt: Packet) {
+        let (dom, v) = (self.tasks[t.0].dom, self.tasks[t.0].vcpu);
+        self.driver_enqueue(dom, DriverItem::Tx(pkt), Some(v));
+    }
+
+    /// A machine outside sends a packet to the host.
+    pub(super) fn peer_send(&mut self, pkt: Packet) {
+        let at = self.link_in.send(self.now, pkt.bytes);
+        self.push(at, Ev::NicRx(pkt));
+    }
+
+    /// A packet reaches the NIC: the NIC interrupt goes to the driver domain serving the destination.
+    pub(super) fn nic_rx(&mut self, pkt: Packet) {
+        if let Endpoint::Task(t) = pkt.dst {
+            let dom = self.tasks[t.0].dom;
+            self.driver_enqueue(dom, DriverItem::Rx(pkt), None);
+        }
+    }
+
+    /// The backend finished processing one item: hand it on.
+    pub(super) fn driver_item_done(&mut self, backend: TaskId, item: DriverItem) {
+        let dv = self.tasks[backend.0].vcpu;
+        match item {
+            DriverItem::Rx(pkt) => {
+                if let Endpoint::Task(t) = pkt.dst {
+                    let v = self.tasks[t.0].vcpu;
+                    let cause = if pkt.port != 0 { format!("net rx port {}", pkt.port) } else { "net rx".to_string() };
+                    self.post_event(v, GuestEvent::Packet(pkt), Some(dv), &cause);
+                }
+            }
+            DriverItem::Tx(pkt) => match pkt.dst {
+                Endpoint::Peer(_) => {
+                    let at = self.link_out.send(self.now, pkt.bytes);
+                    self.push(at, Ev::PeerRx(pkt));
+                }
+                Endpoint::Task(t2) => {
+                    let dom = self.tasks[t2.0].dom;
+                    self.driver_enqueue(dom, DriverItem::Rx(pkt), Some(dv));
+                }
+            },
+            DriverItem::BlkSubmit { task, bytes, issued_at } => {
+                let start = self.disk.busy_until.max(self.now);
+                let service =
+                    self.disk.rng.exponential(self.disk.mean_ns) + (f64::from(bytes) * self.disk.ns_per_byte) as u64;
+                self.disk.busy_until = start + Nanos(service);
+                let at = self.disk.busy_until;
+                self.push(at, Ev::DiskDone { task, bytes, issued_at });
+            }
+            DriverItem::BlkDone { task, bytes, issued_at } => {
+                let v = self.tasks[task.0].vcpu;
+                self.post_event(v, GuestEvent::BlkDone { task, bytes, issued_at }, Some(dv), "block I/O done");
+            }
+        }
+    }
+
+    /// Starts the machines outside: clients think before their first request; bulk senders fill their window.
+    pub(super) fn boot_peers(&mut self) {
+        for p in 0..self.peers.len() {
+            match &mut self.peers[p] {
+                Peer::Client { think, rng, .. } => {
+                    let first = rng.uniform(think.0, think.1);
+                    self.push(Nanos(first), Ev::PeerTimer(PeerId(p), 0));
+                }
+                Peer::BulkSender { .. } => self.bulk_pump(PeerId(p)),
+                _ => {}
+            }
+        }
+    }
+
+    /// A bulk sender sends while its window has room.
+    fn bulk_pump(&mut self, p: PeerId) {
+        loop {
+            let Peer::BulkSender { task, window, in_flight } = &mut self.peers[p.0] else { return };
+            if *in_flight >= *window {
+                return;
+            }
+            *in_flight += 1;
+            let pkt = Packet {
+                src: Endpoint::Peer(p),
+                dst: Endpoint::Task(*task),
+                kind: PKind::Data,
+                bytes: MSS,
+                origin_at: self.now,
+                port: BULK_PORT,
+            };
+            self.peer_send(pkt);
+        }
+    }
+
+    /// Bytes buffered by a stream client now (playback drains it while playing).
+    fn stream_level(c: &StreamClient, now: Nanos) -> f64 {
+        if c.playing {
+            let drained = c.bps as f64 / 8.0 * (now - c.updated).0 as f64 / 1e9;
+            (c.level - drained).max(0.0)
+        } else {
+            c.level
+        }
+    }
+
+    /// A packet reaches a machine outside.
+    pub(super) fn peer_rx(&mut self, pkt: Packet) {
+        let Endpoint::Peer(p) = pkt.dst else { return };
+        let now = self.now;
+        let in_window = self.in_window(now);
+        match &mut self.peers[p.0] {
+            Peer::Client { server, think, tcp, rng, port, .. } => {
+                if pkt.kind != PKind::Response {
+                    return;
+                }
+                let dom = self.tasks[server.0].dom;
+                if in_window {
+                    self.dom_metrics[dom.0].responses_ns.push((now - pkt.origin_at).0);
+                }
+                let wait = rng.uniform(think.0, think.1);
+                let (server, tcp, port) = (*server, *tcp, *port);
+                self.push(now + Nanos(wait), Ev::PeerTimer(p, 0));
+                if tcp {
+                    let ack = Packet {
+                        src: Endpoint::Peer(p),
+                        dst: Endpoint::Task(server),
+                        kind: PKind::Ack,
+                        bytes: ACK_BYTES,
+                        origin_at: now,
+                        port,
+                    };
+                    self.peer_send(ack);
+                }
+            }
+            Peer::Echo => {
+                let back = Packet { src: Endpoint::Peer(p), dst: pkt.src, kind: PKind::Response, ..pkt };
+                self.peer_send(back);
+            }
+            Peer::BulkSender { in_flight, .. } => {
+                if pkt.kind == PKind::Ack {
+                    *in_flight = in_flight.saturating_sub(1);
+                    self.bulk_pump(p);
+                }
+            }
+            Peer::BulkSink => {
+                if pkt.kind == PKind::Data {
+                    let ack =
+                        Packet { src: Endpoint::Peer(p), dst: pkt.src, kind: PKind::Ack, bytes: ACK_BYTES, ..pkt };
+                    self.peer_send(ack);
+                }
+            }
+            Peer::StreamClient(c) => {
+                let level = Self::stream_level(c, now) + f64::from(pkt.bytes);
+                c.level = level.min(c.capacity as f64);
+                c.updated = now;
+                if !c.playing && c.level >= c.capacity as f64 / 2.0 {
+                    c.playing = true;
+                }
+                if c.playing {
+                    c.gen += 1;
+                    let empty_in = (c.level * 8.0 * 1e9 / c.bps as f64) as u64;
+                    let gen = c.gen;
+                    self.push(now + Nanos(empty_in.max(1)), Ev::PeerTimer(p, gen));
+                }
+            }
+        }
+    }
+
+    /// A peer's own timer fires.
+    pub(super) fn peer_timer(&mut self, p: PeerId, gen: u64) {
+        let now = self.now;
+        let in_window = self.in_window(now);
+        match &mut self.peers[p.0] {
+            Peer::Client { server, request_bytes, port, .. } => {
+                let pkt = Packet {
+                    src: Endpoint::Peer(p),
+                    dst: Endpoint::Task(*server),
+                    kind: PKind::Request,
+                    bytes: *request_bytes,
+                    origin_at: now,
+                    port: *port,
+                };
+                self.peer_send(pkt);
+            }
+            Peer::StreamClient(c) if c.gen == gen && c.playing => {
+                // The buffer ran dry: an under-run; playback resumes once it is half full again.
+                c.level = 0.0;
+                c.updated = now;
+                c.playing = false;
+                let dom = self.tasks[c.server.0].dom;
+                if in_window {
+                    self.dom_metrics[dom.0].underruns += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A network round trip for an I/O loop, to its echoing peer.
+    pub(super) fn echo_request(&mut self, t: TaskId, peer: PeerId, port: u16) {
+        let pkt = Packet {
+            src: Endpoint::Task(t),
+            dst: Endpoint::Peer(peer),
+            kind: PKind::Request,
+            bytes: ECHO_BYTES,
+            origin_at: self.now,
+            port,
+        };
+        self.guest_send(t, pkt);
+    }
+
+    /// A pure acknowledgement from a guest task.
+    pub(super) fn guest_ack(&mut self, t: TaskId, to: Endpoint, port: u16) {
+        let pkt =
+            Packet { src: Endpoint::Task(t), dst: to, kind: PKind::Ack, bytes: ACK_BYTES, origin_at: self.now, port };
+        self.guest_send(t, pkt);
+    }
+}

@@ -1,0 +1,288 @@
+//! What each guest task does. A task alternates CPU bursts (which the guest and hypervisor schedulers share
+//! out) with actions at the end of a burst: send a response, issue I/O, arrive at a barrier. Three hooks drive
+//! it: `begin_burst` (what CPU it needs next, or nothing: block), `task_event` (the guest kernel hands it a
+//! packet, a completion, a timer or an IPI) and `workload_burst_done`.
+
+use super::io::BULK_PORT;
+use super::*;
+
+impl Simulation {
+    /// Starts every workload at boot.
+    pub(super) fn boot_workloads(&mut self) {
+        for t in 0..self.tasks.len() {
+            let t = TaskId(t);
+            match &self.tasks[t.0].work {
+                Work::Cpu | Work::Barrier { .. } | Work::IoLoop { .. } | Work::BulkTx { .. } => {
+                    self.task_wake(t);
+                }
+                Work::Stream { interval_ns, .. } => {
+                    let at = Nanos(*interval_ns);
+                    self.push(at, Ev::TaskTimer(t));
+                }
+                _ => {}
+            }
+        }
+        self.boot_peers();
+    }
+
+    /// The CPU the task needs next: `Some(None)` forever (a busy loop or a spin), `Some(Some(ns))` a burst,
+    /// `None` nothing (it blocks).
+    pub(super) fn begin_burst(&mut self, t: TaskId) -> Option<Option<u64>> {
+        match &mut self.tasks[t.0].work {
+            Work::Cpu => Some(None),
+            Work::Server { queue, cpu_ns, .. } => (!queue.is_empty()).then_some(Some(*cpu_ns)),
+            Work::Tier { queue, cpu_ns, waiting, answered, .. } => {
+                if *answered {
+                    Some(Some(0))
+                } else if waiting.is_some() || queue.is_empty() {
+                    None
+                } else {
+                    Some(Some(*cpu_ns))
+                }
+            }
+            Work::IoLoop { computing, cpu_ns, .. } => computing.then_some(Some(*cpu_ns)),
+            Work::BulkRx { queue, cpu_ns } => (!queue.is_empty()).then_some(Some(*cpu_ns)),
+            Work::BulkTx { in_flight, window, cpu_ns, .. } => (in_flight < window).then_some(Some(*cpu_ns)),
+            Work::Stream { to_send, cpu_ns, .. } => (!to_send.is_empty()).then_some(Some(*cpu_ns)),
+            Work::Barrier { phase, compute_ns, .. } => match phase {
+                BarrierPhase::Compute => Some(Some(*compute_ns)),
+                BarrierPhase::Spin => Some(None),
+                BarrierPhase::Wait | BarrierPhase::Done => None,
+            },
+            Work::Driver { queue, current, packet_ns, block_ns } => {
+                if current.is_none() {
+                    *current = queue.pop_front();
+                }
+                current.as_ref().map(|it| Some(Self::item_cost(*packet_ns, *block_ns, it)))
+            }
+        }
+    }
+
+    /// The guest kernel hands an event to the task it concerns (queues data, records completions).
+    pub(super) fn task_event(&mut self, t: TaskId, ev: GuestEvent) {
+        let now = self.now;
+        let dom = self.tasks[t.0].dom.0;
+        let in_window = self.in_window(now);
+        match (ev, &mut self.tasks[t.0].work) {
+            // A TCP acknowledgement is consumed by the kernel; only requests reach the server.
+            (GuestEvent::Packet(pkt), Work::Server { queue, .. }) if pkt.kind == PKind::Request => queue.push_back(pkt),
+            (GuestEvent::Packet(pkt), Work::Tier { queue, waiting, answered, .. }) => match pkt.kind {
+                PKind::Request => queue.push_back(pkt),
+                PKind::Response if waiting.is_some() => *answered = true,
+                _ => {}
+            },
+            (GuestEvent::Packet(pkt), Work::IoLoop { computing, issued_at, .. }) if pkt.kind == PKind::Response => {
+                *computing = true;
+                let lat = (now - *issued_at).0;
+                if in_window {
+                    let m = &mut self.dom_metrics[dom];
+                    m.io_done += 1;
+                    m.io_latency_ns.push(lat);
+                }
+            }
+            (GuestEvent::BlkDone { bytes, issued_at, .. }, Work::IoLoop { computing, .. }) => {
+                *computing = true;
+                if in_window {
+                    let m = &mut self.dom_metrics[dom];
+                    m.io_done += 1;
+                    m.io_latency_ns.push((now - issued_at).0);
+                    m.bytes_in += u64::from(bytes);
+                }
+            }
+            (GuestEvent::Packet(pkt), Work::BulkRx { queue, .. }) if pkt.kind == PKind::Data => queue.push_back(pkt),
+            (GuestEvent::Packet(pkt), Work::BulkTx { in_flight, .. }) if pkt.kind == PKind::Ack => {
+                *in_flight = in_flight.saturating_sub(1);
+                if in_window {
+                    self.dom_metrics[dom].bytes_out += u64::from(MSS);
+                }
+            }
+            (GuestEvent::Timer(_), Work::Stream { interval_ns, clients, bps, owed, last_send, to_send, .. }) => {
+                // Send what is due to every client since the last round, interleaved across clients.
+                let dt = u128::from((now - *last_send).0);
+                let per_packet = u128::from(MSS) * 8 * 1_000_000_000;
+                let mut due = Vec::with_capacity(clients.len());
+                for o in owed.iter_mut() {
+                    *o += u128::from(*bps) * dt;
+                    let n = *o / per_packet;
+                    *o -= n * per_packet;
+                    due.push(n as u64);
+                }
+                let most = due.iter().copied().max().unwrap_or(0);
+                for round in 0..most {
+                    for (i, c) in clients.iter().enumerate() {
+                        if due[i] > round {
+                            to_send.push_back(*c);
+                        }
+                    }
+                }
+                *last_send = now;
+                let next = now + Nanos(*interval_ns);
+                self.push(next, Ev::TaskTimer(t));
+            }
+            _ => {}
+        }
+    }
+
+    /// The task finished a burst: do what its workload does at that point.
+    pub(super) fn workload_burst_done(&mut self, t: TaskId) {
+        let dom = self.tasks[t.0].dom;
+        let in_window = self.in_window(self.now);
+        let now = self.now;
+        match &mut self.tasks[t.0].work {
+            Work::Cpu => {}
+            Work::Server { queue, response_bytes, port, .. } => {
+                let req = queue.pop_front().expect("a server burst serves a queued request");
+                let resp = Packet {
+                    src: Endpoint::Task(t),
+                    dst: req.src,
+                    kind: PKind::Response,
+                    bytes: *response_bytes,
+                    origin_at: req.origin_at,
+                    port: *port,
+                };
+                if in_window {
+                    self.dom_metrics[dom.0].requests_served += 1;
+                }
+                self.guest_send(t, resp);
+            }
+            Work::Tier { queue, waiting, answered, next, port, request_bytes, response_bytes, .. } => {
+                let (port, rb) = (*port, *response_bytes);
+                if *answered {
+                    *answered = false;
+                    let up = waiting.take().expect("an answered tier has a waiting request");
+                    let resp = Packet { src: Endpoint::Task(t), dst: up.src, kind: PKind::Response, bytes: rb, ..up };
+                    self.guest_send(t, resp);
+                    return;
+                }
+                let req = queue.pop_front().expect("a tier burst serves a queued request");
+                let call = next.map(|n| Packet {
+                    src: Endpoint::Task(t),
+                    dst: Endpoint::Task(n),
+                    kind: PKind::Request,
+                    bytes: *request_bytes,
+                    origin_at: req.origin_at,
+                    port,
+                });
+                if call.is_some() {
+                    *waiting = Some(req);
+                }
+                if in_window {
+                    self.dom_metrics[dom.0].requests_served += 1;
+                }
+                match call {
+                    Some(c) => self.guest_send(t, c),
+                    None => {
+                        let resp =
+                            Packet { src: Endpoint::Task(t), dst: req.src, kind: PKind::Response, bytes: rb, ..req };
+                        self.guest_send(t, resp);
+                    }
+                }
+            }
+            Work::IoLoop { computing, disk, bytes, issued_at, peer, port, .. } => {
+                *computing = false;
+                *issued_at = now;
+                let (disk, bytes, peer, port) = (*disk, *bytes, *peer, *port);
+                if disk {
+                    let v = self.tasks[t.0].vcpu;
+                    self.driver_enqueue(dom, DriverItem::BlkSubmit { task: t, bytes, issued_at: now }, Some(v));
+                } else if let Some(p) = peer {
+                    self.echo_request(t, p, port);
+                }
+            }
+            Work::BulkRx { queue, .. } => {
+                let pkt = queue.pop_front().expect("a bulk receiver burst consumes a packet");
+                if in_window {
+                    self.dom_metrics[dom.0].bytes_in += u64::from(pkt.bytes);
+                }
+                self.guest_ack(t, pkt.src, pkt.port);
+            }
+            Work::BulkTx { peer, in_flight, .. } => {
+                *in_flight += 1;
+                let pkt = Packet {
+                    src: Endpoint::Task(t),
+                    dst: Endpoint::Peer(*peer),
+                    kind: PKind::Data,
+                    bytes: MSS,
+                    origin_at: now,
+                    port: BULK_PORT,
+                };
+                self.guest_send(t, pkt);
+            }
+            Work::Stream { to_send, .. } => {
+                let c = to_send.pop_front().expect("a stream burst sends a packet");
+                let pkt = Packet {
+                    src: Endpoint::Task(t),
+                    dst: Endpoint::Peer(c),
+                    kind: PKind::Data,
+                    bytes: MSS,
+                    origin_at: now,
+                    port: 0,
+                };
+                if in_window {
+                    self.dom_metrics[dom.0].bytes_out += u64::from(MSS);
+                }
+                self.guest_send(t, pkt);
+            }
+            Work::Barrier { .. } => self.barrier_arrive(t),
+            Work::Driver { current, .. } => {
+                let item = current.take().expect("a backend burst processes an item");
+                self.driver_item_done(t, item);
+            }
+        }
+    }
+
+    fn set_barrier_phase(&mut self, t: TaskId, p: BarrierPhase) {
+        if let Work::Barrier { phase, .. } = &mut self.tasks[t.0].work {
+            *phase = p;
+        }
+    }
+
+    /// A barrier thread finished its compute for this phase. The last to arrive releases the others: spinners
+    /// notice as soon as they run; blocked threads get an IPI.
+    fn barrier_arrive(&mut self, t: TaskId) {
+        let Work::Barrier { group, spin, .. } = self.tasks[t.0].work else { return };
+        let g = &mut self.groups[group];
+        g.arrived += 1;
+        if (g.arrived as usize) < g.members.len() {
+            self.set_barrier_phase(t, if spin { BarrierPhase::Spin } else { BarrierPhase::Wait });
+            return;
+        }
+        g.arrived = 0;
+        g.phases_done += 1;
+        let finished = g.phases != 0 && g.phases_done >= g.phases;
+        if finished {
+            g.done_at = Some(self.now);
+        }
+        let next = if finished { BarrierPhase::Done } else { BarrierPhase::Compute };
+        let from = self.tasks[t.0].vcpu;
+        for m in self.groups[group].members.clone() {
+            let old = match self.tasks[m.0].work {
+                Work::Barrier { phase, .. } => phase,
+                _ => continue,
+            };
+            let mv = self.tasks[m.0].vcpu;
+            let running_now = m != t && self.vcpus[mv.0].current == Some(m) && self.vcpus[mv.0].exec_start.is_some();
+            if running_now {
+                // Attribute the spinning so far before the phase changes.
+                self.charge(mv);
+            }
+            self.set_barrier_phase(m, next);
+            if m == t {
+                continue;
+            }
+            match old {
+                BarrierPhase::Spin => {
+                    match self.begin_burst(m) {
+                        Some(b) => self.tasks[m.0].burst_left = b,
+                        None => self.task_block(m),
+                    }
+                    if running_now {
+                        self.guest_run(mv);
+                    }
+                }
+                BarrierPhase::Wait if !finished => self.post_event(mv, GuestEvent::Ipi(m), Some(from), "barrier IPI"),
+                _ => {}
+            }
+        }
+    }
+}
