@@ -93,6 +93,8 @@ pub struct Packet {
     pub origin_at: Nanos,
     /// Destination port in the guest (0 when the flow has none), for port-based correlation.
     pub port: u16,
+    /// Segments a TCP acknowledgement covers (delayed ACKs cover two); 1 otherwise.
+    pub segs: u32,
 }
 
 /// TCP/UDP payload per full-size packet [bytes].
@@ -163,7 +165,12 @@ pub enum Work {
         peer: Option<PeerId>,
     },
     /// Receiving end of a bulk TCP stream: consumes data packets, acknowledges each.
-    BulkRx { cpu_ns: u64, queue: VecDeque<Packet> },
+    BulkRx {
+        cpu_ns: u64,
+        queue: VecDeque<Packet>,
+        /// Segments received by the kernel but not yet acknowledged (delayed ACK: one ACK per two).
+        unacked: u32,
+    },
     /// Sending end of a bulk TCP stream: sends while its window allows.
     BulkTx { cpu_ns: u64, peer: PeerId, window: u32, in_flight: u32 },
     /// Constant-bit-rate streaming to buffered clients: wakes every interval, sends what is due.

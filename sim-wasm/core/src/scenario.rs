@@ -150,6 +150,10 @@ pub struct Domain {
     pub driver: Option<String>,
     #[serde(default)]
     pub costs: Costs,
+    /// Priority of a driver domain's backend thread: "rt" (softirq/tasklet, Linux 2.6.18 netback) or a nice
+    /// value (a kthread, newer kernels). Default "rt".
+    #[serde(default)]
+    pub backend_priority: Option<Priority>,
     #[serde(default)]
     pub guest: GuestSpec,
     #[serde(default)]

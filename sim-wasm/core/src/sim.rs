@@ -176,6 +176,8 @@ pub struct Simulation {
     /// Busy time of all pCPUs within the measured window [ns].
     pub(crate) busy_ns: u64,
     trace: Trace,
+    /// The run-queue version each pCPU was last snapshotted at.
+    rq_seen: Vec<Option<u64>>,
     pub(crate) wall_ns: u64,
 }
 
@@ -264,6 +266,7 @@ impl Simulation {
             task_metrics: (0..ntasks).map(|_| TaskMetrics::default()).collect(),
             busy_ns: 0,
             trace,
+            rq_seen: vec![None; pcpus],
             wall_ns: 0,
         };
         sim.boot();
@@ -354,6 +357,13 @@ impl Simulation {
     /// Records each pCPU's run queue if it changed (the UI's run-queue view and credit/priority history).
     fn snapshot_runqueues(&mut self) {
         for p in 0..self.pcpus.len() {
+            // Who runs here is part of the snapshot too; the policy's version covers its own state.
+            let version =
+                self.policy.runqueue_version(PcpuId(p)) ^ (self.running[p].map_or(0, |v| v.0 as u64 + 1) << 48);
+            if self.rq_seen[p] == Some(version) {
+                continue;
+            }
+            self.rq_seen[p] = Some(version);
             let entry = |v: VcpuId| {
                 let s = self.policy.vcpu_sched(v);
                 RqEntry { vcpu: v.0 as u32, pri: s.pri, credit: s.credit }

@@ -44,6 +44,8 @@ pub struct CreditParams {
     pub accounting: Accounting,
     /// On leaving the active list with more than a slice of credit: halve it (4.1+) or zero it (3.x).
     pub halve_on_deactivate: bool,
+    /// Boost a vCPU on every event sent to it, whatever its priority or state (the naive scheme of 000 Fig. 1b).
+    pub aggressive_boost: bool,
 }
 
 impl Default for CreditParams {
@@ -55,6 +57,7 @@ impl Default for CreditParams {
             ratelimit_us: 0,
             accounting: Accounting::Exact,
             halve_on_deactivate: false,
+            aggressive_boost: false,
         }
     }
 }
@@ -86,6 +89,10 @@ impl CreditParams {
             "boost" => self.boost = v.as_bool().ok_or_else(|| format!("boost: expected true or false, got {v}"))?,
             "tslice_ms" => self.tslice_ms = int(1, 1000)?,
             "ratelimit_us" => self.ratelimit_us = int(0, 500_000)?,
+            "aggressive_boost" => {
+                self.aggressive_boost =
+                    v.as_bool().ok_or_else(|| format!("aggressive_boost: expected true or false, got {v}"))?
+            }
             "accounting" => {
                 self.accounting = match v.as_str() {
                     Some("exact") => Accounting::Exact,
@@ -107,7 +114,7 @@ impl CreditParams {
             }
             other => {
                 return Err(format!(
-                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting)"
+                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost)"
                 ))
             }
         }
@@ -167,6 +174,8 @@ pub struct Credit {
     sorted: Vec<u64>,
     /// Where the next steal search starts.
     balance_bias: usize,
+    /// Bumped on every change a pCPU's run-queue snapshot could show (see `Policy::runqueue_version`).
+    versions: Vec<u64>,
     next_cpu: usize,
 }
 
@@ -214,6 +223,7 @@ impl Credit {
             epoch: 0,
             sorted: vec![0; pcpus],
             balance_bias: 0,
+            versions: vec![0; pcpus],
             next_cpu: 0,
         })
     }
@@ -232,7 +242,17 @@ impl Credit {
         self.vcpus[v.0].pri
     }
 
+    fn touch(&mut self, p: PcpuId) {
+        self.versions[p.0] += 1;
+    }
+
+    fn touch_all(&mut self) {
+        self.versions.iter_mut().for_each(|x| *x += 1);
+    }
+
     fn burn(&mut self, v: VcpuId, now: Nanos) {
+        let p = self.vcpus[v.0].processor;
+        self.touch(p);
         if self.params.accounting == Accounting::Tick {
             return;
         }
@@ -272,6 +292,7 @@ impl Credit {
         let q = &self.runq[p.0];
         let pos = q.iter().position(|u| self.vcpus[u.0].pri < pri).unwrap_or(q.len());
         self.runq[p.0].insert(pos, v);
+        self.touch(p);
         self.vcpus[v.0].on_runq = true;
         self.vcpus[v.0].processor = p;
     }
@@ -279,6 +300,7 @@ impl Credit {
     fn runq_remove(&mut self, v: VcpuId) {
         let p = self.vcpus[v.0].processor;
         self.runq[p.0].retain(|&u| u != v);
+        self.touch(p);
         self.vcpus[v.0].on_runq = false;
     }
 
@@ -288,6 +310,7 @@ impl Credit {
             return;
         }
         self.sorted[p.0] = self.epoch;
+        self.touch(p);
         let vcpus = &self.vcpus;
         let (mut first, second): (Vec<VcpuId>, Vec<VcpuId>) =
             self.runq[p.0].iter().partition(|u| vcpus[u.0].pri >= PRI_UNDER);
@@ -362,7 +385,8 @@ impl Policy for Credit {
         let before = self.vcpus[v.0].pri;
         // A vCPU unparked by accounting is not boosted (credit.c clears PARKED after the unpause for this reason).
         let unpark = cause == crate::model::WAKE_UNPAUSE;
-        if self.params.boost && before == PRI_UNDER && !self.vcpus[v.0].parked && !unpark {
+        let boostable = before == PRI_UNDER || self.params.aggressive_boost;
+        if self.params.boost && boostable && !self.vcpus[v.0].parked && !unpark {
             self.vcpus[v.0].pri = PRI_BOOST;
         }
         let p = self.vcpus[v.0].processor;
@@ -378,6 +402,22 @@ impl Policy for Credit {
         ctx.note(p, text);
     }
 
+    fn event_sent(&mut self, _from: VcpuId, to: VcpuId, ctx: &mut Ctx) {
+        // Aggressive boosting also lifts a runnable vCPU waiting in a run queue and lets it preempt.
+        let c = &self.vcpus[to.0];
+        if !self.params.aggressive_boost || !c.on_runq || c.parked || c.pri == PRI_BOOST {
+            return;
+        }
+        let before = pri_name(c.pri);
+        self.runq_remove(to);
+        self.vcpus[to.0].pri = PRI_BOOST;
+        let p = self.vcpus[to.0].processor;
+        self.runq_insert(p, to);
+        let how = self.tickle(to, ctx);
+        let text = format!("event for {}: aggressive boost {before} -> BOOST, {how}", ctx.name(to));
+        ctx.note(p, text);
+    }
+
     fn sleep(&mut self, v: VcpuId, _ctx: &mut Ctx) {
         if self.vcpus[v.0].on_runq {
             self.runq_remove(v);
@@ -386,6 +426,7 @@ impl Policy for Credit {
 
     fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
         let now = ctx.now;
+        self.touch(p);
         if let Some(c) = cur {
             self.burn(c, now);
             let ran = now.saturating_sub(self.vcpus[c.0].run_start);
@@ -436,6 +477,7 @@ impl Policy for Credit {
     }
 
     fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {
+        self.touch(p);
         if let Some(c) = ctx.host.running[p.0] {
             if self.vcpus[c.0].pri == PRI_BOOST {
                 self.vcpus[c.0].pri = PRI_UNDER;
@@ -527,6 +569,7 @@ impl Policy for Credit {
         }
         self.credit_balance = balance;
         self.epoch += 1;
+        self.touch_all();
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
@@ -540,6 +583,10 @@ impl Policy for Credit {
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
         self.runq[p.0].clone()
+    }
+
+    fn runqueue_version(&self, p: PcpuId) -> u64 {
+        self.versions[p.0]
     }
 }
 

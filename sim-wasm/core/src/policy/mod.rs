@@ -123,6 +123,9 @@ pub trait Policy {
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched;
     /// The vCPUs queued on a pCPU, in the order they would run.
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId>;
+    /// A number that changes whenever what `runqueue(p)` and `vcpu_sched` show for pCPU `p` may have changed,
+    /// so the engine records run-queue snapshots only when something moved.
+    fn runqueue_version(&self, p: PcpuId) -> u64;
 }
 
 /// Builds the policy named by a scenario's policy spec.

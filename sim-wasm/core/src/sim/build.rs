@@ -100,7 +100,7 @@ fn work_of(t: &TaskSpec, kinds: &mut DomKinds) -> Work {
             kinds.bulk = true;
             let window = (s.window_kb * 1024).div_ceil(MSS).max(1);
             if s.direction == "rx" {
-                Work::BulkRx { cpu_ns: us_to_ns(s.cpu_us), queue: VecDeque::new() }
+                Work::BulkRx { cpu_ns: us_to_ns(s.cpu_us), queue: VecDeque::new(), unacked: 0 }
             } else {
                 Work::BulkTx { cpu_ns: us_to_ns(s.cpu_us), peer: PeerId(0), window, in_flight: 0 }
             }
@@ -173,7 +173,8 @@ pub(super) fn build(sc: &Scenario) -> Built {
                 queue: VecDeque::new(),
                 current: None,
             };
-            let t = new_task(d, VcpuId(first), "backend".into(), Priority::Rt(RtTag::Rt), work);
+            let pr = dom.backend_priority.unwrap_or(Priority::Rt(RtTag::Rt));
+            let t = new_task(d, VcpuId(first), "backend".into(), pr, work);
             add(&mut tasks, &mut vcpus, 0, t);
         }
         for (j, spec) in dom.tasks.iter().enumerate() {

@@ -130,6 +130,7 @@ impl Simulation {
                 bytes: MSS,
                 origin_at: self.now,
                 port: BULK_PORT,
+                segs: 1,
             };
             self.peer_send(pkt);
         }
@@ -170,6 +171,7 @@ impl Simulation {
                         bytes: ACK_BYTES,
                         origin_at: now,
                         port,
+                        segs: 1,
                     };
                     self.peer_send(ack);
                 }
@@ -180,14 +182,21 @@ impl Simulation {
             }
             Peer::BulkSender { in_flight, .. } => {
                 if pkt.kind == PKind::Ack {
-                    *in_flight = in_flight.saturating_sub(1);
+                    *in_flight = in_flight.saturating_sub(pkt.segs);
                     self.bulk_pump(p);
                 }
             }
             Peer::BulkSink => {
+                // A receiver outside acknowledges every other segment (it drains at once, so nothing lingers).
                 if pkt.kind == PKind::Data {
-                    let ack =
-                        Packet { src: Endpoint::Peer(p), dst: pkt.src, kind: PKind::Ack, bytes: ACK_BYTES, ..pkt };
+                    let ack = Packet {
+                        src: Endpoint::Peer(p),
+                        dst: pkt.src,
+                        kind: PKind::Ack,
+                        bytes: ACK_BYTES,
+                        segs: 1,
+                        ..pkt
+                    };
                     self.peer_send(ack);
                 }
             }
@@ -221,6 +230,7 @@ impl Simulation {
                     bytes: *request_bytes,
                     origin_at: now,
                     port: *port,
+                    segs: 1,
                 };
                 self.peer_send(pkt);
             }
@@ -247,14 +257,22 @@ impl Simulation {
             bytes: ECHO_BYTES,
             origin_at: self.now,
             port,
+            segs: 1,
         };
         self.guest_send(t, pkt);
     }
 
-    /// A pure acknowledgement from a guest task.
-    pub(super) fn guest_ack(&mut self, t: TaskId, to: Endpoint, port: u16) {
-        let pkt =
-            Packet { src: Endpoint::Task(t), dst: to, kind: PKind::Ack, bytes: ACK_BYTES, origin_at: self.now, port };
+    /// A pure acknowledgement from a guest task, covering `segs` segments.
+    pub(super) fn guest_ack(&mut self, t: TaskId, to: Endpoint, port: u16, segs: u32) {
+        let pkt = Packet {
+            src: Endpoint::Task(t),
+            dst: to,
+            kind: PKind::Ack,
+            bytes: ACK_BYTES,
+            origin_at: self.now,
+            port,
+            segs,
+        };
         self.guest_send(t, pkt);
     }
 }

@@ -41,7 +41,7 @@ impl Simulation {
                 }
             }
             Work::IoLoop { computing, cpu_ns, .. } => computing.then_some(Some(*cpu_ns)),
-            Work::BulkRx { queue, cpu_ns } => (!queue.is_empty()).then_some(Some(*cpu_ns)),
+            Work::BulkRx { queue, cpu_ns, .. } => (!queue.is_empty()).then_some(Some(*cpu_ns)),
             Work::BulkTx { in_flight, window, cpu_ns, .. } => (in_flight < window).then_some(Some(*cpu_ns)),
             Work::Stream { to_send, cpu_ns, .. } => (!to_send.is_empty()).then_some(Some(*cpu_ns)),
             Work::Barrier { phase, compute_ns, .. } => match phase {
@@ -89,11 +89,20 @@ impl Simulation {
                     m.bytes_in += u64::from(bytes);
                 }
             }
-            (GuestEvent::Packet(pkt), Work::BulkRx { queue, .. }) if pkt.kind == PKind::Data => queue.push_back(pkt),
+            (GuestEvent::Packet(pkt), Work::BulkRx { queue, unacked, .. }) if pkt.kind == PKind::Data => {
+                // The kernel's TCP receive path acknowledges in softirq as segments arrive, one ACK per two
+                // (delayed ACK); the task copies the data out later.
+                *unacked += 1;
+                let ack = (*unacked >= 2).then(|| std::mem::take(unacked));
+                queue.push_back(pkt);
+                if let Some(n) = ack {
+                    self.guest_ack(t, pkt.src, pkt.port, n);
+                }
+            }
             (GuestEvent::Packet(pkt), Work::BulkTx { in_flight, .. }) if pkt.kind == PKind::Ack => {
-                *in_flight = in_flight.saturating_sub(1);
+                *in_flight = in_flight.saturating_sub(pkt.segs);
                 if in_window {
-                    self.dom_metrics[dom].bytes_out += u64::from(MSS);
+                    self.dom_metrics[dom].bytes_out += u64::from(MSS) * u64::from(pkt.segs);
                 }
             }
             (GuestEvent::Timer(_), Work::Stream { interval_ns, clients, bps, owed, last_send, to_send, .. }) => {
@@ -139,6 +148,7 @@ impl Simulation {
                     bytes: *response_bytes,
                     origin_at: req.origin_at,
                     port: *port,
+                    segs: 1,
                 };
                 if in_window {
                     self.dom_metrics[dom.0].requests_served += 1;
@@ -162,6 +172,7 @@ impl Simulation {
                     bytes: *request_bytes,
                     origin_at: req.origin_at,
                     port,
+                    segs: 1,
                 });
                 if call.is_some() {
                     *waiting = Some(req);
@@ -189,12 +200,17 @@ impl Simulation {
                     self.echo_request(t, p, port);
                 }
             }
-            Work::BulkRx { queue, .. } => {
+            Work::BulkRx { queue, unacked, .. } => {
                 let pkt = queue.pop_front().expect("a bulk receiver burst consumes a packet");
                 if in_window {
                     self.dom_metrics[dom.0].bytes_in += u64::from(pkt.bytes);
                 }
-                self.guest_ack(t, pkt.src, pkt.port);
+                // Once the reader has drained the socket, a lone unacknowledged segment is acknowledged now
+                // rather than after the delayed-ACK timer.
+                let lone = (queue.is_empty() && *unacked > 0).then(|| std::mem::take(unacked));
+                if let Some(n) = lone {
+                    self.guest_ack(t, pkt.src, pkt.port, n);
+                }
             }
             Work::BulkTx { peer, in_flight, .. } => {
                 *in_flight += 1;
@@ -205,6 +221,7 @@ impl Simulation {
                     bytes: MSS,
                     origin_at: now,
                     port: BULK_PORT,
+                    segs: 1,
                 };
                 self.guest_send(t, pkt);
             }
@@ -217,6 +234,7 @@ impl Simulation {
                     bytes: MSS,
                     origin_at: now,
                     port: 0,
+                    segs: 1,
                 };
                 if in_window {
                     self.dom_metrics[dom.0].bytes_out += u64::from(MSS);
