@@ -91,6 +91,11 @@ impl Simulation {
         js_sys::Float64Array::from(self.inner.trace().share_series(bucket_ns).as_slice())
     }
 
+    /// Every pCPU's run queue at a time (ns): `[{"t_ns", "running": {"vcpu","pri","credit"}|null, "queued": [...]}|null]`.
+    pub fn runqueues_json(&self, t_ns: f64) -> String {
+        serde_json::to_string(&self.inner.trace().runqueues_at(t_ns.max(0.0) as u64)).unwrap_or_default()
+    }
+
     /// Scheduling decisions with their one-line reasons between two times (ns), at most `limit`, as JSON text.
     pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
         let d = self.inner.trace().decisions(from_ns as u64, to_ns as u64, limit as usize);
