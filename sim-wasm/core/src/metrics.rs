@@ -3,6 +3,96 @@
 
 use serde::Serialize;
 
+/// Samples kept exactly up to this many; beyond, in a histogram (bounded memory for long runs).
+pub const EXACT_SAMPLES: usize = 65_536;
+/// Histogram sub-buckets per power of two: quantiles within 1/1024 (0.1%) of the exact value.
+const SUB_BITS: u32 = 10;
+
+/// A distribution of non-negative integer samples [ns]: exact while small, then a log-linear histogram. Count,
+/// sum (so the mean) and max stay exact either way.
+#[derive(Debug, Default, Clone)]
+pub struct Samples {
+    exact: Vec<u64>,
+    /// Bucket index -> count, once the exact list outgrew `EXACT_SAMPLES`.
+    hist: Option<std::collections::BTreeMap<u32, u64>>,
+    count: u64,
+    sum: u128,
+    max: u64,
+}
+
+/// Log-linear bucket of a value: exact below 2^SUB_BITS, then 2^SUB_BITS buckets per power of two.
+fn bucket_of(v: u64) -> u32 {
+    if v < (1 << SUB_BITS) {
+        return v as u32;
+    }
+    let mag = 63 - v.leading_zeros(); // >= SUB_BITS
+    let shift = mag - SUB_BITS;
+    ((mag - SUB_BITS + 1) << SUB_BITS) | ((v >> shift) as u32 & ((1 << SUB_BITS) - 1))
+}
+
+/// The smallest value in a bucket.
+fn bucket_floor(b: u32) -> u64 {
+    let hi = b >> SUB_BITS;
+    let lo = u64::from(b & ((1 << SUB_BITS) - 1));
+    if hi == 0 {
+        return lo;
+    }
+    let shift = hi - 1;
+    ((1u64 << SUB_BITS) | lo) << shift
+}
+
+impl Samples {
+    pub fn push(&mut self, v: u64) {
+        self.count += 1;
+        self.sum += u128::from(v);
+        self.max = self.max.max(v);
+        match &mut self.hist {
+            Some(h) => *h.entry(bucket_of(v)).or_insert(0) += 1,
+            None => {
+                self.exact.push(v);
+                if self.exact.len() > EXACT_SAMPLES {
+                    let mut h = std::collections::BTreeMap::new();
+                    for x in self.exact.drain(..) {
+                        *h.entry(bucket_of(x)).or_insert(0) += 1;
+                    }
+                    self.exact = Vec::new();
+                    self.hist = Some(h);
+                }
+            }
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Nearest-rank quantile (exact while the samples are kept; else the floor of its histogram bucket).
+    fn quantile(&self, sorted: &[u64], p: f64) -> u64 {
+        let rank = (((p / 100.0) * self.count as f64).ceil() as u64).clamp(1, self.count);
+        match &self.hist {
+            None => sorted[rank as usize - 1],
+            Some(h) => {
+                let mut seen = 0;
+                for (&b, &c) in h {
+                    seen += c;
+                    if seen >= rank {
+                        return bucket_floor(b).min(self.max);
+                    }
+                }
+                self.max
+            }
+        }
+    }
+}
+
 /// What the engine measures for a domain within the measured window (after warm-up).
 #[derive(Debug, Default, Clone)]
 pub struct DomMetrics {
@@ -11,9 +101,9 @@ pub struct DomMetrics {
     /// Times one of its vCPUs was switched onto a pCPU.
     pub context_switches: u64,
     /// Response times of its servers' requests, as the clients see them [ns].
-    pub responses_ns: Vec<u64>,
+    pub responses_ns: Samples,
     /// Event-channel notification latency: pending until the vCPU runs [ns].
-    pub event_latency_ns: Vec<u64>,
+    pub event_latency_ns: Samples,
     /// Requests its servers finished.
     pub requests_served: u64,
     /// Time its vCPUs spent blocked (no work) [ns], summed over vCPUs.
@@ -21,7 +111,7 @@ pub struct DomMetrics {
     /// I/O operations its I/O loops and disk readers completed.
     pub io_done: u64,
     /// Issue-to-completion latency of those operations [ns].
-    pub io_latency_ns: Vec<u64>,
+    pub io_latency_ns: Samples,
     /// Payload its tasks received: bulk stream data and disk blocks [bytes].
     pub bytes_in: u64,
     /// Payload its tasks sent and had acknowledged (bulk) or sent (streams) [bytes].
@@ -55,30 +145,30 @@ pub fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// Nearest-rank percentile of sorted samples.
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 impl Summary {
     /// Summary of nanosecond samples, in ms; `None` when there are none.
-    pub fn of_ns(samples: &[u64]) -> Option<Summary> {
+    pub fn of(samples: &Samples) -> Option<Summary> {
         if samples.is_empty() {
             return None;
         }
-        let mut s = samples.to_vec();
-        s.sort_unstable();
+        let mut sorted = samples.exact.clone();
+        sorted.sort_unstable();
         let ms = |ns: u64| round6(ns as f64 / 1e6);
-        let sum: u128 = s.iter().map(|&x| u128::from(x)).sum();
         Some(Summary {
-            count: s.len() as u64,
-            mean: round6(sum as f64 / s.len() as f64 / 1e6),
-            p50: ms(percentile(&s, 50.0)),
-            p90: ms(percentile(&s, 90.0)),
-            p99: ms(percentile(&s, 99.0)),
-            max: ms(*s.last().expect("non-empty")),
+            count: samples.count,
+            mean: round6(samples.sum as f64 / samples.count as f64 / 1e6),
+            p50: ms(samples.quantile(&sorted, 50.0)),
+            p90: ms(samples.quantile(&sorted, 90.0)),
+            p99: ms(samples.quantile(&sorted, 99.0)),
+            max: ms(samples.max),
         })
+    }
+
+    /// Summary of a plain list of nanosecond samples.
+    pub fn of_ns(samples: &[u64]) -> Option<Summary> {
+        let mut s = Samples::default();
+        samples.iter().for_each(|&x| s.push(x));
+        Summary::of(&s)
     }
 }
 
@@ -148,6 +238,33 @@ mod tests {
         let s = Summary::of_ns(&samples).unwrap();
         assert_eq!((s.p50, s.p90, s.p99, s.max, s.mean), (50.0, 90.0, 99.0, 100.0, 50.5));
         assert!(Summary::of_ns(&[]).is_none());
+    }
+
+    #[test]
+    fn histogram_quantiles_stay_within_a_thousandth() {
+        let mut s = Samples::default();
+        let n = EXACT_SAMPLES as u64 * 3;
+        for i in 0..n {
+            s.push(1_000 + (i * 7_919) % 50_000_000);
+        }
+        assert!(s.hist.is_some() && s.exact.is_empty(), "switched to the histogram");
+        let h = Summary::of(&s).unwrap();
+        let mut all: Vec<u64> = (0..n).map(|i| 1_000 + (i * 7_919) % 50_000_000).collect();
+        all.sort_unstable();
+        let exact = |p: f64| all[((p / 100.0 * n as f64).ceil() as usize).clamp(1, all.len()) - 1] as f64 / 1e6;
+        for (got, p) in [(h.p50, 50.0), (h.p90, 90.0), (h.p99, 99.0)] {
+            assert!((got - exact(p)).abs() <= exact(p) / 1000.0 + 1e-6, "p{p}: {got} vs {}", exact(p));
+        }
+        assert_eq!(h.count, n);
+        assert_eq!(h.max, round6(*all.last().unwrap() as f64 / 1e6));
+    }
+
+    #[test]
+    fn buckets_round_trip() {
+        for v in [0u64, 1, 1023, 1024, 1025, 4096, 123_456_789, u64::MAX / 3] {
+            let b = bucket_of(v);
+            assert!(bucket_floor(b) <= v && v - bucket_floor(b) <= v / 1024, "{v}");
+        }
     }
 
     #[test]

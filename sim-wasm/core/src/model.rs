@@ -15,6 +15,66 @@ pub struct PcpuId(pub usize);
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskId(pub usize);
 
+/// A re-armable timer that keeps at most one live event in the queue: re-arming it later does not queue a new
+/// event (the pending one re-queues itself at the new deadline when it fires), re-arming it earlier does, and
+/// events that no longer match are recognised as stale. This keeps the queue from filling with cancelled timers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timer {
+    deadline: Option<Nanos>,
+    pending: Option<Nanos>,
+}
+
+/// What a timer event means when it fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fire {
+    /// The deadline is now.
+    Due,
+    /// The deadline moved later: queue an event for it.
+    Later(Nanos),
+    /// A leftover event: ignore it.
+    Stale,
+}
+
+impl Timer {
+    /// Sets the deadline; returns true when the caller must queue an event at `at`.
+    pub fn arm(&mut self, at: Nanos) -> bool {
+        self.deadline = Some(at);
+        if self.pending.is_none_or(|p| at < p) {
+            self.pending = Some(at);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn cancel(&mut self) {
+        self.deadline = None;
+    }
+
+    pub fn is_armed(&self) -> bool {
+        self.deadline.is_some()
+    }
+
+    /// Interprets an event of this timer firing at `now`.
+    pub fn fire(&mut self, now: Nanos) -> Fire {
+        if self.pending != Some(now) {
+            return Fire::Stale;
+        }
+        self.pending = None;
+        match self.deadline {
+            Some(d) if d <= now => {
+                self.deadline = None;
+                Fire::Due
+            }
+            Some(d) => {
+                self.pending = Some(d);
+                Fire::Later(d)
+            }
+            None => Fire::Stale,
+        }
+    }
+}
+
 /// The wake cause the engine passes when a paused vCPU is unpaused (cap parking ends).
 pub const WAKE_UNPAUSE: &str = "unpark";
 
@@ -25,8 +85,8 @@ pub struct Pcpu {
     pub seg_start: Nanos,
     /// Guest task of the open segment.
     pub seg_task: Option<TaskId>,
-    /// Bumped whenever the slice timer is re-armed, so stale timers are ignored.
-    pub slice_gen: u64,
+    /// When the running vCPU's slice ends.
+    pub slice_timer: Timer,
     pub resched_pending: bool,
     /// The slice timer fired since the last schedule (so the decision log can say "slice end").
     pub slice_expired: bool,
@@ -240,8 +300,8 @@ pub struct StreamClient {
     pub updated: Nanos,
     pub playing: bool,
     pub underruns: u64,
-    /// Bumped when the predicted empty time changes.
-    pub gen: u64,
+    /// When the buffer runs dry at the current playback rate, while playing.
+    pub empty: Timer,
 }
 
 /// A FIFO disk: one request at a time, exponential seek/rotation plus transfer.
@@ -272,8 +332,8 @@ pub struct Vcpu {
     pub current: Option<TaskId>,
     /// When the current task started executing on a pCPU, while it is [ns].
     pub exec_start: Option<Nanos>,
-    /// Bumped whenever the guest timer is re-armed.
-    pub guest_gen: u64,
+    /// When the current guest task's burst or guest slice ends.
+    pub guest_timer: Timer,
     /// Since when it has been blocked, while it is [ns].
     pub blocked_since: Option<Nanos>,
     /// When it last left a pCPU while runnable (time its guest did not run) [ns].
@@ -325,5 +385,25 @@ impl Link {
         let tx = (f64::from(bytes + HEADER_BYTES) * self.ns_per_byte).round() as u64;
         self.free_at = start + Nanos(tx);
         self.free_at + Nanos(self.latency)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timer_keeps_one_live_event() {
+        let mut t = Timer::default();
+        assert!(t.arm(Nanos(100)));
+        assert!(!t.arm(Nanos(300)), "a later deadline reuses the pending event");
+        assert_eq!(t.fire(Nanos(100)), Fire::Later(Nanos(300)));
+        assert!(t.arm(Nanos(200)), "an earlier deadline needs its own event");
+        assert_eq!(t.fire(Nanos(200)), Fire::Due);
+        assert_eq!(t.fire(Nanos(300)), Fire::Stale);
+        t.arm(Nanos(400));
+        t.cancel();
+        assert_eq!(t.fire(Nanos(400)), Fire::Stale);
+        assert!(!t.is_armed());
     }
 }

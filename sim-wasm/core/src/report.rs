@@ -4,7 +4,7 @@
 use crate::claims;
 use crate::metrics::{fair_shares, jain, round6, Summary};
 use crate::scenario::{Role, Scenario};
-use crate::sim::{SimError, Simulation};
+use crate::sim::{SimError, SimOptions, Simulation};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -50,7 +50,8 @@ pub fn run_scenario(sc: &Scenario, policies: &[String], opts: &RunOptions) -> Re
         if policies.is_empty() { sc.policies.iter().map(|p| p.id.clone()).collect() } else { policies.to_vec() };
     let mut runs = Vec::with_capacity(ids.len());
     for id in &ids {
-        let mut sim = Simulation::new(&sc, id)?;
+        // Reports never read the trace: skip recording it.
+        let mut sim = Simulation::with_options(&sc, id, SimOptions { trace: false, ..SimOptions::default() })?;
         sim.run()?;
         runs.push(sim.report(opts));
     }
@@ -156,10 +157,10 @@ impl Simulation {
             d.insert("cpu_share".into(), json!(round6(share)));
             d.insert("fair_share".into(), json!(round6(fair[i])));
             d.insert("context_switches".into(), json!(m.context_switches));
-            if let Some(s) = Summary::of_ns(&m.responses_ns) {
+            if let Some(s) = Summary::of(&m.responses_ns) {
                 d.insert("response_ms".into(), serde_json::to_value(s).expect("summary"));
             }
-            if let Some(s) = Summary::of_ns(&m.event_latency_ns) {
+            if let Some(s) = Summary::of(&m.event_latency_ns) {
                 d.insert(
                     "event_latency_ms".into(),
                     json!({ "count": s.count, "mean": s.mean, "p99": s.p99, "max": s.max }),
@@ -192,7 +193,7 @@ impl Simulation {
             if !thr.is_empty() {
                 d.insert("throughput".into(), Value::Object(thr));
             }
-            if let Some(s) = Summary::of_ns(&m.io_latency_ns) {
+            if let Some(s) = Summary::of(&m.io_latency_ns) {
                 d.insert("io_latency_ms".into(), serde_json::to_value(s).expect("summary"));
             }
             if kinds.stream {

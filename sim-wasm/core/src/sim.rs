@@ -64,6 +64,11 @@ pub struct Meta {
     pub tasks: Vec<MetaTask>,
     pub decisions: usize,
     pub decisions_dropped: u64,
+    /// Trace detail (segments, decisions, run queues) stops here because its memory budget was spent; shares
+    /// over time stay complete (aggregated) [ns].
+    pub trace_detail_until_ns: Option<u64>,
+    /// Memory the trace detail takes (estimate) [bytes].
+    pub trace_bytes: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -90,11 +95,12 @@ pub struct MetaTask {
     pub path: String,
 }
 
-/// A queued event; ordered by (time, seq) only, so ties break by insertion order.
+/// A queued event; ordered by (time, seq) only, so ties break by insertion order. The event itself waits in a
+/// slab so the heap moves small keys only.
 struct Queued {
     at: Nanos,
     seq: u64,
-    ev: Ev,
+    slot: u32,
 }
 
 impl PartialEq for Queued {
@@ -117,17 +123,17 @@ impl Ord for Queued {
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Schedule(PcpuId),
-    SliceEnd(PcpuId, u64),
+    SliceEnd(PcpuId),
     Tick(PcpuId),
     Account,
-    /// The current guest task's burst or guest slice ends (stale unless the generation matches).
-    Guest(VcpuId, u64),
+    /// The current guest task's burst or guest slice ends (see [`Timer`]).
+    Guest(VcpuId),
     /// A packet from outside reaches the host's NIC.
     NicRx(Packet),
     /// A packet from the host reaches a machine outside.
     PeerRx(Packet),
-    /// A peer's own timer: a client's think time ends, or a stream client's buffer runs dry (generation).
-    PeerTimer(PeerId, u64),
+    /// A peer's own timer: a client's think time ends, or a stream client's buffer runs dry.
+    PeerTimer(PeerId),
     /// The disk finished a request.
     DiskDone {
         task: TaskId,
@@ -139,6 +145,22 @@ enum Ev {
     Change(usize),
 }
 
+/// How a run records.
+#[derive(Debug, Clone, Copy)]
+pub struct SimOptions {
+    /// Record the trace (segments, decisions with reasons, run queues) for replay. Batch runs turn it off:
+    /// reports never read it, and policies then skip formatting explanations.
+    pub trace: bool,
+    /// Memory budget for trace detail [bytes]; per-domain CPU aggregates are kept for the whole run regardless.
+    pub trace_budget_bytes: usize,
+}
+
+impl Default for SimOptions {
+    fn default() -> SimOptions {
+        SimOptions { trace: true, trace_budget_bytes: crate::trace::DEFAULT_BUDGET_BYTES }
+    }
+}
+
 /// One policy's run of one scenario.
 pub struct Simulation {
     pub(crate) scenario: Scenario,
@@ -147,6 +169,14 @@ pub struct Simulation {
     pub(crate) end: Nanos,
     pub(crate) warmup: Nanos,
     queue: BinaryHeap<Reverse<Queued>>,
+    /// Events queued for the current instant (reschedules, zero-length bursts) skip the heap; popping merges the
+    /// two by (time, seq), so the order is exactly the heap's.
+    now_queue: VecDeque<Queued>,
+    /// Events processed per kind, when SCHEDSIM_DEBUG_QUEUE is set (a profiling aid).
+    debug_counts: Option<std::collections::BTreeMap<String, u64>>,
+    /// Queued events by slot, and the free slots.
+    slab: Vec<Ev>,
+    free_slots: Vec<u32>,
     seq: u64,
     pub(crate) events: u64,
     event_budget: u64,
@@ -176,6 +206,10 @@ pub struct Simulation {
     /// Busy time of all pCPUs within the measured window [ns].
     pub(crate) busy_ns: u64,
     trace: Trace,
+    /// Whether the trace is recorded (see [`SimOptions::trace`]).
+    record: bool,
+    /// A policy hook ran since the last run-queue snapshot.
+    rq_dirty: bool,
     /// The run-queue version each pCPU was last snapshotted at.
     rq_seen: Vec<Option<u64>>,
     pub(crate) wall_ns: u64,
@@ -209,8 +243,13 @@ const CFS_MIN_GRAN: u64 = 750_000;
 const CFS_WAKEUP_GRAN: u64 = 1_000_000;
 
 impl Simulation {
-    /// Builds the host of `scenario` under the policy with id `policy_id`.
+    /// Builds the host of `scenario` under the policy with id `policy_id`, recording the full trace.
     pub fn new(scenario: &Scenario, policy_id: &str) -> Result<Simulation, SimError> {
+        Simulation::with_options(scenario, policy_id, SimOptions::default())
+    }
+
+    /// Builds the host with explicit recording options.
+    pub fn with_options(scenario: &Scenario, policy_id: &str, opts: SimOptions) -> Result<Simulation, SimError> {
         let spec = scenario.policy(policy_id).ok_or_else(|| SimError::UnknownPolicy(policy_id.to_string()))?;
         let pcpus = scenario.host.pcpus as usize;
         let end = Nanos::from_ms(scenario.duration_ms);
@@ -221,7 +260,8 @@ impl Simulation {
         let vcpu_dom: Vec<DomId> = b.vcpus.iter().map(|v| v.dom).collect();
         let vcpu_name: Vec<String> = b.vcpus.iter().map(|v| v.name.clone()).collect();
         let policy = policy::build(&spec.scheduler, &spec.params, pcpus, &b.dom_info).map_err(SimError::Policy)?;
-        let trace = Trace::new(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0);
+        let budget = if opts.trace { opts.trace_budget_bytes } else { 0 };
+        let trace = Trace::with_budget(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0, budget);
         let ndom = b.dom_info.len();
         let ntasks = b.tasks.len();
         let mut sim = Simulation {
@@ -231,6 +271,10 @@ impl Simulation {
             end,
             warmup,
             queue: BinaryHeap::new(),
+            now_queue: VecDeque::new(),
+            slab: Vec::new(),
+            debug_counts: std::env::var_os("SCHEDSIM_DEBUG_QUEUE").map(|_| Default::default()),
+            free_slots: Vec::new(),
             seq: 0,
             events: 0,
             event_budget: EVENTS_PER_SIM_SECOND_BUDGET.saturating_mul(scenario.duration_ms.div_ceil(1000).max(1)),
@@ -243,7 +287,7 @@ impl Simulation {
                     running: None,
                     seg_start: Nanos::ZERO,
                     seg_task: None,
-                    slice_gen: 0,
+                    slice_timer: Timer::default(),
                     resched_pending: false,
                     slice_expired: false,
                 })
@@ -266,6 +310,8 @@ impl Simulation {
             task_metrics: (0..ntasks).map(|_| TaskMetrics::default()).collect(),
             busy_ns: 0,
             trace,
+            record: opts.trace,
+            rq_dirty: true,
             rq_seen: vec![None; pcpus],
             wall_ns: 0,
         };
@@ -275,7 +321,44 @@ impl Simulation {
 
     fn push(&mut self, at: Nanos, ev: Ev) {
         self.seq += 1;
-        self.queue.push(Reverse(Queued { at, seq: self.seq, ev }));
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.slab[s as usize] = ev;
+                s
+            }
+            None => {
+                self.slab.push(ev);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        let q = Queued { at, seq: self.seq, slot };
+        if at == self.now {
+            self.now_queue.push_back(q);
+        } else {
+            self.queue.push(Reverse(q));
+        }
+    }
+
+    /// The next event in (time, seq) order, if it is before `limit`.
+    fn pop_before(&mut self, limit: Nanos) -> Option<Queued> {
+        let heap_first = self.queue.peek().map(|Reverse(q)| (q.at, q.seq));
+        let now_first = self.now_queue.front().map(|q| (q.at, q.seq));
+        let take_now = match (now_first, heap_first) {
+            (Some(a), Some(b)) => a < b,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if take_now {
+            let q = self.now_queue.front().expect("checked");
+            if q.at >= limit {
+                return None;
+            }
+            return self.now_queue.pop_front();
+        }
+        match self.queue.peek() {
+            Some(Reverse(q)) if q.at < limit => self.queue.pop().map(|Reverse(q)| q),
+            _ => None,
+        }
     }
 
     fn boot(&mut self) {
@@ -319,8 +402,10 @@ impl Simulation {
             },
             actions: &mut self.actions,
             notes: &mut self.notes,
+            explain: self.record,
         };
         let r = f(self.policy.as_mut(), &mut ctx);
+        self.rq_dirty = true;
         for (p, text) in self.notes.drain(..) {
             self.trace.push_decision(self.now.0, p.0, text);
         }
@@ -356,6 +441,10 @@ impl Simulation {
 
     /// Records each pCPU's run queue if it changed (the UI's run-queue view and credit/priority history).
     fn snapshot_runqueues(&mut self) {
+        if !self.record || !self.rq_dirty {
+            return;
+        }
+        self.rq_dirty = false;
         for p in 0..self.pcpus.len() {
             // Who runs here is part of the snapshot too; the policy's version covers its own state.
             let version =
@@ -387,13 +476,15 @@ impl Simulation {
             return Ok(true);
         }
         for _ in 0..max_events {
-            let Some(Reverse(q)) = self.queue.peek() else {
+            let Some(Queued { at, slot, .. }) = self.pop_before(self.end) else {
                 break;
             };
-            if q.at >= self.end {
-                break;
+            let ev = self.slab[slot as usize];
+            self.free_slots.push(slot);
+            if let Some(c) = self.debug_counts.as_mut() {
+                let name = format!("{ev:?}");
+                *c.entry(name.split(['(', ' ', '{']).next().unwrap_or("").to_string()).or_insert(0u64) += 1;
             }
-            let Reverse(Queued { at, ev, .. }) = self.queue.pop().expect("peeked");
             self.now = at;
             self.events += 1;
             if self.events > self.event_budget {
@@ -403,7 +494,8 @@ impl Simulation {
             self.apply_actions();
             self.snapshot_runqueues();
         }
-        let done = self.queue.peek().is_none_or(|Reverse(q)| q.at >= self.end);
+        let done = self.queue.peek().is_none_or(|Reverse(q)| q.at >= self.end)
+            && self.now_queue.front().is_none_or(|q| q.at >= self.end);
         if done {
             self.finish();
         }
@@ -424,6 +516,16 @@ impl Simulation {
     }
 
     fn finish(&mut self) {
+        if std::env::var_os("SCHEDSIM_DEBUG_QUEUE").is_some() {
+            let mut counts = std::collections::BTreeMap::new();
+            for Reverse(q) in self.queue.iter() {
+                let name = format!("{:?}", self.slab[q.slot as usize]);
+                let kind = name.split(['(', ' ', '{']).next().unwrap_or("").to_string();
+                *counts.entry(kind).or_insert(0) += 1;
+            }
+            eprintln!("queue {} slab {} {:?}", self.queue.len(), self.slab.len(), counts);
+            eprintln!("processed {:?}", self.debug_counts);
+        }
         self.now = self.end;
         for p in 0..self.pcpus.len() {
             if let Some(v) = self.pcpus[p].running {
@@ -504,6 +606,8 @@ impl Simulation {
                 .collect(),
             decisions: self.trace.decision_count(),
             decisions_dropped: self.trace.decisions_dropped,
+            trace_detail_until_ns: self.trace.detail_until_ns,
+            trace_bytes: self.trace.used_bytes(),
         }
     }
 
@@ -514,12 +618,14 @@ impl Simulation {
     fn dispatch(&mut self, ev: Ev) {
         match ev {
             Ev::Schedule(p) => self.schedule(p),
-            Ev::SliceEnd(p, gen) => {
-                if self.pcpus[p.0].slice_gen == gen {
+            Ev::SliceEnd(p) => match self.pcpus[p.0].slice_timer.fire(self.now) {
+                Fire::Due => {
                     self.pcpus[p.0].slice_expired = true;
                     self.resched(p);
                 }
-            }
+                Fire::Later(at) => self.push(at, Ev::SliceEnd(p)),
+                Fire::Stale => {}
+            },
             Ev::Tick(p) => {
                 self.with_ctx(|pol, ctx| pol.tick(p, ctx));
                 if let Some(t) = self.policy.timers().tick {
@@ -532,14 +638,14 @@ impl Simulation {
                     self.push(self.now + a, Ev::Account);
                 }
             }
-            Ev::Guest(v, gen) => {
-                if self.vcpus[v.0].guest_gen == gen && self.vcpus[v.0].exec_start.is_some() {
-                    self.guest_timer(v);
-                }
-            }
+            Ev::Guest(v) => match self.vcpus[v.0].guest_timer.fire(self.now) {
+                Fire::Due if self.vcpus[v.0].exec_start.is_some() => self.guest_timer(v),
+                Fire::Later(at) => self.push(at, Ev::Guest(v)),
+                _ => {}
+            },
             Ev::NicRx(pkt) => self.nic_rx(pkt),
             Ev::PeerRx(pkt) => self.peer_rx(pkt),
-            Ev::PeerTimer(p, gen) => self.peer_timer(p, gen),
+            Ev::PeerTimer(p) => self.peer_timer(p),
             Ev::DiskDone { task, bytes, issued_at } => {
                 let dom = self.tasks[task.0].dom;
                 self.driver_enqueue(dom, DriverItem::BlkDone { task, bytes, issued_at }, None);
@@ -554,7 +660,10 @@ impl Simulation {
                     Ok(()) => format!("change: {} = {}", ch.param, ch.value),
                     Err(e) => format!("change rejected: {e}"),
                 };
-                self.trace.push_decision(self.now.0, 0, text);
+                self.rq_dirty = true;
+                if self.record {
+                    self.trace.push_decision(self.now.0, 0, text);
+                }
             }
         }
     }
@@ -776,7 +885,7 @@ impl Simulation {
             }
             self.with_ctx(|pol, ctx| pol.guest_task_switch(v, prev, next, ctx));
         }
-        self.vcpus[v.0].guest_gen += 1;
+        self.vcpus[v.0].guest_timer.cancel();
         match next {
             None => {
                 self.vcpus[v.0].exec_start = None;
@@ -791,8 +900,10 @@ impl Simulation {
                 self.vcpus[v.0].exec_start = Some(self.now);
                 let task = &self.tasks[t.0];
                 let left = task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left));
-                let gen = self.vcpus[v.0].guest_gen;
-                self.push(self.now + Nanos(left), Ev::Guest(v, gen));
+                let at = self.now + Nanos(left);
+                if self.vcpus[v.0].guest_timer.arm(at) {
+                    self.push(at, Ev::Guest(v));
+                }
             }
         }
     }
@@ -835,13 +946,15 @@ impl Simulation {
             return;
         }
         let task = self.pcpus[p.0].seg_task;
-        self.trace.push_segment(Segment {
-            pcpu: p.0 as u32,
-            start: start.0,
-            end: self.now.0,
-            vcpu: v.0 as u32,
-            task: task.map_or(-1, |t| t.0 as i32),
-        });
+        if self.record {
+            self.trace.push_segment(Segment {
+                pcpu: p.0 as u32,
+                start: start.0,
+                end: self.now.0,
+                vcpu: v.0 as u32,
+                task: task.map_or(-1, |t| t.0 as i32),
+            });
+        }
         let a = start.max(self.warmup);
         let b = self.now.min(self.end);
         if b > a {
@@ -861,7 +974,7 @@ impl Simulation {
         if let Some(c) = cur {
             self.charge(c);
             self.vcpus[c.0].exec_start = None;
-            self.vcpus[c.0].guest_gen += 1;
+            self.vcpus[c.0].guest_timer.cancel();
         }
         self.close_segment(p);
         let cur_runnable = cur.is_some_and(|c| self.vcpus[c.0].state == VState::Runnable && !self.vcpus[c.0].paused);
@@ -896,11 +1009,15 @@ impl Simulation {
             }
         }
         self.pcpus[p.0].seg_task = d.next.and_then(|n| self.vcpus[n.0].current);
-        self.trace.push_decision(self.now.0, p.0, format!("{trigger}: {}", d.reason));
-        self.pcpus[p.0].slice_gen += 1;
+        if self.record {
+            self.trace.push_decision(self.now.0, p.0, format!("{trigger}: {}", d.reason));
+        }
+        self.pcpus[p.0].slice_timer.cancel();
         if let Some(n) = d.next {
-            let gen = self.pcpus[p.0].slice_gen;
-            self.push(self.now + d.slice, Ev::SliceEnd(p, gen));
+            let at = self.now + d.slice;
+            if self.pcpus[p.0].slice_timer.arm(at) {
+                self.push(at, Ev::SliceEnd(p));
+            }
             if d.next != cur {
                 self.guest_clock_gap(n);
             }

@@ -17,14 +17,27 @@ pub struct Segment {
     pub task: i32,
 }
 
-/// A scheduling decision or policy note, with its reason.
+/// A scheduling decision or policy note, with its reason (as handed out; stored compactly, see `Decision`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DecisionRec {
+pub struct DecisionRec<'a> {
     /// [ns]
     pub t_ns: u64,
     pub pcpu: u32,
-    pub text: String,
+    pub text: &'a str,
 }
+
+/// A stored decision: its text lives in the trace's text arena.
+#[derive(Debug, Clone, Copy)]
+struct Decision {
+    t_ns: u64,
+    pcpu: u32,
+    chunk: u32,
+    start: u32,
+    len: u32,
+}
+
+/// Size of one chunk of the decision-text arena [bytes]; chunks never grow, so no text is copied twice.
+const TEXT_CHUNK: usize = 1 << 20;
 
 /// A vCPU in a run-queue snapshot, as the policy sees it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -45,14 +58,31 @@ pub struct RqSnap {
     pub queued: Vec<RqEntry>,
 }
 
-/// Most decisions kept; past it, later ones are counted in `decisions_dropped` (reported, never silent).
-pub const MAX_DECISIONS: usize = 1_000_000;
+/// Default memory budget for trace detail (segments, decisions, run-queue snapshots) [bytes].
+pub const DEFAULT_BUDGET_BYTES: usize = 160 << 20;
+/// Finest bucket of the per-domain CPU aggregate kept for the whole run [ns].
+const AGG_BUCKET_MIN_NS: u64 = 10_000_000;
+/// Most (domain x bucket) cells of that aggregate; longer or larger runs get coarser buckets.
+const AGG_MAX_CELLS: u64 = 4_000_000;
 
+/// Bytes a push onto `v` allocates: nothing while it has room, its current capacity again when it doubles.
+fn growth_bytes<T>(v: &Vec<T>) -> usize {
+    if v.len() == v.capacity() {
+        v.capacity().max(4) * std::mem::size_of::<T>()
+    } else {
+        0
+    }
+}
+
+/// The trace keeps full detail until its memory budget is spent; from then on (`detail_until_ns`) it keeps only
+/// the per-domain CPU aggregate, which always covers the whole run. Nothing is dropped without saying so.
 pub struct Trace {
     segments: Vec<Segment>,
     /// Index into `segments` of the last segment of each pCPU, for merging contiguous equal stretches.
     last_of_pcpu: Vec<Option<usize>>,
-    decisions: Vec<DecisionRec>,
+    decisions: Vec<Decision>,
+    /// Decision texts, back to back, in fixed-size chunks.
+    text: Vec<String>,
     pub decisions_dropped: u64,
     /// Run-queue snapshots per pCPU, recorded whenever one changes.
     runqueues: Vec<Vec<RqSnap>>,
@@ -61,20 +91,73 @@ pub struct Trace {
     pcpus: usize,
     /// End of the run [ns].
     end: u64,
+    budget_bytes: usize,
+    used_bytes: usize,
+    /// Detail stopped here because the budget was spent [ns].
+    pub detail_until_ns: Option<u64>,
+    /// CPU per domain per aggregate bucket [ns], row-major by bucket.
+    agg: Vec<u64>,
+    agg_bucket_ns: u64,
 }
 
 impl Trace {
     pub fn new(pcpus: usize, vcpu_dom: Vec<usize>, ndomains: usize, end: u64) -> Trace {
+        Trace::with_budget(pcpus, vcpu_dom, ndomains, end, DEFAULT_BUDGET_BYTES)
+    }
+
+    pub fn with_budget(pcpus: usize, vcpu_dom: Vec<usize>, ndomains: usize, end: u64, budget_bytes: usize) -> Trace {
+        let cells_per_bucket = ndomains.max(1) as u64;
+        let min_bucket = end.div_ceil(AGG_MAX_CELLS / cells_per_bucket).max(1);
+        let agg_bucket_ns = AGG_BUCKET_MIN_NS.max(min_bucket);
+        let nb = end.div_ceil(agg_bucket_ns) as usize;
         Trace {
             segments: Vec::new(),
             last_of_pcpu: vec![None; pcpus],
             decisions: Vec::new(),
+            text: Vec::new(),
             decisions_dropped: 0,
             runqueues: vec![Vec::new(); pcpus],
             vcpu_dom,
             ndomains,
             pcpus,
             end,
+            budget_bytes,
+            used_bytes: 0,
+            detail_until_ns: None,
+            agg: vec![0; nb * ndomains],
+            agg_bucket_ns,
+        }
+    }
+
+    /// Charges `bytes` of detail against the budget; false once it is spent (detail stops for good).
+    fn spend(&mut self, t_ns: u64, bytes: usize) -> bool {
+        if self.detail_until_ns.is_some() {
+            return false;
+        }
+        self.used_bytes += bytes;
+        if self.used_bytes > self.budget_bytes {
+            self.detail_until_ns = Some(t_ns);
+            return false;
+        }
+        true
+    }
+
+    /// Bytes of detail recorded so far (an estimate of the heap it takes).
+    pub fn used_bytes(&self) -> usize {
+        self.used_bytes
+    }
+
+    fn aggregate(&mut self, s: &Segment) {
+        let d = self.vcpu_dom[s.vcpu as usize];
+        let (nd, bucket) = (self.ndomains, self.agg_bucket_ns);
+        let mut t = s.start;
+        while t < s.end {
+            let b = (t / bucket) as usize;
+            let b_end = ((b as u64 + 1) * bucket).min(s.end);
+            if let Some(cell) = self.agg.get_mut(b * nd + d) {
+                *cell += b_end - t;
+            }
+            t = b_end;
         }
     }
 
@@ -82,6 +165,7 @@ impl Trace {
         if s.end <= s.start {
             return;
         }
+        self.aggregate(&s);
         if let Some(i) = self.last_of_pcpu[s.pcpu as usize] {
             let last = &mut self.segments[i];
             if last.end == s.start && last.vcpu == s.vcpu && last.task == s.task {
@@ -89,20 +173,43 @@ impl Trace {
                 return;
             }
         }
+        if !self.spend(s.start, growth_bytes(&self.segments)) {
+            return;
+        }
         self.last_of_pcpu[s.pcpu as usize] = Some(self.segments.len());
         self.segments.push(s);
     }
 
     pub fn push_decision(&mut self, t_ns: u64, pcpu: usize, text: String) {
-        if self.decisions.len() >= MAX_DECISIONS {
+        // Budget by what is allocated: the record, its text, and a new arena chunk when one is started.
+        let need_chunk = self.text.last().is_none_or(|c| c.len() + text.len() > c.capacity());
+        let bytes = growth_bytes(&self.decisions) + if need_chunk { TEXT_CHUNK.max(text.len()) } else { 0 };
+        if !self.spend(t_ns, bytes) {
             self.decisions_dropped += 1;
             return;
         }
-        self.decisions.push(DecisionRec { t_ns, pcpu: pcpu as u32, text });
+        if need_chunk {
+            self.text.push(String::with_capacity(TEXT_CHUNK.max(text.len())));
+        }
+        let chunk = self.text.len() - 1;
+        let buf = &mut self.text[chunk];
+        let start = buf.len();
+        buf.push_str(&text);
+        self.decisions.push(Decision {
+            t_ns,
+            pcpu: pcpu as u32,
+            chunk: chunk as u32,
+            start: start as u32,
+            len: text.len() as u32,
+        });
     }
 
     /// Records pCPU `p`'s run queue unless it is unchanged since its last snapshot.
     pub fn push_runqueue(&mut self, p: usize, t_ns: u64, running: Option<RqEntry>, queued: Vec<RqEntry>) {
+        if self.detail_until_ns.is_some() {
+            return;
+        }
+        let bytes = growth_bytes(&self.runqueues[p]) + queued.capacity() * std::mem::size_of::<RqEntry>();
         let list = &mut self.runqueues[p];
         if let Some(last) = list.last_mut() {
             if last.running == running && last.queued == queued {
@@ -115,7 +222,9 @@ impl Trace {
                 return;
             }
         }
-        list.push(RqSnap { t_ns, running, queued });
+        if self.spend(t_ns, bytes) {
+            self.runqueues[p].push(RqSnap { t_ns, running, queued });
+        }
     }
 
     /// Every pCPU's run queue as it was at `t_ns` (`None` before its first snapshot).
@@ -160,6 +269,9 @@ impl Trace {
     /// CPU share of the host per domain in consecutive buckets of `bucket_ns`: row-major, one row per bucket.
     pub fn share_series(&self, bucket_ns: u64) -> Vec<f64> {
         let bucket = bucket_ns.max(1);
+        if self.detail_until_ns.is_some() || bucket >= self.agg_bucket_ns {
+            return self.share_series_from_aggregate(bucket);
+        }
         let nb = self.end.div_ceil(bucket) as usize;
         let nd = self.ndomains;
         let mut busy = vec![0u64; nb * nd];
@@ -185,10 +297,38 @@ impl Trace {
             .collect()
     }
 
+    /// The same from the aggregate (resolution: its bucket; the requested bucket is rounded up to a multiple).
+    fn share_series_from_aggregate(&self, bucket_ns: u64) -> Vec<f64> {
+        let k = bucket_ns.div_ceil(self.agg_bucket_ns).max(1) as usize;
+        let bucket = self.agg_bucket_ns * k as u64;
+        let nd = self.ndomains;
+        let nb_agg = self.agg.len() / nd.max(1);
+        let nb = nb_agg.div_ceil(k);
+        let mut out = vec![0.0; nb * nd];
+        for b in 0..nb {
+            let start = b as u64 * bucket;
+            let len = (start + bucket).min(self.end) - start;
+            for d in 0..nd {
+                let ns: u64 = (b * k..((b + 1) * k).min(nb_agg)).map(|a| self.agg[a * nd + d]).sum();
+                out[b * nd + d] = ns as f64 / (len as f64 * self.pcpus as f64);
+            }
+        }
+        out
+    }
+
     /// Decisions with `from_ns <= t < to_ns`, at most `limit`.
-    pub fn decisions(&self, from_ns: u64, to_ns: u64, limit: usize) -> Vec<&DecisionRec> {
+    pub fn decisions(&self, from_ns: u64, to_ns: u64, limit: usize) -> Vec<DecisionRec<'_>> {
         let start = self.decisions.partition_point(|d| d.t_ns < from_ns);
-        self.decisions[start..].iter().take_while(|d| d.t_ns < to_ns).take(limit).collect()
+        self.decisions[start..]
+            .iter()
+            .take_while(|d| d.t_ns < to_ns)
+            .take(limit)
+            .map(|d| DecisionRec {
+                t_ns: d.t_ns,
+                pcpu: d.pcpu,
+                text: &self.text[d.chunk as usize][d.start as usize..(d.start + d.len) as usize],
+            })
+            .collect()
     }
 
     pub fn decision_count(&self) -> usize {
@@ -209,6 +349,22 @@ mod tests {
         t.push_segment(Segment { pcpu: 0, start: 20, end: 30, vcpu: 0, task: 1 });
         assert_eq!(t.segments().len(), 2);
         assert_eq!(t.segments()[0].end, 20);
+    }
+
+    #[test]
+    fn detail_stops_at_the_budget_but_shares_stay_complete() {
+        let seg = std::mem::size_of::<Segment>();
+        // Room for the first allocation of 4 segments only.
+        let mut t = Trace::with_budget(1, vec![0, 1], 2, 100_000_000, 4 * seg);
+        for i in 0..10u64 {
+            let s = i * 10_000_000;
+            t.push_segment(Segment { pcpu: 0, start: s, end: s + 10_000_000, vcpu: (i % 2) as u32, task: 0 });
+        }
+        assert_eq!(t.segments().len(), 4);
+        assert_eq!(t.detail_until_ns, Some(40_000_000));
+        let shares = t.share_series(50_000_000);
+        // Two 50 ms buckets of alternating 10 ms stretches, complete although detail stopped at 30 ms.
+        assert_eq!(shares, vec![0.6, 0.4, 0.4, 0.6]);
     }
 
     #[test]

@@ -324,23 +324,25 @@ impl Credit {
     }
 
     /// Wake-up tickling, as `__runq_tickle`: run here if idle; else prefer an idle pCPU; else preempt if better.
+    /// Returns what it did, in words when the run records explanations (else empty).
     fn tickle(&mut self, v: VcpuId, ctx: &mut Ctx) -> String {
         let p = self.vcpus[v.0].processor;
+        let say = |ctx: &Ctx, f: &dyn Fn() -> String| if ctx.explain { f() } else { String::new() };
         match ctx.host.running[p.0] {
             None => {
                 ctx.resched(p);
-                format!("pCPU{} idle: runs it", p.0)
+                say(ctx, &|| format!("pCPU{} idle: runs it", p.0))
             }
             Some(cur) => {
                 let n = ctx.host.pcpus;
                 if let Some(idle) = (1..n).map(|i| PcpuId((p.0 + i) % n)).find(|q| ctx.host.running[q.0].is_none()) {
                     ctx.resched(idle);
-                    format!("kicks idle pCPU{} to steal it", idle.0)
+                    say(ctx, &|| format!("kicks idle pCPU{} to steal it", idle.0))
                 } else if self.vcpus[v.0].pri > self.vcpus[cur.0].pri {
                     ctx.resched(p);
-                    format!("preempts {}", self.describe(cur, ctx))
+                    say(ctx, &|| format!("preempts {}", self.describe(cur, ctx)))
                 } else {
-                    format!("queues behind {}", self.describe(cur, ctx))
+                    say(ctx, &|| format!("queues behind {}", self.describe(cur, ctx)))
                 }
             }
         }
@@ -398,8 +400,8 @@ impl Policy for Credit {
         } else {
             format!("{} -> {}", pri_name(before), pri_name(after))
         };
-        let text = format!("{} woke on {cause}: {change}, {how}", ctx.name(v));
-        ctx.note(p, text);
+        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+        ctx.note(p, || format!("{name} woke on {cause}: {change}, {how}"));
     }
 
     fn event_sent(&mut self, _from: VcpuId, to: VcpuId, ctx: &mut Ctx) {
@@ -414,8 +416,8 @@ impl Policy for Credit {
         let p = self.vcpus[to.0].processor;
         self.runq_insert(p, to);
         let how = self.tickle(to, ctx);
-        let text = format!("event for {}: aggressive boost {before} -> BOOST, {how}", ctx.name(to));
-        ctx.note(p, text);
+        let name = if ctx.explain { ctx.name(to).to_string() } else { String::new() };
+        ctx.note(p, || format!("event for {name}: aggressive boost {before} -> BOOST, {how}"));
     }
 
     fn sleep(&mut self, v: VcpuId, _ctx: &mut Ctx) {
@@ -436,7 +438,11 @@ impl Policy for Credit {
                 return Decision {
                     next: Some(c),
                     slice,
-                    reason: format!("{} keeps pCPU{} (ratelimit: ran {} us)", self.describe(c, ctx), p.0, ran.0 / 1000),
+                    reason: if ctx.explain {
+                        format!("{} keeps pCPU{} (ratelimit: ran {} us)", self.describe(c, ctx), p.0, ran.0 / 1000)
+                    } else {
+                        String::new()
+                    },
                 };
             }
             if cur_runnable {
@@ -445,11 +451,11 @@ impl Policy for Credit {
         }
         let head = self.runq[p.0].first().copied();
         let head_pri = head.map_or(PRI_IDLE, |h| self.vcpus[h.0].pri);
-        let mut how = "head of its run queue".to_string();
+        let mut stolen_from = None;
         let next = if head_pri > PRI_OVER {
             head
         } else if let Some((u, peer)) = self.steal(p, head_pri, ctx) {
-            how = format!("stolen from pCPU{} ({} here)", peer.0, pri_name(head_pri));
+            stolen_from = Some(peer);
             Some(u)
         } else {
             head
@@ -464,14 +470,22 @@ impl Policy for Credit {
                 self.vcpus[n.0].run_start = now;
             }
         }
-        let prev = match cur {
-            None => "idle".to_string(),
-            Some(c) if cur_runnable => format!("{} descheduled", self.describe(c, ctx)),
-            Some(c) => format!("{} blocked", ctx.name(c)),
-        };
-        let reason = match next {
-            Some(n) => format!("{prev}; runs {}: {how}", self.describe(n, ctx)),
-            None => format!("{prev}; pCPU{} goes idle", p.0),
+        let reason = if ctx.explain {
+            let prev = match cur {
+                None => "idle".to_string(),
+                Some(c) if cur_runnable => format!("{} descheduled", self.describe(c, ctx)),
+                Some(c) => format!("{} blocked", ctx.name(c)),
+            };
+            let how = match stolen_from {
+                Some(peer) => format!("stolen from pCPU{} ({} here)", peer.0, pri_name(head_pri)),
+                None => "head of its run queue".to_string(),
+            };
+            match next {
+                Some(n) => format!("{prev}; runs {}: {how}", self.describe(n, ctx)),
+                None => format!("{prev}; pCPU{} goes idle", p.0),
+            }
+        } else {
+            String::new()
         };
         Decision { next, slice: self.params.tslice(), reason }
     }
@@ -481,8 +495,8 @@ impl Policy for Credit {
         if let Some(c) = ctx.host.running[p.0] {
             if self.vcpus[c.0].pri == PRI_BOOST {
                 self.vcpus[c.0].pri = PRI_UNDER;
-                let text = format!("tick: {} BOOST -> UNDER", ctx.name(c));
-                ctx.note(p, text);
+                let name = if ctx.explain { ctx.name(c).to_string() } else { String::new() };
+                ctx.note(p, || format!("tick: {name} BOOST -> UNDER"));
             }
             self.burn(c, ctx.now);
             if self.params.accounting == Accounting::Tick {
@@ -636,6 +650,7 @@ mod tests {
                 },
                 actions: &mut self.actions,
                 notes: &mut self.notes,
+                explain: true,
             }
         }
     }

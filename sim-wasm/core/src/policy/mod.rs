@@ -51,6 +51,8 @@ pub struct Ctx<'a> {
     pub actions: &'a mut Vec<Action>,
     /// One-line explanations the policy wants in the decision log, with the pCPU they concern.
     pub notes: &'a mut Vec<(PcpuId, String)>,
+    /// Whether anyone will read explanations: policies skip formatting them when not (batch runs).
+    pub explain: bool,
 }
 
 impl Ctx<'_> {
@@ -63,8 +65,11 @@ impl Ctx<'_> {
     pub fn unpause(&mut self, v: VcpuId) {
         self.actions.push(Action::Unpause(v));
     }
-    pub fn note(&mut self, p: PcpuId, text: String) {
-        self.notes.push((p, text));
+    /// Adds a line to the decision log; `text` is only built when the run records explanations.
+    pub fn note(&mut self, p: PcpuId, text: impl FnOnce() -> String) {
+        if self.explain {
+            self.notes.push((p, text()));
+        }
     }
     pub fn name(&self, v: VcpuId) -> &str {
         &self.host.vcpu_name[v.0]

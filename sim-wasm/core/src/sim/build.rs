@@ -145,7 +145,7 @@ pub(super) fn build(sc: &Scenario) -> Built {
                 runnable: Vec::new(),
                 current: None,
                 exec_start: None,
-                guest_gen: 0,
+                guest_timer: Timer::default(),
                 blocked_since: Some(Nanos::ZERO),
                 descheduled_at: None,
                 min_vruntime: 0,
@@ -291,7 +291,7 @@ pub(super) fn build(sc: &Scenario) -> Built {
                         updated: Nanos::ZERO,
                         playing: false,
                         underruns: 0,
-                        gen: 0,
+                        empty: Timer::default(),
                     }));
                 }
                 if let Work::Stream { clients, owed, .. } = &mut tasks[id.0].work {

@@ -107,7 +107,7 @@ impl Simulation {
             match &mut self.peers[p] {
                 Peer::Client { think, rng, .. } => {
                     let first = rng.uniform(think.0, think.1);
-                    self.push(Nanos(first), Ev::PeerTimer(PeerId(p), 0));
+                    self.push(Nanos(first), Ev::PeerTimer(PeerId(p)));
                 }
                 Peer::BulkSender { .. } => self.bulk_pump(PeerId(p)),
                 _ => {}
@@ -162,7 +162,7 @@ impl Simulation {
                 }
                 let wait = rng.uniform(think.0, think.1);
                 let (server, tcp, port) = (*server, *tcp, *port);
-                self.push(now + Nanos(wait), Ev::PeerTimer(p, 0));
+                self.push(now + Nanos(wait), Ev::PeerTimer(p));
                 if tcp {
                     let ack = Packet {
                         src: Endpoint::Peer(p),
@@ -208,17 +208,18 @@ impl Simulation {
                     c.playing = true;
                 }
                 if c.playing {
-                    c.gen += 1;
                     let empty_in = (c.level * 8.0 * 1e9 / c.bps as f64) as u64;
-                    let gen = c.gen;
-                    self.push(now + Nanos(empty_in.max(1)), Ev::PeerTimer(p, gen));
+                    let at = now + Nanos(empty_in.max(1));
+                    if c.empty.arm(at) {
+                        self.push(at, Ev::PeerTimer(p));
+                    }
                 }
             }
         }
     }
 
     /// A peer's own timer fires.
-    pub(super) fn peer_timer(&mut self, p: PeerId, gen: u64) {
+    pub(super) fn peer_timer(&mut self, p: PeerId) {
         let now = self.now;
         let in_window = self.in_window(now);
         match &mut self.peers[p.0] {
@@ -234,16 +235,21 @@ impl Simulation {
                 };
                 self.peer_send(pkt);
             }
-            Peer::StreamClient(c) if c.gen == gen && c.playing => {
-                // The buffer ran dry: an under-run; playback resumes once it is half full again.
-                c.level = 0.0;
-                c.updated = now;
-                c.playing = false;
-                let dom = self.tasks[c.server.0].dom;
-                if in_window {
-                    self.dom_metrics[dom.0].underruns += 1;
+            Peer::StreamClient(c) => match c.empty.fire(now) {
+                Fire::Later(at) => self.push(at, Ev::PeerTimer(p)),
+                Fire::Stale => {}
+                Fire::Due if !c.playing => {}
+                Fire::Due => {
+                    // The buffer ran dry: an under-run; playback resumes once it is half full again.
+                    c.level = 0.0;
+                    c.updated = now;
+                    c.playing = false;
+                    let dom = self.tasks[c.server.0].dom;
+                    if in_window {
+                        self.dom_metrics[dom.0].underruns += 1;
+                    }
                 }
-            }
+            },
             _ => {}
         }
     }
