@@ -1,0 +1,45 @@
+// The one place that knows how to open the app and wait for it (DESIGN.md 7 test hooks).
+import { test as base, expect, type Page } from '@playwright/test';
+
+declare global {
+  interface Window {
+    __schedlabIdle?: boolean;
+  }
+}
+
+/** Opens the app in testing mode on a library scenario (the default one when `id` is omitted). */
+export async function openScenario(
+  page: Page,
+  id?: string,
+  params: Record<string, string> = {},
+): Promise<void> {
+  const query = new URLSearchParams({ testing: '1', ...params });
+  if (id !== undefined) query.set('scenario', id);
+  await page.goto(`/?${query.toString()}`);
+  await waitForIdle(page);
+}
+
+/** Waits until every run is done and drawn (`window.__schedlabIdle === true`). */
+export async function waitForIdle(page: Page, timeout = 240_000): Promise<void> {
+  await page.waitForFunction(() => window.__schedlabIdle === true, undefined, { timeout, polling: 100 });
+}
+
+/** The playhead time in ms, as the page shows it. */
+export async function playheadMs(page: Page): Promise<number> {
+  return Number.parseFloat((await page.getByTestId('playhead-time').textContent()) ?? 'NaN');
+}
+
+/** `test` that fails on any uncaught page error, so a crash can never pass silently. */
+export const test = base.extend<{ pageErrors: string[] }>({
+  pageErrors: [
+    async ({ page }, use) => {
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await use(errors);
+      expect(errors, 'uncaught errors in the page').toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+
+export { expect };

@@ -1,0 +1,58 @@
+import type { Meta, RunReport, Summary } from '../sim/types';
+import { domainColor } from '../lib/palette';
+import { fmt, pct } from '../lib/format';
+
+interface Props {
+  readonly meta: Meta;
+  readonly report: RunReport;
+}
+
+function meanP99(s: Summary | undefined): string {
+  if (!s || s.count === 0) return '–';
+  return `${fmt(s.mean)} / ${fmt(s.p99)}`;
+}
+
+/** The report's headline figures per domain (DESIGN.md 5); absent keys show a dash, never a made-up zero. */
+export function MetricsTable({ meta, report }: Props) {
+  const anyResponse = meta.domains.some((d) => report.domains[d.name]?.response_ms);
+  return (
+    <div className="metrics-scroll">
+      <table className="metrics" data-testid="metrics-table">
+        <thead>
+          <tr>
+            <th>domain</th>
+            <th title="share of the host's CPU after warm-up">CPU share</th>
+            <th title="entitlement if every domain were busy">fair</th>
+            {anyResponse && <th title="request response time, mean / p99 [ms]">response ms</th>}
+            <th title="event pending until the vCPU runs, mean / p99 [ms]">event lat. ms</th>
+          </tr>
+        </thead>
+        <tbody>
+          {meta.domains.map((d) => {
+            const r = report.domains[d.name];
+            return (
+              <tr key={d.name}>
+                <td>
+                  <span className="swatch" style={{ background: domainColor(d.color_index) }} />
+                  {d.name}
+                </td>
+                <td>{pct(r?.cpu_share)}</td>
+                <td>{pct(r?.fair_share)}</td>
+                {anyResponse && <td>{meanP99(r?.response_ms)}</td>}
+                <td>{meanP99(r?.event_latency_ms)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+        <tfoot>
+          <tr>
+            <td colSpan={anyResponse ? 5 : 4}>
+              Jain fairness {fmt(report.fairness?.jain)} · max lag {fmt(report.fairness?.max_abs_lag_ms)} ms ·{' '}
+              {fmt(report.events, 6)} events
+            </td>
+          </tr>
+        </tfoot>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,267 @@
+// Gantt chart of one run: a lane per pCPU, a rectangle per schedule segment coloured by domain. Segments go to
+// a canvas (a run has tens of thousands); axis, playhead and tooltip stay in React-owned SVG/HTML. d3-zoom only
+// listens for gestures and reports the new time window, which the page shares with every column.
+import { useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import { scaleLinear } from 'd3-scale';
+import { select } from 'd3-selection';
+import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
+import type { Meta } from '../sim/types';
+import { domainColor } from '../lib/palette';
+import { segmentAt, visibleRange, type Lane } from '../lib/series';
+import { anchor, fmt } from '../lib/format';
+import { useWidth } from '../lib/useWidth';
+import type { View } from '../lib/view';
+
+const LANE_GAP = 4;
+/** Beyond this many domains colours repeat and the legend would crowd out the chart; hovering names them. */
+const LEGEND_MAX = 16;
+
+/** Lane height [px]: roomy for a few pCPUs, compact for many. */
+function laneHeight(pcpus: number): number {
+  return pcpus <= 2 ? 28 : pcpus <= 8 ? 20 : 12;
+}
+const AXIS_H = 18;
+const PAD_TOP = 4;
+/** Narrowest window the zoom allows [ms]. */
+const MIN_WINDOW_MS = 0.05;
+/** Opacity of the guest idle loop: the vCPU holds the pCPU but does no work. */
+const IDLE_ALPHA = 0.3;
+
+interface Props {
+  readonly meta: Meta;
+  readonly lanes: readonly Lane[];
+  readonly durationMs: number;
+  /** Visible time window [ms], shared by all columns. */
+  readonly view: View;
+  readonly onViewChange: (view: View) => void;
+  /** Playhead [ms]. */
+  readonly time: number;
+}
+
+interface Hover {
+  readonly x: number;
+  readonly y: number;
+  readonly lines: readonly string[];
+}
+
+function withAlpha(hex: string, alpha: number): string {
+  const n = Number.parseInt(hex.slice(1), 16);
+  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
+}
+
+export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: Props) {
+  const plotRef = useRef<HTMLDivElement>(null);
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
+  const onViewChangeRef = useRef(onViewChange);
+  const [hover, setHover] = useState<Hover | null>(null);
+  const width = useWidth(plotRef);
+  const LANE_H = laneHeight(meta.pcpus);
+  const lanesH = meta.pcpus * (LANE_H + LANE_GAP) + PAD_TOP;
+  const height = lanesH + AXIS_H;
+  const [t0, t1] = view;
+
+  useEffect(() => {
+    onViewChangeRef.current = onViewChange;
+  }, [onViewChange]);
+
+  // Whole run -> full width; zoom transforms rescale this.
+  const baseScale = useMemo(
+    () => scaleLinear().domain([0, durationMs]).range([0, width]),
+    [durationMs, width],
+  );
+  const x = useMemo(() => scaleLinear().domain([t0, t1]).range([0, width]), [t0, t1, width]);
+
+  const colors = useMemo(() => {
+    const busy = meta.vcpus.map((v) => domainColor(meta.domains[v.domain]?.color_index ?? v.domain));
+    return { busy, idle: busy.map((c) => withAlpha(c, IDLE_ALPHA)) };
+  }, [meta]);
+
+  const ranges = useMemo(() => lanes.map((lane) => visibleRange(lane, t0, t1)), [lanes, t0, t1]);
+  const drawn = ranges.reduce((n, [lo, hi]) => n + hi - lo, 0);
+
+  // Draw the segments. Sub-pixel neighbours of one colour merge into one rectangle, so a zoomed-out view of
+  // a long run costs about one fillRect per pixel column, not one per segment.
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    const ctx = canvas?.getContext('2d');
+    if (!canvas || !ctx) return;
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.max(1, Math.round(width * dpr));
+    canvas.height = Math.round(lanesH * dpr);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, lanesH);
+    lanes.forEach((lane, p) => {
+      const y = PAD_TOP + p * (LANE_H + LANE_GAP);
+      ctx.fillStyle = '#f1f1f1';
+      ctx.fillRect(0, y, width, LANE_H);
+      const [lo, hi] = ranges[p] ?? [0, 0];
+      let runColor = '';
+      let runX0 = 0;
+      let runX1 = -1;
+      const flush = () => {
+        if (runX1 > runX0 - 1 && runColor) {
+          ctx.fillStyle = runColor;
+          ctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
+        }
+      };
+      for (let i = lo; i < hi; i++) {
+        const v = lane.vcpu[i]!;
+        const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
+        const sx = Math.max(0, x(lane.start[i]!));
+        const ex = Math.min(width, x(lane.end[i]!));
+        if (color === runColor && sx - runX1 < 0.5) {
+          runX1 = Math.max(runX1, ex);
+        } else {
+          flush();
+          runColor = color;
+          runX0 = sx;
+          runX1 = ex;
+        }
+      }
+      flush();
+    });
+  }, [lanes, ranges, x, width, lanesH, colors, LANE_H]);
+
+  // Attach d3-zoom once per geometry. Programmatic transforms (below) carry no sourceEvent and are ignored,
+  // so syncing from the shared view never echoes back.
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas || width <= 0 || durationMs <= 0) return;
+    const behavior = zoom<HTMLCanvasElement, unknown>()
+      .scaleExtent([1, Math.max(1, durationMs / MIN_WINDOW_MS)])
+      .extent([
+        [0, 0],
+        [width, lanesH],
+      ])
+      .translateExtent([
+        [0, 0],
+        [width, lanesH],
+      ])
+      .on('zoom', (event: D3ZoomEvent<HTMLCanvasElement, unknown>) => {
+        if (!event.sourceEvent) return;
+        const [a, b] = event.transform.rescaleX(baseScale).domain();
+        onViewChangeRef.current([a!, b!]);
+      });
+    zoomRef.current = behavior;
+    const selection = select(canvas).call(behavior);
+    return () => {
+      selection.on('.zoom', null);
+      zoomRef.current = null;
+    };
+  }, [width, lanesH, durationMs, baseScale]);
+
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    const behavior = zoomRef.current;
+    if (!canvas || !behavior || t1 <= t0) return;
+    const k = durationMs / (t1 - t0);
+    behavior.transform(select(canvas), zoomIdentity.translate(-k * baseScale(t0), 0).scale(k));
+  }, [t0, t1, durationMs, baseScale]);
+
+  const onPointerMove = (e: PointerEvent<HTMLCanvasElement>) => {
+    const rect = e.currentTarget.getBoundingClientRect();
+    const px = e.clientX - rect.left;
+    const py = e.clientY - rect.top - PAD_TOP;
+    const p = Math.floor(py / (LANE_H + LANE_GAP));
+    const lane = lanes[p];
+    if (!lane || py < 0 || py % (LANE_H + LANE_GAP) > LANE_H) {
+      setHover(null);
+      return;
+    }
+    const t = x.invert(px);
+    const i = segmentAt(lane, t);
+    const lines =
+      i < 0
+        ? [`pCPU ${p} idle`, `t = ${fmt(t, 6)} ms`]
+        : (() => {
+            const vcpu = meta.vcpus[lane.vcpu[i]!];
+            const task = lane.task[i]! >= 0 ? meta.tasks[lane.task[i]!] : undefined;
+            const domain = vcpu ? meta.domains[vcpu.domain] : undefined;
+            return [
+              `${vcpu?.name ?? `vCPU ${lane.vcpu[i]}`} (${domain?.name ?? '?'}) on pCPU ${p}`,
+              task ? `task ${task.path}` : 'guest idle loop',
+              `${fmt(lane.start[i]!, 6)} – ${fmt(lane.end[i]!, 6)} ms (${fmt(lane.end[i]! - lane.start[i]!)} ms)`,
+            ];
+          })();
+    setHover({ x: px, y: e.clientY - rect.top, lines });
+  };
+
+  const ticks = x.ticks(Math.max(2, Math.floor(width / 90)));
+  // No digit grouping: "1500", not "1,500" (the unit sits under the lane labels).
+  const tickFormat = x.tickFormat(Math.max(2, Math.floor(width / 90)), '~f');
+  const playX = x(time);
+
+  return (
+    <figure className="timeline" data-testid="timeline" data-segments={drawn}>
+      <figcaption className="legend">
+        {meta.domains.slice(0, LEGEND_MAX).map((d) => (
+          <span key={d.name} className="legend-item">
+            <span className="swatch" style={{ background: domainColor(d.color_index) }} />
+            {d.name}
+          </span>
+        ))}
+        {meta.domains.length > LEGEND_MAX && (
+          <span className="legend-item muted">
+            and {meta.domains.length - LEGEND_MAX} more (hover a segment)
+          </span>
+        )}
+        <span className="legend-item muted">
+          <span className="swatch idle" /> pale: guest idle loop
+        </span>
+      </figcaption>
+      <div className="timeline-body">
+        <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
+          {lanes.map((_, p) => (
+            <div key={p} style={{ height: LANE_H, marginBottom: LANE_GAP }}>
+              pCPU {p}
+            </div>
+          ))}
+          <div className="unit">ms</div>
+        </div>
+        <div className="plot" ref={plotRef} style={{ height }}>
+          <canvas
+            ref={canvasRef}
+            style={{ width, height: lanesH }}
+            onPointerMove={onPointerMove}
+            onPointerLeave={() => setHover(null)}
+            aria-label="Schedule per pCPU: scroll to zoom, drag to pan"
+          />
+          <svg className="overlay" width={width} height={height} aria-hidden="true">
+            <g transform={`translate(0, ${lanesH})`}>
+              <line x1={0} x2={width} y1={0.5} y2={0.5} className="axis-line" />
+              {ticks.map((t) => (
+                <g key={t} transform={`translate(${x(t)}, 0)`}>
+                  <line y1={0} y2={4} className="axis-line" />
+                  <text y={14} textAnchor={anchor(x(t), width)} className="tick">
+                    {tickFormat(t)}
+                  </text>
+                </g>
+              ))}
+            </g>
+            {playX >= 0 && playX <= width && (
+              <line
+                className="playhead"
+                x1={playX}
+                x2={playX}
+                y1={0}
+                y2={lanesH}
+                data-testid="timeline-playhead"
+              />
+            )}
+          </svg>
+          {hover && (
+            <div
+              className="tooltip"
+              style={{ left: Math.min(hover.x + 12, Math.max(0, width - 260)), top: hover.y + 12 }}
+            >
+              {hover.lines.map((l) => (
+                <div key={l}>{l}</div>
+              ))}
+            </div>
+          )}
+        </div>
+      </div>
+    </figure>
+  );
+}

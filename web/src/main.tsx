@@ -1,0 +1,28 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './App';
+import { ErrorBanner } from './components/ErrorBanner';
+import { ErrorBoundary } from './components/ErrorBoundary';
+import './styles.css';
+
+// Set before the first render so a test never sees a stale "idle" from before the runs started.
+if (/[?&]testing=(1|true)(&|$)/.test(window.location.search)) window.__schedlabIdle = false;
+
+const root = document.getElementById('root');
+if (root) {
+  createRoot(root).render(
+    <StrictMode>
+      <ErrorBoundary
+        fallback={(error) => (
+          <div className="app">
+            <ErrorBanner messages={[`schedlab hit an unexpected error: ${error.message}`]}>
+              <a href="./">Reload the page</a>
+            </ErrorBanner>
+          </div>
+        )}
+      >
+        <App />
+      </ErrorBoundary>
+    </StrictMode>,
+  );
+}

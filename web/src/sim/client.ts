@@ -1,0 +1,174 @@
+// The page's side of the simulator: a small pool of Web Workers (one run each at a time) plus one spare worker
+// for validation and claims, so checking a pasted scenario never waits behind a long run. Cancelling
+// terminates the run workers: a wasm run is one synchronous loop and cannot be interrupted any other way.
+import * as Comlink from 'comlink';
+import type { WorkerApi } from './worker';
+import type { ClaimResult, RunReport, RunResult } from './types';
+
+/** Rejection reason of calls cut short by `cancel()`. */
+export class Cancelled extends Error {
+  constructor() {
+    super('cancelled');
+    this.name = 'Cancelled';
+  }
+}
+
+interface Slot {
+  readonly worker: Worker;
+  readonly api: Comlink.Remote<WorkerApi>;
+  /** Rejects when the worker dies (script failed to load, uncaught error). */
+  readonly failed: Promise<never>;
+}
+
+interface Abort {
+  readonly promise: Promise<never>;
+  readonly reject: (e: Error) => void;
+}
+
+function makeAbort(): Abort {
+  let reject!: (e: Error) => void;
+  const promise = new Promise<never>((_, r) => (reject = r));
+  promise.catch(() => {}); // observed through race(); never an unhandled rejection
+  return { promise, reject };
+}
+
+function spawn(): Slot {
+  const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'schedsim' });
+  const api = Comlink.wrap<WorkerApi>(worker);
+  const failed = new Promise<never>((_, reject) => {
+    worker.addEventListener('error', (ev) => {
+      ev.preventDefault();
+      reject(new Error(`The simulation worker failed: ${ev.message || 'it could not be loaded'}`));
+    });
+  });
+  failed.catch(() => {});
+  return { worker, api, failed };
+}
+
+function kill(slot: Slot): void {
+  slot.api[Comlink.releaseProxy]();
+  slot.worker.terminate();
+}
+
+export function defaultPoolSize(): number {
+  const cores = typeof navigator !== 'undefined' ? navigator.hardwareConcurrency || 2 : 2;
+  return Math.max(1, Math.min(4, cores));
+}
+
+export interface RunAllCallbacks {
+  /** Overall progress 0..1 over all policies. */
+  readonly onProgress?: (fraction: number) => void;
+  /** Each run as soon as it finishes (any order). */
+  readonly onRun?: (run: RunResult) => void;
+}
+
+export class SimClient {
+  private runners: Slot[] = [];
+  private helper: Slot | null = null;
+  private abort = makeAbort();
+
+  constructor(private readonly poolSize = defaultPoolSize()) {}
+
+  private async call<T>(
+    slot: Slot,
+    fn: (api: Comlink.Remote<WorkerApi>) => Promise<T>,
+    abort?: Abort,
+  ): Promise<T> {
+    const racers: Promise<T>[] = [fn(slot.api), slot.failed];
+    if (abort) racers.push(abort.promise);
+    return Promise.race(racers);
+  }
+
+  private getHelper(): Slot {
+    this.helper ??= spawn();
+    return this.helper;
+  }
+
+  /** Drops a helper that threw: after a wasm trap its instance cannot be trusted. */
+  private dropHelper(slot: Slot): void {
+    if (this.helper === slot) {
+      kill(slot);
+      this.helper = null;
+    }
+  }
+
+  /** null when valid, else the simulator's message naming the field path. */
+  async validate(json: string): Promise<string | null> {
+    const slot = this.getHelper();
+    try {
+      return await this.call(slot, (api) => api.validate(json));
+    } catch (e) {
+      this.dropHelper(slot);
+      throw e;
+    }
+  }
+
+  async claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
+    const slot = this.getHelper();
+    try {
+      return await this.call(slot, (api) => api.claims(json, reports));
+    } catch (e) {
+      this.dropHelper(slot);
+      throw e;
+    }
+  }
+
+  /** Runs every policy (at most poolSize at once); resolves with the runs in `policies` order. */
+  async runAll(
+    json: string,
+    policies: readonly string[],
+    bucketMs: number,
+    callbacks: RunAllCallbacks = {},
+  ): Promise<RunResult[]> {
+    const abort = this.abort;
+    const fractions = policies.map(() => 0);
+    const report = () =>
+      callbacks.onProgress?.(fractions.reduce((a, b) => a + b, 0) / Math.max(1, policies.length));
+    const results: RunResult[] = new Array<RunResult>(policies.length);
+    let next = 0;
+
+    const lane = async (k: number) => {
+      while (next < policies.length) {
+        const i = next++;
+        const policy = policies[i]!;
+        this.runners[k] ??= spawn();
+        const slot = this.runners[k];
+        const onProgress = Comlink.proxy((f: number) => {
+          fractions[i] = f;
+          report();
+        });
+        try {
+          const run = await this.call(slot, (api) => api.run(json, policy, bucketMs, onProgress), abort);
+          fractions[i] = 1;
+          report();
+          results[i] = run;
+          callbacks.onRun?.(run);
+        } catch (e) {
+          if (!(e instanceof Cancelled) && this.runners[k] === slot) {
+            kill(slot);
+            delete this.runners[k];
+          }
+          throw e;
+        }
+      }
+    };
+
+    const lanes = Math.max(1, Math.min(this.poolSize, policies.length));
+    await Promise.all(Array.from({ length: lanes }, (_, k) => lane(k)));
+    return results;
+  }
+
+  /** Stops every run in flight; their promises reject with `Cancelled`. */
+  cancel(): void {
+    for (const slot of this.runners) if (slot) kill(slot);
+    this.runners = [];
+    this.abort.reject(new Cancelled());
+    this.abort = makeAbort();
+  }
+
+  dispose(): void {
+    this.cancel();
+    if (this.helper) kill(this.helper);
+    this.helper = null;
+  }
+}
