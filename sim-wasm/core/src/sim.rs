@@ -205,6 +205,12 @@ pub struct Simulation {
     pub(crate) task_metrics: Vec<TaskMetrics>,
     /// Busy time of all pCPUs within the measured window [ns].
     pub(crate) busy_ns: u64,
+    /// Packets put on their way (by a guest or a peer) and packets that reached their final endpoint, over the
+    /// whole run: the difference is what is still in flight (an invariant the tests check).
+    pub(crate) packets_sent: u64,
+    pub(crate) packets_consumed: u64,
+    /// Notifications handed to a guest whose vCPU was not on a pCPU (must stay 0: delivery waits for the vCPU).
+    pub(crate) early_deliveries: u64,
     trace: Trace,
     /// Whether the trace is recorded (see [`SimOptions::trace`]).
     record: bool,
@@ -309,6 +315,9 @@ impl Simulation {
             dom_metrics: (0..ndom).map(|_| DomMetrics::default()).collect(),
             task_metrics: (0..ntasks).map(|_| TaskMetrics::default()).collect(),
             busy_ns: 0,
+            packets_sent: 0,
+            packets_consumed: 0,
+            early_deliveries: 0,
             trace,
             record: opts.trace,
             rq_dirty: true,
@@ -715,6 +724,12 @@ impl Simulation {
 
     /// The guest kernel handles a notification on a running vCPU: the task it concerns may wake.
     fn deliver(&mut self, v: VcpuId, ev: GuestEvent) {
+        if self.vcpus[v.0].on_pcpu.is_none() {
+            self.early_deliveries += 1;
+        }
+        if matches!(ev, GuestEvent::Packet(_)) {
+            self.packets_consumed += 1;
+        }
         let task = match &ev {
             GuestEvent::Packet(pkt) => match pkt.dst {
                 Endpoint::Task(t) => Some(t),

@@ -11,6 +11,27 @@ fn js_err(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }
 
+thread_local! {
+    /// The message of the last Rust panic: a panic reaches JavaScript only as "unreachable", so the page asks.
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Installs the panic hook when the module starts.
+#[wasm_bindgen(start)]
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info.to_string();
+        LAST_PANIC.with(|p| *p.borrow_mut() = Some(msg));
+    }));
+}
+
+/// The message of the last panic inside the simulator (a schedsim bug), if one happened. After a panic the module
+/// instance must be discarded; this call only reads the stored message.
+#[wasm_bindgen]
+pub fn last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow().clone())
+}
+
 /// Validates a scenario file; throws an `Error` whose message names the offending field path.
 #[wasm_bindgen]
 pub fn validate_scenario(scenario_json: &str) -> Result<(), JsError> {

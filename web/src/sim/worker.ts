@@ -1,7 +1,7 @@
 // The simulator's Web Worker: runs one policy at a time so the page never blocks. Exposed with comlink; the
 // typed arrays are transferred, not copied.
 import * as Comlink from 'comlink';
-import init, { Simulation, evaluate_claims, validate_scenario } from './pkg/schedsim_wasm.js';
+import init, { Simulation, evaluate_claims, last_panic, validate_scenario } from './pkg/schedsim_wasm.js';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import type { ClaimResult, Meta, RunReport, RunResult } from './types';
 
@@ -16,10 +16,16 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** A Rust panic surfaces as a bare wasm trap ("unreachable"); say what it means. */
+/** A Rust panic surfaces as a bare wasm trap ("unreachable"); the panic hook kept its message. */
 function explain(e: unknown): Error {
   if (e instanceof WebAssembly.RuntimeError) {
-    return new Error(`the simulator crashed (wasm trap: ${e.message}); this is a bug in schedsim`);
+    let detail = e.message;
+    try {
+      detail = last_panic() ?? detail;
+    } catch {
+      // The instance is unusable after the trap; keep the trap's own message.
+    }
+    return new Error(`the simulator crashed (${detail}); this is a bug in schedsim`);
   }
   return e instanceof Error ? e : new Error(String(e));
 }

@@ -47,12 +47,14 @@ impl Simulation {
 
     /// A guest task sends a packet: onto its driver domain's transmit path.
     pub(super) fn guest_send(&mut self, t: TaskId, pkt: Packet) {
+        self.packets_sent += 1;
         let (dom, v) = (self.tasks[t.0].dom, self.tasks[t.0].vcpu);
         self.driver_enqueue(dom, DriverItem::Tx(pkt), Some(v));
     }
 
     /// A machine outside sends a packet to the host.
     pub(super) fn peer_send(&mut self, pkt: Packet) {
+        self.packets_sent += 1;
         let at = self.link_in.send(self.now, pkt.bytes);
         self.push(at, Ev::NicRx(pkt));
     }
@@ -149,6 +151,7 @@ impl Simulation {
     /// A packet reaches a machine outside.
     pub(super) fn peer_rx(&mut self, pkt: Packet) {
         let Endpoint::Peer(p) = pkt.dst else { return };
+        self.packets_consumed += 1;
         let now = self.now;
         let in_window = self.in_window(now);
         match &mut self.peers[p.0] {

@@ -40,6 +40,25 @@ fn assert_cpu_conserved(sim: &Simulation) {
     assert!(sim.busy_ns <= (end - sim.warmup.0) * sim.pcpus.len() as u64);
 }
 
+/// Every packet sent is delivered or still in flight at the end (on the wire, queued at a backend, pending at a
+/// vCPU); no notification reaches a guest before its vCPU runs.
+fn assert_io_conserved(sim: &Simulation) {
+    let queued = sim.queue.iter().map(|Reverse(q)| q.slot).chain(sim.now_queue.iter().map(|q| q.slot));
+    let mut in_flight = queued.filter(|&s| matches!(sim.slab[s as usize], Ev::NicRx(_) | Ev::PeerRx(_))).count() as u64;
+    for t in &sim.tasks {
+        if let Work::Driver { queue, current, .. } = &t.work {
+            let is_pkt = |i: &DriverItem| matches!(i, DriverItem::Rx(_) | DriverItem::Tx(_));
+            in_flight += queue.iter().filter(|i| is_pkt(i)).count() as u64;
+            in_flight += current.iter().filter(|i| is_pkt(i)).count() as u64;
+        }
+    }
+    for v in &sim.vcpus {
+        in_flight += v.pending.iter().filter(|p| matches!(p.ev, GuestEvent::Packet(_))).count() as u64;
+    }
+    assert_eq!(sim.packets_sent, sim.packets_consumed + in_flight, "packets sent = delivered + in flight");
+    assert_eq!(sim.early_deliveries, 0, "a notification reached a guest whose vCPU was not running");
+}
+
 /// A vCPU never runs on two pCPUs at once.
 fn assert_no_double_running(sim: &Simulation) {
     let mut segs: Vec<&Segment> = sim.trace().segments().iter().collect();
@@ -100,6 +119,17 @@ prop_compose! {
         if server {
             tasks.push(server_task("srv", 7, [think_lo, think_lo + 100]));
         }
+        // One more I/O workload of a kind picked by the domain's index, so random hosts cover them all.
+        let extra = match (i + think_lo as usize) % 7 {
+            0 => json!({"type": "io_loop", "io": "disk", "cpu_us": 100}),
+            1 => json!({"type": "io_loop", "io": "net", "cpu_us": 50, "port": 9}),
+            2 => json!({"type": "net_bulk", "direction": if think_lo % 2 == 0 { "rx" } else { "tx" }, "window_kb": 16}),
+            3 => json!({"type": "stream_server", "clients": 2, "kbps": 500, "buffer_kb": 32}),
+            4 => json!({"type": "barrier", "compute_us": 2000, "phases": 0, "sync": if think_lo % 2 == 0 { "spin" } else { "block" }}),
+            5 => json!({"type": "interactive", "cpu_us": 200, "think_ms": [20, 80]}),
+            _ => json!({"type": "disk_reader", "block_kb": 64, "cpu_us": 30}),
+        };
+        tasks.push(json!({ "name": "extra", "workload": extra }));
         json!({ "name": format!("d{i}"), "vcpus": vcpus, "weight": weight, "cap_pct": cap, "tasks": tasks })
     }
 }
@@ -131,6 +161,7 @@ proptest! {
         let sim = run(&sc, "p");
         assert_cpu_conserved(&sim);
         assert_no_double_running(&sim);
+        assert_io_conserved(&sim);
     }
 }
 
@@ -204,6 +235,8 @@ fn offered_load_does_not_depend_on_the_policy() {
 fn every_request_is_answered() {
     let sc = io_scenario();
     let sim = run(&sc, "credit");
+    assert!(sim.packets_sent > 100, "the check is not vacuous");
+    assert_io_conserved(&sim);
     let served = sim.dom_metrics[1].requests_served;
     let answered = sim.dom_metrics[1].responses_ns.len();
     assert!(answered > 50, "too few responses: {answered}");
