@@ -124,6 +124,19 @@ pub enum GuestEvent {
     Ipi(TaskId),
 }
 
+impl GuestEvent {
+    /// A short name for the trace.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GuestEvent::Packet(_) => "packet",
+            GuestEvent::DriverKick => "backend",
+            GuestEvent::BlkDone { .. } => "block",
+            GuestEvent::Timer(_) => "timer",
+            GuestEvent::Ipi(_) => "ipi",
+        }
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PeerId(pub usize);
 

@@ -16,7 +16,7 @@ use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy};
 use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
-use crate::trace::{RqEntry, Segment, Trace};
+use crate::trace::{IoRec, RqEntry, Segment, TaskRec, Trace};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -690,8 +690,12 @@ impl Simulation {
             if self.vcpus[v.0].state == VState::Blocked {
                 self.vcpu_unblocked(v);
             }
-            self.deliver(v, ev);
+            self.deliver(v, ev, 0);
             return;
+        }
+        if self.record {
+            let kind = ev.kind();
+            self.trace.push_io(IoRec { t_ns: self.now.0, vcpu: v.0 as u32, kind, phase: "pending", wait_ns: 0 });
         }
         self.vcpus[v.0].pending.push_back(Pending { at: self.now, ev });
         if self.vcpus[v.0].state == VState::Blocked {
@@ -723,9 +727,14 @@ impl Simulation {
     }
 
     /// The guest kernel handles a notification on a running vCPU: the task it concerns may wake.
-    fn deliver(&mut self, v: VcpuId, ev: GuestEvent) {
+    fn deliver(&mut self, v: VcpuId, ev: GuestEvent, waited: u64) {
         if self.vcpus[v.0].on_pcpu.is_none() {
             self.early_deliveries += 1;
+        }
+        if self.record {
+            let rec =
+                IoRec { t_ns: self.now.0, vcpu: v.0 as u32, kind: ev.kind(), phase: "delivered", wait_ns: waited };
+            self.trace.push_io(rec);
         }
         if matches!(ev, GuestEvent::Packet(_)) {
             self.packets_consumed += 1;
@@ -763,6 +772,9 @@ impl Simulation {
         }
         task.state = TState::Runnable;
         self.vcpus[v.0].runnable.push(t);
+        if self.record {
+            self.trace.push_task_state(TaskRec { t_ns: now.0, task: t.0 as u32, state: "runnable" });
+        }
         true
     }
 
@@ -772,6 +784,9 @@ impl Simulation {
         task.blocked_since = self.now;
         let v = task.vcpu;
         self.vcpus[v.0].runnable.retain(|&x| x != t);
+        if self.record {
+            self.trace.push_task_state(TaskRec { t_ns: self.now.0, task: t.0 as u32, state: "blocked" });
+        }
     }
 
     fn is_cfs(&self, v: VcpuId) -> bool {
@@ -1041,7 +1056,7 @@ impl Simulation {
                 if self.in_window(self.now) {
                     self.dom_metrics[self.vcpus[n.0].dom.0].event_latency_ns.push((self.now - pe.at).0);
                 }
-                self.deliver(n, pe.ev);
+                self.deliver(n, pe.ev, (self.now - pe.at).0);
             }
             if self.vcpus[n.0].on_pcpu == Some(p) && self.pcpus[p.0].running == Some(n) {
                 self.guest_run(n);

@@ -26,6 +26,30 @@ pub struct DecisionRec<'a> {
     pub text: &'a str,
 }
 
+/// An event-channel notification: when it became pending at a vCPU, and when it was delivered (with its wait).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct IoRec {
+    /// [ns]
+    pub t_ns: u64,
+    pub vcpu: u32,
+    /// "packet", "block", "timer", "ipi" or "backend".
+    pub kind: &'static str,
+    /// "pending" (the vCPU was not running) or "delivered".
+    pub phase: &'static str,
+    /// For deliveries: how long it waited for the vCPU to run [ns].
+    pub wait_ns: u64,
+}
+
+/// A guest task became runnable or blocked.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct TaskRec {
+    /// [ns]
+    pub t_ns: u64,
+    pub task: u32,
+    /// "runnable" or "blocked".
+    pub state: &'static str,
+}
+
 /// A stored decision: its text lives in the trace's text arena.
 #[derive(Debug, Clone, Copy)]
 struct Decision {
@@ -65,6 +89,13 @@ const AGG_BUCKET_MIN_NS: u64 = 10_000_000;
 /// Most (domain x bucket) cells of that aggregate; longer or larger runs get coarser buckets.
 const AGG_MAX_CELLS: u64 = 4_000_000;
 
+/// The records of a time-sorted list in `[from_ns, to_ns)`, at most `limit`.
+fn window<T>(list: &[T], t: impl Fn(&T) -> u64, from_ns: u64, to_ns: u64, limit: usize) -> &[T] {
+    let a = list.partition_point(|r| t(r) < from_ns);
+    let b = list.partition_point(|r| t(r) < to_ns).min(a + limit);
+    &list[a..b.max(a)]
+}
+
 /// Bytes a push onto `v` allocates: nothing while it has room, its current capacity again when it doubles.
 fn growth_bytes<T>(v: &Vec<T>) -> usize {
     if v.len() == v.capacity() {
@@ -84,6 +115,8 @@ pub struct Trace {
     /// Decision texts, back to back, in fixed-size chunks.
     text: Vec<String>,
     pub decisions_dropped: u64,
+    io: Vec<IoRec>,
+    task_states: Vec<TaskRec>,
     /// Run-queue snapshots per pCPU, recorded whenever one changes.
     runqueues: Vec<Vec<RqSnap>>,
     vcpu_dom: Vec<usize>,
@@ -115,6 +148,8 @@ impl Trace {
             last_of_pcpu: vec![None; pcpus],
             decisions: Vec::new(),
             text: Vec::new(),
+            io: Vec::new(),
+            task_states: Vec::new(),
             decisions_dropped: 0,
             runqueues: vec![Vec::new(); pcpus],
             vcpu_dom,
@@ -202,6 +237,28 @@ impl Trace {
             start: start as u32,
             len: text.len() as u32,
         });
+    }
+
+    pub fn push_io(&mut self, rec: IoRec) {
+        if self.spend(rec.t_ns, growth_bytes(&self.io)) {
+            self.io.push(rec);
+        }
+    }
+
+    pub fn push_task_state(&mut self, rec: TaskRec) {
+        if self.spend(rec.t_ns, growth_bytes(&self.task_states)) {
+            self.task_states.push(rec);
+        }
+    }
+
+    /// Notifications with `from_ns <= t < to_ns`, at most `limit`.
+    pub fn io_events(&self, from_ns: u64, to_ns: u64, limit: usize) -> &[IoRec] {
+        window(&self.io, |r| r.t_ns, from_ns, to_ns, limit)
+    }
+
+    /// Guest task state changes with `from_ns <= t < to_ns`, at most `limit`.
+    pub fn task_states(&self, from_ns: u64, to_ns: u64, limit: usize) -> &[TaskRec] {
+        window(&self.task_states, |r| r.t_ns, from_ns, to_ns, limit)
     }
 
     /// Records pCPU `p`'s run queue unless it is unchanged since its last snapshot.

@@ -112,6 +112,18 @@ impl Simulation {
         js_sys::Float64Array::from(self.inner.trace().share_series(bucket_ns).as_slice())
     }
 
+    /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON text.
+    pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        let r = self.inner.trace().io_events(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        serde_json::to_string(r).unwrap_or_default()
+    }
+
+    /// Guest task state changes (runnable, blocked) between two times (ns), as JSON text.
+    pub fn task_states_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        let r = self.inner.trace().task_states(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        serde_json::to_string(r).unwrap_or_default()
+    }
+
     /// Every pCPU's run queue at a time (ns): `[{"t_ns", "running": {"vcpu","pri","credit"}|null, "queued": [...]}|null]`.
     pub fn runqueues_json(&self, t_ns: f64) -> String {
         serde_json::to_string(&self.inner.trace().runqueues_at(t_ns.max(0.0) as u64)).unwrap_or_default()

@@ -287,3 +287,23 @@ fn event_budget_stops_runaway_runs() {
     let e = sim.run().unwrap_err();
     assert!(e.to_string().contains("event budget"), "{e}");
 }
+
+/// The trace's notifications match the report: one delivery record per measured event latency, with the same
+/// waits; task state changes alternate per task.
+#[test]
+fn trace_records_notifications_and_task_states() {
+    let sc = io_scenario();
+    let sim = run(&sc, "credit");
+    let io = sim.trace().io_events(0, u64::MAX, usize::MAX);
+    let delivered: Vec<u64> = io.iter().filter(|r| r.phase == "delivered").map(|r| r.wait_ns).collect();
+    let measured: u64 = sim.dom_metrics.iter().map(|m| m.event_latency_ns.len()).sum();
+    assert_eq!(delivered.len() as u64, measured);
+    let max_wait = sim.dom_metrics.iter().map(|m| m.event_latency_ns.max()).max().unwrap();
+    assert_eq!(delivered.iter().copied().max().unwrap(), max_wait);
+    assert!(io.iter().any(|r| r.phase == "pending"), "some notifications had to wait");
+    let states = sim.trace().task_states(0, u64::MAX, usize::MAX);
+    for t in 0..sim.tasks.len() as u32 {
+        let mine: Vec<&str> = states.iter().filter(|r| r.task == t).map(|r| r.state).collect();
+        assert!(mine.windows(2).all(|w| w[0] != w[1]), "task {t} states must alternate: {mine:?}");
+    }
+}
