@@ -12,14 +12,9 @@ fn dir() -> PathBuf {
 
 #[test]
 fn every_scenario_validates_and_is_indexed() {
-    let index: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir().join("index.json")).unwrap()).unwrap();
-    let listed: BTreeSet<String> = index["scenarios"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["file"].as_str().unwrap().to_string())
-        .collect();
+    let index: Value = serde_json::from_str(&std::fs::read_to_string(dir().join("index.json")).unwrap()).unwrap();
+    let listed: BTreeSet<String> =
+        index["scenarios"].as_array().unwrap().iter().map(|e| e["file"].as_str().unwrap().to_string()).collect();
     let mut files = BTreeSet::new();
     for entry in std::fs::read_dir(dir()).unwrap() {
         let path = entry.unwrap().path();
@@ -27,33 +22,16 @@ fn every_scenario_validates_and_is_indexed() {
         if !name.ends_with(".json") || name == "schema.json" || name == "index.json" {
             continue;
         }
-        let sc = Scenario::from_json(&std::fs::read_to_string(&path).unwrap())
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(
-            format!("{}.json", sc.id),
-            name,
-            "a scenario's id is its file name"
-        );
-        let entry = index["scenarios"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["file"] == name.as_str());
+        let sc =
+            Scenario::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(format!("{}.json", sc.id), name, "a scenario's id is its file name");
+        let entry = index["scenarios"].as_array().unwrap().iter().find(|e| e["file"] == name.as_str());
         let entry = entry.unwrap_or_else(|| panic!("{name} is not listed in index.json"));
         assert_eq!(entry["id"], sc.id.as_str(), "{name}: index id");
-        assert!(
-            !sc.claims.is_empty() || entry["kind"] == "bench",
-            "{name}: a paper or lesson scenario needs claims"
-        );
+        assert!(!sc.claims.is_empty() || entry["kind"] == "bench", "{name}: a paper or lesson scenario needs claims");
         files.insert(name);
     }
-    assert_eq!(
-        files, listed,
-        "index.json must list exactly the scenario files"
-    );
+    assert_eq!(files, listed, "index.json must list exactly the scenario files");
     let default = index["default"].as_str().unwrap();
-    assert!(
-        files.contains(&format!("{default}.json")),
-        "the default scenario exists"
-    );
+    assert!(files.contains(&format!("{default}.json")), "the default scenario exists");
 }
