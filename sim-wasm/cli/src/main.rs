@@ -7,11 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(
-    name = "schedsim",
-    version,
-    about = "Hypervisor CPU scheduling simulator"
-)]
+#[command(name = "schedsim", version, about = "Hypervisor CPU scheduling simulator")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -59,8 +55,7 @@ enum Cmd {
 }
 
 fn load(path: &Path) -> Result<Scenario, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     Scenario::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
@@ -74,10 +69,7 @@ fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| {
                     f.extension().is_some_and(|x| x == "json")
-                        && !matches!(
-                            f.file_name().and_then(|n| n.to_str()),
-                            Some("schema.json" | "index.json")
-                        )
+                        && !matches!(f.file_name().and_then(|n| n.to_str()), Some("schema.json" | "index.json"))
                 })
                 .collect();
             found.sort();
@@ -101,30 +93,15 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode, String> {
     match Cli::parse().cmd {
-        Cmd::Run {
-            file,
-            policies,
-            seed,
-            duration_ms,
-            deterministic,
-            format,
-        } => {
+        Cmd::Run { file, policies, seed, duration_ms, deterministic, format } => {
             let sc = load(&file)?;
             for p in &policies {
                 if sc.policy(p).is_none() {
                     let known: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
-                    return Err(format!(
-                        "--policy {p}: no such policy in {} (has: {})",
-                        sc.id,
-                        known.join(", ")
-                    ));
+                    return Err(format!("--policy {p}: no such policy in {} (has: {})", sc.id, known.join(", ")));
                 }
             }
-            let opts = RunOptions {
-                deterministic,
-                seed,
-                duration_ms,
-            };
+            let opts = RunOptions { deterministic, seed, duration_ms };
             let rep = report::run_scenario(&sc, &policies, &opts).map_err(|e| e.to_string())?;
             match format {
                 Format::Json => println!("{}", report::to_json_string(&rep)),
@@ -162,11 +139,7 @@ fn real_main() -> Result<ExitCode, String> {
                 }
             }
             println!("claims: {passed} passed, {failed} failed");
-            Ok(if failed == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Cmd::Bench { files, json } => {
             let mut rows = Vec::new();
@@ -175,18 +148,12 @@ fn real_main() -> Result<ExitCode, String> {
                 rows.push(bench::run(&sc).map_err(|e| format!("{}: {e}", f.display()))?);
             }
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&rows).expect("bench rows serialise")
-                );
+                println!("{}", serde_json::to_string_pretty(&rows).expect("bench rows serialise"));
             } else {
                 for r in &rows {
                     println!(
                         "{:<24} {:>10.1} sim s/wall s {:>12.0} events/s {:>8.1} MB peak RSS",
-                        r.scenario,
-                        r.sim_seconds_per_wall_second,
-                        r.events_per_second,
-                        r.peak_rss_mb
+                        r.scenario, r.sim_seconds_per_wall_second, r.events_per_second, r.peak_rss_mb
                     );
                 }
             }
