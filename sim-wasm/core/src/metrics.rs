@@ -74,6 +74,26 @@ impl Samples {
         self.max
     }
 
+    /// The distribution as (value [ns], count) points in increasing value: every sample while exact, else one
+    /// point per histogram bucket (at its floor). For CDF plots.
+    pub fn points(&self) -> Vec<(u64, u64)> {
+        match &self.hist {
+            Some(h) => h.iter().map(|(&b, &c)| (bucket_floor(b), c)).collect(),
+            None => {
+                let mut v = self.exact.clone();
+                v.sort_unstable();
+                let mut out: Vec<(u64, u64)> = Vec::new();
+                for x in v {
+                    match out.last_mut() {
+                        Some(last) if last.0 == x => last.1 += 1,
+                        _ => out.push((x, 1)),
+                    }
+                }
+                out
+            }
+        }
+    }
+
     /// Nearest-rank quantile (exact while the samples are kept; else the floor of its histogram bucket).
     fn quantile(&self, sorted: &[u64], p: f64) -> u64 {
         let rank = (((p / 100.0) * self.count as f64).ceil() as u64).clamp(1, self.count);

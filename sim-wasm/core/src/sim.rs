@@ -571,6 +571,17 @@ impl Simulation {
         &self.trace
     }
 
+    /// Distribution points (value [ns], count) of a domain's metric: "response", "event_latency" or "io_latency".
+    pub fn distribution(&self, domain: usize, metric: &str) -> Vec<(u64, u64)> {
+        let Some(m) = self.dom_metrics.get(domain) else { return Vec::new() };
+        match metric {
+            "response" => m.responses_ns.points(),
+            "event_latency" => m.event_latency_ns.points(),
+            "io_latency" => m.io_latency_ns.points(),
+            _ => Vec::new(),
+        }
+    }
+
     /// How the policy sees a vCPU now (priority class and credit).
     pub fn vcpu_sched(&self, v: VcpuId) -> policy::VcpuSched {
         self.policy.vcpu_sched(v)

@@ -124,6 +124,14 @@ impl Simulation {
         serde_json::to_string(r).unwrap_or_default()
     }
 
+    /// A domain's distribution as flattened (value_ms, count) pairs in increasing value, for CDFs. `metric` is
+    /// "response", "event_latency" or "io_latency" (empty when the domain has none).
+    pub fn distribution(&self, domain: u32, metric: &str) -> js_sys::Float64Array {
+        let pts = self.inner.distribution(domain as usize, metric);
+        let flat: Vec<f64> = pts.iter().flat_map(|&(v, c)| [v as f64 / 1e6, c as f64]).collect();
+        js_sys::Float64Array::from(flat.as_slice())
+    }
+
     /// Every pCPU's run queue at a time (ns): `[{"t_ns", "running": {"vcpu","pri","credit"}|null, "queued": [...]}|null]`.
     pub fn runqueues_json(&self, t_ns: f64) -> String {
         serde_json::to_string(&self.inner.trace().runqueues_at(t_ns.max(0.0) as u64)).unwrap_or_default()
