@@ -213,7 +213,13 @@ impl Simulation {
         let mut tasks = Map::new();
         for (k, t) in self.tasks.iter().enumerate() {
             let path = format!("{}/{}", self.dom_info[t.dom.0].name, t.name);
-            tasks.insert(path, json!({ "cpu_ms": round6(self.task_metrics[k].cpu_ns as f64 / 1e6) }));
+            let mut t = Map::new();
+            t.insert("cpu_ms".into(), json!(round6(self.task_metrics[k].cpu_ns as f64 / 1e6)));
+            if let Some((belief, io_bound)) = self.task_belief(crate::model::TaskId(k)) {
+                t.insert("belief".into(), json!(belief));
+                t.insert("io_bound".into(), json!(io_bound));
+            }
+            tasks.insert(path, Value::Object(t));
         }
 
         let mut jobs = Map::new();
@@ -247,6 +253,10 @@ impl Simulation {
         run.insert("fairness".into(), Value::Object(fairness));
         if !jobs.is_empty() {
             run.insert("jobs".into(), Value::Object(jobs));
+        }
+        if let Some((count, hits)) = self.partial_boosts() {
+            let pbhr = if count > 0 { round6(hits as f64 / count as f64) } else { 0.0 };
+            run.insert("partial_boosts".into(), json!({ "count": count, "hits": hits, "pbhr": pbhr }));
         }
         if self.scenario.domains.iter().any(|d| d.role == Role::Driver) {
             // Which driver domains exist is part of the run's shape, for the UI.

@@ -16,7 +16,7 @@ use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy};
 use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
-use crate::trace::{IoRec, RqEntry, Segment, TaskRec, Trace};
+use crate::trace::{BeliefRec, IoRec, RqEntry, Segment, TaskRec, Trace};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -415,6 +415,11 @@ impl Simulation {
         };
         let r = f(self.policy.as_mut(), &mut ctx);
         self.rq_dirty = true;
+        if self.record {
+            for (t, b) in self.policy.take_belief_changes() {
+                self.trace.push_belief(BeliefRec { t_ns: self.now.0, task: t.0 as u32, belief: b });
+            }
+        }
         for (p, text) in self.notes.drain(..) {
             self.trace.push_decision(self.now.0, p.0, text);
         }
@@ -582,6 +587,16 @@ impl Simulation {
         }
     }
 
+    /// The policy's inference about a task: (degree of belief, inferred I/O-bound), if it infers.
+    pub fn task_belief(&self, t: TaskId) -> Option<(i64, bool)> {
+        self.policy.task_belief(t)
+    }
+
+    /// Partial boosts and hits so far, if the policy boosts partially.
+    pub fn partial_boosts(&self) -> Option<(u64, u64)> {
+        self.policy.partial_boosts()
+    }
+
     /// How the policy sees a vCPU now (priority class and credit).
     pub fn vcpu_sched(&self, v: VcpuId) -> policy::VcpuSched {
         self.policy.vcpu_sched(v)
@@ -709,6 +724,7 @@ impl Simulation {
             self.trace.push_io(IoRec { t_ns: self.now.0, vcpu: v.0 as u32, kind, phase: "pending", wait_ns: 0 });
         }
         self.vcpus[v.0].pending.push_back(Pending { at: self.now, ev });
+        self.with_ctx(|pol, ctx| pol.event_pending(v, ctx));
         if self.vcpus[v.0].state == VState::Blocked {
             self.vcpu_make_runnable(v, cause);
         }

@@ -40,6 +40,15 @@ pub struct IoRec {
     pub wait_ns: u64,
 }
 
+/// A task's degree of belief changed (task-aware scheduling's inference).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct BeliefRec {
+    /// [ns]
+    pub t_ns: u64,
+    pub task: u32,
+    pub belief: i64,
+}
+
 /// A guest task became runnable or blocked.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
 pub struct TaskRec {
@@ -117,6 +126,7 @@ pub struct Trace {
     pub decisions_dropped: u64,
     io: Vec<IoRec>,
     task_states: Vec<TaskRec>,
+    beliefs: Vec<BeliefRec>,
     /// Run-queue snapshots per pCPU, recorded whenever one changes.
     runqueues: Vec<Vec<RqSnap>>,
     vcpu_dom: Vec<usize>,
@@ -150,6 +160,7 @@ impl Trace {
             text: Vec::new(),
             io: Vec::new(),
             task_states: Vec::new(),
+            beliefs: Vec::new(),
             decisions_dropped: 0,
             runqueues: vec![Vec::new(); pcpus],
             vcpu_dom,
@@ -243,6 +254,18 @@ impl Trace {
         if self.spend(rec.t_ns, growth_bytes(&self.io)) {
             self.io.push(rec);
         }
+    }
+
+    /// Belief records are few (one per task switch at most) and the UI needs them whole: kept outside the
+    /// detail budget's cut-off, but still counted.
+    pub fn push_belief(&mut self, rec: BeliefRec) {
+        self.used_bytes += growth_bytes(&self.beliefs);
+        self.beliefs.push(rec);
+    }
+
+    /// Belief changes of one task (all tasks when `task` is None).
+    pub fn beliefs(&self, task: Option<u32>) -> Vec<BeliefRec> {
+        self.beliefs.iter().filter(|r| task.is_none_or(|t| r.task == t)).copied().collect()
     }
 
     pub fn push_task_state(&mut self, rec: TaskRec) {

@@ -7,8 +7,9 @@
 //! strictly better work from busy peers. Capped domains whose credit falls below -cap are parked (paused) until
 //! accounting brings them back above zero.
 
+use super::tavs::{Inference, TavsParams};
 use super::{Action, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
-use crate::model::{DomId, PcpuId, VcpuId};
+use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
 
@@ -46,6 +47,12 @@ pub struct CreditParams {
     pub halve_on_deactivate: bool,
     /// Boost a vCPU on every event sent to it, whatever its priority or state (the naive scheme of 000 Fig. 1b).
     pub aggressive_boost: bool,
+    /// Task-aware scheduling (paper 000, 3.2-3.4): inference and partial boosting; None = off.
+    pub tavs: Option<TavsParams>,
+    /// Driver-domain priority inheritance (000 Algorithm 2).
+    pub idd_priority_inheritance: bool,
+    /// A vCPU preempted by the driver domain goes back to the head of its priority list (000 4.2).
+    pub keep_on_runq: bool,
 }
 
 impl Default for CreditParams {
@@ -58,6 +65,9 @@ impl Default for CreditParams {
             accounting: Accounting::Exact,
             halve_on_deactivate: false,
             aggressive_boost: false,
+            tavs: None,
+            idd_priority_inheritance: false,
+            keep_on_runq: false,
         }
     }
 }
@@ -89,6 +99,22 @@ impl CreditParams {
             "boost" => self.boost = v.as_bool().ok_or_else(|| format!("boost: expected true or false, got {v}"))?,
             "tslice_ms" => self.tslice_ms = int(1, 1000)?,
             "ratelimit_us" => self.ratelimit_us = int(0, 500_000)?,
+            "tavs" => self.tavs = Some(TavsParams::from_value(v)?),
+            "idd" => {
+                let obj = v.as_object().ok_or_else(|| format!("idd: expected an object, got {v}"))?;
+                for (k, val) in obj {
+                    self.set(&format!("idd.{k}"), val)?;
+                }
+            }
+            "idd.priority_inheritance" | "idd.keep_on_runq" => {
+                let b = v.as_bool().ok_or_else(|| format!("{param}: expected true or false, got {v}"))?;
+                if param == "idd.priority_inheritance" {
+                    self.idd_priority_inheritance = b;
+                } else {
+                    self.keep_on_runq = b;
+                }
+            }
+            p if p.starts_with("tavs.") => self.tavs.get_or_insert_with(TavsParams::default).set(&p[5..], v)?,
             "aggressive_boost" => {
                 self.aggressive_boost =
                     v.as_bool().ok_or_else(|| format!("aggressive_boost: expected true or false, got {v}"))?
@@ -114,7 +140,7 @@ impl CreditParams {
             }
             other => {
                 return Err(format!(
-                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost)"
+                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost, tavs, idd)"
                 ))
             }
         }
@@ -176,6 +202,21 @@ pub struct Credit {
     balance_bias: usize,
     /// Bumped on every change a pCPU's run-queue snapshot could show (see `Policy::runqueue_version`).
     versions: Vec<u64>,
+    is_driver: Vec<bool>,
+    /// Task-aware state: what is inferred about guest tasks, pending events, partial boosts.
+    inf: Inference,
+    pending: Vec<bool>,
+    /// A partial boost in progress: when it began and the priority to restore.
+    pboost: Vec<Option<(Nanos, i8)>>,
+    /// CPU each vCPU used in all and while partially boosted [ns].
+    cpu_used: Vec<u64>,
+    pb_used: Vec<u64>,
+    boosts: u64,
+    hits: u64,
+    /// A driver-domain vCPU's own priority while it runs with an inherited one.
+    inherited: Vec<Option<i8>>,
+    /// The running vCPU of this pCPU is being preempted by a driver domain (KeepOnRunQ).
+    keep_front: Vec<bool>,
     next_cpu: usize,
 }
 
@@ -224,6 +265,16 @@ impl Credit {
             sorted: vec![0; pcpus],
             balance_bias: 0,
             versions: vec![0; pcpus],
+            is_driver: domains.iter().flat_map(|d| d.vcpus.iter().map(move |_| d.is_driver)).collect(),
+            inf: Inference::new(nv),
+            pending: vec![false; nv],
+            pboost: vec![None; nv],
+            cpu_used: vec![0; nv],
+            pb_used: vec![0; nv],
+            boosts: 0,
+            hits: 0,
+            inherited: vec![None; nv],
+            keep_front: vec![false; pcpus],
             next_cpu: 0,
         })
     }
@@ -253,7 +304,13 @@ impl Credit {
     fn burn(&mut self, v: VcpuId, now: Nanos) {
         let p = self.vcpus[v.0].processor;
         self.touch(p);
+        let used = now.0.saturating_sub(self.vcpus[v.0].last_burn.0);
+        self.cpu_used[v.0] += used;
+        if self.pboost[v.0].is_some() {
+            self.pb_used[v.0] += used;
+        }
         if self.params.accounting == Accounting::Tick {
+            self.vcpus[v.0].last_burn = now;
             return;
         }
         let c = &mut self.vcpus[v.0];
@@ -295,6 +352,30 @@ impl Credit {
         self.touch(p);
         self.vcpus[v.0].on_runq = true;
         self.vcpus[v.0].processor = p;
+    }
+
+    /// KeepOnRunQ: at the head of its priority class instead of the tail.
+    fn runq_insert_front(&mut self, p: PcpuId, v: VcpuId) {
+        let pri = self.vcpus[v.0].pri;
+        let q = &self.runq[p.0];
+        let pos = q.iter().position(|u| self.vcpus[u.0].pri <= pri).unwrap_or(q.len());
+        self.runq[p.0].insert(pos, v);
+        self.touch(p);
+        self.vcpus[v.0].on_runq = true;
+        self.vcpus[v.0].processor = p;
+    }
+
+    /// Ends a partial boost: the vCPU gets back the priority the credit policy gave it.
+    fn end_pboost(&mut self, v: VcpuId) -> bool {
+        match self.pboost[v.0].take() {
+            Some((_, saved)) => {
+                self.vcpus[v.0].pri = saved;
+                let p = self.vcpus[v.0].processor;
+                self.touch(p);
+                true
+            }
+            None => false,
+        }
     }
 
     fn runq_remove(&mut self, v: VcpuId) {
@@ -340,12 +421,32 @@ impl Credit {
                     say(ctx, &|| format!("kicks idle pCPU{} to steal it", idle.0))
                 } else if self.vcpus[v.0].pri > self.vcpus[cur.0].pri {
                     ctx.resched(p);
+                    if self.params.keep_on_runq && self.is_driver[v.0] {
+                        self.keep_front[p.0] = true;
+                    }
                     say(ctx, &|| format!("preempts {}", self.describe(cur, ctx)))
                 } else {
                     say(ctx, &|| format!("queues behind {}", self.describe(cur, ctx)))
                 }
             }
         }
+    }
+
+    /// Aggressive boosting (000 Fig. 1b): every event lifts its vCPU to BOOST and lets it preempt.
+    fn aggressive_event(&mut self, to: VcpuId, ctx: &mut Ctx) {
+        // Aggressive boosting also lifts a runnable vCPU waiting in a run queue and lets it preempt.
+        let c = &self.vcpus[to.0];
+        if !self.params.aggressive_boost || !c.on_runq || c.parked || c.pri == PRI_BOOST {
+            return;
+        }
+        let before = pri_name(c.pri);
+        self.runq_remove(to);
+        self.vcpus[to.0].pri = PRI_BOOST;
+        let p = self.vcpus[to.0].processor;
+        self.runq_insert(p, to);
+        let how = self.tickle(to, ctx);
+        let name = if ctx.explain { ctx.name(to).to_string() } else { String::new() };
+        ctx.note(p, || format!("event for {name}: aggressive boost {before} -> BOOST, {how}"));
     }
 
     /// `csched_load_balance`: steal the first queued vCPU of strictly higher priority than `pri` from a busy peer.
@@ -404,20 +505,95 @@ impl Policy for Credit {
         ctx.note(p, || format!("{name} woke on {cause}: {change}, {how}"));
     }
 
-    fn event_sent(&mut self, _from: VcpuId, to: VcpuId, ctx: &mut Ctx) {
-        // Aggressive boosting also lifts a runnable vCPU waiting in a run queue and lets it preempt.
-        let c = &self.vcpus[to.0];
-        if !self.params.aggressive_boost || !c.on_runq || c.parked || c.pri == PRI_BOOST {
+    fn event_pending(&mut self, v: VcpuId, ctx: &mut Ctx) {
+        let Some(tp) = self.params.tavs.as_ref() else { return };
+        self.pending[v.0] = true;
+        let c = &self.vcpus[v.0];
+        if !c.on_runq || c.parked || self.pboost[v.0].is_some() || c.pri == PRI_BOOST {
             return;
         }
-        let before = pri_name(c.pri);
-        self.runq_remove(to);
-        self.vcpus[to.0].pri = PRI_BOOST;
-        let p = self.vcpus[to.0].processor;
-        self.runq_insert(p, to);
-        let how = self.tickle(to, ctx);
-        let name = if ctx.explain { ctx.name(to).to_string() } else { String::new() };
-        ctx.note(p, || format!("event for {name}: aggressive boost {before} -> BOOST, {how}"));
+        if !self.inf.has_io_bound_task(tp, v) {
+            return;
+        }
+        // PBratio: partial boosting may take at most this fraction of the vCPU's CPU use.
+        if (self.pb_used[v.0] as f64) >= tp.pb_ratio * self.cpu_used[v.0] as f64 {
+            return;
+        }
+        let saved = c.pri;
+        self.runq_remove(v);
+        self.pboost[v.0] = Some((ctx.now, saved));
+        self.vcpus[v.0].pri = PRI_BOOST;
+        let p = self.vcpus[v.0].processor;
+        self.runq_insert(p, v);
+        self.boosts += 1;
+        let how = self.tickle(v, ctx);
+        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+        ctx.note(p, || {
+            format!(
+                "event pending for {name}, which has an I/O-bound task: partial boost {} -> BOOST, {how}",
+                pri_name(saved)
+            )
+        });
+    }
+
+    fn guest_task_switch(&mut self, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, ctx: &mut Ctx) {
+        let Some(tp) = self.params.tavs.as_ref() else { return };
+        self.inf.task_switch(tp, v, prev, next, ctx.now);
+        if self.pboost[v.0].is_none() {
+            return;
+        }
+        let p = self.vcpus[v.0].processor;
+        match next {
+            Some(t) if self.inf.is_io_bound(tp, t) => {
+                self.hits += 1;
+            }
+            _ => {
+                // The guest moved on to a task that is not I/O-bound: revoke the CPU at once.
+                self.end_pboost(v);
+                ctx.resched(p);
+                let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+                ctx.note(p, || format!("{name} scheduled a task that is not I/O-bound: partial boost revoked"));
+            }
+        }
+    }
+
+    fn task_belief(&self, t: TaskId) -> Option<(i64, bool)> {
+        self.params.tavs.as_ref().map(|tp| (self.inf.belief(t), self.inf.is_io_bound(tp, t)))
+    }
+
+    fn take_belief_changes(&mut self) -> Vec<(TaskId, i64)> {
+        self.inf.take_changes()
+    }
+
+    fn partial_boosts(&self) -> Option<(u64, u64)> {
+        self.params.tavs.as_ref().map(|_| (self.boosts, self.hits))
+    }
+
+    fn event_sent(&mut self, from: VcpuId, to: VcpuId, ctx: &mut Ctx) {
+        // IDD priority inheritance (Algorithm 2): a guest's request lifts the driver domain to its priority.
+        if self.params.idd_priority_inheritance && !self.is_driver[from.0] && self.is_driver[to.0] {
+            let (src, dst) = (self.vcpus[from.0].pri, self.vcpus[to.0].pri);
+            if src > dst {
+                if self.inherited[to.0].is_none() {
+                    self.inherited[to.0] = Some(dst);
+                }
+                self.vcpus[to.0].pri = src;
+                let p = self.vcpus[to.0].processor;
+                self.touch(p);
+                if self.vcpus[to.0].on_runq {
+                    self.runq_remove(to);
+                    self.runq_insert(p, to);
+                    self.tickle(to, ctx);
+                }
+                let (a, b) = if ctx.explain {
+                    (ctx.name(to).to_string(), ctx.name(from).to_string())
+                } else {
+                    (String::new(), String::new())
+                };
+                ctx.note(p, || format!("{a} inherits {} from {b} (priority inheritance)", pri_name(src)));
+            }
+        }
+        self.aggressive_event(to, ctx);
     }
 
     fn sleep(&mut self, v: VcpuId, _ctx: &mut Ctx) {
@@ -429,8 +605,14 @@ impl Policy for Credit {
     fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
         let now = ctx.now;
         self.touch(p);
+        let keep_front = std::mem::take(&mut self.keep_front[p.0]);
         if let Some(c) = cur {
             self.burn(c, now);
+            // A partial boost or an inherited priority lasts only while the vCPU runs.
+            self.end_pboost(c);
+            if let Some(own) = self.inherited[c.0].take() {
+                self.vcpus[c.0].pri = own;
+            }
             let ran = now.saturating_sub(self.vcpus[c.0].run_start);
             let limit = Nanos::from_us(self.params.ratelimit_us);
             if cur_runnable && limit > Nanos::ZERO && ran < limit {
@@ -446,7 +628,11 @@ impl Policy for Credit {
                 };
             }
             if cur_runnable {
-                self.runq_insert(p, c);
+                if keep_front {
+                    self.runq_insert_front(p, c);
+                } else {
+                    self.runq_insert(p, c);
+                }
             }
         }
         let head = self.runq[p.0].first().copied();
@@ -468,6 +654,17 @@ impl Policy for Credit {
             self.vcpus[n.0].last_burn = now;
             if cur != Some(n) {
                 self.vcpus[n.0].run_start = now;
+                if self.params.tavs.is_some() {
+                    let had = std::mem::take(&mut self.pending[n.0]);
+                    self.inf.vcpu_scheduled(n, had, now);
+                }
+            }
+        }
+        let mut slice = self.params.tslice();
+        if let (Some(n), Some(t)) = (next, self.params.tavs.as_ref()) {
+            if let Some((start, _)) = self.pboost[n.0] {
+                let left = t.max_boost.saturating_sub(now.saturating_sub(start));
+                slice = left.max(MIN_TIMER).min(slice);
             }
         }
         let reason = if ctx.explain {
@@ -487,13 +684,13 @@ impl Policy for Credit {
         } else {
             String::new()
         };
-        Decision { next, slice: self.params.tslice(), reason }
+        Decision { next, slice, reason }
     }
 
     fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {
         self.touch(p);
         if let Some(c) = ctx.host.running[p.0] {
-            if self.vcpus[c.0].pri == PRI_BOOST {
+            if self.vcpus[c.0].pri == PRI_BOOST && self.pboost[c.0].is_none() && self.inherited[c.0].is_none() {
                 self.vcpus[c.0].pri = PRI_UNDER;
                 let name = if ctx.explain { ctx.name(c).to_string() } else { String::new() };
                 ctx.note(p, || format!("tick: {name} BOOST -> UNDER"));

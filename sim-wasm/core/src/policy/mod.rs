@@ -3,6 +3,7 @@
 //! [`HostView`] and asks for effects through [`Ctx`] (reschedule a pCPU, pause or unpause a vCPU, log a reason).
 
 pub mod credit;
+pub mod tavs;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::time::Nanos;
@@ -120,6 +121,8 @@ pub trait Policy {
     fn account(&mut self, _ctx: &mut Ctx) {}
     /// An event-channel notification was sent from one vCPU to another (driver domain -> guest or back).
     fn event_sent(&mut self, _from: VcpuId, _to: VcpuId, _ctx: &mut Ctx) {}
+    /// A notification for `v` is held pending because `v` is not running (task-aware partial boosting).
+    fn event_pending(&mut self, _v: VcpuId, _ctx: &mut Ctx) {}
     /// The guest on `v` switched address space from `prev` to `next` (None = guest idle).
     fn guest_task_switch(&mut self, _v: VcpuId, _prev: Option<TaskId>, _next: Option<TaskId>, _ctx: &mut Ctx) {}
     /// Changes a parameter at run time (scenario `changes`).
@@ -128,6 +131,18 @@ pub trait Policy {
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched;
     /// The vCPUs queued on a pCPU, in the order they would run.
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId>;
+    /// The policy's inference about a guest task: (degree of belief, inferred I/O-bound), if it infers.
+    fn task_belief(&self, _t: TaskId) -> Option<(i64, bool)> {
+        None
+    }
+    /// Belief changes since the last call, for the trace: (task, new degree of belief).
+    fn take_belief_changes(&mut self) -> Vec<(TaskId, i64)> {
+        Vec::new()
+    }
+    /// Partial boosts so far and how many of them reached an I/O-bound task (hits), if the policy boosts so.
+    fn partial_boosts(&self) -> Option<(u64, u64)> {
+        None
+    }
     /// A number that changes whenever what `runqueue(p)` and `vcpu_sched` show for pCPU `p` may have changed,
     /// so the engine records run-queue snapshots only when something moved.
     fn runqueue_version(&self, p: PcpuId) -> u64;

@@ -1,0 +1,251 @@
+//! Task-aware VM scheduling (paper 000, 3.2-3.4): gray-box inference of I/O-bound guest tasks from the
+//! address-space switches the hypervisor sees (Algorithm 1), and the parameters of partial boosting.
+//!
+//! A task switch is positive evidence when the previous task ran no longer than IOthreshold after being scheduled
+//! in response to a pending event; negative evidence when it ran longer; otherwise ambiguous. The degree of belief
+//! moves by PositiveEv / NegativeEv within a clamp; a task is inferred I/O-bound when it exceeds BelThreshold.
+
+use crate::model::{TaskId, VcpuId};
+use crate::time::Nanos;
+use serde_json::Value;
+
+/// Tunables of task-aware scheduling (defaults from paper 000, section 5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TavsParams {
+    /// Fraction of a vCPU's CPU use that partial boosting may take (0 = plain Credit).
+    pub pb_ratio: f64,
+    /// Longest run after an event that still counts as I/O-bound behaviour [ns].
+    pub io_threshold: Nanos,
+    pub positive_ev: i64,
+    pub negative_ev: i64,
+    pub bel_threshold: i64,
+    /// Clamp of the degree of belief.
+    pub belief_min: i64,
+    pub belief_max: i64,
+    /// Longest a partial boost may last [ns] (a tick).
+    pub max_boost: Nanos,
+}
+
+impl Default for TavsParams {
+    fn default() -> TavsParams {
+        TavsParams {
+            pb_ratio: 0.125,
+            io_threshold: Nanos::from_us(500),
+            positive_ev: 5,
+            negative_ev: 20,
+            bel_threshold: 20,
+            belief_min: -100,
+            belief_max: 300,
+            max_boost: Nanos::from_ms(10),
+        }
+    }
+}
+
+impl TavsParams {
+    pub fn from_value(v: &Value) -> Result<TavsParams, String> {
+        let mut p = TavsParams::default();
+        match v {
+            Value::Object(obj) => {
+                for (k, val) in obj {
+                    p.set(k, val)?;
+                }
+            }
+            Value::Null => {}
+            other => return Err(format!("tavs: expected an object, got {other}")),
+        }
+        Ok(p)
+    }
+
+    pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
+        let num = |lo: f64, hi: f64| -> Result<f64, String> {
+            v.as_f64()
+                .filter(|x| (lo..=hi).contains(x))
+                .ok_or_else(|| format!("tavs.{param}: expected a number in {lo}..={hi}, got {v}"))
+        };
+        match param {
+            "pb_ratio" => self.pb_ratio = num(0.0, 1.0)?,
+            "io_threshold_us" => self.io_threshold = Nanos((num(0.0, 1e6)? * 1000.0).round() as u64),
+            "positive_ev" => self.positive_ev = num(0.0, 1e6)? as i64,
+            "negative_ev" => self.negative_ev = num(0.0, 1e6)? as i64,
+            "bel_threshold" => self.bel_threshold = num(-1e6, 1e6)? as i64,
+            "belief_min" => self.belief_min = num(-1e6, 1e6)? as i64,
+            "belief_max" => self.belief_max = num(-1e6, 1e6)? as i64,
+            "max_boost_ms" => self.max_boost = Nanos((num(0.0, 1000.0)? * 1e6).round() as u64),
+            other => {
+                return Err(format!(
+                    "unknown tavs parameter '{other}' (known: pb_ratio, io_threshold_us, positive_ev, negative_ev, \
+                     bel_threshold, belief_min, belief_max, max_boost_ms)"
+                ))
+            }
+        }
+        if self.belief_min > self.belief_max {
+            return Err(format!("tavs: belief_min {} is above belief_max {}", self.belief_min, self.belief_max));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct TaskInf {
+    belief: i64,
+    first_scheduled: bool,
+    after_event: bool,
+    last_scheduled: Nanos,
+}
+
+/// What the hypervisor has inferred about guest tasks.
+#[derive(Debug, Clone, Default)]
+pub struct Inference {
+    tasks: Vec<TaskInf>,
+    /// The task whose address space each vCPU has loaded.
+    current: Vec<Option<TaskId>>,
+    /// Tasks seen on each vCPU.
+    seen: Vec<Vec<TaskId>>,
+    /// Belief changes not yet handed to the trace.
+    changes: Vec<(TaskId, i64)>,
+}
+
+impl Inference {
+    pub fn new(nvcpus: usize) -> Inference {
+        Inference { current: vec![None; nvcpus], seen: vec![Vec::new(); nvcpus], ..Inference::default() }
+    }
+
+    fn task(&mut self, t: TaskId) -> &mut TaskInf {
+        if self.tasks.len() <= t.0 {
+            self.tasks.resize(t.0 + 1, TaskInf::default());
+        }
+        &mut self.tasks[t.0]
+    }
+
+    /// Algorithm 1, VCPUSchedule: the vCPU's current task starts a fresh observation.
+    pub fn vcpu_scheduled(&mut self, v: VcpuId, had_pending_event: bool, now: Nanos) {
+        if let Some(t) = self.current[v.0] {
+            let ti = self.task(t);
+            ti.last_scheduled = now;
+            ti.first_scheduled = true;
+            ti.after_event = had_pending_event;
+        }
+    }
+
+    /// Algorithm 1, TaskSwitch: classify the observation of `prev` and start observing `next`.
+    pub fn task_switch(&mut self, p: &TavsParams, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, now: Nanos) {
+        self.current[v.0] = next;
+        if let Some(n) = next {
+            if !self.seen[v.0].contains(&n) {
+                self.seen[v.0].push(n);
+            }
+        }
+        // Whether the next task runs in the wake of a pending event (positive evidence passes it on).
+        let mut next_after_event = false;
+        if let Some(t) = prev {
+            let ti = self.task(t).clone();
+            let run_time = now.saturating_sub(ti.last_scheduled);
+            let mut delta = 0;
+            if run_time <= p.io_threshold {
+                if ti.first_scheduled {
+                    // Ambiguity: likely cut short by the task the event woke; that task inherits the event.
+                    next_after_event = ti.after_event;
+                } else if ti.after_event {
+                    delta = p.positive_ev;
+                    next_after_event = true;
+                }
+            } else {
+                delta = -p.negative_ev;
+            }
+            if delta != 0 {
+                let b = (ti.belief + delta).clamp(p.belief_min, p.belief_max);
+                if b != ti.belief {
+                    self.task(t).belief = b;
+                    self.changes.push((t, b));
+                }
+            }
+        }
+        if let Some(n) = next {
+            let ni = self.task(n);
+            ni.first_scheduled = false;
+            ni.last_scheduled = now;
+            ni.after_event = next_after_event;
+        }
+    }
+
+    pub fn belief(&self, t: TaskId) -> i64 {
+        self.tasks.get(t.0).map_or(0, |x| x.belief)
+    }
+
+    pub fn is_io_bound(&self, p: &TavsParams, t: TaskId) -> bool {
+        self.belief(t) > p.bel_threshold
+    }
+
+    /// Whether any task seen on `v` is inferred I/O-bound.
+    pub fn has_io_bound_task(&self, p: &TavsParams, v: VcpuId) -> bool {
+        self.seen[v.0].iter().any(|&t| self.is_io_bound(p, t))
+    }
+
+    pub fn current(&self, v: VcpuId) -> Option<TaskId> {
+        self.current[v.0]
+    }
+
+    pub fn take_changes(&mut self) -> Vec<(TaskId, i64)> {
+        std::mem::take(&mut self.changes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fig. 2 of the paper: after an event, T2 preempts T1 and runs briefly (positive); a long run is negative;
+    /// T1's short run before the preemption is ambiguous.
+    #[test]
+    fn evidence_follows_algorithm_1() {
+        let p = TavsParams::default();
+        let mut inf = Inference::new(1);
+        let v = VcpuId(0);
+        let (t1, t2, t4) = (TaskId(1), TaskId(2), TaskId(4));
+        inf.task_switch(&p, v, None, Some(t1), Nanos(0));
+        inf.vcpu_scheduled(v, true, Nanos::from_ms(100));
+        // T2 preempts T1 at once: ambiguity for T1.
+        inf.task_switch(&p, v, Some(t1), Some(t2), Nanos::from_ms(100) + Nanos::from_us(10));
+        assert_eq!(inf.belief(t1), 0);
+        // T2 runs 200 us, below IOthreshold: positive.
+        inf.task_switch(&p, v, Some(t2), Some(t4), Nanos::from_ms(100) + Nanos::from_us(210));
+        assert_eq!(inf.belief(t2), 5);
+        // T4 runs 30 ms: negative.
+        inf.task_switch(&p, v, Some(t4), Some(t2), Nanos::from_ms(130) + Nanos::from_us(210));
+        assert_eq!(inf.belief(t4), -20);
+        // Without a pending event, T2's short run proves nothing.
+        inf.task_switch(&p, v, Some(t2), Some(t4), Nanos::from_ms(130) + Nanos::from_us(300));
+        assert_eq!(inf.belief(t2), 5);
+    }
+
+    #[test]
+    fn belief_is_clamped_and_thresholded() {
+        let p = TavsParams::default();
+        let mut inf = Inference::new(1);
+        let v = VcpuId(0);
+        let (io, cpu) = (TaskId(0), TaskId(1));
+        let mut now = Nanos(0);
+        inf.task_switch(&p, v, None, Some(cpu), now);
+        for _ in 0..200 {
+            inf.vcpu_scheduled(v, true, now);
+            now += Nanos::from_us(1);
+            inf.task_switch(&p, v, Some(cpu), Some(io), now);
+            now += Nanos::from_us(100);
+            inf.task_switch(&p, v, Some(io), Some(cpu), now);
+            now += Nanos::from_ms(20);
+            inf.task_switch(&p, v, Some(cpu), Some(cpu), now);
+        }
+        assert_eq!(inf.belief(io), 300);
+        assert_eq!(inf.belief(cpu), -100);
+        assert!(inf.is_io_bound(&p, io) && !inf.is_io_bound(&p, cpu));
+        assert!(inf.has_io_bound_task(&p, v));
+    }
+
+    #[test]
+    fn params_are_checked() {
+        assert!(TavsParams::from_value(&serde_json::json!({"pb_ratio": 2})).is_err());
+        assert!(TavsParams::from_value(&serde_json::json!({"belief_min": 10, "belief_max": 5})).is_err());
+        let p = TavsParams::from_value(&serde_json::json!({"io_threshold_us": 2000})).unwrap();
+        assert_eq!(p.io_threshold, Nanos::from_ms(2));
+    }
+}
