@@ -29,6 +29,11 @@ export async function playheadMs(page: Page): Promise<number> {
   return Number.parseFloat((await page.getByTestId('playhead-time').textContent()) ?? 'NaN');
 }
 
+/** The playhead time in ms, unrounded (`data-ms`): decisions microseconds apart still differ. */
+export async function playheadExactMs(page: Page): Promise<number> {
+  return Number.parseFloat((await page.getByTestId('playhead-time').getAttribute('data-ms')) ?? 'NaN');
+}
+
 /** `test` that fails on any uncaught page error, so a crash can never pass silently. */
 export const test = base.extend<{ pageErrors: string[] }>({
   pageErrors: [

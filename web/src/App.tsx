@@ -1,13 +1,15 @@
 // The page: the scenario library and loader on the left; on the right one scenario played under two (or more)
 // policies side by side on one playhead, and the scenario's claims checked over all of its policies.
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Cancelled, SimClient } from './sim/client';
 import type { ClaimResult, RunResult, ScenarioDoc, ScenarioPolicy } from './sim/types';
 import { findEntry, loadIndex, loadScenarioText, type ScenarioIndex } from './lib/scenarios';
 import { parseUrl, toSearch, MAX_COLUMNS } from './lib/url';
 import { chooseBucketMs } from './lib/series';
-import { clampView, defaultView, follow, type View } from './lib/view';
+import { clampView, defaultView, follow, zoomView, type View } from './lib/view';
+import { toNs } from './lib/decisions';
 import { ClaimsPanel } from './components/ClaimsPanel';
+import { ComparisonPanel, type ComparedRun } from './components/ComparisonPanel';
 import { ErrorBanner } from './components/ErrorBanner';
 import { ErrorBoundary } from './components/ErrorBoundary';
 import { Library } from './components/Library';
@@ -51,6 +53,16 @@ function chooseColumns(
   return ids.slice(0, 2);
 }
 
+/** Whether a key press belongs to the focused control (typing, a list, a slider) rather than to the page. */
+function ownKey(e: KeyboardEvent, slider: boolean): boolean {
+  const t = e.target as HTMLElement | null;
+  if (!t) return false;
+  const tag = t.tagName;
+  if (t.isContentEditable || tag === 'TEXTAREA' || tag === 'SELECT') return true;
+  if (tag === 'INPUT') return (t as HTMLInputElement).type !== 'range' || slider;
+  return false;
+}
+
 export function App() {
   const [urlState] = useState(() => parseUrl(window.location.search));
   const testing = urlState.testing;
@@ -68,26 +80,34 @@ export function App() {
   const [playing, setPlaying] = useState(false);
   const [speed, setSpeed] = useState(0.25);
   const [view, setView] = useState<View>([0, 1]);
+  /** Columns (by index) hidden with the 1-4 keys; cleared whenever the columns change. */
+  const [hidden, setHidden] = useState<readonly number[]>([]);
+  /** Playhead queries in flight (only tracked for the ?testing=1 idle hook). */
+  const [querying, setQuerying] = useState(false);
   const timeRef = useRef(0);
-  const clientRef = useRef<SimClient | null>(null);
+  const [client] = useState(() => new SimClient());
   const genRef = useRef(0);
 
   const durationMs = current?.doc.duration_ms ?? 0;
   const busy = busyOps > 0 || progress !== null;
+  const viewRef = useRef(view);
+  useEffect(() => {
+    viewRef.current = view;
+  }, [view]);
 
   const addError = useCallback(
     (m: string) => setErrors((prev) => (prev.includes(m) ? prev : [...prev, m])),
     [],
   );
 
-  const getClient = useCallback(() => (clientRef.current ??= new SimClient()), []);
-  useEffect(
-    () => () => {
-      clientRef.current?.dispose();
-      clientRef.current = null;
-    },
-    [],
-  );
+  const getClient = useCallback(() => client, [client]);
+  useEffect(() => {
+    if (testing) client.onQueries(setQuerying);
+    return () => {
+      client.onQueries(null);
+      client.dispose();
+    };
+  }, [client, testing]);
 
   const writeUrl = useCallback(
     (id: string | null, cols: readonly string[]) => {
@@ -124,10 +144,12 @@ export function App() {
       }
       const gen = ++genRef.current;
       const live = () => gen === genRef.current;
-      client.cancel();
+      // A new scenario: stop its predecessor's runs and free the finished ones the views were querying.
+      client.reset();
       const cols = chooseColumns(doc.policies, preferred, addError);
       setCurrent({ key: gen, id: origin.id, name: origin.name, text, doc });
       setColumns(cols);
+      setHidden([]);
       setRuns({});
       setClaims(null);
       setRunError(null);
@@ -234,13 +256,43 @@ export function App() {
     [start, track],
   );
 
-  const setColumn = useCallback(
-    (i: number, policy: string) => {
-      const next = columns.map((p, k) => (k === i ? policy : p));
+  const changeColumns = useCallback(
+    (next: string[]) => {
       setColumns(next);
+      if (next.length !== columns.length) setHidden([]);
       writeUrl(current?.id ?? null, next);
     },
     [columns, current, writeUrl],
+  );
+
+  const setColumn = useCallback(
+    (i: number, policy: string) => changeColumns(columns.map((p, k) => (k === i ? policy : p))),
+    [columns, changeColumns],
+  );
+
+  /** A new column with the first policy not on screen (or the first policy when all are). */
+  const addColumn = useCallback(() => {
+    const ids = (current?.doc.policies ?? []).map((p) => p.id);
+    if (columns.length >= MAX_COLUMNS || ids.length === 0) return;
+    changeColumns([...columns, ids.find((p) => !columns.includes(p)) ?? ids[0]!]);
+  }, [current, columns, changeColumns]);
+
+  const removeColumn = useCallback(
+    (i: number) => {
+      if (columns.length > 1) changeColumns(columns.filter((_, k) => k !== i));
+    },
+    [columns, changeColumns],
+  );
+
+  /** Shows or hides column `i` (keys 1-4, with more than two columns); one column always stays. */
+  const toggleColumn = useCallback(
+    (i: number) => {
+      if (columns.length <= 2 || i >= columns.length) return;
+      setHidden((h) =>
+        h.includes(i) ? h.filter((k) => k !== i) : h.length + 1 >= columns.length ? h : [...h, i],
+      );
+    },
+    [columns.length],
   );
 
   // Playback: advance the shared playhead every frame; the timelines' window follows it.
@@ -286,34 +338,82 @@ export function App() {
   /** Stops the runs in flight (a long scenario should never hold the page hostage). */
   const cancelRuns = useCallback(() => {
     genRef.current++;
-    clientRef.current?.cancel();
+    client.cancel();
     setProgress(null);
     setRunError('stopped by you');
-  }, []);
+  }, [client]);
 
   const onViewChange = useCallback((v: View) => setView(clampView(v, durationMs)), [durationMs]);
 
-  // Space toggles play/pause, except where Space already means something (typing, buttons, lists).
+  const shown = useMemo(
+    () => columns.map((policy, i) => ({ policy, i })).filter(({ i }) => !hidden.includes(i)),
+    [columns, hidden],
+  );
+  const firstRun = shown.map(({ policy }) => runs[policy]).find((r) => r !== undefined);
+
+  /** Moves the playhead to the previous (-1) or next (1) decision of the first column shown. */
+  const stepDecision = useCallback(
+    async (dir: 1 | -1) => {
+      if (!firstRun) return;
+      setPlaying(false);
+      try {
+        const t = await client.adjacentDecision(firstRun.runId, toNs(timeRef.current), dir);
+        if (t !== null) seek(t / 1e6);
+      } catch {
+        // The run was released (a new scenario is loading): nothing to step through.
+      }
+    },
+    [client, firstRun, seek],
+  );
+
+  const zoom = useCallback(
+    (factor: number) => setView(zoomView(viewRef.current, timeRef.current, factor, durationMs)),
+    [durationMs],
+  );
+
+  // Keyboard: Space play/pause, arrows step through decisions, +/- zoom, 1-4 show/hide columns. Keys that the
+  // focused control already uses (typing, lists, buttons for Space, the slider for arrows) are left to it.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key !== ' ' || e.ctrlKey || e.metaKey || e.altKey) return;
-      const t = e.target as HTMLElement | null;
-      if (t) {
-        const tag = t.tagName;
-        if (t.isContentEditable || tag === 'TEXTAREA' || tag === 'SELECT' || tag === 'BUTTON') return;
-        if (tag === 'INPUT' && (t as HTMLInputElement).type !== 'range') return;
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      const tag = (e.target as HTMLElement | null)?.tagName;
+      switch (e.key) {
+        case ' ':
+          if (ownKey(e, false) || tag === 'BUTTON') return;
+          e.preventDefault();
+          if (!e.repeat) togglePlay();
+          return;
+        case 'ArrowLeft':
+        case 'ArrowRight':
+          if (ownKey(e, true)) return;
+          e.preventDefault();
+          void stepDecision(e.key === 'ArrowRight' ? 1 : -1);
+          return;
+        case '+':
+        case '=':
+        case '-':
+        case '_':
+          if (ownKey(e, false)) return;
+          e.preventDefault();
+          zoom(e.key === '-' || e.key === '_' ? 2 : 0.5);
+          return;
+        case '1':
+        case '2':
+        case '3':
+        case '4':
+          if (ownKey(e, false)) return;
+          toggleColumn(Number(e.key) - 1);
+          return;
       }
-      e.preventDefault();
-      if (!e.repeat) togglePlay();
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [togglePlay]);
+  }, [togglePlay, stepDecision, zoom, toggleColumn]);
 
   // ?testing=1: idle once nothing is in flight and the last results have been painted (two frames later).
   useEffect(() => {
     if (!testing) return;
-    if (busy) {
+    if (busy || querying) {
       window.__schedlabIdle = false;
       return;
     }
@@ -327,10 +427,20 @@ export function App() {
       cancelAnimationFrame(first);
       cancelAnimationFrame(second);
     };
-  }, [testing, busy, runs, claims, columns]);
+  }, [testing, busy, querying, runs, claims, columns]);
 
-  const policies = current?.doc.policies ?? [];
-  const labelOf = (id: string) => policies.find((p) => p.id === id)?.label ?? id;
+  const policies = useMemo(() => current?.doc.policies ?? [], [current]);
+  const labelOf = useCallback((id: string) => policies.find((p) => p.id === id)?.label ?? id, [policies]);
+  // Memoised: a new array would refetch every distribution on each playhead frame.
+  const compared = useMemo<ComparedRun[]>(() => {
+    const seen = new Set<string>();
+    return shown.flatMap(({ policy }) => {
+      const run = runs[policy];
+      if (!run || seen.has(policy)) return [];
+      seen.add(policy);
+      return [{ policy, label: labelOf(policy), run }];
+    });
+  }, [shown, runs, labelOf]);
 
   return (
     <div className="app">
@@ -389,13 +499,42 @@ export function App() {
                   </ErrorBanner>
                 )}
               >
+                <div className="column-bar">
+                  {columns.length > 2 &&
+                    columns.map((policy, i) => (
+                      <button
+                        key={i}
+                        type="button"
+                        className="column-toggle"
+                        data-testid="column-toggle"
+                        aria-pressed={!hidden.includes(i)}
+                        onClick={() => toggleColumn(i)}
+                        title={`Show or hide column ${i + 1} (key ${i + 1})`}
+                      >
+                        {i + 1} {labelOf(policy)}
+                      </button>
+                    ))}
+                  {columns.length < MAX_COLUMNS && (
+                    <button type="button" data-testid="add-column" onClick={addColumn} disabled={!ready}>
+                      + Add column
+                    </button>
+                  )}
+                  <span className="muted keys">
+                    Keys: Space play · ←/→ previous/next decision · +/− zoom
+                    {columns.length > 2 ? ' · 1-4 show/hide columns' : ''}
+                  </span>
+                </div>
                 <div
                   className="columns"
-                  style={{ gridTemplateColumns: `repeat(${columns.length}, minmax(0, 1fr))` }}
+                  style={{ gridTemplateColumns: `repeat(${shown.length}, minmax(0, 1fr))` }}
                 >
-                  {columns.map((policy, i) => (
+                  {shown.map(({ policy, i }) => (
                     <PolicyColumn
                       key={i}
+                      index={i}
+                      client={client}
+                      onSeek={seek}
+                      onRemove={columns.length > 1 ? () => removeColumn(i) : undefined}
                       policy={policy}
                       policies={policies}
                       run={runs[policy]}
@@ -408,6 +547,7 @@ export function App() {
                     />
                   ))}
                 </div>
+                <ComparisonPanel client={client} runs={compared} />
                 <ClaimsPanel claims={claims} failed={runError} labelOf={labelOf} />
               </ErrorBoundary>
             </>

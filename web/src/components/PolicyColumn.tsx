@@ -1,6 +1,9 @@
 import { useMemo } from 'react';
+import type { SimClient } from '../sim/client';
 import type { RunResult, ScenarioPolicy } from '../sim/types';
 import { splitSegments } from '../lib/series';
+import { EventLog } from './EventLog';
+import { RunQueues } from './RunQueues';
 import { MetricsTable } from './MetricsTable';
 import { ShareChart } from './ShareChart';
 import { Timeline } from './Timeline';
@@ -18,6 +21,13 @@ interface Props {
   readonly time: number;
   readonly onViewChange: (view: View) => void;
   readonly onPolicyChange: (policy: string) => void;
+  readonly client: SimClient;
+  /** Moves the shared playhead [ms]. */
+  readonly onSeek: (time: number) => void;
+  /** Removes this column; absent when it is the last one. */
+  readonly onRemove?: () => void;
+  /** Shown before the label: the column's number (its 1-4 shortcut). */
+  readonly index: number;
 }
 
 export function PolicyColumn({
@@ -30,13 +40,24 @@ export function PolicyColumn({
   time,
   onViewChange,
   onPolicyChange,
+  client,
+  onSeek,
+  onRemove,
+  index,
 }: Props) {
   const lanes = useMemo(() => (run ? splitSegments(run.segments, run.meta.pcpus) : []), [run]);
   const label = policies.find((p) => p.id === policy)?.label ?? policy;
   return (
     <section className="policy-column" data-testid="policy-column" data-policy={policy} aria-label={label}>
       <header>
-        <h2>{label}</h2>
+        <h2>
+          <span className="col-number" title={`Column ${index + 1}`}>
+            {index + 1}
+          </span>
+          <span className="col-label" title={label}>
+            {label}
+          </span>
+        </h2>
         <select
           aria-label="Policy for this column"
           data-testid="policy-select"
@@ -49,9 +70,22 @@ export function PolicyColumn({
             </option>
           ))}
         </select>
+        {onRemove && (
+          <button
+            type="button"
+            className="remove-column"
+            data-testid="remove-column"
+            onClick={onRemove}
+            title="Remove this column"
+            aria-label={`Remove column ${index + 1}`}
+          >
+            ×
+          </button>
+        )}
       </header>
       {run ? (
         <>
+          <RunQueues client={client} run={run} time={time} />
           <Timeline
             meta={run.meta}
             lanes={lanes}
@@ -60,6 +94,13 @@ export function PolicyColumn({
             onViewChange={onViewChange}
             time={time}
           />
+          {run.meta.trace_detail_until_ns != null && (
+            <p className="muted trace-note" data-testid="trace-note">
+              Detailed trace ends at {(run.meta.trace_detail_until_ns / 1e6).toFixed(1)} ms (memory budget);
+              run queues and the log stop there, shares continue.
+            </p>
+          )}
+          <EventLog client={client} run={run} time={time} onSeek={onSeek} />
           <ShareChart run={run} durationMs={durationMs} view={view} time={time} />
           <MetricsTable meta={run.meta} report={run.report} />
         </>

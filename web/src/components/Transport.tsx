@@ -49,7 +49,10 @@ export function Transport({ time, durationMs, playing, speed, disabled, onToggle
         onChange={(e) => onScrub(Number(e.target.value))}
       />
       <span className="time">
-        <output data-testid="playhead-time">{ms(time)}</output> / {ms(durationMs)} ms
+        <output data-testid="playhead-time" data-ms={time}>
+          {ms(time)}
+        </output>{' '}
+        / {ms(durationMs)} ms
       </span>
     </div>
   );

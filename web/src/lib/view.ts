@@ -25,3 +25,19 @@ export function clampView(view: View, durationMs: number): View {
   const t0 = Math.min(Math.max(view[0], 0), durationMs - w);
   return [t0, t0 + w];
 }
+
+/** Narrowest window the zoom allows [ms] (the timeline's wheel zoom stops there too). */
+export const MIN_WINDOW_MS = 0.05;
+
+/**
+ * The window `factor` times as wide (0.5 zooms in, 2 out), keeping the playhead `t` at the same place on screen
+ * when it is inside the window (else zooming about the window's centre); clamped to the run.
+ */
+export function zoomView(view: View, t: number, factor: number, durationMs: number): View {
+  const [a, b] = view;
+  const w = b - a;
+  const next = Math.min(Math.max(w * factor, Math.min(MIN_WINDOW_MS, durationMs)), durationMs);
+  const anchor = t >= a && t <= b ? t : (a + b) / 2;
+  const t0 = anchor - (anchor - a) * (next / w);
+  return clampView([t0, t0 + next], durationMs);
+}

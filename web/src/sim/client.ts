@@ -1,9 +1,12 @@
 // The page's side of the simulator: a small pool of Web Workers (one run each at a time) plus one spare worker
 // for validation and claims, so checking a pasted scenario never waits behind a long run. Cancelling
 // terminates the run workers: a wasm run is one synchronous loop and cannot be interrupted any other way.
+// Finished runs stay alive in the worker that ran them (see worker.ts) and answer playhead queries by run id
+// until `reset()` releases them for the next scenario.
 import * as Comlink from 'comlink';
 import type { WorkerApi } from './worker';
-import type { ClaimResult, RunReport, RunResult } from './types';
+import type { DecisionWindow } from '../lib/decisions';
+import type { ClaimResult, DistributionMetric, RunQueueSnap, RunReport, RunResult } from './types';
 
 /** Rejection reason of calls cut short by `cancel()`. */
 export class Cancelled extends Error {
@@ -63,9 +66,16 @@ export interface RunAllCallbacks {
 }
 
 export class SimClient {
-  private runners: Slot[] = [];
+  private runners: (Slot | undefined)[] = [];
   private helper: Slot | null = null;
   private abort = makeAbort();
+  /** Runners with a run in flight: the ones `cancel()` must terminate. */
+  private busy = new Set<Slot>();
+  /** Which worker keeps each finished run. */
+  private handles = new Map<string, Slot>();
+  private generation = 0;
+  private queries = 0;
+  private queryListener: ((inFlight: boolean) => void) | null = null;
 
   constructor(private readonly poolSize = defaultPoolSize()) {}
 
@@ -121,6 +131,7 @@ export class SimClient {
     callbacks: RunAllCallbacks = {},
   ): Promise<RunResult[]> {
     const abort = this.abort;
+    const gen = ++this.generation;
     const fractions = policies.map(() => 0);
     const report = () =>
       callbacks.onProgress?.(fractions.reduce((a, b) => a + b, 0) / Math.max(1, policies.length));
@@ -131,24 +142,29 @@ export class SimClient {
       while (next < policies.length) {
         const i = next++;
         const policy = policies[i]!;
-        this.runners[k] ??= spawn();
-        const slot = this.runners[k];
+        const slot = (this.runners[k] ??= spawn());
         const onProgress = Comlink.proxy((f: number) => {
           fractions[i] = f;
           report();
         });
+        const runId = `${gen}:${policy}`;
+        this.busy.add(slot);
         try {
-          const run = await this.call(slot, (api) => api.run(json, policy, bucketMs, onProgress), abort);
+          const run = await this.call(
+            slot,
+            (api) => api.run(json, policy, runId, bucketMs, onProgress),
+            abort,
+          );
+          this.handles.set(runId, slot);
           fractions[i] = 1;
           report();
           results[i] = run;
           callbacks.onRun?.(run);
         } catch (e) {
-          if (!(e instanceof Cancelled) && this.runners[k] === slot) {
-            kill(slot);
-            delete this.runners[k];
-          }
+          if (!(e instanceof Cancelled) && this.runners[k] === slot) this.drop(slot);
           throw e;
+        } finally {
+          this.busy.delete(slot);
         }
       }
     };
@@ -158,16 +174,70 @@ export class SimClient {
     return results;
   }
 
-  /** Stops every run in flight; their promises reject with `Cancelled`. */
+  /** Terminates a runner and forgets the runs it kept. */
+  private drop(slot: Slot): void {
+    kill(slot);
+    this.busy.delete(slot);
+    const k = this.runners.indexOf(slot);
+    if (k >= 0) this.runners[k] = undefined;
+    for (const [id, s] of this.handles) if (s === slot) this.handles.delete(id);
+  }
+
+  /** Stops every run in flight; their promises reject with `Cancelled`. Finished runs stay queryable. */
   cancel(): void {
-    for (const slot of this.runners) if (slot) kill(slot);
-    this.runners = [];
+    for (const slot of [...this.busy]) this.drop(slot);
     this.abort.reject(new Cancelled());
     this.abort = makeAbort();
   }
 
-  dispose(): void {
+  /** Stops the runs in flight and frees every finished run (a new scenario is coming). */
+  reset(): void {
     this.cancel();
+    for (const slot of this.runners) if (slot) void slot.api.release().catch(() => {});
+    this.handles.clear();
+  }
+
+  /** Told when queries start and stop being in flight (the testing idle hook waits for them). */
+  onQueries(listener: ((inFlight: boolean) => void) | null): void {
+    this.queryListener = listener;
+  }
+
+  private async query<T>(runId: string, fn: (api: Comlink.Remote<WorkerApi>) => Promise<T>): Promise<T> {
+    const slot = this.handles.get(runId);
+    if (!slot) throw new Error(`run ${runId} is no longer available`);
+    if (this.queries++ === 0) this.queryListener?.(true);
+    try {
+      return await this.call(slot, fn);
+    } finally {
+      if (--this.queries === 0) this.queryListener?.(false);
+    }
+  }
+
+  /** Whether `runId` can still answer queries. */
+  has(runId: string): boolean {
+    return this.handles.has(runId);
+  }
+
+  runqueues(runId: string, tNs: number): Promise<(RunQueueSnap | null)[]> {
+    return this.query(runId, (api) => api.runqueues(runId, tNs));
+  }
+
+  decisionsAround(runId: string, tNs: number, before: number, after: number): Promise<DecisionWindow> {
+    return this.query(runId, (api) => api.decisionsAround(runId, tNs, before, after));
+  }
+
+  adjacentDecision(runId: string, tNs: number, dir: 1 | -1): Promise<number | null> {
+    return this.query(runId, (api) => api.adjacentDecision(runId, tNs, dir));
+  }
+
+  distribution(runId: string, domain: number, metric: DistributionMetric): Promise<Float64Array> {
+    return this.query(runId, (api) => api.distribution(runId, domain, metric));
+  }
+
+  dispose(): void {
+    this.reset();
+    for (const slot of this.runners) if (slot) kill(slot);
+    this.runners = [];
     if (this.helper) kill(this.helper);
     this.helper = null;
   }

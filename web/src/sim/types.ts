@@ -31,6 +31,9 @@ export interface Meta {
   readonly domains: readonly MetaDomain[];
   readonly vcpus: readonly MetaVcpu[];
   readonly tasks: readonly MetaTask[];
+  /** Trace detail (segments, run queues, decisions) stops here: its memory budget was spent. Shares over time
+   * stay complete. Null when the whole run is detailed [ns]. */
+  readonly trace_detail_until_ns?: number | null;
 }
 
 export interface Summary {
@@ -82,6 +85,8 @@ export interface ClaimResult {
 /** What the worker returns for one policy's run. */
 export interface RunResult {
   readonly policy: string;
+  /** The worker keeps the finished run under this id for playhead queries (SimClient.runqueues etc.). */
+  readonly runId: string;
   readonly report: RunReport;
   readonly meta: Meta;
   /** Rows of 5: pcpu, start_ns, end_ns, vcpu, task (-1 = guest idle). */
@@ -107,3 +112,22 @@ export interface ScenarioDoc {
   readonly warmup_ms?: number;
   readonly policies: readonly ScenarioPolicy[];
 }
+
+/** A vCPU in a run-queue snapshot, as the policy sees it. */
+export interface RunQueueEntry {
+  /** Index into meta.vcpus. */
+  readonly vcpu: number;
+  /** Priority class label: BOOST, UNDER, OVER, PARKED, ... */
+  readonly pri: string;
+  /** Credit in the policy's units, for policies with credits. */
+  readonly credit?: number;
+}
+
+/** One pCPU's run queue from `t_ns` until its next snapshot. */
+export interface RunQueueSnap {
+  readonly t_ns: number;
+  readonly running: RunQueueEntry | null;
+  readonly queued: readonly RunQueueEntry[];
+}
+
+export type DistributionMetric = 'response' | 'event_latency' | 'io_latency';

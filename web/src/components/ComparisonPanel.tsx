@@ -1,0 +1,268 @@
+// Under the columns: every shown policy's response-time CDF per server domain on one log-scaled chart (paper
+// 000 Fig. 1a / 10a), and a table of event latency and throughput per domain and policy.
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { scaleLinear, scaleLog } from 'd3-scale';
+import { curveStepAfter, line } from 'd3-shape';
+import type { SimClient } from '../sim/client';
+import type { RunResult } from '../sim/types';
+import { domainColor } from '../lib/palette';
+import { cdfFromPairs, logDomain, type CdfPoint } from '../lib/cdf';
+import { fmt } from '../lib/format';
+import { useWidth } from '../lib/useWidth';
+
+const HEIGHT = 240;
+const M = { top: 10, right: 14, bottom: 34, left: 44 };
+/** One dash pattern per column, so the same domain under two policies keeps its colour but not its stroke. */
+const DASHES = ['', '7 4', '2 3', '9 3 2 3'] as const;
+/** Most lines the legend names; hovering a line names the rest. */
+const LEGEND_MAX = 24;
+
+export interface ComparedRun {
+  readonly policy: string;
+  readonly label: string;
+  readonly run: RunResult;
+}
+
+interface Props {
+  readonly client: SimClient;
+  readonly runs: readonly ComparedRun[];
+}
+
+interface Curve {
+  readonly key: string;
+  readonly policy: string;
+  readonly label: string;
+  readonly domain: string;
+  readonly color: string;
+  readonly dash: string;
+  readonly points: readonly CdfPoint[];
+}
+
+/** Domains that served requests in a run, as indices into its meta.domains. */
+function serverDomains(run: RunResult): number[] {
+  return run.meta.domains.flatMap((d, i) =>
+    (run.report.domains[d.name]?.response_ms?.count ?? 0) > 0 ? [i] : [],
+  );
+}
+
+function CdfChart({ client, runs }: Props) {
+  const ref = useRef<HTMLDivElement>(null);
+  const width = useWidth(ref);
+  const [curves, setCurves] = useState<readonly Curve[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    const jobs = runs.flatMap((c, k) =>
+      serverDomains(c.run).map(async (d): Promise<Curve> => {
+        const domain = c.run.meta.domains[d]!;
+        const pairs = await client.distribution(c.run.runId, d, 'response');
+        return {
+          key: `${c.policy}/${domain.name}`,
+          policy: c.policy,
+          label: c.label,
+          domain: domain.name,
+          color: domainColor(domain.color_index),
+          dash: DASHES[k % DASHES.length]!,
+          points: cdfFromPairs(pairs),
+        };
+      }),
+    );
+    Promise.all(jobs).then(
+      (all) => {
+        if (!live) return;
+        setCurves(all);
+        setError(null);
+      },
+      (e: unknown) => {
+        if (!live) return;
+        setCurves(null);
+        setError(e instanceof Error ? e.message : String(e));
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, runs]);
+
+  const x = useMemo(
+    () =>
+      scaleLog()
+        .domain(logDomain((curves ?? []).flatMap((c) => c.points.map((p) => p.x))))
+        .range([M.left, Math.max(M.left + 1, width - M.right)]),
+    [curves, width],
+  );
+  const y = useMemo(
+    () =>
+      scaleLinear()
+        .domain([0, 1])
+        .range([HEIGHT - M.bottom, M.top]),
+    [],
+  );
+  const paths = useMemo(() => {
+    const gen = line<CdfPoint>()
+      .x((p) => x(p.x))
+      .y((p) => y(p.y))
+      .curve(curveStepAfter);
+    return (curves ?? []).map((c) => gen([...c.points, { x: x.domain()[1]!, y: 1 }]) ?? '');
+  }, [curves, x, y]);
+
+  const [d0, d1] = x.domain() as [number, number];
+  const decades: number[] = [];
+  for (let t = d0; t <= d1 * 1.0001; t *= 10) decades.push(t);
+
+  return (
+    <figure
+      className="cdf"
+      data-testid="cdf-chart"
+      data-lines={curves?.length ?? 0}
+      aria-busy={curves === null}
+    >
+      <h3>Response time CDF (server domains)</h3>
+      <div ref={ref} className="cdf-plot">
+        <svg width={width} height={HEIGHT} role="img" aria-label="Response-time CDF per policy and domain">
+          {[0, 0.25, 0.5, 0.75, 1].map((t) => (
+            <g key={t} transform={`translate(0, ${y(t)})`}>
+              <line x1={M.left} x2={width - M.right} className="grid" />
+              <text x={M.left - 4} dy="0.32em" textAnchor="end" className="tick">
+                {t}
+              </text>
+            </g>
+          ))}
+          {decades.map((t) => (
+            <g key={t} transform={`translate(${x(t)}, 0)`}>
+              <line y1={M.top} y2={HEIGHT - M.bottom} className="grid" />
+              <text y={HEIGHT - M.bottom + 13} textAnchor="middle" className="tick">
+                {fmt(t)}
+              </text>
+            </g>
+          ))}
+          <text x={(M.left + width - M.right) / 2} y={HEIGHT - 4} textAnchor="middle" className="axis-label">
+            response time [ms, log scale]
+          </text>
+          <text
+            transform={`translate(11, ${(M.top + HEIGHT - M.bottom) / 2}) rotate(-90)`}
+            textAnchor="middle"
+            className="axis-label"
+          >
+            fraction ≤ x
+          </text>
+          {(curves ?? []).map((c, i) => (
+            <path
+              key={c.key}
+              className="cdf-line"
+              data-policy={c.policy}
+              data-domain={c.domain}
+              d={paths[i]}
+              stroke={c.color}
+              strokeDasharray={c.dash || undefined}
+            >
+              <title>
+                {c.label} · {c.domain}
+              </title>
+            </path>
+          ))}
+        </svg>
+      </div>
+      {error && <p className="muted">Distributions unavailable: {error}</p>}
+      {curves && curves.length === 0 && <p className="muted">No domain in these runs serves requests.</p>}
+      <figcaption className="legend">
+        {(curves ?? []).slice(0, LEGEND_MAX).map((c) => (
+          <span key={c.key} className="legend-item">
+            <svg width={26} height={10} aria-hidden="true">
+              <line
+                x1={1}
+                x2={25}
+                y1={5}
+                y2={5}
+                stroke={c.color}
+                strokeWidth={2.5}
+                strokeDasharray={c.dash || undefined}
+              />
+            </svg>
+            {c.label} · {c.domain}
+          </span>
+        ))}
+        {curves && curves.length > LEGEND_MAX && (
+          <span className="legend-item muted">and {curves.length - LEGEND_MAX} more (hover a line)</span>
+        )}
+      </figcaption>
+    </figure>
+  );
+}
+
+function LatencyTable({ runs }: { runs: readonly ComparedRun[] }) {
+  const domains = runs[0]?.run.meta.domains ?? [];
+  const rows = domains.flatMap((d) =>
+    runs.flatMap((c) => {
+      const r = c.run.report.domains[d.name];
+      const ev = r?.event_latency_ms;
+      const tp = Object.entries(r?.throughput ?? {});
+      if ((!ev || ev.count === 0) && tp.length === 0) return [];
+      return [{ domain: d, c, ev: ev && ev.count > 0 ? ev : undefined, tp }];
+    }),
+  );
+  return (
+    <div className="metrics-scroll latency-scroll">
+      <table className="metrics" data-testid="latency-table">
+        <thead>
+          <tr>
+            <th>domain</th>
+            <th>policy</th>
+            <th title="event pending until the vCPU runs [ms]">mean</th>
+            <th>p99</th>
+            <th>max</th>
+            <th>throughput</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(({ domain, c, ev, tp }, i) => (
+            <tr
+              key={`${domain.name}/${c.policy}`}
+              className={rows[i - 1]?.domain !== domain ? 'group' : undefined}
+            >
+              <td>
+                {rows[i - 1]?.domain !== domain && (
+                  <>
+                    <span className="swatch" style={{ background: domainColor(domain.color_index) }} />
+                    {domain.name}
+                  </>
+                )}
+              </td>
+              <td>{c.label}</td>
+              <td>{fmt(ev?.mean)}</td>
+              <td>{fmt(ev?.p99)}</td>
+              <td>{fmt(ev?.max)}</td>
+              <td>
+                {tp.length === 0
+                  ? '–'
+                  : tp
+                      .map(([k, v]) => `${fmt(v, 4)} ${k.replace(/_per_s$/, '/s').replace(/_/g, ' ')}`)
+                      .join(', ')}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function ComparisonPanel({ client, runs }: Props) {
+  return (
+    <section className="comparison" data-testid="comparison-panel">
+      <h2>Comparison</h2>
+      {runs.length === 0 ? (
+        <p className="muted">Waiting for the runs…</p>
+      ) : (
+        <div className="comparison-body">
+          <CdfChart client={client} runs={runs} />
+          <div>
+            <h3>Event latency [ms] and throughput</h3>
+            <LatencyTable runs={runs} />
+          </div>
+        </div>
+      )}
+    </section>
+  );
+}
