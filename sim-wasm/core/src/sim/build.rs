@@ -220,38 +220,26 @@ pub(super) fn build(sc: &Scenario) -> Built {
 
     let mut peers = Vec::new();
     for &(id, d, spec) in &from_spec {
-        let stream = |k: usize| Stream::new(sc.seed, &format!("client/{}/{}/{k}", sc.domains[d].name, spec.name));
+        // A closed-loop client of this task, with its own think-time stream.
+        let client = |k: usize, think: [f64; 2], request_bytes: u32, tcp: bool, port: u16| Peer::Client {
+            server: id,
+            think: (ms_to_ns(think[0]), ms_to_ns(think[1])),
+            request_bytes,
+            tcp,
+            port,
+            rng: Box::new(Stream::new(sc.seed, &format!("client/{}/{}/{k}", sc.domains[d].name, spec.name))),
+        };
         match &spec.workload {
             Workload::Server(s) => {
                 for k in 0..s.clients as usize {
-                    peers.push(Peer::Client {
-                        server: id,
-                        think: (ms_to_ns(s.think_ms[0]), ms_to_ns(s.think_ms[1])),
-                        request_bytes: s.request_bytes,
-                        tcp: s.proto == "tcp",
-                        port: s.port,
-                        rng: Box::new(stream(k)),
-                    });
+                    peers.push(client(k, s.think_ms, s.request_bytes, s.proto == "tcp", s.port));
                 }
             }
-            Workload::Interactive(s) => peers.push(Peer::Client {
-                server: id,
-                think: (ms_to_ns(s.think_ms[0]), ms_to_ns(s.think_ms[1])),
-                request_bytes: 8,
-                tcp: false,
-                port: 0,
-                rng: Box::new(stream(0)),
-            }),
+            // A keystroke is a few bytes through the driver domain (console/input backend).
+            Workload::Interactive(s) => peers.push(client(0, s.think_ms, 8, false, 0)),
             Workload::Tier(s) => {
                 for k in 0..s.clients as usize {
-                    peers.push(Peer::Client {
-                        server: id,
-                        think: (ms_to_ns(s.think_ms[0]), ms_to_ns(s.think_ms[1])),
-                        request_bytes: s.request_bytes,
-                        tcp: false,
-                        port: s.port,
-                        rng: Box::new(stream(k)),
-                    });
+                    peers.push(client(k, s.think_ms, s.request_bytes, false, s.port));
                 }
                 if let Some(next) = &s.next {
                     let (nd, nspec) = sc.find_task(next).expect("validated tier next");
