@@ -1,4 +1,5 @@
-//! `schedsim bench`: simulation speed of whole scenarios (every policy, one after another).
+//! `schedsim bench`: simulation speed of whole scenarios (every policy, one after another, on one thread so that
+//! the figures are comparable between scenarios and machines).
 
 use schedsim_core::scenario::Scenario;
 use schedsim_core::sim::{SimError, Simulation};
@@ -8,9 +9,21 @@ use std::time::Instant;
 #[derive(Serialize)]
 pub struct BenchRow {
     pub scenario: String,
+    /// Simulated seconds per wall-clock second, over all policies.
     pub sim_seconds_per_wall_second: f64,
+    /// Engine events per wall-clock second [1/s].
     pub events_per_second: f64,
+    /// Peak resident set size of the process so far [MB]; it only grows, so later rows include earlier ones.
     pub peak_rss_mb: f64,
+    /// Engine events processed, over all policies.
+    pub events: u64,
+    /// Simulated time, over all policies [s].
+    pub sim_seconds: f64,
+    /// Wall-clock time of the runs [s].
+    pub wall_seconds: f64,
+    /// This scenario's `sim_seconds_per_wall_second` over the first scenario's in the same invocation (1 for the
+    /// first): how much faster or slower it simulates, on the same machine under the same load.
+    pub relative_speed: f64,
 }
 
 /// Peak resident set size of this process [MB], from /proc (0 where unavailable).
@@ -22,6 +35,7 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// Runs every policy of the scenario once and measures it; `relative_speed` is left at 1 for [`set_relative`].
 pub fn run(sc: &Scenario) -> Result<BenchRow, SimError> {
     let mut sim_s = 0.0;
     let mut events = 0u64;
@@ -32,11 +46,51 @@ pub fn run(sc: &Scenario) -> Result<BenchRow, SimError> {
         sim_s += sc.duration_ms as f64 / 1000.0;
         events += sim.events();
     }
+    // Guards the divisions below against a clock that did not advance on a trivial scenario.
     let wall = t0.elapsed().as_secs_f64().max(1e-9);
     Ok(BenchRow {
         scenario: sc.id.clone(),
         sim_seconds_per_wall_second: sim_s / wall,
         events_per_second: events as f64 / wall,
         peak_rss_mb: peak_rss_mb(),
+        events,
+        sim_seconds: sim_s,
+        wall_seconds: wall,
+        relative_speed: 1.0,
     })
+}
+
+/// Fills in every row's speed relative to the first row's.
+pub fn set_relative(rows: &mut [BenchRow]) {
+    let Some(first) = rows.first().map(|r| r.sim_seconds_per_wall_second) else { return };
+    for r in rows {
+        r.relative_speed = r.sim_seconds_per_wall_second / first;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(speed: f64) -> BenchRow {
+        BenchRow {
+            scenario: "s".into(),
+            sim_seconds_per_wall_second: speed,
+            events_per_second: 0.0,
+            peak_rss_mb: 0.0,
+            events: 0,
+            sim_seconds: 0.0,
+            wall_seconds: 0.0,
+            relative_speed: 1.0,
+        }
+    }
+
+    #[test]
+    fn relative_speed_is_against_the_first_row() {
+        let mut rows = vec![row(200.0), row(100.0), row(400.0)];
+        set_relative(&mut rows);
+        let rel: Vec<f64> = rows.iter().map(|r| r.relative_speed).collect();
+        assert_eq!(rel, vec![1.0, 0.5, 2.0]);
+        set_relative(&mut []);
+    }
 }

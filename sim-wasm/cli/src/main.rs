@@ -1,10 +1,20 @@
-//! The `schedsim` command: run a scenario under its policies and print the report, check claims, benchmark.
+//! The `schedsim` command: run a scenario under its policies and print the report, check claims, sweep a grid of
+//! scenario parameters, benchmark. Independent simulations (seeds, policies, grid points) run on all cores; output
+//! order never depends on thread timing.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use schedsim_core::report::{self, RunOptions};
+use schedsim_core::report::{self, Report, RunOptions};
 use schedsim_core::scenario::Scenario;
+use schedsim_core::stats;
+use serde_json::Value;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+mod batch;
+mod bench;
+mod par;
+mod sweep;
 
 #[derive(Parser)]
 #[command(name = "schedsim", version, about = "Hypervisor CPU scheduling simulator")]
@@ -27,22 +37,67 @@ enum Cmd {
         /// Policy id to run (repeatable).
         #[arg(long = "policy")]
         policies: Vec<String>,
-        /// Override the scenario's seed.
+        /// Override the scenario's seed (with --seeds: the first seed).
         #[arg(long)]
         seed: Option<u64>,
+        /// Run every policy with N consecutive seeds and add per-metric statistics (`stats`) to each run object.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        seeds: Option<u64>,
+        /// With --seeds: also print every seed's runs under `seed_runs`.
+        #[arg(long = "keep-seed-runs", requires = "seeds")]
+        keep_seed_runs: bool,
         /// Override the scenario's duration [ms].
         #[arg(long = "duration-ms")]
         duration_ms: Option<u64>,
         /// Omit wall-clock fields, so the output is byte-identical across runs and with the wasm build.
         #[arg(long)]
         deterministic: bool,
+        /// With --seeds, csv prints one row per (policy, metric) with its statistics.
         #[arg(long, value_enum, default_value = "json")]
         format: Format,
+        /// Worker threads for --seeds [default: all cores].
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        jobs: Option<u64>,
     },
     /// Run every claim of the given scenario files (or directories of them); exit non-zero when one fails.
     Check {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Run each scenario with N consecutive seeds from its own; a claim holds only if it holds for every seed.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        seeds: Option<u64>,
+        /// Worker threads [default: all cores].
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        jobs: Option<u64>,
+    },
+    /// Run a grid over scenario parameters (every combination x every seed x every policy), one row per run.
+    Sweep {
+        file: PathBuf,
+        /// PATH=V1,V2,...: a dotted path into the scenario file and its values, e.g. `domains.2.weight=256,512`,
+        /// `policies.1.params.ratelimit_us=0,1000`, `host.pcpus=1,2`. Array elements by index or by name/id.
+        #[arg(long = "set", value_name = "PATH=V1,V2,...")]
+        sets: Vec<String>,
+        /// Seeds per combination, consecutive from the scenario's seed (or --seed).
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        seeds: u64,
+        /// First seed of every combination, instead of the scenario's.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override the scenario's duration [ms].
+        #[arg(long = "duration-ms")]
+        duration_ms: Option<u64>,
+        /// Policy id to run (repeatable; all when none are named).
+        #[arg(long = "policy")]
+        policies: Vec<String>,
+        /// Worker threads [default: all cores].
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        jobs: Option<u64>,
+        #[arg(long, value_enum, default_value = "csv")]
+        format: Format,
+        /// Metric path to print, `*` for every key at a level (repeatable) [default: every domain's cpu_share,
+        /// response_ms.mean and .p99 where present, fairness.jain].
+        #[arg(long = "metric", value_name = "PATH")]
+        metrics: Vec<String>,
     },
     /// Measure simulation speed: simulated seconds per wall second and events per second.
     Bench {
@@ -54,9 +109,12 @@ enum Cmd {
     },
 }
 
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+}
+
 fn load(path: &Path) -> Result<Scenario, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    Scenario::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+    Scenario::from_json(&read(path)?).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Scenario files under the given paths: files as given, directories' `*.json` except schema/index files.
@@ -81,6 +139,32 @@ fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
+/// Writes to stdout; a closed pipe (`schedsim run ... | head`) ends the program quietly instead of panicking.
+fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("schedsim: cannot write output: {e}");
+        std::process::exit(2);
+    }
+}
+
+fn jobs_or_default(jobs: Option<u64>) -> usize {
+    jobs.map_or_else(par::default_jobs, |j| j as usize)
+}
+
+fn check_policies(sc: &Scenario, policies: &[String]) -> Result<(), String> {
+    for p in policies {
+        if sc.policy(p).is_none() {
+            let known: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
+            return Err(format!("--policy {p}: no such policy in {} (has: {})", sc.id, known.join(", ")));
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     match real_main() {
         Ok(code) => code,
@@ -93,53 +177,52 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode, String> {
     match Cli::parse().cmd {
-        Cmd::Run { file, policies, seed, duration_ms, deterministic, format } => {
+        Cmd::Run { file, policies, seed, seeds, keep_seed_runs, duration_ms, deterministic, format, jobs } => {
             let sc = load(&file)?;
-            for p in &policies {
-                if sc.policy(p).is_none() {
-                    let known: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
-                    return Err(format!("--policy {p}: no such policy in {} (has: {})", sc.id, known.join(", ")));
-                }
-            }
+            check_policies(&sc, &policies)?;
             let opts = RunOptions { deterministic, seed, duration_ms };
-            let rep = report::run_scenario(&sc, &policies, &opts).map_err(|e| e.to_string())?;
+            let Some(n) = seeds else {
+                let rep = report::run_scenario(&sc, &policies, &opts).map_err(|e| e.to_string())?;
+                match format {
+                    Format::Json => emit(&format!("{}\n", report::to_json_string(&rep))),
+                    Format::Csv => emit(&report::to_csv(&rep)),
+                }
+                return Ok(ExitCode::SUCCESS);
+            };
+            let ids: Vec<String> =
+                if policies.is_empty() { sc.policies.iter().map(|p| p.id.clone()).collect() } else { policies };
+            let seed_ids = batch::seed_list(seed.unwrap_or(sc.seed), n)?;
+            let mut batches = Vec::with_capacity(seed_ids.len());
+            for &s in &seed_ids {
+                let scenario = report::with_overrides(&sc, &RunOptions { seed: Some(s), ..opts.clone() })?;
+                batches.push(batch::Batch { scenario, policies: ids.clone(), label: format!("seed {s}") });
+            }
+            let reports = batch::run(&batches, &opts, jobs_or_default(jobs), "runs")?;
+            let per_seed: Vec<(u64, Report)> = seed_ids.into_iter().zip(reports).collect();
+            let out = stats::seeds_report(&per_seed, keep_seed_runs);
             match format {
-                Format::Json => println!("{}", report::to_json_string(&rep)),
-                Format::Csv => print!("{}", report::to_csv(&rep)),
+                Format::Json => emit(&format!("{}\n", serde_json::to_string_pretty(&out).expect("report serialises"))),
+                Format::Csv => emit(&stats_csv(&out)),
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { paths } => {
-            let mut failed = 0;
-            let mut passed = 0;
-            for f in scenario_files(&paths)? {
-                let sc = load(&f)?;
-                let rep = report::run_scenario(&sc, &[], &RunOptions::default())
-                    .map_err(|e| format!("{}: {e}", f.display()))?;
-                for run in &rep.runs {
-                    for c in run["claims"].as_array().into_iter().flatten() {
-                        let holds = c["holds"].as_bool() == Some(true);
-                        let mark = if holds { "ok  " } else { "FAIL" };
-                        println!(
-                            "{mark} {} [{}] {}",
-                            sc.id,
-                            run["policy"].as_str().unwrap_or(""),
-                            c["text"].as_str().unwrap_or("")
-                        );
-                        if !holds {
-                            println!("       values: {}", c["values"]);
-                            if let Some(e) = c["error"].as_str() {
-                                println!("       error: {e}");
-                            }
-                            failed += 1;
-                        } else {
-                            passed += 1;
-                        }
-                    }
+        Cmd::Check { paths, seeds, jobs } => check(&paths, seeds, jobs_or_default(jobs)),
+        Cmd::Sweep { file, sets, seeds, seed, duration_ms, policies, jobs, format, metrics } => {
+            let text = read(&file)?;
+            // The file as written must be valid on its own (size, JSON, schema), so that errors in combinations are
+            // the sweep's; the grid is then built on its JSON.
+            Scenario::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+            let base: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+            let axes = sets.iter().map(|s| sweep::parse_axis(s)).collect::<Result<Vec<_>, _>>()?;
+            let spec = sweep::Spec { axes, seeds, seed, duration_ms, policies, metrics, jobs: jobs_or_default(jobs) };
+            let table = sweep::sweep(&base, &spec).map_err(|e| format!("sweep {}: {e}", file.display()))?;
+            match format {
+                Format::Csv => emit(&table.to_csv()),
+                Format::Json => {
+                    emit(&format!("{}\n", serde_json::to_string_pretty(&table.to_json()).expect("table serialises")))
                 }
             }
-            println!("claims: {passed} passed, {failed} failed");
-            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench { files, json } => {
             let mut rows = Vec::new();
@@ -147,19 +230,119 @@ fn real_main() -> Result<ExitCode, String> {
                 let sc = load(&f)?;
                 rows.push(bench::run(&sc).map_err(|e| format!("{}: {e}", f.display()))?);
             }
+            bench::set_relative(&mut rows);
             if json {
-                println!("{}", serde_json::to_string_pretty(&rows).expect("bench rows serialise"));
+                emit(&format!("{}\n", serde_json::to_string_pretty(&rows).expect("bench rows serialise")));
             } else {
+                let mut text = String::new();
                 for r in &rows {
-                    println!(
-                        "{:<24} {:>10.1} sim s/wall s {:>12.0} events/s {:>8.1} MB peak RSS",
-                        r.scenario, r.sim_seconds_per_wall_second, r.events_per_second, r.peak_rss_mb
-                    );
+                    text.push_str(&format!(
+                        "{:<28} {:>10.1} sim s/wall s {:>12.0} events/s {:>8.1} MB peak RSS {:>12} events {:>8.3} s wall {:>8.2}x\n",
+                        r.scenario,
+                        r.sim_seconds_per_wall_second,
+                        r.events_per_second,
+                        r.peak_rss_mb,
+                        r.events,
+                        r.wall_seconds,
+                        r.relative_speed
+                    ));
                 }
+                emit(&text);
             }
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-mod bench;
+/// `scenario,policy,metric,mean,ci95,min,max,n`: the `stats` of a multi-seed report as a table.
+fn stats_csv(report: &Value) -> String {
+    let mut out = String::from("scenario,policy,metric,mean,ci95,min,max,n\n");
+    let scenario = report["scenario"].as_str().unwrap_or_default();
+    for run in report["runs"].as_array().into_iter().flatten() {
+        let policy = run["policy"].as_str().unwrap_or_default();
+        for (metric, s) in run["stats"].as_object().into_iter().flatten() {
+            let num = |k: &str| s.get(k).map(Value::to_string).unwrap_or_default();
+            out.push_str(&format!(
+                "{scenario},{policy},{metric},{},{},{},{},{}\n",
+                num("mean"),
+                num("ci95"),
+                num("min"),
+                num("max"),
+                num("n")
+            ));
+        }
+    }
+    out
+}
+
+/// `schedsim check`: every file's claims, each file's runs spread over threads with the other files'. Without
+/// `--seeds` the output is as it always was; with it, each claim line says for how many seeds it held.
+fn check(paths: &[PathBuf], seeds: Option<u64>, jobs: usize) -> Result<ExitCode, String> {
+    let files = scenario_files(paths)?;
+    let mut batches = Vec::new();
+    let mut seed_lists = Vec::new();
+    for f in &files {
+        let sc = load(f)?;
+        let list = batch::seed_list(sc.seed, seeds.unwrap_or(1)).map_err(|e| format!("{}: {e}", f.display()))?;
+        let ids: Vec<String> = sc.policies.iter().map(|p| p.id.clone()).collect();
+        for &s in &list {
+            let scenario = report::with_overrides(&sc, &RunOptions { seed: Some(s), ..RunOptions::default() })?;
+            let label = if seeds.is_some() { format!("{}, seed {s}", f.display()) } else { f.display().to_string() };
+            batches.push(batch::Batch { scenario, policies: ids.clone(), label });
+        }
+        seed_lists.push(list);
+    }
+    let reports = batch::run(&batches, &RunOptions::default(), jobs, "runs")?;
+    let mut reports = reports.into_iter();
+    let (mut passed, mut failed) = (0, 0);
+    let mut text = String::new();
+    for list in &seed_lists {
+        let mine: Vec<Report> = reports.by_ref().take(list.len()).collect();
+        let first = &mine[0];
+        for (r, run) in first.runs.iter().enumerate() {
+            for (k, c) in run["claims"].as_array().into_iter().flatten().enumerate() {
+                let claim_in = |rep: &Report| rep.runs.get(r).and_then(|run| run["claims"].get(k)).cloned();
+                let failing: Vec<(u64, Value)> = list
+                    .iter()
+                    .zip(&mine)
+                    .filter_map(|(s, rep)| {
+                        let c = claim_in(rep).unwrap_or(Value::Null);
+                        (c["holds"].as_bool() != Some(true)).then_some((*s, c))
+                    })
+                    .collect();
+                let holds = failing.is_empty();
+                let mark = if holds { "ok  " } else { "FAIL" };
+                text.push_str(&format!(
+                    "{mark} {} [{}] {}",
+                    first.scenario,
+                    run["policy"].as_str().unwrap_or(""),
+                    c["text"].as_str().unwrap_or("")
+                ));
+                if seeds.is_some() {
+                    let held = list.len() - failing.len();
+                    text.push_str(&format!(" ({held}/{} seeds", list.len()));
+                    if !holds {
+                        let ids: Vec<String> = failing.iter().map(|(s, _)| s.to_string()).collect();
+                        let noun = if ids.len() == 1 { "seed" } else { "seeds" };
+                        text.push_str(&format!("; failed: {noun} {}", ids.join(", ")));
+                    }
+                    text.push(')');
+                }
+                text.push('\n');
+                if let Some((s, fc)) = failing.first() {
+                    let which = if seeds.is_some() { format!(" (seed {s})") } else { String::new() };
+                    text.push_str(&format!("       values{which}: {}\n", fc["values"]));
+                    if let Some(e) = fc["error"].as_str() {
+                        text.push_str(&format!("       error: {e}\n"));
+                    }
+                    failed += 1;
+                } else {
+                    passed += 1;
+                }
+            }
+        }
+    }
+    text.push_str(&format!("claims: {passed} passed, {failed} failed\n"));
+    emit(&text);
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

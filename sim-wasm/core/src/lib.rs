@@ -22,5 +22,6 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod stats;
 pub mod time;
 pub mod trace;

@@ -1,0 +1,197 @@
+//! The `schedsim` binary end to end: multi-seed runs and checks, sweeps, bench output. Runs are shortened with
+//! `--duration-ms` so the suite stays fast in debug builds; nothing here asserts on wall-clock figures.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn scenario(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(name).display().to_string()
+}
+
+fn schedsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedsim")).args(args).output().expect("schedsim runs")
+}
+
+fn stdout_json(out: &Output) -> Value {
+    assert!(out.status.success(), "schedsim failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+/// A scratch copy of a library scenario with its claims replaced.
+fn with_claims(name: &str, claims: Value) -> PathBuf {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(scenario(name)).unwrap()).unwrap();
+    v["claims"] = claims;
+    let path = std::env::temp_dir().join(format!("schedsim-cli-test-{}-{name}", std::process::id()));
+    std::fs::write(&path, v.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn run_with_seeds_adds_stats_and_keeps_the_run_shape() {
+    let file = scenario("credit-boost.json");
+    let multi = stdout_json(&schedsim(&["run", &file, "--seeds", "3", "--duration-ms", "5000", "--deterministic"]));
+    let single = stdout_json(&schedsim(&["run", &file, "--duration-ms", "5000", "--deterministic"]));
+    assert_eq!(multi["seeds"], 3);
+    assert_eq!(multi["first_seed"], 1);
+    assert!(multi.get("seed_runs").is_none(), "seed_runs only with --keep-seed-runs");
+    let runs = multi["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), single["runs"].as_array().unwrap().len());
+    for (m, s) in runs.iter().zip(single["runs"].as_array().unwrap()) {
+        // The run object is the first seed's, as `run` prints it; `stats` and the claims' seed counts are added.
+        for key in ["policy", "events", "domains", "tasks", "fairness"] {
+            assert_eq!(m[key], s[key], "{key}");
+        }
+        let st = &m["stats"]["domains.mixed.response_ms.mean"];
+        assert_eq!(st["n"], 3);
+        assert!(st["min"].as_f64() <= st["mean"].as_f64() && st["mean"].as_f64() <= st["max"].as_f64());
+        assert!(st["ci95"].as_f64().unwrap() >= 0.0);
+        for c in m["claims"].as_array().unwrap() {
+            assert_eq!(c["seeds"], 3);
+            let held = c["held_seeds"].as_u64().unwrap();
+            assert_eq!(c["holds"], held == 3);
+        }
+    }
+    let kept = stdout_json(&schedsim(&[
+        "run",
+        &file,
+        "--seeds",
+        "2",
+        "--seed",
+        "10",
+        "--keep-seed-runs",
+        "--duration-ms",
+        "3000",
+        "--policy",
+        "credit",
+    ]));
+    let seeds: Vec<u64> = kept["seed_runs"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    assert_eq!(seeds, vec![10, 11]);
+    assert_eq!(kept["seed_runs"][0]["runs"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn run_seeds_output_does_not_depend_on_threads() {
+    let file = scenario("credit-boost.json");
+    let args = |jobs: &'static str| {
+        schedsim(&["run", &file, "--seeds", "4", "--duration-ms", "3000", "--deterministic", "--jobs", jobs]).stdout
+    };
+    assert_eq!(args("1"), args("3"));
+}
+
+#[test]
+fn check_with_seeds_counts_seeds_per_claim() {
+    let file = with_claims(
+        "credit-boost.json",
+        serde_json::json!([
+            { "text": "always true", "metric": "fairness.jain", "policy": "credit", "at_least": 0 },
+            { "text": "never true", "metric": "fairness.jain", "policy": "credit", "at_most": -1 }
+        ]),
+    );
+    let out = schedsim(&["check", file.to_str().unwrap(), "--seeds", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("ok   credit-boost [credit] always true (2/2 seeds)"), "{text}");
+    assert!(text.contains("FAIL credit-boost [credit] never true (0/2 seeds; failed: seeds 1, 2)"), "{text}");
+    assert!(text.contains("values (seed 1):"), "{text}");
+    assert!(text.trim_end().ends_with("claims: 1 passed, 1 failed"), "{text}");
+    // Without --seeds the lines read as they always have.
+    let plain = String::from_utf8_lossy(&schedsim(&["check", file.to_str().unwrap()]).stdout).to_string();
+    assert!(plain.contains("ok   credit-boost [credit] always true\n"), "{plain}");
+    std::fs::remove_file(file).ok();
+}
+
+#[test]
+fn sweep_runs_the_grid_in_order() {
+    let file = scenario("credit-weights.json");
+    let args = |jobs: &'static str| {
+        schedsim(&[
+            "sweep",
+            &file,
+            "--set",
+            "domains.1.weight=256,512",
+            "--set",
+            "host.pcpus=1,2",
+            "--seeds",
+            "2",
+            "--policy",
+            "credit",
+            "--duration-ms",
+            "2000",
+            "--jobs",
+            jobs,
+        ])
+    };
+    let one = args("1");
+    assert!(one.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
+    assert_eq!(one.stdout, args("2").stdout, "output must not depend on thread timing");
+    let text = String::from_utf8(one.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1 + 2 * 2 * 2, "{text}");
+    assert!(lines[0].starts_with("combination,domains.1.weight,host.pcpus,seed,policy,domains.light1.cpu_share"));
+    assert!(lines[0].ends_with(",fairness.jain"), "{}", lines[0]);
+    assert!(lines[1].starts_with("0,256,1,1,credit,"), "{}", lines[1]);
+    assert!(lines[2].starts_with("0,256,1,2,credit,"), "{}", lines[2]);
+    assert!(lines[8].starts_with("3,512,2,2,credit,"), "{}", lines[8]);
+
+    let json = stdout_json(&schedsim(&[
+        "sweep",
+        &file,
+        "--set",
+        "policies.credit.params.ratelimit_us=0,1000",
+        "--format",
+        "json",
+        "--metric",
+        "domains.heavy.cpu_share",
+        "--policy",
+        "credit",
+        "--duration-ms",
+        "2000",
+    ]));
+    assert_eq!(json["metrics"], serde_json::json!(["domains.heavy.cpu_share"]));
+    assert_eq!(json["rows"][1]["set"]["policies.credit.params.ratelimit_us"], 1000);
+    let share = json["rows"][1]["metrics"]["domains.heavy.cpu_share"].as_f64().unwrap();
+    assert!((share - 0.5).abs() < 0.02, "{share}");
+}
+
+#[test]
+fn sweep_rejects_bad_values_with_the_path() {
+    let file = scenario("credit-weights.json");
+    for (set, expect) in [
+        ("domains.1.weight=512,heavy", "domains.1.weight=\"heavy\""),
+        ("host.pcpus=0", "host.pcpus"),
+        ("domains.9.weight=1", "index 9 is out of range"),
+        ("policies.credit.params.ratelimit_us=-1", "ratelimit_us"),
+    ] {
+        let out = schedsim(&["sweep", &file, "--set", set, "--duration-ms", "2000"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{set}: {err}");
+        assert!(err.contains(expect), "{set}: {err}");
+        assert!(!err.contains("panicked"), "{set}: {err}");
+        assert!(out.stdout.is_empty(), "{set}: nothing runs when a combination is invalid");
+    }
+}
+
+#[test]
+fn bench_json_has_the_contract_keys_and_more() {
+    let out =
+        stdout_json(&schedsim(&["bench", &scenario("credit-weights.json"), &scenario("credit-cap.json"), "--json"]));
+    let rows = out.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        for key in [
+            "scenario",
+            "sim_seconds_per_wall_second",
+            "events_per_second",
+            "peak_rss_mb",
+            "events",
+            "sim_seconds",
+            "wall_seconds",
+            "relative_speed",
+        ] {
+            assert!(r.get(key).is_some(), "missing {key} in {r}");
+        }
+        assert!(r["events"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(rows[0]["relative_speed"], 1.0);
+}
