@@ -118,6 +118,13 @@ impl Simulation {
         serde_json::to_string(r).unwrap_or_default()
     }
 
+    /// Degree-of-belief changes of one task (index into `meta.tasks`; -1 = all tasks), as JSON text
+    /// `[{"t_ns","task","belief"}]`; empty when the policy does not infer.
+    pub fn beliefs_json(&self, task: i32) -> String {
+        let t = u32::try_from(task).ok();
+        serde_json::to_string(&self.inner.trace().beliefs(t)).unwrap_or_default()
+    }
+
     /// Guest task state changes (runnable, blocked) between two times (ns), as JSON text.
     pub fn task_states_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
         let r = self.inner.trace().task_states(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);

@@ -337,5 +337,9 @@ fn pb_ratio_zero_is_plain_credit() {
     assert_eq!(b["partial_boosts"]["count"], 0);
     // The inference did run, and with an allowance the same host is scheduled differently.
     assert!(b["tasks"]["mixed/srv"]["belief"].as_i64().unwrap() > 20);
+    // The trace's belief history ends where the report's belief is.
+    let srv = zero.meta().tasks.iter().position(|t| t.path == "mixed/srv").unwrap() as u32;
+    let history = zero.trace().beliefs(Some(srv));
+    assert_eq!(history.last().map(|r| r.belief), b["tasks"]["mixed/srv"]["belief"].as_i64());
     assert_ne!(plain.trace().segments(), on.trace().segments());
 }
