@@ -723,8 +723,12 @@ impl Simulation {
             let kind = ev.kind();
             self.trace.push_io(IoRec { t_ns: self.now.0, vcpu: v.0 as u32, kind, phase: "pending", wait_ns: 0 });
         }
+        let port = match &ev {
+            GuestEvent::Packet(p) => Some(p.port),
+            _ => None,
+        };
         self.vcpus[v.0].pending.push_back(Pending { at: self.now, ev });
-        self.with_ctx(|pol, ctx| pol.event_pending(v, ctx));
+        self.with_ctx(|pol, ctx| pol.event_pending(v, port, ctx));
         if self.vcpus[v.0].state == VState::Blocked {
             self.vcpu_make_runnable(v, cause);
         }

@@ -7,7 +7,7 @@
 //! strictly better work from busy peers. Capped domains whose credit falls below -cap are parked (paused) until
 //! accounting brings them back above zero.
 
-use super::tavs::{Inference, TavsParams};
+use super::tavs::{Inference, Portmap, TavsParams};
 use super::{Action, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::time::Nanos;
@@ -213,6 +213,12 @@ pub struct Credit {
     pb_used: Vec<u64>,
     boosts: u64,
     hits: u64,
+    /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
+    portmap: Portmap,
+    pending_ports: Vec<Vec<u16>>,
+    /// After a vCPU starts running with packets for exactly one port: the port whose counter the next guest
+    /// task switch (or the lack of one) will update.
+    awaiting: Vec<Option<u16>>,
     /// A driver-domain vCPU's own priority while it runs with an inherited one.
     inherited: Vec<Option<i8>>,
     /// The running vCPU of this pCPU is being preempted by a driver domain (KeepOnRunQ).
@@ -273,6 +279,9 @@ impl Credit {
             pb_used: vec![0; nv],
             boosts: 0,
             hits: 0,
+            portmap: Portmap::default(),
+            pending_ports: vec![Vec::new(); nv],
+            awaiting: vec![None; nv],
             inherited: vec![None; nv],
             keep_front: vec![false; pcpus],
             next_cpu: 0,
@@ -505,9 +514,20 @@ impl Policy for Credit {
         ctx.note(p, || format!("{name} woke on {cause}: {change}, {how}"));
     }
 
-    fn event_pending(&mut self, v: VcpuId, ctx: &mut Ctx) {
+    fn event_pending(&mut self, v: VcpuId, port: Option<u16>, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
         self.pending[v.0] = true;
+        if let Some(port) = port {
+            if !self.pending_ports[v.0].contains(&port) {
+                self.pending_ports[v.0].push(port);
+            }
+            // Portmap correlation: boost only if packets to this port have been waking I/O-bound tasks.
+            if let Some(bits) = tp.portmap_bits {
+                if !self.portmap.predicts_io(bits, self.vcpus[v.0].dom.0, port) {
+                    return;
+                }
+            }
+        }
         let c = &self.vcpus[v.0];
         if !c.on_runq || c.parked || self.pboost[v.0].is_some() || c.pri == PRI_BOOST {
             return;
@@ -539,6 +559,13 @@ impl Policy for Credit {
     fn guest_task_switch(&mut self, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
         self.inf.task_switch(tp, v, prev, next, ctx.now);
+        // Posterior correlation: the first task the guest schedules after the packets arrived.
+        if let Some(port) = self.awaiting[v.0].take() {
+            if let Some(bits) = tp.portmap_bits {
+                let io = next.is_some_and(|t| self.inf.is_io_bound(tp, t));
+                self.portmap.update(bits, self.vcpus[v.0].dom.0, port, io);
+            }
+        }
         if self.pboost[v.0].is_none() {
             return;
         }
@@ -608,6 +635,12 @@ impl Policy for Credit {
         let keep_front = std::mem::take(&mut self.keep_front[p.0]);
         if let Some(c) = cur {
             self.burn(c, now);
+            // Packets delivered in that run that woke no task at all count against their port.
+            if let (Some(port), Some(bits)) =
+                (self.awaiting[c.0].take(), self.params.tavs.as_ref().and_then(|t| t.portmap_bits))
+            {
+                self.portmap.update(bits, self.vcpus[c.0].dom.0, port, false);
+            }
             // A partial boost or an inherited priority lasts only while the vCPU runs.
             self.end_pboost(c);
             if let Some(own) = self.inherited[c.0].take() {
@@ -657,6 +690,9 @@ impl Policy for Credit {
                 if self.params.tavs.is_some() {
                     let had = std::mem::take(&mut self.pending[n.0]);
                     self.inf.vcpu_scheduled(n, had, now);
+                    // The counter is updated only when a single port's packets arrived (else: ambiguous).
+                    let ports = std::mem::take(&mut self.pending_ports[n.0]);
+                    self.awaiting[n.0] = if ports.len() == 1 { Some(ports[0]) } else { None };
                 }
             }
         }

@@ -121,8 +121,9 @@ pub trait Policy {
     fn account(&mut self, _ctx: &mut Ctx) {}
     /// An event-channel notification was sent from one vCPU to another (driver domain -> guest or back).
     fn event_sent(&mut self, _from: VcpuId, _to: VcpuId, _ctx: &mut Ctx) {}
-    /// A notification for `v` is held pending because `v` is not running (task-aware partial boosting).
-    fn event_pending(&mut self, _v: VcpuId, _ctx: &mut Ctx) {}
+    /// A notification for `v` is held pending because `v` is not running (task-aware partial boosting);
+    /// `port` is the destination port when it carries a network packet.
+    fn event_pending(&mut self, _v: VcpuId, _port: Option<u16>, _ctx: &mut Ctx) {}
     /// The guest on `v` switched address space from `prev` to `next` (None = guest idle).
     fn guest_task_switch(&mut self, _v: VcpuId, _prev: Option<TaskId>, _next: Option<TaskId>, _ctx: &mut Ctx) {}
     /// Changes a parameter at run time (scenario `changes`).

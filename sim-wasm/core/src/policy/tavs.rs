@@ -24,6 +24,9 @@ pub struct TavsParams {
     pub belief_max: i64,
     /// Longest a partial boost may last [ns] (a tick).
     pub max_boost: Nanos,
+    /// Network correlation: `None` boosts on any pending event (NC); `Some(n)` keeps an n-bit saturating
+    /// counter per destination port and boosts only when its top bit is set (portmap, 3.5.2).
+    pub portmap_bits: Option<u32>,
 }
 
 impl Default for TavsParams {
@@ -37,6 +40,7 @@ impl Default for TavsParams {
             belief_min: -100,
             belief_max: 300,
             max_boost: Nanos::from_ms(10),
+            portmap_bits: None,
         }
     }
 }
@@ -71,10 +75,16 @@ impl TavsParams {
             "belief_min" => self.belief_min = num(-1e6, 1e6)? as i64,
             "belief_max" => self.belief_max = num(-1e6, 1e6)? as i64,
             "max_boost_ms" => self.max_boost = Nanos((num(0.0, 1000.0)? * 1e6).round() as u64),
+            "correlation" => match v.as_str() {
+                Some("none") => self.portmap_bits = None,
+                Some("portmap") => self.portmap_bits = Some(self.portmap_bits.unwrap_or(2)),
+                _ => return Err(format!("tavs.correlation: expected \"none\" or \"portmap\", got {v}")),
+            },
+            "portmap_bits" => self.portmap_bits = Some(num(1.0, 8.0)? as u32),
             other => {
                 return Err(format!(
                     "unknown tavs parameter '{other}' (known: pb_ratio, io_threshold_us, positive_ev, negative_ev, \
-                     bel_threshold, belief_min, belief_max, max_boost_ms)"
+                     bel_threshold, belief_min, belief_max, max_boost_ms, correlation, portmap_bits)"
                 ))
             }
         }
@@ -190,6 +200,28 @@ impl Inference {
     }
 }
 
+/// Network correlation (000 3.5.2): per (domain, destination port), an n-bit saturating counter of whether
+/// packets to that port woke an I/O-bound task.
+#[derive(Debug, Clone, Default)]
+pub struct Portmap {
+    counters: std::collections::BTreeMap<(usize, u16), u32>,
+}
+
+impl Portmap {
+    /// Whether a packet to `port` in domain `dom` is predicted to be for an I/O-bound task (top bit set).
+    pub fn predicts_io(&self, bits: u32, dom: usize, port: u16) -> bool {
+        let c = self.counters.get(&(dom, port)).copied().unwrap_or(0);
+        c >= 1 << (bits - 1)
+    }
+
+    /// Records whether the packet woke an I/O-bound task.
+    pub fn update(&mut self, bits: u32, dom: usize, port: u16, woke_io_bound: bool) {
+        let max = (1u32 << bits) - 1;
+        let c = self.counters.entry((dom, port)).or_insert(0);
+        *c = if woke_io_bound { (*c + 1).min(max) } else { c.saturating_sub(1) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +271,29 @@ mod tests {
         assert_eq!(inf.belief(cpu), -100);
         assert!(inf.is_io_bound(&p, io) && !inf.is_io_bound(&p, cpu));
         assert!(inf.has_io_bound_task(&p, v));
+    }
+
+    /// Fig. 4: a 2-bit counter predicts I/O after two hits and keeps predicting through one miss.
+    #[test]
+    fn portmap_counter_saturates() {
+        let mut m = Portmap::default();
+        assert!(!m.predicts_io(2, 0, 7));
+        m.update(2, 0, 7, true);
+        assert!(!m.predicts_io(2, 0, 7));
+        m.update(2, 0, 7, true);
+        assert!(m.predicts_io(2, 0, 7));
+        m.update(2, 0, 7, true);
+        m.update(2, 0, 7, true);
+        m.update(2, 0, 7, false);
+        assert!(m.predicts_io(2, 0, 7), "one miss does not undo a saturated history");
+        m.update(2, 0, 7, false);
+        assert!(!m.predicts_io(2, 0, 7));
+        assert!(!m.predicts_io(2, 1, 7), "ports are per domain");
+        let mut one = Portmap::default();
+        one.update(1, 0, 9, true);
+        assert!(one.predicts_io(1, 0, 9));
+        one.update(1, 0, 9, false);
+        assert!(!one.predicts_io(1, 0, 9), "a 1-bit counter forgets at once");
     }
 
     #[test]
