@@ -214,6 +214,8 @@ pub struct Simulation {
     trace: Trace,
     /// Whether the trace is recorded (see [`SimOptions::trace`]).
     record: bool,
+    /// An internal inconsistency that stops the run (reported by `step` as an error).
+    fault: Option<SimError>,
     /// A policy hook ran since the last run-queue snapshot.
     rq_dirty: bool,
     /// The run-queue version each pCPU was last snapshotted at.
@@ -320,6 +322,7 @@ impl Simulation {
             early_deliveries: 0,
             trace,
             record: opts.trace,
+            fault: None,
             rq_dirty: true,
             rq_seen: vec![None; pcpus],
             wall_ns: 0,
@@ -505,6 +508,9 @@ impl Simulation {
                 return Err(SimError::EventBudget { events: self.events, at_ns: at.0 });
             }
             self.dispatch(ev);
+            if let Some(e) = self.fault.take() {
+                return Err(e);
+            }
             self.apply_actions();
             self.snapshot_runqueues();
         }
@@ -1050,7 +1056,12 @@ impl Simulation {
         let d: Decision = self.with_ctx(|pol, ctx| pol.do_schedule(p, cur, cur_runnable, ctx));
         if let Some(n) = d.next {
             if let Some(q) = self.vcpus[n.0].on_pcpu.filter(|&q| q != p) {
-                panic!("policy bug: {} chosen on pCPU{} while running on pCPU{}", self.vcpu_name[n.0], p.0, q.0);
+                // A policy bug: stop the run with an error rather than run one vCPU on two pCPUs.
+                self.fault = Some(SimError::Policy(format!(
+                    "{} chosen on pCPU{} at {} ns while it runs on pCPU{}",
+                    self.vcpu_name[n.0], p.0, self.now.0, q.0
+                )));
+                return;
             }
         }
         if d.next != cur {
