@@ -1,6 +1,7 @@
 //! `schedsim bench`: simulation speed of whole scenarios (every policy, one after another, on one thread so that
 //! the figures are comparable between scenarios and machines).
 
+use schedsim_core::metrics::peak_rss_mb;
 use schedsim_core::scenario::Scenario;
 use schedsim_core::sim::{SimError, Simulation};
 use serde::Serialize;
@@ -24,15 +25,6 @@ pub struct BenchRow {
     /// This scenario's `sim_seconds_per_wall_second` over the first scenario's in the same invocation (1 for the
     /// first): how much faster or slower it simulates, on the same machine under the same load.
     pub relative_speed: f64,
-}
-
-/// Peak resident set size of this process [MB], from /proc (0 where unavailable).
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
-        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 /// Runs every policy of the scenario once and measures it; `relative_speed` is left at 1 for [`set_relative`].

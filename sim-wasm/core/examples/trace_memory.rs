@@ -1,15 +1,7 @@
 //! Runs a scenario with the trace on and prints what the trace holds and the process's peak memory:
 //! `cargo run --release --example trace_memory -- FILE [DURATION_MS]`.
 
-use schedsim_core::{scenario::Scenario, sim::Simulation};
-
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
-        .map_or(0.0, |kb| kb / 1024.0)
-}
+use schedsim_core::{metrics::peak_rss_mb, scenario::Scenario, sim::Simulation};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -219,6 +219,15 @@ pub fn fair_shares(capacity: f64, weights: &[u32], bounds: &[f64]) -> Vec<f64> {
     alloc.iter().map(|a| a / capacity).collect()
 }
 
+/// Peak resident set size of this process [MB], from /proc (0 where unavailable), for benchmarks.
+pub fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
 /// Jain's fairness index of positive values: 1 when all equal, 1/n at worst.
 pub fn jain(xs: &[f64]) -> Option<f64> {
     if xs.is_empty() {

@@ -12,6 +12,10 @@ use schedsim_core::scenario::Scenario;
 use schedsim_core::sim::{SimError, Simulation};
 use serde_json::{json, Value};
 
+#[path = "common.rs"]
+mod common;
+use common::run_capped;
+
 fn pick<'a, T>(u: &mut Unstructured, xs: &'a [T]) -> Result<&'a T> {
     u.choose(xs)
 }
@@ -134,21 +138,6 @@ fn scenario(u: &mut Unstructured) -> Result<Value> {
                                   "value": value }]);
     }
     Ok(doc)
-}
-
-/// Events one policy may take per input. Legal but dense scenarios (1 us barrier phases: millions of events per
-/// simulated second) would otherwise take many seconds per input under the sanitizer (~50 000 events/s) and stall
-/// the search.
-const MAX_EVENTS: u64 = 20_000;
-
-/// Steps the run to its end or to [`MAX_EVENTS`]; `Ok(true)` when it finished.
-fn run_capped(sim: &mut Simulation) -> Result<bool, SimError> {
-    while !sim.step(10_000)? {
-        if sim.events() >= MAX_EVENTS {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -13,20 +13,9 @@ use schedsim_core::sim::{SimError, Simulation};
 /// Simulated time per policy [ms]: long enough for slices, ticks, accounting periods and client think times.
 const MAX_DURATION_MS: u64 = 200;
 
-/// Events one policy may take per input. Legal but dense scenarios (1 us barrier phases: millions of events per
-/// simulated second) would otherwise take many seconds per input under the sanitizer (~50 000 events/s) and stall
-/// the search.
-const MAX_EVENTS: u64 = 20_000;
-
-/// Steps the run to its end or to [`MAX_EVENTS`]; `Ok(true)` when it finished.
-fn run_capped(sim: &mut Simulation) -> Result<bool, SimError> {
-    while !sim.step(10_000)? {
-        if sim.events() >= MAX_EVENTS {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
+#[path = "common.rs"]
+mod common;
+use common::run_capped;
 
 fuzz_target!(|data: &[u8]| {
     // Scenario files are text; the CLI and the browser reject invalid UTF-8 before parsing.
