@@ -3,6 +3,7 @@
 //! [`HostView`] and asks for effects through [`Ctx`] (reschedule a pCPU, pause or unpause a vCPU, log a reason).
 
 pub mod credit;
+pub mod sedf;
 pub mod tavs;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
@@ -107,6 +108,11 @@ pub struct VcpuSched {
 pub trait Policy {
     /// Periodic timers the engine should fire.
     fn timers(&self) -> Timers;
+    /// Whether the slice of an idle decision is a timer: a reservation scheduler idles a pCPU only until the next
+    /// period begins. Others are woken by `Resched` alone.
+    fn timed_idle(&self) -> bool {
+        false
+    }
     /// Initial pCPU of a vCPU when the host boots.
     fn init_vcpu(&mut self, v: VcpuId, ctx: &mut Ctx) -> PcpuId;
     /// A blocked (or unpaused) vCPU became runnable; `cause` says why, for the log.
@@ -153,6 +159,7 @@ pub trait Policy {
 pub fn build(scheduler: &str, params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Box<dyn Policy>, String> {
     match scheduler {
         "credit" => Ok(Box::new(credit::Credit::new(params, pcpus, domains)?)),
+        "sedf" => Ok(Box::new(sedf::Sedf::new(params, pcpus, domains)?)),
         other => Err(format!("scheduler '{other}' is not implemented yet")),
     }
 }
@@ -161,6 +168,7 @@ pub fn build(scheduler: &str, params: &Value, pcpus: usize, domains: &[DomainInf
 pub fn check_param(scheduler: &str, param: &str, value: &Value) -> Result<(), String> {
     match scheduler {
         "credit" => credit::CreditParams::default().set(param, value),
+        "sedf" => sedf::SedfParams::default().set(param, value),
         other => Err(format!("scheduler '{other}' has no run-time parameters")),
     }
 }
