@@ -161,10 +161,7 @@ impl Simulation {
                 d.insert("response_ms".into(), serde_json::to_value(s).expect("summary"));
             }
             if let Some(s) = Summary::of(&m.event_latency_ns) {
-                d.insert(
-                    "event_latency_ms".into(),
-                    json!({ "count": s.count, "mean": s.mean, "p99": s.p99, "max": s.max }),
-                );
+                d.insert("event_latency_ms".into(), serde_json::to_value(s).expect("summary"));
             }
             let kinds = &self.kinds[i];
             let mut thr = Map::new();
