@@ -19,7 +19,7 @@ pub const MAX_TOTAL_TASKS: usize = 65_536;
 pub const MAX_TOTAL_CLIENTS: u64 = 100_000;
 
 /// Schedulers that are implemented today (the schema names every scheduler of DESIGN.md section 3).
-pub const IMPLEMENTED_SCHEDULERS: &[&str] = &["credit", "sedf"];
+pub const IMPLEMENTED_SCHEDULERS: &[&str] = &["credit", "sedf", "xenco"];
 
 /// A validation error: every problem found, each with its field path.
 #[derive(Debug, Clone, PartialEq)]
@@ -710,6 +710,10 @@ impl Scenario {
         for (i, pol) in self.policies.iter().enumerate() {
             if self.policies[..i].iter().any(|o| o.id == pol.id) {
                 p.push(format!("policies[{i}].id: '{}' is used by another policy", pol.id));
+            }
+            let names: Vec<&str> = self.domains.iter().map(|d| d.name.as_str()).collect();
+            if let Err(e) = crate::policy::check_params(&pol.scheduler, &pol.params, &names) {
+                p.push(format!("policies[{i}].params.{e}"));
             }
             if !IMPLEMENTED_SCHEDULERS.contains(&pol.scheduler.as_str()) {
                 p.push(format!(

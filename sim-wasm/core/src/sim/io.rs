@@ -8,6 +8,7 @@
 //! TCP senders and sinks, and stream receivers with playback buffers.
 
 use super::*;
+use crate::policy::IoKind;
 
 /// Payload of a pure TCP acknowledgement [bytes] (headers are added on the wire).
 const ACK_BYTES: u32 = 0;
@@ -27,6 +28,8 @@ impl Simulation {
         if let Work::Driver { queue, .. } = &mut self.tasks[bt.0].work {
             queue.push_back(item);
         }
+        let (driver, kind) = (self.tasks[bt.0].dom, Self::io_kind(&item));
+        self.with_ctx(|pol, ctx| pol.io_request(dom, driver, kind, ctx));
         let dv = self.tasks[bt.0].vcpu;
         let cause = match item {
             DriverItem::Rx(_) => "net rx (backend)",
@@ -67,9 +70,26 @@ impl Simulation {
         }
     }
 
+    fn io_kind(item: &DriverItem) -> IoKind {
+        match item {
+            DriverItem::Rx(_) => IoKind::NetRx,
+            DriverItem::Tx(_) => IoKind::NetTx,
+            DriverItem::BlkSubmit { .. } | DriverItem::BlkDone { .. } => IoKind::Block,
+        }
+    }
+
     /// The backend finished processing one item: hand it on.
     pub(super) fn driver_item_done(&mut self, backend: TaskId, item: DriverItem) {
         let dv = self.tasks[backend.0].vcpu;
+        let owner = match &item {
+            DriverItem::Rx(p) => p.dst,
+            DriverItem::Tx(p) => p.src,
+            DriverItem::BlkSubmit { task, .. } | DriverItem::BlkDone { task, .. } => Endpoint::Task(*task),
+        };
+        if let Endpoint::Task(t) = owner {
+            let (dom, driver, kind) = (self.tasks[t.0].dom, self.tasks[backend.0].dom, Self::io_kind(&item));
+            self.with_ctx(|pol, ctx| pol.io_complete(dom, driver, kind, ctx));
+        }
         match item {
             DriverItem::Rx(pkt) => {
                 if let Endpoint::Task(t) = pkt.dst {
