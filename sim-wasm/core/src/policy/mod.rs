@@ -146,6 +146,12 @@ pub trait Policy {
     fn io_request(&mut self, _dom: DomId, _driver: DomId, _kind: IoKind, _ctx: &mut Ctx) {}
     /// The driver domain finished an item of `dom`: handed to the guest, put on the wire or given to the disk.
     fn io_complete(&mut self, _dom: DomId, _driver: DomId, _kind: IoKind, _ctx: &mut Ctx) {}
+    /// The guest on `v` handed the driver domain a block request of `task` issued at `issued_at` (grant mapping:
+    /// what block correlation sees, 000 3.5.1).
+    fn block_request(&mut self, _v: VcpuId, _task: TaskId, _issued_at: Nanos) {}
+    /// That request completed and its notification goes to `v`: delivered at once, or `held` pending (then this
+    /// comes just before `event_pending`).
+    fn block_done(&mut self, _v: VcpuId, _task: TaskId, _issued_at: Nanos, _held: bool) {}
     /// The guest on `v` switched address space from `prev` to `next` (None = guest idle).
     fn guest_task_switch(&mut self, _v: VcpuId, _prev: Option<TaskId>, _next: Option<TaskId>, _ctx: &mut Ctx) {}
     /// Changes a parameter at run time (scenario `changes`).

@@ -343,3 +343,30 @@ fn pb_ratio_zero_is_plain_credit() {
     assert_eq!(history.last().map(|r| r.belief), b["tasks"]["mixed/srv"]["belief"].as_i64());
     assert_ne!(plain.trace().segments(), on.trace().segments());
 }
+
+/// Guest block-layer plugging: a lone reader's request waits for the unplug timer before the driver sees it,
+/// and every plugged request still reaches the disk and comes back.
+#[test]
+fn plugged_block_requests_wait_for_the_unplug() {
+    let with_unplug = |us: u64| {
+        scenario(json!({
+            "schema": 1, "id": "plug", "title": "plug", "seed": 3, "duration_ms": 2000, "warmup_ms": 0,
+            "host": { "pcpus": 1, "disk": { "service_us": 100 } },
+            "domains": [
+                { "name": "dom0", "role": "driver" },
+                { "name": "rd", "guest": { "block_unplug_us": us },
+                  "tasks": [{ "name": "r", "workload": { "type": "io_loop", "io": "disk", "cpu_us": 0 } }] }
+            ],
+            "policies": [{ "id": "credit", "scheduler": "credit" }]
+        }))
+    };
+    let mean_ms = |sim: &Simulation| {
+        let r = sim.report(&RunOptions::default());
+        r["domains"]["rd"]["io_latency_ms"]["mean"].as_f64().expect("io latency")
+    };
+    let plain = run(&with_unplug(0), "credit");
+    let plugged = run(&with_unplug(3000), "credit");
+    assert_io_conserved(&plugged);
+    assert!(mean_ms(&plain) < 1.0, "unplugged reads take {} ms", mean_ms(&plain));
+    assert!(mean_ms(&plugged) >= 3.0, "plugged reads take {} ms", mean_ms(&plugged));
+}
