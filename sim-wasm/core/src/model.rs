@@ -122,6 +122,8 @@ pub enum GuestEvent {
     Timer(TaskId),
     /// An inter-processor interrupt waking `task` (barrier release).
     Ipi(TaskId),
+    /// The hypervisor's virtual IRQ that wakes the guest's CPU balloon `task` (xBalloon arms it).
+    Virq(TaskId),
 }
 
 impl GuestEvent {
@@ -133,6 +135,7 @@ impl GuestEvent {
             GuestEvent::BlkDone { .. } => "block",
             GuestEvent::Timer(_) => "timer",
             GuestEvent::Ipi(_) => "ipi",
+            GuestEvent::Virq(_) => "virq",
         }
     }
 }
@@ -272,6 +275,12 @@ pub enum Work {
         queue: VecDeque<DriverItem>,
         current: Option<DriverItem>,
     },
+    /// xBalloon's CPU balloon (paper 002): each run is a hypercall that pauses the vCPU while the hypervisor's
+    /// reservation for the period is not met; told otherwise, it sleeps until the next virtual IRQ.
+    Balloon {
+        /// Dormant: the reservation is met (or the hypervisor has no xBalloon); waits for the virtual IRQ.
+        sleeping: bool,
+    },
 }
 
 /// The threads of one barrier job and its progress.
@@ -353,6 +362,10 @@ pub struct Vcpu {
     pub descheduled_at: Option<Nanos>,
     /// CFS: the smallest vruntime on this vCPU's run queue, never decreasing [ns].
     pub min_vruntime: u64,
+    /// The guest's CPU balloon task on this vCPU (xBalloon), if it runs one.
+    pub balloon: Option<TaskId>,
+    /// When the balloon last paused this vCPU: tasks that got an event since run before the balloon [ns].
+    pub balloon_since: Nanos,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -376,6 +389,8 @@ pub struct Task {
     pub blocked_since: Nanos,
     /// CFS virtual runtime: CPU time (as its guest clock charges it) weighted by nice [ns].
     pub vruntime: u64,
+    /// When the guest kernel last handed it an event (packet, completion, timer, IPI) [ns].
+    pub last_event: Option<Nanos>,
     pub work: Work,
 }
 

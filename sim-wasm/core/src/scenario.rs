@@ -455,6 +455,9 @@ pub struct Claim {
     pub near: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within: Option<f64>,
+    /// Tolerance of `near` relative to the target [%].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_most: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
