@@ -476,10 +476,8 @@ impl Credit {
         if self.vcpus[v.0].parked {
             return;
         }
-        match e {
-            XbEffect::Resume(_) => ctx.resume(v),
-            XbEffect::Release(_) => ctx.unpause(v),
-        }
+        // Both go through Xen's vcpu_wake, so an UNDER vCPU is boosted (unlike a cap unpark).
+        ctx.resume(v);
         let p = self.vcpus[v.0].processor;
         let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
         ctx.note(p, || format!("xballoon: {name} unpaused ({why})"));

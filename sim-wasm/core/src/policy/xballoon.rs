@@ -1,10 +1,12 @@
 //! xBalloon (paper 002) inside Credit: the guest's CPU balloon and semi-work-conserving (SWC) scheduling.
 //!
-//! At each accounting period every vCPU whose guest runs a balloon is re-armed (balloon state on, off-CPU time 0)
+//! At each accounting period every vCPU whose guest runs a balloon is re-armed (balloon state on, balloon time 0)
 //! and its balloon woken by a virtual IRQ. While armed, the balloon's hypercall pauses the vCPU: it burns no
-//! credit, and any event for it unpauses it at once (the guest then runs the task the event woke). Once the
-//! vCPU's off-CPU time in the period reaches the reservation, `period x (1 - share)`, the balloon goes dormant and
-//! the VM is work-conserving until the next period. The share is the one Credit gives the vCPU: the credits it
+//! credit, and any event for it unpauses it at once (the guest then runs the task the event woke). The balloon's
+//! run time is the CPU the guest gives back now to have it later (slides: "the runtime of the CPU balloon process
+//! represents the amount of time guest OS reserves for the future"): the off-CPU stretches that began with a
+//! balloon pause. Once they add up to the reservation, `period x (1 - share)`, the balloon goes dormant and the VM
+//! is work-conserving until the next period. The share is the one Credit gives the vCPU: the credits it
 //! earned this period over a period's worth (its cap, or its weighted share of the host), not a fixed 50%.
 
 use super::{Ctx, DomainInfo};
@@ -22,10 +24,11 @@ struct XbVcpu {
     armed: bool,
     /// Paused by the balloon (cap parking is Credit's own, separate reason to pause).
     paused: bool,
-    on_cpu: bool,
-    /// When it last left a pCPU, or the period start if later [ns].
+    /// In a balloon stretch: off the pCPU since its balloon paused it.
+    stretch: bool,
+    /// When the current balloon stretch began (the pause, or the period start if later) [ns].
     off_since: Nanos,
-    /// Off-CPU time this period up to `off_since` [ns].
+    /// Balloon time this period before the current stretch [ns].
     off_ns: u64,
     /// Off-CPU time the guest reserves in this period [ns].
     reserve_ns: u64,
@@ -75,10 +78,10 @@ impl XBalloon {
         self.period.0 * (PPM - self.vcpus[v.0].share_ppm) / PPM
     }
 
-    /// Off-CPU time of `v` in this period so far [ns].
+    /// Balloon time of `v` in this period so far: off-CPU since its balloon paused it, until it ran again [ns].
     pub fn off_ns(&self, v: VcpuId, now: Nanos) -> u64 {
         let x = &self.vcpus[v.0];
-        x.off_ns + if x.on_cpu { 0 } else { now.0.saturating_sub(x.off_since.0) }
+        x.off_ns + if x.stretch { now.0.saturating_sub(x.off_since.0) } else { 0 }
     }
 
     /// The reservation of `v` for this period [ns].
@@ -96,21 +99,24 @@ impl XBalloon {
         self.vcpus[v.0].armed
     }
 
-    /// `do_schedule` on a pCPU ran `next` after `cur`: keeps the off-CPU clocks.
+    /// `do_schedule` on a pCPU ran `next` after `cur`: a vCPU its balloon paused starts a balloon stretch, which
+    /// lasts until it runs again (an event's unpause ends the pause, not the stretch: the VM still waits).
     pub fn switched(&mut self, now: Nanos, cur: Option<VcpuId>, next: Option<VcpuId>) {
         if cur == next {
             return;
         }
         if let Some(c) = cur {
             let x = &mut self.vcpus[c.0];
-            x.on_cpu = false;
-            x.off_since = now;
+            if x.paused {
+                x.stretch = true;
+                x.off_since = now;
+            }
         }
         if let Some(n) = next {
             let x = &mut self.vcpus[n.0];
-            if !x.on_cpu {
+            if x.stretch {
                 x.off_ns += now.0.saturating_sub(x.off_since.0);
-                x.on_cpu = true;
+                x.stretch = false;
             }
         }
     }
@@ -122,7 +128,7 @@ impl XBalloon {
         }
     }
 
-    /// A new accounting period: re-arm every balloon (off-CPU time 0, reservation from the share) and wake the
+    /// A new accounting period: re-arm every balloon (balloon time 0, reservation from the share) and wake the
     /// dormant ones with a virtual IRQ; a vCPU still paused gets a timer for its new reservation.
     pub fn new_period(&mut self, ctx: &mut Ctx) {
         let now = ctx.now;
@@ -132,7 +138,7 @@ impl XBalloon {
             let reserve = self.reserve(v);
             let x = &mut self.vcpus[v.0];
             x.off_ns = 0;
-            if !x.on_cpu {
+            if x.stretch {
                 x.off_since = now;
             }
             if !x.registered {
@@ -253,7 +259,7 @@ mod tests {
         assert_eq!(xb.reserve(VcpuId(1)), 15_000_000);
     }
 
-    /// Armed, the balloon pauses the vCPU until the off-CPU time reaches the reservation; an event ends the pause
+    /// Armed, the balloon pauses the vCPU until its balloon time reaches the reservation; an event ends the pause
     /// at once; once the reservation is met the balloon sleeps until the next period re-arms it.
     #[test]
     fn pause_until_reserved_then_work_conserving() {
@@ -261,6 +267,10 @@ mod tests {
         let mut xb = XBalloon::new(Nanos::from_ms(30), 1, &doms());
         let mut acts = Vec::new();
         xb.switched(Nanos(0), None, Some(v));
+        // Descheduled without a balloon pause (another vCPU's turn): not balloon time.
+        xb.switched(Nanos(300_000), Some(v), None);
+        xb.switched(Nanos(800_000), None, Some(v));
+        assert_eq!(xb.off_ns(v, Nanos::from_ms(1)), 0);
         assert!(with_ctx(Nanos::from_ms(1), &mut acts, |c| xb.hypercall(v, c)));
         assert_eq!(acts, vec![Action::Pause(v), Action::Timer(Nanos::from_ms(22))]);
         xb.switched(Nanos::from_ms(1), Some(v), None);
