@@ -575,6 +575,9 @@ impl Scenario {
                 if d.tasks[..j].iter().any(|o| o.name == t.name) {
                     p.push(format!("{at}.name: '{}' is used by another task of '{}'", t.name, d.name));
                 }
+                if d.guest.balloon && (t.name == "balloon" || t.name.starts_with("balloon.")) {
+                    p.push(format!("{at}.name: '{}' is the name of the guest's CPU balloon (guest.balloon)", t.name));
+                }
                 if let Some(v) = t.vcpu {
                     if v >= d.vcpus {
                         p.push(format!("{at}.vcpu: {v} but '{}' has {} vCPU(s)", d.name, d.vcpus));
@@ -786,6 +789,12 @@ mod tests {
         assert!(e.to_string().contains("claims[0].policy"), "{e}");
         let e = with(|v| v["warmup_ms"] = 1000.into()).unwrap_err();
         assert!(e.to_string().contains("warmup_ms"), "{e}");
+        let e = with(|v| {
+            v["domains"][0]["guest"] = serde_json::json!({"balloon": true});
+            v["domains"][0]["tasks"][0]["name"] = "balloon".into();
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("domains[0].tasks[0].name"), "{e}");
     }
 
     #[test]
