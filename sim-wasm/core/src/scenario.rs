@@ -19,7 +19,7 @@ pub const MAX_TOTAL_TASKS: usize = 65_536;
 pub const MAX_TOTAL_CLIENTS: u64 = 100_000;
 
 /// Schedulers that are implemented today (the schema names every scheduler of DESIGN.md section 3).
-pub const IMPLEMENTED_SCHEDULERS: &[&str] = &["credit"];
+pub const IMPLEMENTED_SCHEDULERS: &[&str] = &["credit", "hybrid", "gang"];
 
 /// A validation error: every problem found, each with its field path.
 #[derive(Debug, Clone, PartialEq)]
@@ -687,6 +687,12 @@ impl Scenario {
                 Some(pol) => {
                     if let Err(e) = crate::policy::check_param(&pol.scheduler, &c.param, &c.value) {
                         p.push(format!("changes[{i}]: {e}"));
+                    }
+                    // A domain's type is changed by name (paper 001's `xm sched-pe`): the name must exist.
+                    if let Some(name) = c.param.strip_prefix("domain_type.") {
+                        if !self.domains.iter().any(|d| d.name == name) {
+                            p.push(format!("changes[{i}].param: no domain '{name}' to change the type of"));
+                        }
                     }
                 }
             }
