@@ -37,6 +37,8 @@ pub struct Gang {
     /// When each pCPU's reservation began (for charging) [ns].
     held_since: Vec<Nanos>,
     slot_end: Nanos,
+    /// The pCPU each vCPU was last planned on.
+    last_pcpu: Vec<Option<usize>>,
     /// Slots since the last PE allocation.
     slots: u64,
     versions: Vec<u64>,
@@ -73,6 +75,7 @@ impl Gang {
                 })
                 .collect(),
             runnable: vec![false; vcpu_dom.len()],
+            last_pcpu: vec![None; vcpu_dom.len()],
             vcpu_dom,
             plan: vec![None; pcpus],
             held_since: vec![Nanos::ZERO; pcpus],
@@ -120,15 +123,29 @@ impl Gang {
         }
     }
 
-    /// Gives `d` one free (unreserved) pCPU per vCPU, if there are enough.
+    /// Gives `d` one free (unreserved) pCPU per vCPU, if there are enough; a vCPU keeps the pCPU it last held
+    /// when that one is free (fewer migrations).
     fn admit(&mut self, d: usize, now: Nanos) -> bool {
         let free: Vec<usize> = (0..self.pcpus).filter(|&p| self.plan[p].is_none()).collect();
         if free.len() < self.doms[d].vcpus.len() {
             return false;
         }
-        for (k, &v) in self.doms[d].vcpus.iter().enumerate() {
-            self.plan[free[k]] = Some(v);
-            self.held_since[free[k]] = now;
+        let vcpus = self.doms[d].vcpus.clone();
+        let mut left = Vec::new();
+        for &v in &vcpus {
+            match self.last_pcpu[v.0].filter(|p| self.plan[*p].is_none()) {
+                Some(p) => {
+                    self.plan[p] = Some(v);
+                    self.held_since[p] = now;
+                }
+                None => left.push(v),
+            }
+        }
+        for v in left {
+            let p = (0..self.pcpus).find(|&p| self.plan[p].is_none()).expect("counted free pCPUs");
+            self.plan[p] = Some(v);
+            self.held_since[p] = now;
+            self.last_pcpu[v.0] = Some(p);
         }
         self.doms[d].last_admitted = now;
         true
@@ -180,7 +197,7 @@ impl Policy for Gang {
         self.runnable[v.0] = false;
     }
 
-    fn do_schedule(&mut self, p: PcpuId, _cur: Option<VcpuId>, _cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, _cur_runnable: bool, ctx: &mut Ctx) -> Decision {
         let now = ctx.now;
         if self.slot_end <= now {
             // Only the slot timer re-plans; a pCPU asked early waits for it (strict slots).
@@ -191,7 +208,15 @@ impl Policy for Gang {
             };
         }
         let slice = self.slot_end - now;
-        let next = self.plan[p.0].filter(|v| self.runnable[v.0]);
+        // A vCPU moved to this pCPU by the new plan may still be on its old one until that one reschedules (at
+        // this same instant); the old one hands it over then.
+        let elsewhere = |v: &VcpuId| ctx.host.running.iter().enumerate().any(|(q, r)| q != p.0 && *r == Some(*v));
+        let next = self.plan[p.0].filter(|v| self.runnable[v.0] && !elsewhere(v));
+        if let Some(c) = cur.filter(|&c| self.plan[p.0] != Some(c)) {
+            if let Some(q) = self.plan.iter().position(|&x| x == Some(c)) {
+                ctx.resched(PcpuId(q));
+            }
+        }
         let reason = if ctx.explain {
             match (next, self.plan[p.0]) {
                 (Some(v), _) => format!("runs {}: its domain holds the host's pCPUs together this slot", ctx.name(v)),

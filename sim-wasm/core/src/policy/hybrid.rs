@@ -360,6 +360,21 @@ impl Hybrid {
         best
     }
 
+    /// The eligible CON vCPU with the most PE at the head of its kind in any run queue (None while a
+    /// co-scheduling is in progress).
+    fn best_con(&self, ctx: &Ctx) -> Option<VcpuId> {
+        let mut best: Option<VcpuId> = None;
+        for q in 0..self.pcpus {
+            let cand = self.runq[q].iter().copied().find(|&u| self.con(u) && self.eligible(u, ctx));
+            if let Some(u) = cand {
+                if best.is_none_or(|b| self.vcpus[u.0].pe > self.vcpus[b.0].pe) {
+                    best = Some(u);
+                }
+            }
+        }
+        best
+    }
+
     /// Rule 2: `v` leads a co-scheduling of its domain; every pCPU holding a runnable sibling gets an IPI.
     fn start_cosched(&mut self, p: usize, v: VcpuId, ctx: &mut Ctx) {
         let dom = self.vcpus[v.0].dom;
@@ -536,6 +551,23 @@ impl Policy for Hybrid {
                 self.vcpus[f.0].run_start = Some(now);
                 let leader = self.doms[cs.dom].name.clone();
                 return self.decision(Some(f), cs.until - now, ctx, || format!("IPI: co-scheduling {leader}"));
+            }
+        }
+        // Co-schedulings go by PE across the host, not by which pCPU happens to decide first at a slot boundary:
+        // if a CON vCPU with more PE than our own choice waits anywhere, its domain is co-scheduled now.
+        let mine = self.runq[pi].iter().copied().find(|&u| self.eligible(u, ctx));
+        if let Some(u) = self.best_con(ctx).filter(|&u| mine.is_none_or(|m| self.vcpus[u.0].pe > self.vcpus[m.0].pe)) {
+            if self.vcpus[u.0].processor != pi {
+                let q = self.vcpus[u.0].processor;
+                self.start_cosched(q, u, ctx);
+                self.forced[q] = Some(u);
+                ctx.resched(PcpuId(q));
+                if let Some(f) = self.forced[pi].take() {
+                    self.runq_remove(f);
+                    self.vcpus[f.0].run_start = Some(now);
+                    let until = self.cosched.map_or(now, |c| c.until);
+                    return self.decision(Some(f), until - now, ctx, || "IPI: co-scheduling its domain".into());
+                }
             }
         }
         let local = self.runq[pi].iter().copied().find(|&u| self.eligible(u, ctx));
