@@ -243,10 +243,15 @@ impl Simulation {
             if busy[i] && wc_fair[i] > 0.0 {
                 ratios.push(share / wc_fair[i]);
                 // The paper's per-vCPU Lag (equation 1), its largest magnitude at any time in the window.
-                for v in &info.vcpus {
-                    let worst = lags.lag_ns[v.0].iter().map(|l| l.unsigned_abs()).max().unwrap_or(0);
-                    max_lag_ms = max_lag_ms.max(worst as f64 / 1e6);
-                }
+                let worst = info
+                    .vcpus
+                    .iter()
+                    .flat_map(|v| lags.lag_ns[v.0].iter().map(|l| l.unsigned_abs()))
+                    .max()
+                    .unwrap_or(0);
+                let worst_ms = round6(worst as f64 / 1e6);
+                max_lag_ms = max_lag_ms.max(worst_ms);
+                d.insert("max_abs_lag_ms".into(), json!(worst_ms));
             }
             domains.insert(info.name.clone(), Value::Object(d));
         }

@@ -4,9 +4,12 @@
 //!
 //! PE is kept in nanoseconds of pCPU time: one slot of running dissipates PE_unit = one slot, so the paper's
 //! PE_total = |P| x PE_unit x L is exactly the host's CPU time over the allocation interval. Dissipation is charged
-//! exactly (per ns run) rather than sampled at slot ends. At each allocation the PE of every vCPU is reset to its
-//! domain's weighted portion (water-filled so a domain never gets more than its vCPUs can use), split equally
-//! among the domain's vCPUs, as 3.3 says.
+//! exactly (per ns run) rather than sampled at slot ends. At each allocation every vCPU of an active domain gets
+//! its domain's weighted portion (water-filled so a domain never gets more than its vCPUs can use), split equally
+//! among the domain's vCPUs, as 3.3 says. The paper "resets" PE there; we add the portion to what is left and
+//! bound the balance to one interval either way, because a plain reset throws away the PE of a vCPU that its
+//! crowded pCPU could not serve in time and starves it for good (seen in the Corollary 1 sweep). A HIT vCPU with
+//! less than a slot of PE runs only until it is spent.
 //!
 //! Scheduling and balancing (3.3, and the skeleton of 4.3), at each slot and whenever a pCPU must choose:
 //! 1. a head with PE <= 0 (or no head) makes the pCPU look at the other run queues for the vCPU with the highest
@@ -25,6 +28,9 @@ use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::DomainType;
 use crate::time::Nanos;
 use serde_json::Value;
+
+/// Shortest slice given to a vCPU with a little PE left [ns].
+const MIN_SLICE: Nanos = Nanos::from_us(100);
 
 /// Tunables of the hybrid scheduler.
 #[derive(Debug, Clone, PartialEq)]
@@ -266,7 +272,7 @@ impl Hybrid {
             for v in &dom.vcpus {
                 let hv = &mut self.vcpus[v.0];
                 if hv.active {
-                    hv.pe = each;
+                    hv.pe = (hv.pe + each).clamp(-interval, interval);
                 }
                 hv.active = hv.runnable;
             }
@@ -334,7 +340,8 @@ impl Hybrid {
             return true;
         }
         let dom = self.vcpus[v.0].dom;
-        self.siblings(v).filter(|s| self.vcpus[s.0].runnable).all(|s| {
+        // Every pCPU the co-scheduling would take, its own included, must have nothing with PE to run.
+        self.doms[dom].vcpus.iter().filter(|s| self.vcpus[s.0].runnable).all(|s| {
             let q = self.vcpus[s.0].processor;
             let running_ok = ctx.host.running[q].is_none_or(|u| self.vcpus[u.0].dom == dom || self.vcpus[u.0].pe <= 0);
             let queued_ok = self.runq[q].iter().all(|u| self.vcpus[u.0].pe <= 0);
@@ -605,8 +612,11 @@ impl Policy for Hybrid {
                 }
             });
         }
-        // Rule 3 (or a steal under rule 1): an asynchronous HIT vCPU runs for a slot.
-        let slot = self.params.slot();
+        // Rule 3 (or a steal under rule 1): an asynchronous HIT vCPU runs for a slot, or only until its PE is
+        // spent when it has less, so a pCPU's other vCPUs get their share within the allocation interval.
+        let pe = self.vcpus[n.0].pe;
+        let slot =
+            if pe > 0 { Nanos(self.params.slot().0.min(pe as u64).max(MIN_SLICE.0)) } else { self.params.slot() };
         // Work left queued here may go to an idle pCPU.
         if !self.runq[pi].is_empty() {
             if let Some(q) = (0..self.pcpus).find(|&q| q != pi && ctx.host.running[q].is_none()) {
