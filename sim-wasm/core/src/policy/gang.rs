@@ -197,8 +197,12 @@ impl Policy for Gang {
         self.runnable[v.0] = false;
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, _cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
         let now = ctx.now;
+        if let Some(c) = cur {
+            // It may have blocked and got work back before leaving its pCPU (the engine then calls no `wake`).
+            self.runnable[c.0] = cur_runnable;
+        }
         if self.slot_end <= now {
             // Only the slot timer re-plans; a pCPU asked early waits for it (strict slots).
             let slice = self.params.slot();

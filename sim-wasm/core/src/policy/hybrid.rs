@@ -535,6 +535,8 @@ impl Policy for Hybrid {
         if let Some(c) = cur {
             self.charge(c, now);
             self.vcpus[c.0].run_start = None;
+            // It may have blocked and got work back before leaving its pCPU (the engine then calls no `wake`).
+            self.vcpus[c.0].runnable = cur_runnable;
         }
         if self.cosched.is_some_and(|c| now >= c.until) {
             self.end_cosched(ctx);
