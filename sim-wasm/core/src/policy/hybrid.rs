@@ -328,7 +328,7 @@ impl Hybrid {
     }
 
     /// Whether `v` (queued) may be chosen now: HIT always; CON only by starting a co-scheduling (none in
-    /// progress), with positive PE, or without PE if every sibling's pCPU has nothing with PE to run.
+    /// progress), with positive PE, or without PE if no pCPU it would take has anything with more PE to run.
     fn eligible(&self, v: VcpuId, ctx: &Ctx) -> bool {
         if !self.con(v) {
             return true;
@@ -340,12 +340,12 @@ impl Hybrid {
             return true;
         }
         let dom = self.vcpus[v.0].dom;
-        // Every pCPU the co-scheduling would take, its own included, must have nothing with PE to run.
+        // Every pCPU the co-scheduling would take, its own included, must have nothing with more PE to run.
+        let bar = self.vcpus[v.0].pe;
+        let lower = |u: &VcpuId| self.vcpus[u.0].dom == dom || self.vcpus[u.0].pe <= bar;
         self.doms[dom].vcpus.iter().filter(|s| self.vcpus[s.0].runnable).all(|s| {
             let q = self.vcpus[s.0].processor;
-            let running_ok = ctx.host.running[q].is_none_or(|u| self.vcpus[u.0].dom == dom || self.vcpus[u.0].pe <= 0);
-            let queued_ok = self.runq[q].iter().all(|u| self.vcpus[u.0].pe <= 0);
-            running_ok && queued_ok
+            ctx.host.running[q].is_none_or(|u| lower(&u)) && self.runq[q].iter().all(lower)
         })
     }
 
@@ -499,9 +499,11 @@ impl Policy for Hybrid {
         self.runq_insert(p, v);
         let preempt = match ctx.host.running[p] {
             None => true,
+            // Like Credit's wake-up tickle (the hybrid scheduler is built on it, 4.2): a woken vCPU with more PE
+            // than the running one preempts it, unless that one is part of a co-scheduling.
             Some(u) => {
                 self.vcpus[v.0].pe > 0
-                    && self.vcpus[u.0].pe <= 0
+                    && self.vcpus[v.0].pe > self.vcpus[u.0].pe
                     && self.cosched_active(ctx.now).is_none_or(|c| c.dom != self.vcpus[u.0].dom)
             }
         };
