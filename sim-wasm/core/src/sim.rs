@@ -79,6 +79,8 @@ pub struct MetaDomain {
     pub weight: u32,
     pub cap_pct: u32,
     pub color_index: usize,
+    /// Declared concurrent (co-scheduled, paper 001) in the scenario.
+    pub concurrent: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -635,6 +637,7 @@ impl Simulation {
                     weight: d.weight,
                     cap_pct: d.cap_pct,
                     color_index: i,
+                    concurrent: d.kind == crate::scenario::DomainType::Concurrent,
                 })
                 .collect(),
             vcpus: self
