@@ -453,3 +453,24 @@ fn hybrid_honours_weights_per_allocation_interval() {
         assert!(checked > 40, "{scheduler}: only {checked} intervals checked");
     }
 }
+
+/// A run-time type change names its domain; a bad one is rejected with the field path, before any run.
+#[test]
+fn domain_type_changes_are_validated() {
+    let mut v = serde_json::to_value(json!({
+        "schema": 1, "id": "t", "title": "t", "seed": 1, "duration_ms": 100, "warmup_ms": 0, "host": { "pcpus": 2 },
+        "domains": [{ "name": "a", "vcpus": 2, "tasks": [cpu_task("burn")] }],
+        "policies": [{ "id": "h", "scheduler": "hybrid" }],
+        "changes": [{ "at_ms": 50, "policy": "h", "param": "domain_type.b", "value": "concurrent" }]
+    }))
+    .unwrap();
+    let err = Scenario::from_value(v.clone()).unwrap_err().to_string();
+    assert!(err.contains("changes[0].param") && err.contains("'b'"), "{err}");
+    v["changes"][0]["param"] = json!("domain_type.a");
+    v["changes"][0]["value"] = json!("gang");
+    let err = Scenario::from_value(v.clone()).unwrap_err().to_string();
+    assert!(err.contains("changes[0]") && err.contains("throughput"), "{err}");
+    v["changes"][0]["value"] = json!("concurrent");
+    let sim = run(&scenario(v), "h");
+    assert_cpu_conserved(&sim);
+}
