@@ -6,7 +6,7 @@
 //! pCPU per vCPU while enough pCPUs are left; the pCPUs of an admitted domain are reserved for it for the whole
 //! slot, even those of its vCPUs that have nothing to do (strict co-scheduling: no skew, and idle siblings hold
 //! their pCPU). A domain is charged PE for every pCPU it holds. A domain that wakes mid-slot is admitted at once
-//! if enough unreserved pCPUs are free. Leftover pCPUs stay idle: that is the cost of strictness.
+//! if enough unreserved pCPUs are free. Leftover pCPUs stay idle: that is the cost of strictness. Caps are ignored.
 
 use super::hybrid::{share_by_weight, HybridParams};
 use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};

@@ -21,7 +21,7 @@
 //!
 //! CON vCPUs run only inside a co-scheduling, so a CON domain's vCPUs start and stop together. A CON domain may
 //! also be co-scheduled with no PE left, but only onto pCPUs that have nothing better to do (work conservation
-//! without hurting anyone's entitlement).
+//! without hurting anyone's entitlement). Caps are not part of the paper's scheduler: `cap_pct` is ignored here.
 
 use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{DomId, PcpuId, VcpuId};

@@ -165,6 +165,40 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// The same invariants under the co-scheduling policies: hybrid with every other guest domain CON (where it
+    /// fits the host) and strict gang (where every domain fits).
+    #[test]
+    fn invariants_hold_under_co_scheduling(v in arb_scenario(), slot in 1u64..=12, l in 1u64..=5) {
+        let mut v = v;
+        let pcpus = v["host"]["pcpus"].as_u64().unwrap_or(1);
+        let fits = v["domains"].as_array().is_some_and(|ds| ds.iter().all(|d| d["vcpus"].as_u64().unwrap_or(1) <= pcpus));
+        for (i, d) in v["domains"].as_array_mut().into_iter().flatten().enumerate() {
+            if i % 2 == 1 && d["vcpus"].as_u64().unwrap_or(1) <= pcpus {
+                d["type"] = json!("concurrent");
+            }
+        }
+        let params = json!({ "slot_ms": slot, "alloc_slots": l });
+        let mut policies = vec![json!({ "id": "h", "scheduler": "hybrid", "params": params })];
+        if fits {
+            policies.push(json!({ "id": "g", "scheduler": "gang", "params": params }));
+        }
+        v["policies"] = Value::Array(policies);
+        let sc = scenario(v);
+        for id in ["h", "g"] {
+            if sc.policy(id).is_none() {
+                continue;
+            }
+            let sim = run(&sc, id);
+            assert_cpu_conserved(&sim);
+            assert_no_double_running(&sim);
+            assert_io_conserved(&sim);
+        }
+    }
+}
+
 #[test]
 fn caps_hold_over_accounting_windows() {
     for pcpus in [1, 2] {
