@@ -120,7 +120,7 @@ export function LagChart({ client, run, durationMs, time }: Props) {
           {error
             ? `Lag unavailable: ${error}`
             : `Lag per vCPU [ms] (paper 001 eq. 1; above 0: behind its share); max |Lag| ${
-                worst != null ? `${worst} ms` : '–'
+                worst != null ? `${worst.toFixed(1)} ms` : '–'
               }`}
         </span>
       </figcaption>
