@@ -672,6 +672,9 @@ impl Scenario {
             if self.policies[..i].iter().any(|o| o.id == pol.id) {
                 p.push(format!("policies[{i}].id: '{}' is used by another policy", pol.id));
             }
+            if pol.scheduler == "hybrid" || pol.scheduler == "gang" {
+                self.check_cosched(i, pol, &mut p);
+            }
             if !IMPLEMENTED_SCHEDULERS.contains(&pol.scheduler.as_str()) {
                 p.push(format!(
                     "policies[{i}].scheduler: '{}' is not implemented yet (available: {})",
@@ -713,6 +716,37 @@ impl Scenario {
             Ok(())
         } else {
             Err(ScenarioError { problems: p })
+        }
+    }
+
+    /// Co-scheduling needs a pCPU per co-scheduled vCPU (paper 001 2.3: |C(V_i)| <= |P|): every domain under
+    /// `gang`, the concurrent ones (by `type` or `domain_type.NAME`) under `hybrid`; type parameters name domains.
+    fn check_cosched(&self, i: usize, pol: &PolicySpec, p: &mut Vec<String>) {
+        let types: Vec<(&str, &Value)> = pol
+            .params
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| k.strip_prefix("domain_type.").map(|n| (n, v)))
+            .collect();
+        for (name, _) in &types {
+            if pol.scheduler == "gang" {
+                p.push(format!(
+                    "policies[{i}].params.domain_type.{name}: gang co-schedules every domain; it has no types"
+                ));
+            } else if !self.domains.iter().any(|d| d.name == *name) {
+                p.push(format!("policies[{i}].params.domain_type.{name}: no domain '{name}'"));
+            }
+        }
+        for (d, dom) in self.domains.iter().enumerate() {
+            let set = types.iter().find(|(n, _)| *n == dom.name).and_then(|(_, v)| v.as_str());
+            let con = pol.scheduler == "gang" || set.map_or(dom.kind == DomainType::Concurrent, |t| t == "concurrent");
+            if con && dom.vcpus > self.host.pcpus {
+                p.push(format!(
+                    "domains[{d}].vcpus: {} co-scheduled vCPUs under policy '{}' need as many pCPUs (the host has {})",
+                    dom.vcpus, pol.id, self.host.pcpus
+                ));
+            }
         }
     }
 

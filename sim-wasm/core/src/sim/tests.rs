@@ -505,6 +505,14 @@ fn domain_type_changes_are_validated() {
     let err = Scenario::from_value(v.clone()).unwrap_err().to_string();
     assert!(err.contains("changes[0]") && err.contains("throughput"), "{err}");
     v["changes"][0]["value"] = json!("concurrent");
-    let sim = run(&scenario(v), "h");
+    let sim = run(&scenario(v.clone()), "h");
     assert_cpu_conserved(&sim);
+    // Initial types are checked the same way, and co-scheduled domains must fit the host.
+    v["policies"][0]["params"] = json!({ "domain_type.x": "concurrent" });
+    let err = Scenario::from_value(v.clone()).unwrap_err().to_string();
+    assert!(err.contains("policies[0].params.domain_type.x"), "{err}");
+    v["policies"][0]["params"] = json!({ "domain_type.a": "concurrent" });
+    v["host"]["pcpus"] = json!(1);
+    let err = Scenario::from_value(v).unwrap_err().to_string();
+    assert!(err.contains("domains[0].vcpus") && err.contains("'h'"), "{err}");
 }
