@@ -5,6 +5,7 @@ use crate::claims;
 use crate::metrics::{fair_shares, jain, round6, Summary};
 use crate::scenario::{Role, Scenario};
 use crate::sim::{SimError, SimOptions, Simulation};
+use crate::trace::LagSeries;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -109,11 +110,22 @@ pub fn to_csv(r: &Report) -> String {
     out
 }
 
+/// Each domain's CPU share over the measured window and what it was entitled to.
+struct Entitlements {
+    /// Weighted max-min share of the host if every domain were busy.
+    fair: Vec<f64>,
+    /// The same with idle domains bounded by what they used (work-conserving).
+    wc_fair: Vec<f64>,
+    /// Runnable at least 99% of the window.
+    busy: Vec<bool>,
+    /// CPU used over the host's capacity.
+    shares: Vec<f64>,
+}
+
 impl Simulation {
-    /// The run object of the report (claims are attached by [`run_scenario`], which sees every run).
-    pub fn report(&self, opts: &RunOptions) -> Value {
+    /// Shares and entitlements over the measured window (see [`Entitlements`]).
+    fn entitlements(&self) -> Entitlements {
         let measured_ns = (self.end - self.warmup).0.max(1);
-        let measured_s = measured_ns as f64 / 1e9;
         let pcpus = self.pcpus.len() as f64;
         let host_ns = measured_ns as f64 * pcpus;
         let weights: Vec<u32> = self.dom_info.iter().map(|d| d.weight).collect();
@@ -145,6 +157,31 @@ impl Simulation {
         let wc_bounds: Vec<f64> =
             bounds.iter().enumerate().map(|(i, &b)| if busy[i] { b } else { b.min(shares[i] * pcpus) }).collect();
         let wc_fair = fair_shares(pcpus, &weights, &wc_bounds);
+        Entitlements { fair, wc_fair, busy, shares }
+    }
+
+    /// Paper 001's Lag (equation 1) of every vCPU over the measured window, at the usage record's bucket
+    /// boundaries. w(V_i) is the domain's work-conserving entitlement (its weighted max-min share when it stayed
+    /// busy, what it used otherwise), split equally among its vCPUs as the paper does.
+    pub fn lag_series(&self) -> LagSeries {
+        let e = self.entitlements();
+        let pcpus = self.pcpus.len() as f64;
+        let rates: Vec<f64> = self
+            .vcpus
+            .iter()
+            .map(|v| e.wc_fair[v.dom.0] * pcpus / self.dom_info[v.dom.0].vcpus.len().max(1) as f64)
+            .collect();
+        self.usage.lag(&rates, self.warmup.0, self.end.0)
+    }
+
+    /// The run object of the report (claims are attached by [`run_scenario`], which sees every run).
+    pub fn report(&self, opts: &RunOptions) -> Value {
+        let measured_ns = (self.end - self.warmup).0.max(1);
+        let measured_s = measured_ns as f64 / 1e9;
+        let pcpus = self.pcpus.len() as f64;
+        let host_ns = measured_ns as f64 * pcpus;
+        let Entitlements { fair, wc_fair, busy, shares } = self.entitlements();
+        let lags = self.lag_series();
 
         let mut domains = Map::new();
         let mut ratios = Vec::new();
@@ -202,7 +239,16 @@ impl Simulation {
             d.insert("busy".into(), json!(busy[i]));
             if busy[i] && wc_fair[i] > 0.0 {
                 ratios.push(share / wc_fair[i]);
-                max_lag_ms = max_lag_ms.max(((share - wc_fair[i]) * host_ns / 1e6).abs());
+                // The paper's per-vCPU Lag (equation 1), its largest magnitude at any time in the window.
+                let worst = info
+                    .vcpus
+                    .iter()
+                    .flat_map(|v| lags.lag_ns[v.0].iter().map(|l| l.unsigned_abs()))
+                    .max()
+                    .unwrap_or(0);
+                let worst_ms = round6(worst as f64 / 1e6);
+                max_lag_ms = max_lag_ms.max(worst_ms);
+                d.insert("max_abs_lag_ms".into(), json!(worst_ms));
             }
             domains.insert(info.name.clone(), Value::Object(d));
         }

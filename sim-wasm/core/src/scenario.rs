@@ -19,7 +19,7 @@ pub const MAX_TOTAL_TASKS: usize = 65_536;
 pub const MAX_TOTAL_CLIENTS: u64 = 100_000;
 
 /// Schedulers that are implemented today (the schema names every scheduler of DESIGN.md section 3).
-pub const IMPLEMENTED_SCHEDULERS: &[&str] = &["credit", "sedf", "xenco"];
+pub const IMPLEMENTED_SCHEDULERS: &[&str] = &["credit", "sedf", "xenco", "hybrid", "gang"];
 
 /// A validation error: every problem found, each with its field path.
 #[derive(Debug, Clone, PartialEq)]
@@ -725,6 +725,9 @@ impl Scenario {
             if let Err(e) = crate::policy::check_params(&pol.scheduler, &pol.params, &names) {
                 p.push(format!("policies[{i}].params.{e}"));
             }
+            if pol.scheduler == "hybrid" || pol.scheduler == "gang" {
+                self.check_cosched(i, pol, &mut p);
+            }
             if !IMPLEMENTED_SCHEDULERS.contains(&pol.scheduler.as_str()) {
                 p.push(format!(
                     "policies[{i}].scheduler: '{}' is not implemented yet (available: {})",
@@ -740,6 +743,12 @@ impl Scenario {
                 Some(pol) => {
                     if let Err(e) = crate::policy::check_param(&pol.scheduler, &c.param, &c.value) {
                         p.push(format!("changes[{i}]: {e}"));
+                    }
+                    // A domain's type is changed by name (paper 001's `xm sched-pe`): the name must exist.
+                    if let Some(name) = c.param.strip_prefix("domain_type.") {
+                        if !self.domains.iter().any(|d| d.name == name) {
+                            p.push(format!("changes[{i}].param: no domain '{name}' to change the type of"));
+                        }
                     }
                 }
             }
@@ -760,6 +769,37 @@ impl Scenario {
             Ok(())
         } else {
             Err(ScenarioError { problems: p })
+        }
+    }
+
+    /// Co-scheduling needs a pCPU per co-scheduled vCPU (paper 001 2.3: |C(V_i)| <= |P|): every domain under
+    /// `gang`, the concurrent ones (by `type` or `domain_type.NAME`) under `hybrid`; type parameters name domains.
+    fn check_cosched(&self, i: usize, pol: &PolicySpec, p: &mut Vec<String>) {
+        let types: Vec<(&str, &Value)> = pol
+            .params
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| k.strip_prefix("domain_type.").map(|n| (n, v)))
+            .collect();
+        for (name, _) in &types {
+            if pol.scheduler == "gang" {
+                p.push(format!(
+                    "policies[{i}].params.domain_type.{name}: gang co-schedules every domain; it has no types"
+                ));
+            } else if !self.domains.iter().any(|d| d.name == *name) {
+                p.push(format!("policies[{i}].params.domain_type.{name}: no domain '{name}'"));
+            }
+        }
+        for (d, dom) in self.domains.iter().enumerate() {
+            let set = types.iter().find(|(n, _)| *n == dom.name).and_then(|(_, v)| v.as_str());
+            let con = pol.scheduler == "gang" || set.map_or(dom.kind == DomainType::Concurrent, |t| t == "concurrent");
+            if con && dom.vcpus > self.host.pcpus {
+                p.push(format!(
+                    "domains[{d}].vcpus: {} co-scheduled vCPUs under policy '{}' need as many pCPUs (the host has {})",
+                    dom.vcpus, pol.id, self.host.pcpus
+                ));
+            }
         }
     }
 

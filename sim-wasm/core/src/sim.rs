@@ -16,7 +16,7 @@ use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy};
 use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
-use crate::trace::{BeliefRec, IoRec, RqEntry, Segment, TaskRec, Trace};
+use crate::trace::{BeliefRec, IoRec, RqEntry, Segment, TaskRec, Trace, VcpuUsage};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -79,6 +79,8 @@ pub struct MetaDomain {
     pub weight: u32,
     pub cap_pct: u32,
     pub color_index: usize,
+    /// Declared concurrent (co-scheduled, paper 001) in the scenario.
+    pub concurrent: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -220,6 +222,8 @@ pub struct Simulation {
     /// Balloon pauses while an event waited for the guest or a task it woke was runnable (must stay 0).
     pub(crate) balloon_violations: u64,
     trace: Trace,
+    /// CPU each vCPU received over time, for Lag (paper 001); kept even when the trace is not.
+    pub(crate) usage: VcpuUsage,
     /// Whether the trace is recorded (see [`SimOptions::trace`]).
     record: bool,
     /// An internal inconsistency that stops the run (reported by `step` as an error).
@@ -275,11 +279,14 @@ impl Simulation {
         let link = || Link { free_at: Nanos::ZERO, ns_per_byte: 8000.0 / net.mbps, latency: us_to_ns(net.latency_us) };
         let vcpu_dom: Vec<DomId> = b.vcpus.iter().map(|v| v.dom).collect();
         let vcpu_name: Vec<String> = b.vcpus.iter().map(|v| v.name.clone()).collect();
-        let policy = policy::build(&spec.scheduler, &spec.params, pcpus, &b.dom_info).map_err(SimError::Policy)?;
+        let types: Vec<_> = scenario.domains.iter().map(|d| d.kind).collect();
+        let policy =
+            policy::build(&spec.scheduler, &spec.params, pcpus, &b.dom_info, &types).map_err(SimError::Policy)?;
         let budget = if opts.trace { opts.trace_budget_bytes } else { 0 };
         let trace = Trace::with_budget(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0, budget);
         let ndom = b.dom_info.len();
         let ntasks = b.tasks.len();
+        let nvcpus = b.vcpus.len();
         let mut sim = Simulation {
             scenario: scenario.clone(),
             policy_id: policy_id.to_string(),
@@ -331,6 +338,7 @@ impl Simulation {
             early_deliveries: 0,
             balloon_violations: 0,
             trace,
+            usage: VcpuUsage::new(nvcpus, end.0),
             record: opts.trace,
             fault: None,
             rq_dirty: true,
@@ -649,6 +657,7 @@ impl Simulation {
                     weight: d.weight,
                     cap_pct: d.cap_pct,
                     color_index: i,
+                    concurrent: d.kind == crate::scenario::DomainType::Concurrent,
                 })
                 .collect(),
             vcpus: self
@@ -1094,6 +1103,7 @@ impl Simulation {
             return;
         }
         let task = self.pcpus[p.0].seg_task;
+        self.usage.add(v.0, start.0, self.now.0);
         if self.record {
             self.trace.push_segment(Segment {
                 pcpu: p.0 as u32,

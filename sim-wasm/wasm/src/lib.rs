@@ -112,6 +112,27 @@ impl Simulation {
         js_sys::Float64Array::from(self.inner.trace().share_series(bucket_ns).as_slice())
     }
 
+    /// Every vCPU's Lag (paper 001, equation 1) over the measured window, as JSON text
+    /// `{"vcpus":[{"name":"web.v0","domain":"web","t_ns":[...],"lag_ns":[...]}]}` (positive: behind its share).
+    pub fn lag_json(&self) -> String {
+        let lags = self.inner.lag_series();
+        let meta = self.inner.meta();
+        let vcpus: Vec<serde_json::Value> = meta
+            .vcpus
+            .iter()
+            .enumerate()
+            .map(|(v, m)| {
+                serde_json::json!({
+                    "name": m.name,
+                    "domain": meta.domains[m.domain].name,
+                    "t_ns": lags.t_ns,
+                    "lag_ns": lags.lag_ns[v],
+                })
+            })
+            .collect();
+        serde_json::json!({ "vcpus": vcpus }).to_string()
+    }
+
     /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON text.
     pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
         let r = self.inner.trace().io_events(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);

@@ -3,6 +3,7 @@ import type { SimClient } from '../sim/client';
 import type { RunResult, ScenarioPolicy } from '../sim/types';
 import { splitSegments } from '../lib/series';
 import { EventLog } from './EventLog';
+import { LagChart } from './LagChart';
 import { RunQueues } from './RunQueues';
 import { MetricsTable } from './MetricsTable';
 import { ShareChart } from './ShareChart';
@@ -28,6 +29,13 @@ interface Props {
   readonly onRemove?: () => void;
   /** Shown before the label: the column's number (its 1-4 shortcut). */
   readonly index: number;
+}
+
+/** Lag (paper 001) matters where co-scheduling does: a concurrent domain, or a co-scheduling policy. */
+function showsLag(run: RunResult, scheduler: string | undefined): boolean {
+  return (
+    scheduler === 'hybrid' || scheduler === 'gang' || run.meta.domains.some((d) => d.concurrent === true)
+  );
 }
 
 export function PolicyColumn({
@@ -102,6 +110,9 @@ export function PolicyColumn({
           )}
           <EventLog client={client} run={run} time={time} onSeek={onSeek} />
           <ShareChart run={run} durationMs={durationMs} view={view} time={time} />
+          {showsLag(run, policies.find((p) => p.id === policy)?.scheduler) && (
+            <LagChart client={client} run={run} durationMs={durationMs} time={time} />
+          )}
           <MetricsTable meta={run.meta} report={run.report} />
         </>
       ) : (

@@ -6,7 +6,7 @@
 import * as Comlink from 'comlink';
 import type { WorkerApi } from './worker';
 import type { DecisionWindow } from '../lib/decisions';
-import type { ClaimResult, DistributionMetric, RunQueueSnap, RunReport, RunResult } from './types';
+import type { ClaimResult, DistributionMetric, LagData, RunQueueSnap, RunReport, RunResult } from './types';
 
 /** Rejection reason of calls cut short by `cancel()`. */
 export class Cancelled extends Error {
@@ -232,6 +232,10 @@ export class SimClient {
 
   distribution(runId: string, domain: number, metric: DistributionMetric): Promise<Float64Array> {
     return this.query(runId, (api) => api.distribution(runId, domain, metric));
+  }
+
+  lag(runId: string): Promise<LagData> {
+    return this.query(runId, (api) => api.lag(runId));
   }
 
   dispose(): void {

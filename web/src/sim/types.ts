@@ -8,6 +8,8 @@ export interface MetaDomain {
   readonly weight: number;
   readonly cap_pct: number;
   readonly color_index: number;
+  /** Declared concurrent (co-scheduled) in the scenario (paper 001). */
+  readonly concurrent?: boolean;
 }
 
 export interface MetaVcpu {
@@ -131,3 +133,13 @@ export interface RunQueueSnap {
 }
 
 export type DistributionMetric = 'response' | 'event_latency' | 'io_latency';
+
+/** Every vCPU's Lag (paper 001, equation 1) over the measured window: positive = behind its share [ns]. */
+export interface LagData {
+  readonly vcpus: readonly {
+    readonly name: string;
+    readonly domain: string;
+    readonly t_ns: readonly number[];
+    readonly lag_ns: readonly number[];
+  }[];
+}

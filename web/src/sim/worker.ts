@@ -5,7 +5,15 @@ import * as Comlink from 'comlink';
 import init, { Simulation, evaluate_claims, last_panic, validate_scenario } from './pkg/schedsim_wasm.js';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type Decision, type DecisionWindow } from '../lib/decisions';
-import type { ClaimResult, DistributionMetric, Meta, RunQueueSnap, RunReport, RunResult } from './types';
+import type {
+  ClaimResult,
+  DistributionMetric,
+  LagData,
+  Meta,
+  RunQueueSnap,
+  RunReport,
+  RunResult,
+} from './types';
 
 /** Events per `step` call: small enough to report progress often, large enough to keep the overhead low. */
 const STEP_EVENTS = 20_000;
@@ -191,6 +199,15 @@ const api = {
     try {
       const d = sim(runId).distribution(domain, metric);
       return Comlink.transfer(d, [d.buffer]);
+    } catch (e) {
+      throw explain(e);
+    }
+  },
+
+  /** Every vCPU's Lag over time (paper 001, equation 1). */
+  lag(runId: string): LagData {
+    try {
+      return JSON.parse(sim(runId).lag_json()) as LagData;
     } catch (e) {
       throw explain(e);
     }

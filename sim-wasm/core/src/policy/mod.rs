@@ -3,12 +3,15 @@
 //! [`HostView`] and asks for effects through [`Ctx`] (reschedule a pCPU, pause or unpause a vCPU, log a reason).
 
 pub mod credit;
+pub mod gang;
+pub mod hybrid;
 pub mod sedf;
 pub mod tavs;
 pub mod xballoon;
 pub mod xenco;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
+use crate::scenario::DomainType;
 use crate::time::Nanos;
 use serde::Serialize;
 use serde_json::Value;
@@ -200,12 +203,20 @@ pub trait Policy {
     fn runqueue_version(&self, p: PcpuId) -> u64;
 }
 
-/// Builds the policy named by a scenario's policy spec.
-pub fn build(scheduler: &str, params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Box<dyn Policy>, String> {
+/// Builds the policy named by a scenario's policy spec. `types` is each domain's scenario `type` (paper 001).
+pub fn build(
+    scheduler: &str,
+    params: &Value,
+    pcpus: usize,
+    domains: &[DomainInfo],
+    types: &[DomainType],
+) -> Result<Box<dyn Policy>, String> {
     match scheduler {
         "credit" => Ok(Box::new(credit::Credit::new(params, pcpus, domains)?)),
         "sedf" => Ok(Box::new(sedf::Sedf::new(params, pcpus, domains)?)),
         "xenco" => Ok(Box::new(xenco::Xenco::new(params, pcpus, domains)?)),
+        "hybrid" => Ok(Box::new(hybrid::Hybrid::new(params, pcpus, domains, types)?)),
+        "gang" => Ok(Box::new(gang::Gang::new(params, pcpus, domains)?)),
         other => Err(format!("scheduler '{other}' is not implemented yet")),
     }
 }
@@ -225,6 +236,11 @@ pub fn check_param(scheduler: &str, param: &str, value: &Value) -> Result<(), St
         "credit" => credit::CreditParams::default().set(param, value),
         "sedf" => sedf::SedfParams::default().set(param, value),
         "xenco" => xenco::check_param(param, value),
+        "hybrid" => hybrid::HybridParams::default().set(param, value),
+        "gang" if param.starts_with("domain_type.") => {
+            Err(format!("{param}: the gang scheduler co-schedules every domain; it has no domain types"))
+        }
+        "gang" => hybrid::HybridParams::default().set(param, value),
         other => Err(format!("scheduler '{other}' has no run-time parameters")),
     }
 }

@@ -165,6 +165,40 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// The same invariants under the co-scheduling policies: hybrid with every other guest domain CON (where it
+    /// fits the host) and strict gang (where every domain fits).
+    #[test]
+    fn invariants_hold_under_co_scheduling(v in arb_scenario(), slot in 1u64..=12, l in 1u64..=5) {
+        let mut v = v;
+        let pcpus = v["host"]["pcpus"].as_u64().unwrap_or(1);
+        let fits = v["domains"].as_array().is_some_and(|ds| ds.iter().all(|d| d["vcpus"].as_u64().unwrap_or(1) <= pcpus));
+        for (i, d) in v["domains"].as_array_mut().into_iter().flatten().enumerate() {
+            if i % 2 == 1 && d["vcpus"].as_u64().unwrap_or(1) <= pcpus {
+                d["type"] = json!("concurrent");
+            }
+        }
+        let params = json!({ "slot_ms": slot, "alloc_slots": l });
+        let mut policies = vec![json!({ "id": "h", "scheduler": "hybrid", "params": params })];
+        if fits {
+            policies.push(json!({ "id": "g", "scheduler": "gang", "params": params }));
+        }
+        v["policies"] = Value::Array(policies);
+        let sc = scenario(v);
+        for id in ["h", "g"] {
+            if sc.policy(id).is_none() {
+                continue;
+            }
+            let sim = run(&sc, id);
+            assert_cpu_conserved(&sim);
+            assert_no_double_running(&sim);
+            assert_io_conserved(&sim);
+        }
+    }
+}
+
 #[test]
 fn caps_hold_over_accounting_windows() {
     for pcpus in [1, 2] {
@@ -465,4 +499,143 @@ fn xballoon_off_is_plain_credit() {
         b["policy"] = Value::Null;
         assert_eq!(a, b, "{cmp}");
     }
+}
+
+/// A host for the co-scheduling tests: two CON domains running spin-barrier jobs (always runnable), HIT domains
+/// of busy loops, and halfway through the 3-vCPU HIT domain turned CON (a run-time type change).
+fn cosched_scenario(scheduler: &str, change: bool) -> Scenario {
+    let burn = |n: u32| -> Vec<Value> {
+        (0..n).map(|k| json!({ "name": format!("burn{k}"), "vcpu": k, "workload": { "type": "cpu" } })).collect()
+    };
+    let job =
+        json!([{ "name": "job", "workload": { "type": "barrier", "compute_us": 3000, "phases": 0, "sync": "spin" } }]);
+    let changes = if scheduler == "hybrid" && change {
+        json!([{ "at_ms": 600, "policy": "p", "param": "domain_type.web", "value": "concurrent" }])
+    } else {
+        json!([])
+    };
+    scenario(json!({
+        "schema": 1, "id": "cosched", "title": "cosched", "seed": 3, "duration_ms": 1200, "warmup_ms": 0,
+        "host": { "pcpus": 4 },
+        "domains": [
+            { "name": "lu", "vcpus": 4, "weight": 300, "type": "concurrent", "tasks": job },
+            { "name": "pair", "vcpus": 2, "weight": 200, "type": "concurrent", "tasks": job },
+            { "name": "web", "vcpus": 3, "weight": 400, "tasks": burn(3) },
+            { "name": "db", "vcpus": 1, "weight": 100, "tasks": burn(1) }
+        ],
+        "policies": [{ "id": "p", "scheduler": scheduler, "params": { "alloc_slots": 3 } }],
+        "changes": changes
+    }))
+}
+
+/// Paper 001's co-scheduling guarantees, checked on the trace of the hybrid and gang schedulers: no run queue ever
+/// holds two vCPUs of a CON domain (so two siblings never time-share a pCPU), and a CON domain's vCPUs start and
+/// stop together (every stretch one of them runs is run by all of them, on distinct pCPUs, over the same times).
+#[test]
+fn con_domains_are_co_scheduled() {
+    for scheduler in ["hybrid", "gang"] {
+        let sc = cosched_scenario(scheduler, true);
+        let sim = run(&sc, "p");
+        assert_cpu_conserved(&sim);
+        assert_no_double_running(&sim);
+        let change_at = if scheduler == "hybrid" { 600_000_000 } else { u64::MAX };
+        // Gang co-schedules every domain; hybrid the CON ones (and web once it turns CON).
+        let con = |d: usize, t: u64| scheduler == "gang" || d < 2 || (d == 2 && t >= change_at);
+        for (d, dom) in sc.domains.iter().enumerate() {
+            let n = dom.vcpus as usize;
+            let mut by_start: std::collections::BTreeMap<u64, Vec<&Segment>> = Default::default();
+            for s in sim.trace().segments().iter().filter(|s| sim.vcpus[s.vcpu as usize].dom.0 == d) {
+                by_start.entry(s.start).or_default().push(s);
+            }
+            for (start, segs) in &by_start {
+                // A stretch that began before a type change may run on alone until its slot ends.
+                if !con(d, *start) || (d == 2 && *start < change_at.saturating_add(10_000_000)) {
+                    continue;
+                }
+                let mut pcpus: Vec<u32> = segs.iter().map(|s| s.pcpu).collect();
+                pcpus.sort_unstable();
+                pcpus.dedup();
+                assert_eq!(segs.len(), n, "{scheduler}: {} starts {} of {n} vCPUs at {start}", dom.name, segs.len());
+                assert_eq!(pcpus.len(), n, "{scheduler}: {} siblings share a pCPU at {start}", dom.name);
+                assert!(segs.iter().all(|s| s.end == segs[0].end), "{scheduler}: {} stops apart: {segs:?}", dom.name);
+            }
+        }
+        if scheduler == "hybrid" {
+            for p in 0..sim.pcpus.len() {
+                for snap in sim.trace().runqueue_history(p) {
+                    let mut doms: Vec<usize> = snap
+                        .queued
+                        .iter()
+                        .chain(snap.running.iter())
+                        .map(|e| sim.vcpus[e.vcpu as usize].dom.0)
+                        .filter(|&d| con(d, snap.t_ns))
+                        .collect();
+                    doms.sort_unstable();
+                    let n = doms.len();
+                    doms.dedup();
+                    assert_eq!(doms.len(), n, "pCPU{p} holds two vCPUs of a CON domain at {}: {snap:?}", snap.t_ns);
+                }
+            }
+        }
+    }
+}
+
+/// Potential energy keeps weights: with every domain busy, each domain's CPU from the start up to every
+/// allocation boundary (L = 3 slots of 10 ms) stays within one allocation interval plus one slot per vCPU of its
+/// weighted share, co-scheduled or not: what a domain misses in one interval it gets back in the next ones.
+/// (Strict gangs give no such promise: pCPUs left after packing go to whichever domain fits.)
+#[test]
+fn hybrid_honours_weights_per_allocation_interval() {
+    for scheduler in ["hybrid"] {
+        // Without the type change: three CON domains would need gangs more than 100% of the time (one
+        // co-scheduling at a time, as in the paper), and no scheduler could then give each its share.
+        let sc = cosched_scenario(scheduler, false);
+        let sim = run(&sc, "p");
+        let interval = 30_000_000u64;
+        let pcpus = sc.host.pcpus as f64;
+        let weights: Vec<u32> = sc.domains.iter().map(|d| d.weight).collect();
+        let bounds: Vec<f64> = sc.domains.iter().map(|d| f64::from(d.vcpus)).collect();
+        let fair = crate::metrics::fair_shares(pcpus, &weights, &bounds);
+        let mut checked = 0;
+        for k in 1..=(sim.end.0 / interval) {
+            let b = k * interval;
+            for (d, dom) in sc.domains.iter().enumerate() {
+                let used = dom_cpu_in(&sim, d, 0, b) as f64;
+                let want = fair[d] * pcpus * b as f64;
+                let slack = (interval + 10_000_000) as f64 * f64::from(dom.vcpus);
+                assert!((used - want).abs() <= slack, "{scheduler} {} used {used} in [0, {b}), want {want}", dom.name);
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "{scheduler}: only {checked} intervals checked");
+    }
+}
+
+/// A run-time type change names its domain; a bad one is rejected with the field path, before any run.
+#[test]
+fn domain_type_changes_are_validated() {
+    let mut v = serde_json::to_value(json!({
+        "schema": 1, "id": "t", "title": "t", "seed": 1, "duration_ms": 100, "warmup_ms": 0, "host": { "pcpus": 2 },
+        "domains": [{ "name": "a", "vcpus": 2, "tasks": [cpu_task("burn")] }],
+        "policies": [{ "id": "h", "scheduler": "hybrid" }],
+        "changes": [{ "at_ms": 50, "policy": "h", "param": "domain_type.b", "value": "concurrent" }]
+    }))
+    .unwrap();
+    let err = Scenario::from_value(v.clone()).unwrap_err().to_string();
+    assert!(err.contains("changes[0].param") && err.contains("'b'"), "{err}");
+    v["changes"][0]["param"] = json!("domain_type.a");
+    v["changes"][0]["value"] = json!("gang");
+    let err = Scenario::from_value(v.clone()).unwrap_err().to_string();
+    assert!(err.contains("changes[0]") && err.contains("throughput"), "{err}");
+    v["changes"][0]["value"] = json!("concurrent");
+    let sim = run(&scenario(v.clone()), "h");
+    assert_cpu_conserved(&sim);
+    // Initial types are checked the same way, and co-scheduled domains must fit the host.
+    v["policies"][0]["params"] = json!({ "domain_type.x": "concurrent" });
+    let err = Scenario::from_value(v.clone()).unwrap_err().to_string();
+    assert!(err.contains("policies[0].params.domain_type.x"), "{err}");
+    v["policies"][0]["params"] = json!({ "domain_type.a": "concurrent" });
+    v["host"]["pcpus"] = json!(1);
+    let err = Scenario::from_value(v).unwrap_err().to_string();
+    assert!(err.contains("domains[0].vcpus") && err.contains("'h'"), "{err}");
 }

@@ -1,0 +1,742 @@
+//! The hybrid scheduling framework of paper 001 (Weng et al., VEE 2009, section 3): high-throughput (HIT) domains
+//! are scheduled asynchronously, concurrent (CON) domains are co-scheduled; potential energy (PE) is shared out by
+//! weight every L slots and dissipated by running; run queues are sorted by PE.
+//!
+//! PE is kept in nanoseconds of pCPU time: one slot of running dissipates PE_unit = one slot, so the paper's
+//! PE_total = |P| x PE_unit x L is exactly the host's CPU time over the allocation interval. Dissipation is charged
+//! exactly (per ns run) rather than sampled at slot ends. At each allocation every vCPU of an active domain gets
+//! its domain's weighted portion (water-filled so a domain never gets more than its vCPUs can use), split equally
+//! among the domain's vCPUs, as 3.3 says. The paper "resets" PE there; we add the portion to what is left and
+//! bound the balance to one interval either way, because a plain reset throws away the PE of a vCPU that its
+//! crowded pCPU could not serve in time and starves it for good (seen in the Corollary 1 sweep). A HIT vCPU with
+//! less than a slot of PE runs only until it is spent.
+//!
+//! Scheduling and balancing (3.3, and the skeleton of 4.3), at each slot and whenever a pCPU must choose:
+//! 1. a head with PE <= 0 (or no head) makes the pCPU look at the other run queues for the vCPU with the highest
+//!    PE, never taking a CON vCPU onto a pCPU whose run queue holds one of its siblings;
+//! 2. a CON head with positive PE co-schedules its domain: its pCPU "sends an IPI" (`Ctx::resched`) to every pCPU
+//!    holding a runnable sibling, and all of them run the domain until the same slot end (one co-scheduling at a
+//!    time, like the paper's global `syn_domain_id`);
+//! 3. a HIT head with positive PE runs.
+//!
+//! CON vCPUs run only inside a co-scheduling, so a CON domain's vCPUs start and stop together. A CON domain may
+//! also be co-scheduled with no PE left, but only onto pCPUs that have nothing better to do (work conservation
+//! without hurting anyone's entitlement). Caps are not part of the paper's scheduler: `cap_pct` is ignored here.
+
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use crate::model::{DomId, PcpuId, VcpuId};
+use crate::scenario::DomainType;
+use crate::time::Nanos;
+use serde_json::Value;
+
+/// Shortest slice given to a vCPU with a little PE left [ns].
+const MIN_SLICE: Nanos = Nanos::from_us(100);
+
+/// Tunables of the hybrid scheduler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HybridParams {
+    /// Slot: the scheduling unit and PE_unit [ms] (10 ms, Xen's scheduling tick the paper builds on).
+    pub slot_ms: u64,
+    /// Allocation interval L [slots] (3: Credit's 30 ms accounting period).
+    pub alloc_slots: u64,
+    /// Domain types set by parameters, by domain name (override the scenario's `type`).
+    pub types: Vec<(String, DomainType)>,
+}
+
+impl Default for HybridParams {
+    fn default() -> HybridParams {
+        HybridParams { slot_ms: 10, alloc_slots: 3, types: Vec::new() }
+    }
+}
+
+impl HybridParams {
+    pub fn from_value(v: &Value) -> Result<HybridParams, String> {
+        let mut p = HybridParams::default();
+        if let Some(obj) = v.as_object() {
+            for (k, val) in obj {
+                p.set(k, val)?;
+            }
+        }
+        Ok(p)
+    }
+
+    /// Sets one parameter by name: `slot_ms`, `alloc_slots`, or `domain_type.NAME` ("throughput"/"concurrent").
+    pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
+        let int = |lo: u64, hi: u64| -> Result<u64, String> {
+            v.as_u64()
+                .filter(|x| (lo..=hi).contains(x))
+                .ok_or_else(|| format!("{param}: expected an integer in {lo}..={hi}, got {v}"))
+        };
+        match param {
+            "slot_ms" => self.slot_ms = int(1, 1000)?,
+            "alloc_slots" => self.alloc_slots = int(1, 1000)?,
+            p if p.starts_with("domain_type.") && p.len() > "domain_type.".len() => {
+                let t = match v.as_str() {
+                    Some("throughput") => DomainType::Throughput,
+                    Some("concurrent") => DomainType::Concurrent,
+                    _ => return Err(format!("{param}: expected \"throughput\" or \"concurrent\", got {v}")),
+                };
+                let name = p["domain_type.".len()..].to_string();
+                self.types.retain(|(n, _)| *n != name);
+                self.types.push((name, t));
+            }
+            other => {
+                return Err(format!(
+                    "unknown hybrid parameter '{other}' (known: slot_ms, alloc_slots, domain_type.DOMAIN)"
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    pub fn slot(&self) -> Nanos {
+        Nanos::from_ms(self.slot_ms)
+    }
+}
+
+/// Shares `total` PE among domains in proportion to `weights`, each at most its `bound` (water filling in
+/// integers: a domain that cannot use its portion keeps its bound and the rest is re-split among the others).
+pub(crate) fn share_by_weight(total: i64, weights: &[u32], bounds: &[i64]) -> Vec<i64> {
+    let n = weights.len();
+    let mut alloc = vec![0i64; n];
+    let mut open: Vec<usize> = (0..n).filter(|&i| bounds[i] > 0 && weights[i] > 0).collect();
+    let mut left = total;
+    while !open.is_empty() && left > 0 {
+        let w: i64 = open.iter().map(|&i| i64::from(weights[i])).sum();
+        let portion = |i: usize| (i128::from(left) * i128::from(weights[i]) / i128::from(w)) as i64;
+        let saturated: Vec<usize> = open.iter().copied().filter(|&i| bounds[i] <= portion(i)).collect();
+        if saturated.is_empty() {
+            for &i in &open {
+                alloc[i] = portion(i);
+            }
+            break;
+        }
+        for &i in &saturated {
+            alloc[i] = bounds[i];
+            left -= bounds[i];
+        }
+        open.retain(|i| !saturated.contains(i));
+    }
+    alloc
+}
+
+#[derive(Debug, Clone)]
+struct HVcpu {
+    dom: usize,
+    /// Potential energy [ns of pCPU time].
+    pe: i64,
+    /// The pCPU whose run queue it belongs to (queued, running, or last ran/woke on).
+    processor: usize,
+    on_runq: bool,
+    runnable: bool,
+    /// Runnable at some point since the last allocation (its domain takes part in the next one).
+    active: bool,
+    /// When it started running, while it runs [ns].
+    run_start: Option<Nanos>,
+    /// Given a pCPU by the initial mapping (counts towards that pCPU's load).
+    placed: bool,
+}
+
+#[derive(Debug, Clone)]
+struct HDom {
+    name: String,
+    weight: u32,
+    vcpus: Vec<VcpuId>,
+    con: bool,
+}
+
+/// A co-scheduling in progress: the domain and when its slot ends.
+#[derive(Debug, Clone, Copy)]
+struct Cosched {
+    dom: usize,
+    until: Nanos,
+}
+
+pub struct Hybrid {
+    params: HybridParams,
+    pcpus: usize,
+    vcpus: Vec<HVcpu>,
+    doms: Vec<HDom>,
+    /// Per pCPU: queued vCPUs in decreasing PE (FIFO among equals).
+    runq: Vec<Vec<VcpuId>>,
+    /// Per pCPU: the sibling it must run for the co-scheduling in progress (the IPI's message).
+    forced: Vec<Option<VcpuId>>,
+    cosched: Option<Cosched>,
+    /// Where the next steal search starts, so no peer is always looked at first.
+    balance_bias: usize,
+    versions: Vec<u64>,
+}
+
+fn type_name(con: bool) -> &'static str {
+    if con {
+        "CON"
+    } else {
+        "HIT"
+    }
+}
+
+impl Hybrid {
+    pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo], types: &[DomainType]) -> Result<Hybrid, String> {
+        let params = HybridParams::from_value(params)?;
+        let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
+        let mut vcpus = vec![
+            HVcpu {
+                dom: 0,
+                pe: 0,
+                processor: 0,
+                on_runq: false,
+                runnable: false,
+                active: true,
+                run_start: None,
+                placed: false
+            };
+            nv
+        ];
+        let mut doms = Vec::with_capacity(domains.len());
+        for (d, info) in domains.iter().enumerate() {
+            for v in &info.vcpus {
+                vcpus[v.0].dom = d;
+            }
+            let con = types.get(d) == Some(&DomainType::Concurrent);
+            doms.push(HDom { name: info.name.clone(), weight: info.weight, vcpus: info.vcpus.clone(), con });
+        }
+        let mut h = Hybrid {
+            params: HybridParams { types: Vec::new(), ..params.clone() },
+            pcpus,
+            vcpus,
+            doms,
+            runq: vec![Vec::new(); pcpus],
+            forced: vec![None; pcpus],
+            cosched: None,
+            balance_bias: 0,
+            versions: vec![0; pcpus],
+        };
+        for (name, t) in &params.types {
+            h.set_type(name, *t)?;
+        }
+        for (d, dom) in h.doms.iter().enumerate() {
+            if dom.con && dom.vcpus.len() > pcpus {
+                return Err(format!(
+                    "domains[{d}].type: concurrent domain '{}' has {} vCPUs but the host has {pcpus} pCPUs (co-scheduling needs one pCPU per vCPU)",
+                    dom.name,
+                    dom.vcpus.len()
+                ));
+            }
+        }
+        // The first allocation happens at boot, as if every domain were busy.
+        h.allocate();
+        Ok(h)
+    }
+
+    /// PE of a vCPU [ns] (tests and the run-queue view).
+    pub fn pe(&self, v: VcpuId) -> i64 {
+        self.vcpus[v.0].pe
+    }
+
+    /// Whether a domain is co-scheduled (CON).
+    pub fn is_concurrent(&self, d: DomId) -> bool {
+        self.doms[d.0].con
+    }
+
+    fn touch(&mut self, p: usize) {
+        self.versions[p] += 1;
+    }
+
+    fn con(&self, v: VcpuId) -> bool {
+        self.doms[self.vcpus[v.0].dom].con
+    }
+
+    fn siblings(&self, v: VcpuId) -> impl Iterator<Item = VcpuId> + '_ {
+        self.doms[self.vcpus[v.0].dom].vcpus.iter().copied().filter(move |&s| s != v)
+    }
+
+    /// The CON constraint: no sibling of `v` belongs to pCPU `p`'s run queue (queued or running there).
+    fn fits(&self, v: VcpuId, p: usize) -> bool {
+        !self.con(v) || self.siblings(v).all(|s| self.vcpus[s.0].processor != p)
+    }
+
+    /// Physical CPU time allocation (3.3): PE_total = |P| x PE_unit x L shared by weight among active domains.
+    fn allocate(&mut self) {
+        let interval = self.params.slot().0 as i64 * self.params.alloc_slots as i64;
+        let total = interval * self.pcpus as i64;
+        let active: Vec<usize> =
+            self.doms.iter().map(|d| d.vcpus.iter().filter(|v| self.vcpus[v.0].active).count()).collect();
+        let weights: Vec<u32> = self.doms.iter().map(|d| d.weight).collect();
+        let bounds: Vec<i64> = active.iter().map(|&n| n as i64 * interval).collect();
+        let shares = share_by_weight(total, &weights, &bounds);
+        for (d, dom) in self.doms.iter().enumerate() {
+            if active[d] == 0 {
+                continue;
+            }
+            let each = shares[d] / active[d] as i64;
+            for v in &dom.vcpus {
+                let hv = &mut self.vcpus[v.0];
+                if hv.active {
+                    hv.pe = (hv.pe + each).clamp(-interval, interval);
+                }
+                hv.active = hv.runnable;
+            }
+        }
+        for p in 0..self.pcpus {
+            let mut q = std::mem::take(&mut self.runq[p]);
+            q.sort_by_key(|v| std::cmp::Reverse(self.vcpus[v.0].pe));
+            self.runq[p] = q;
+            self.touch(p);
+        }
+    }
+
+    /// PE dissipation: the running vCPU loses the pCPU time it used since it started (or was last charged).
+    fn charge(&mut self, v: VcpuId, now: Nanos) {
+        let hv = &mut self.vcpus[v.0];
+        if let Some(start) = hv.run_start {
+            hv.pe -= now.saturating_sub(start).0 as i64;
+            hv.run_start = Some(now);
+        }
+    }
+
+    /// Inserts in decreasing PE, after every queued vCPU with at least as much.
+    fn runq_insert(&mut self, p: usize, v: VcpuId) {
+        let pe = self.vcpus[v.0].pe;
+        let pos = self.runq[p].iter().position(|u| self.vcpus[u.0].pe < pe).unwrap_or(self.runq[p].len());
+        self.runq[p].insert(pos, v);
+        self.vcpus[v.0].on_runq = true;
+        self.vcpus[v.0].processor = p;
+        self.touch(p);
+    }
+
+    fn runq_remove(&mut self, v: VcpuId) {
+        let p = self.vcpus[v.0].processor;
+        self.runq[p].retain(|&u| u != v);
+        self.vcpus[v.0].on_runq = false;
+        self.touch(p);
+    }
+
+    fn cosched_active(&self, now: Nanos) -> Option<Cosched> {
+        self.cosched.filter(|c| now < c.until)
+    }
+
+    /// Ends the co-scheduling in progress; idle pCPUs may have skipped CON work while it ran, so they look again.
+    fn end_cosched(&mut self, ctx: &mut Ctx) {
+        if self.cosched.take().is_some() {
+            self.forced.iter_mut().for_each(|f| *f = None);
+            for q in 0..self.pcpus {
+                if ctx.host.running[q].is_none() {
+                    ctx.resched(PcpuId(q));
+                }
+            }
+        }
+    }
+
+    /// Whether `v` (queued) may be chosen now: HIT always; CON only by starting a co-scheduling (none in
+    /// progress), with positive PE, or without PE if no pCPU it would take has anything with more PE to run.
+    fn eligible(&self, v: VcpuId, ctx: &Ctx) -> bool {
+        if !self.con(v) {
+            return true;
+        }
+        if self.cosched_active(ctx.now).is_some() {
+            return false;
+        }
+        if self.vcpus[v.0].pe > 0 {
+            return true;
+        }
+        let dom = self.vcpus[v.0].dom;
+        // Every pCPU the co-scheduling would take, its own included, must have nothing with more PE to run.
+        let bar = self.vcpus[v.0].pe;
+        let lower = |u: &VcpuId| self.vcpus[u.0].dom == dom || self.vcpus[u.0].pe <= bar;
+        self.doms[dom].vcpus.iter().filter(|s| self.vcpus[s.0].runnable).all(|s| {
+            let q = self.vcpus[s.0].processor;
+            ctx.host.running[q].is_none_or(|u| lower(&u)) && self.runq[q].iter().all(lower)
+        })
+    }
+
+    /// Rule 1: the highest-PE eligible vCPU at the head of another pCPU's run queue that may move to `p`.
+    fn steal(&self, p: usize, ctx: &Ctx) -> Option<VcpuId> {
+        let mut best: Option<VcpuId> = None;
+        for k in 0..self.pcpus {
+            let q = (self.balance_bias + k) % self.pcpus;
+            if q == p {
+                continue;
+            }
+            let cand = self.runq[q].iter().copied().find(|&u| self.eligible(u, ctx));
+            if let Some(u) = cand.filter(|&u| self.fits(u, p)) {
+                if best.is_none_or(|b| self.vcpus[u.0].pe > self.vcpus[b.0].pe) {
+                    best = Some(u);
+                }
+            }
+        }
+        best
+    }
+
+    /// The eligible CON vCPU with the most PE at the head of its kind in any run queue (None while a
+    /// co-scheduling is in progress).
+    fn best_con(&self, ctx: &Ctx) -> Option<VcpuId> {
+        let mut best: Option<VcpuId> = None;
+        for q in 0..self.pcpus {
+            let cand = self.runq[q].iter().copied().find(|&u| self.con(u) && self.eligible(u, ctx));
+            if let Some(u) = cand {
+                if best.is_none_or(|b| self.vcpus[u.0].pe > self.vcpus[b.0].pe) {
+                    best = Some(u);
+                }
+            }
+        }
+        best
+    }
+
+    /// Rule 2: `v` leads a co-scheduling of its domain; every pCPU holding a runnable sibling gets an IPI.
+    fn start_cosched(&mut self, p: usize, v: VcpuId, ctx: &mut Ctx) {
+        let dom = self.vcpus[v.0].dom;
+        let until = ctx.now + self.params.slot();
+        self.cosched = Some(Cosched { dom, until });
+        let sibs: Vec<VcpuId> = self.siblings(v).filter(|s| self.vcpus[s.0].runnable).collect();
+        for s in sibs {
+            let q = self.vcpus[s.0].processor;
+            debug_assert_ne!(q, p, "CON siblings never share a run queue");
+            self.forced[q] = Some(s);
+            ctx.resched(PcpuId(q));
+        }
+        let name = self.doms[dom].name.clone();
+        ctx.note(PcpuId(p), || format!("co-scheduling {name}: IPI to its siblings' pCPUs"));
+    }
+
+    /// Least-loaded pCPU (fewest vCPUs belonging to it) among those `v` may belong to.
+    fn least_loaded(&self, v: VcpuId) -> usize {
+        let mut load = vec![0usize; self.pcpus];
+        for (u, hv) in self.vcpus.iter().enumerate() {
+            if u != v.0 && hv.placed {
+                load[hv.processor] += 1;
+            }
+        }
+        (0..self.pcpus).filter(|&p| self.fits(v, p)).min_by_key(|&p| (load[p], p)).unwrap_or(0)
+    }
+
+    /// Sets a domain's type; turning it CON spreads its vCPUs over distinct run queues (4.4's "adjustment").
+    fn set_type(&mut self, name: &str, t: DomainType) -> Result<(), String> {
+        let d = self.doms.iter().position(|d| d.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.doms.iter().map(|d| d.name.as_str()).collect();
+            format!("domain_type.{name}: no domain '{name}' (domains: {})", names.join(", "))
+        })?;
+        let con = t == DomainType::Concurrent;
+        if con && self.doms[d].vcpus.len() > self.pcpus {
+            return Err(format!(
+                "domain_type.{name}: '{name}' has {} vCPUs, more than the {} pCPUs co-scheduling needs",
+                self.doms[d].vcpus.len(),
+                self.pcpus
+            ));
+        }
+        self.doms[d].con = con;
+        if con {
+            // Running vCPUs keep their pCPU; the others move off any run queue a sibling already holds.
+            let mut vs = self.doms[d].vcpus.clone();
+            vs.sort_by_key(|v| (self.vcpus[v.0].run_start.is_none(), v.0));
+            let mut taken = Vec::new();
+            for v in vs {
+                let p = self.vcpus[v.0].processor;
+                if taken.contains(&p) {
+                    let q = (0..self.pcpus).find(|q| !taken.contains(q)).expect("vCPUs <= pCPUs");
+                    if self.vcpus[v.0].on_runq {
+                        self.runq_remove(v);
+                        self.runq_insert(q, v);
+                    } else {
+                        self.vcpus[v.0].processor = q;
+                    }
+                    taken.push(q);
+                } else {
+                    taken.push(p);
+                }
+            }
+        }
+        self.versions.iter_mut().for_each(|x| *x += 1);
+        Ok(())
+    }
+
+    fn describe(&self, v: VcpuId, ctx: &Ctx) -> String {
+        format!("{} ({}, PE {} us)", ctx.name(v), type_name(self.con(v)), self.vcpus[v.0].pe / 1000)
+    }
+
+    fn decision(&self, next: Option<VcpuId>, slice: Nanos, ctx: &Ctx, why: impl FnOnce() -> String) -> Decision {
+        let reason = if ctx.explain {
+            match next {
+                Some(n) => format!("runs {}: {}", self.describe(n, ctx), why()),
+                None => format!("idle: {}", why()),
+            }
+        } else {
+            String::new()
+        };
+        Decision { next, slice, reason }
+    }
+}
+
+impl Policy for Hybrid {
+    fn timers(&self) -> Timers {
+        Timers { tick: None, account: Some(Nanos(self.params.slot().0 * self.params.alloc_slots)) }
+    }
+
+    /// Initial mapping (3.3): the least-loaded pCPU; for a CON domain, one without a sibling.
+    fn init_vcpu(&mut self, v: VcpuId, _ctx: &mut Ctx) -> PcpuId {
+        let p = self.least_loaded(v);
+        self.vcpus[v.0].processor = p;
+        self.vcpus[v.0].placed = true;
+        PcpuId(p)
+    }
+
+    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+        self.vcpus[v.0].runnable = true;
+        self.vcpus[v.0].active = true;
+        let mut p = self.vcpus[v.0].processor;
+        if self.cosched_active(ctx.now).is_some_and(|c| c.dom == self.vcpus[v.0].dom) {
+            // A sibling woke while its domain is co-scheduled: it joins at once.
+            self.runq_insert(p, v);
+            self.forced[p] = Some(v);
+            ctx.resched(PcpuId(p));
+            return;
+        }
+        if !self.con(v) && ctx.host.running[p].is_some() {
+            // A HIT vCPU goes to an idle pCPU if there is one (Credit's wake-up placement).
+            if let Some(q) = (0..self.pcpus).find(|&q| ctx.host.running[q].is_none() && self.forced[q].is_none()) {
+                p = q;
+            }
+        }
+        self.runq_insert(p, v);
+        let preempt = match ctx.host.running[p] {
+            None => true,
+            // Like Credit's wake-up tickle (the hybrid scheduler is built on it, 4.2): a woken vCPU with more PE
+            // than the running one preempts it, unless that one is part of a co-scheduling.
+            Some(u) => {
+                self.vcpus[v.0].pe > 0
+                    && self.vcpus[v.0].pe > self.vcpus[u.0].pe
+                    && self.cosched_active(ctx.now).is_none_or(|c| c.dom != self.vcpus[u.0].dom)
+            }
+        };
+        if preempt {
+            ctx.resched(PcpuId(p));
+        }
+        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+        ctx.note(PcpuId(p), || format!("{name} wakes ({cause}) on pCPU{p}"));
+    }
+
+    fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx) {
+        self.charge(v, ctx.now);
+        self.vcpus[v.0].runnable = false;
+        if self.vcpus[v.0].on_runq {
+            self.runq_remove(v);
+        }
+        let dom = self.vcpus[v.0].dom;
+        if self.cosched_active(ctx.now).is_some_and(|c| c.dom == dom) {
+            let others_run = ctx.host.running.iter().flatten().any(|&u| u != v && self.vcpus[u.0].dom == dom);
+            let others_forced = self.forced.iter().flatten().any(|&u| u != v);
+            if !others_run && !others_forced {
+                self.end_cosched(ctx);
+            }
+        }
+    }
+
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+        let now = ctx.now;
+        let pi = p.0;
+        self.touch(pi);
+        if let Some(c) = cur {
+            self.charge(c, now);
+            self.vcpus[c.0].run_start = None;
+            // It may have blocked and got work back before leaving its pCPU (the engine then calls no `wake`).
+            self.vcpus[c.0].runnable = cur_runnable;
+        }
+        if self.cosched.is_some_and(|c| now >= c.until) {
+            self.end_cosched(ctx);
+        }
+        let active = self.cosched_active(now);
+        // A co-scheduled vCPU keeps its pCPU until the co-scheduling's slot ends: siblings stop together.
+        if let (Some(c), Some(cs)) = (cur, active) {
+            if cur_runnable && self.vcpus[c.0].dom == cs.dom {
+                self.forced[pi] = None;
+                self.vcpus[c.0].run_start = Some(now);
+                return self.decision(Some(c), cs.until - now, ctx, || "co-scheduled with its siblings".into());
+            }
+        }
+        if let Some(c) = cur.filter(|_| cur_runnable) {
+            self.runq_insert(pi, c);
+        }
+        // The IPI of a co-scheduling: run the sibling it names.
+        if let (Some(f), Some(cs)) = (self.forced[pi].take(), active) {
+            if self.vcpus[f.0].runnable && self.vcpus[f.0].on_runq && self.vcpus[f.0].processor == pi {
+                self.runq_remove(f);
+                self.vcpus[f.0].run_start = Some(now);
+                let leader = self.doms[cs.dom].name.clone();
+                return self.decision(Some(f), cs.until - now, ctx, || format!("IPI: co-scheduling {leader}"));
+            }
+        }
+        // Co-schedulings go by PE across the host, not by which pCPU happens to decide first at a slot boundary:
+        // if a CON vCPU with more PE than our own choice waits anywhere, its domain is co-scheduled now.
+        let mine = self.runq[pi].iter().copied().find(|&u| self.eligible(u, ctx));
+        if let Some(u) = self.best_con(ctx).filter(|&u| mine.is_none_or(|m| self.vcpus[u.0].pe > self.vcpus[m.0].pe)) {
+            if self.vcpus[u.0].processor != pi {
+                let q = self.vcpus[u.0].processor;
+                self.start_cosched(q, u, ctx);
+                self.forced[q] = Some(u);
+                ctx.resched(PcpuId(q));
+                if let Some(f) = self.forced[pi].take() {
+                    self.runq_remove(f);
+                    self.vcpus[f.0].run_start = Some(now);
+                    let until = self.cosched.map_or(now, |c| c.until);
+                    return self.decision(Some(f), until - now, ctx, || "IPI: co-scheduling its domain".into());
+                }
+            }
+        }
+        let local = self.runq[pi].iter().copied().find(|&u| self.eligible(u, ctx));
+        let local_pe = local.map(|u| self.vcpus[u.0].pe);
+        let mut stolen = false;
+        let next = if local_pe.is_some_and(|pe| pe > 0) {
+            local
+        } else {
+            // Rule 1: our head has no PE left (or there is none): take the best from another pCPU.
+            match self.steal(pi, ctx) {
+                Some(u) if local_pe.is_none_or(|pe| self.vcpus[u.0].pe > pe) => {
+                    stolen = true;
+                    self.balance_bias = (self.balance_bias + 1) % self.pcpus;
+                    Some(u)
+                }
+                _ => local,
+            }
+        };
+        let Some(n) = next else {
+            return self.decision(None, self.params.slot(), ctx, || "no eligible vCPU".into());
+        };
+        let from = self.vcpus[n.0].processor;
+        self.runq_remove(n);
+        self.vcpus[n.0].processor = pi;
+        self.vcpus[n.0].run_start = Some(now);
+        if self.con(n) {
+            // Rule 2: a CON head co-schedules its whole domain.
+            self.start_cosched(pi, n, ctx);
+            let until = self.cosched.map_or(now + self.params.slot(), |c| c.until);
+            return self.decision(Some(n), until - now, ctx, || {
+                if stolen {
+                    format!("stolen from pCPU{from}; leads the co-scheduling")
+                } else {
+                    "head of its run queue; leads the co-scheduling".into()
+                }
+            });
+        }
+        // Rule 3 (or a steal under rule 1): an asynchronous HIT vCPU runs for a slot, or only until its PE is
+        // spent when it has less, so a pCPU's other vCPUs get their share within the allocation interval.
+        let pe = self.vcpus[n.0].pe;
+        let slot =
+            if pe > 0 { Nanos(self.params.slot().0.min(pe as u64).max(MIN_SLICE.0)) } else { self.params.slot() };
+        // Work left queued here may go to an idle pCPU.
+        if !self.runq[pi].is_empty() {
+            if let Some(q) = (0..self.pcpus).find(|&q| q != pi && ctx.host.running[q].is_none()) {
+                ctx.resched(PcpuId(q));
+            }
+        }
+        self.decision(Some(n), slot, ctx, || {
+            if stolen {
+                format!("stolen from pCPU{from} (highest PE)")
+            } else {
+                "head of its run queue".into()
+            }
+        })
+    }
+
+    fn account(&mut self, ctx: &mut Ctx) {
+        // Charge running vCPUs up to now so the old interval's use is not carried into the new one.
+        for q in 0..self.pcpus {
+            if let Some(v) = ctx.host.running[q] {
+                self.charge(v, ctx.now);
+                self.vcpus[v.0].active = true;
+            }
+        }
+        self.allocate();
+        ctx.note(PcpuId(0), || "PE allocation by weight".into());
+    }
+
+    fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
+        let mut p = self.params.clone();
+        p.set(param, value)?;
+        if let Some((name, t)) = p.types.pop() {
+            self.set_type(&name, t)?;
+        }
+        self.params = p;
+        Ok(())
+    }
+
+    fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
+        VcpuSched { pri: type_name(self.con(v)), credit: Some(self.vcpus[v.0].pe / 1000) }
+    }
+
+    fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
+        self.runq[p.0].clone()
+    }
+
+    fn runqueue_version(&self, p: PcpuId) -> u64 {
+        self.versions[p.0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doms(spec: &[usize]) -> Vec<DomainInfo> {
+        let mut next = 0;
+        spec.iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let vcpus = (next..next + n).map(VcpuId).collect();
+                next += n;
+                DomainInfo { name: format!("d{i}"), weight: 256, cap_pct: 0, vcpus, is_driver: false }
+            })
+            .collect()
+    }
+
+    /// Weighted portions, with a domain that cannot use its portion held at its bound and the rest re-split.
+    #[test]
+    fn share_by_weight_water_fills() {
+        assert_eq!(share_by_weight(1000, &[1, 2, 1], &[1000, 1000, 1000]), vec![250, 500, 250]);
+        // The heavy domain can use 100 at most: the other two split the remaining 900 equally.
+        assert_eq!(share_by_weight(1000, &[1, 8, 1], &[1000, 100, 1000]), vec![450, 100, 450]);
+    }
+
+    /// The initial mapping never puts two vCPUs of a CON domain on one pCPU, even when a HIT domain filled
+    /// some pCPUs first; and a CON domain needs a pCPU per vCPU.
+    #[test]
+    fn initial_mapping_spreads_con_siblings() {
+        let info = doms(&[3, 4]);
+        let types = [DomainType::Throughput, DomainType::Concurrent];
+        let mut h = Hybrid::new(&Value::Null, 4, &info, &types).unwrap();
+        let (running, dom, names) = (vec![None; 4], vec![DomId(0); 7], vec![String::new(); 7]);
+        let (mut actions, mut notes) = (Vec::new(), Vec::new());
+        let mut ctx = Ctx {
+            now: Nanos::ZERO,
+            host: super::super::HostView {
+                pcpus: 4,
+                running: &running,
+                vcpu_dom: &dom,
+                vcpu_name: &names,
+                domains: &info,
+            },
+            actions: &mut actions,
+            notes: &mut notes,
+            explain: false,
+        };
+        let placed: Vec<usize> = (0..7).map(|v| h.init_vcpu(VcpuId(v), &mut ctx).0).collect();
+        let mut con: Vec<usize> = placed[3..].to_vec();
+        con.sort_unstable();
+        assert_eq!(con, vec![0, 1, 2, 3]);
+        assert!(Hybrid::new(&Value::Null, 3, &info, &types).err().is_some_and(|e| e.contains("domains[1].type")));
+    }
+
+    /// Run-time type changes name an existing domain and a known type; the gang scheduler has no types.
+    #[test]
+    fn domain_type_params_are_checked() {
+        let mut p = HybridParams::default();
+        assert!(p.set("domain_type.web", &json!("concurrent")).is_ok());
+        assert!(p.set("domain_type.web", &json!("gang")).unwrap_err().contains("domain_type.web"));
+        assert!(p.set("slot_ms", &json!(0)).is_err());
+        let info = doms(&[2]);
+        let mut h = Hybrid::new(&Value::Null, 2, &info, &[DomainType::Throughput]).unwrap();
+        assert!(h.set_param("domain_type.nope", &json!("concurrent")).unwrap_err().contains("no domain 'nope'"));
+        h.set_param("domain_type.d0", &json!("concurrent")).unwrap();
+        assert!(h.is_concurrent(DomId(0)));
+        assert!(crate::policy::check_param("gang", "domain_type.d0", &json!("concurrent")).is_err());
+    }
+}
