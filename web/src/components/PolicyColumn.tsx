@@ -2,6 +2,7 @@ import { useMemo } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult, ScenarioPolicy } from '../sim/types';
 import { splitSegments } from '../lib/series';
+import { BeliefChart } from './BeliefChart';
 import { EventLog } from './EventLog';
 import { RunQueues } from './RunQueues';
 import { MetricsTable } from './MetricsTable';
@@ -93,6 +94,8 @@ export function PolicyColumn({
             view={view}
             onViewChange={onViewChange}
             time={time}
+            client={client}
+            runId={run.runId}
           />
           {run.meta.trace_detail_until_ns != null && (
             <p className="muted trace-note" data-testid="trace-note">
@@ -102,6 +105,7 @@ export function PolicyColumn({
           )}
           <EventLog client={client} run={run} time={time} onSeek={onSeek} />
           <ShareChart run={run} durationMs={durationMs} view={view} time={time} />
+          <BeliefChart client={client} run={run} durationMs={durationMs} view={view} time={time} />
           <MetricsTable meta={run.meta} report={run.report} />
         </>
       ) : (

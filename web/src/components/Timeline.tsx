@@ -1,16 +1,20 @@
 // Gantt chart of one run: a lane per pCPU, a rectangle per schedule segment coloured by domain. Segments go to
 // a canvas (a run has tens of thousands); axis, playhead and tooltip stay in React-owned SVG/HTML. d3-zoom only
 // listens for gestures and reports the new time window, which the page shares with every column.
-import { useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
 import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
-import type { Meta } from '../sim/types';
+import type { SimClient } from '../sim/client';
+import type { IoRec, Meta } from '../sim/types';
 import { domainColor } from '../lib/palette';
+import { withAlpha } from '../lib/color';
 import { segmentAt, visibleRange, type Lane } from '../lib/series';
 import { anchor, fmt } from '../lib/format';
 import { useWidth } from '../lib/useWidth';
+import { useLatestQuery } from '../lib/useLatestQuery';
 import type { View } from '../lib/view';
+import { Tooltip, type Hover } from './Tooltip';
 
 const LANE_GAP = 4;
 /** Beyond this many domains colours repeat and the legend would crowd out the chart; hovering names them. */
@@ -24,6 +28,10 @@ const AXIS_H = 18;
 const PAD_TOP = 4;
 /** Narrowest window the zoom allows [ms]. */
 const MIN_WINDOW_MS = 0.05;
+/** Height of the I/O strip under the lanes: one bar per event-channel notification from pending to delivered. */
+const IO_H = 12;
+/** Most notifications the strip asks for per window; beyond it the strip says to zoom in. */
+const IO_LIMIT = 4000;
 /** Opacity of the guest idle loop: the vCPU holds the pCPU but does no work. */
 const IDLE_ALPHA = 0.3;
 
@@ -36,20 +44,19 @@ interface Props {
   readonly onViewChange: (view: View) => void;
   /** Playhead [ms]. */
   readonly time: number;
+  /** Where the run lives, for the I/O events of the visible window. */
+  readonly client: SimClient;
+  readonly runId: string;
 }
 
-interface Hover {
-  readonly x: number;
-  readonly y: number;
-  readonly lines: readonly string[];
+/** A delivered notification as a bar from when it became pending to when its vCPU ran [ms]. */
+interface IoBar {
+  readonly from: number;
+  readonly to: number;
+  readonly rec: IoRec;
 }
 
-function withAlpha(hex: string, alpha: number): string {
-  const n = Number.parseInt(hex.slice(1), 16);
-  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
-}
-
-export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: Props) {
+export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, client, runId }: Props) {
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
@@ -57,9 +64,25 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
   const [hover, setHover] = useState<Hover | null>(null);
   const width = useWidth(plotRef);
   const LANE_H = laneHeight(meta.pcpus);
-  const lanesH = meta.pcpus * (LANE_H + LANE_GAP) + PAD_TOP;
+  const ioTop = meta.pcpus * (LANE_H + LANE_GAP) + PAD_TOP;
+  const lanesH = ioTop + IO_H + LANE_GAP;
   const height = lanesH + AXIS_H;
   const [t0, t1] = view;
+
+  // Notifications delivered in the window (and up to one window later, whose wait may start inside it).
+  const ioQuery = useCallback(
+    () => client.ioEvents(runId, Math.round(t0 * 1e6), Math.round((2 * t1 - t0) * 1e6), IO_LIMIT),
+    [client, runId, t0, t1],
+  );
+  const io = useLatestQuery(ioQuery).value;
+  const ioBars = useMemo<IoBar[]>(
+    () =>
+      (io ?? [])
+        .filter((r) => r.phase === 'delivered')
+        .map((rec) => ({ from: (rec.t_ns - rec.wait_ns) / 1e6, to: rec.t_ns / 1e6, rec })),
+    [io],
+  );
+  const ioFull = (io?.length ?? 0) >= IO_LIMIT;
 
   useEffect(() => {
     onViewChangeRef.current = onViewChange;
@@ -121,7 +144,20 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
       }
       flush();
     });
-  }, [lanes, ranges, x, width, lanesH, colors, LANE_H]);
+    // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
+    ctx.fillStyle = '#f6f6f6';
+    ctx.fillRect(0, ioTop, width, IO_H);
+    for (const b of ioBars) {
+      const sx = Math.max(0, x(b.from));
+      const ex = Math.min(width, x(b.to));
+      if (ex < 0 || sx > width) continue;
+      ctx.fillStyle = colors.busy[b.rec.vcpu] ?? '#888';
+      ctx.globalAlpha = 0.55;
+      ctx.fillRect(sx, ioTop + 2, Math.max(1, ex - sx), IO_H - 4);
+      ctx.globalAlpha = 1;
+      ctx.fillRect(Math.max(0, ex - 1), ioTop, 2, IO_H);
+    }
+  }, [lanes, ranges, x, width, lanesH, colors, LANE_H, ioTop, ioBars]);
 
   // Attach d3-zoom once per geometry. Programmatic transforms (below) carry no sourceEvent and are ignored,
   // so syncing from the shared view never echoes back.
@@ -159,10 +195,36 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
     behavior.transform(select(canvas), zoomIdentity.translate(-k * baseScale(t0), 0).scale(k));
   }, [t0, t1, durationMs, baseScale]);
 
+  /** The notification under the pointer in the I/O strip: the bar it is on, else a delivery within 4 px. */
+  const ioHover = (px: number, py: number): Hover | null => {
+    if (py > ioTop + IO_H) return null;
+    const t = x.invert(px);
+    const slack = x.invert(px + 4) - t;
+    const on = ioBars.filter((b) => b.from - slack <= t && t <= b.to + slack);
+    const b = on.length > 0 ? on.reduce((a, c) => (c.to - c.from < a.to - a.from ? c : a)) : undefined;
+    if (!b) return ioFull ? { x: px, y: py, lines: ['too many I/O events here: zoom in'] } : null;
+    const vcpu = meta.vcpus[b.rec.vcpu]?.name ?? `vCPU ${b.rec.vcpu}`;
+    return {
+      x: px,
+      y: py,
+      lines: [
+        `${b.rec.kind} notification for ${vcpu}`,
+        b.rec.wait_ns > 0
+          ? `pending ${fmt(b.rec.wait_ns / 1e6)} ms until the vCPU ran`
+          : 'delivered at once (the vCPU was running)',
+        `delivered at ${fmt(b.to, 6)} ms`,
+      ],
+    };
+  };
+
   const onPointerMove = (e: PointerEvent<HTMLCanvasElement>) => {
     const rect = e.currentTarget.getBoundingClientRect();
     const px = e.clientX - rect.left;
     const py = e.clientY - rect.top - PAD_TOP;
+    if (e.clientY - rect.top >= ioTop) {
+      setHover(ioHover(px, e.clientY - rect.top));
+      return;
+    }
     const p = Math.floor(py / (LANE_H + LANE_GAP));
     const lane = lanes[p];
     if (!lane || py < 0 || py % (LANE_H + LANE_GAP) > LANE_H) {
@@ -193,7 +255,7 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
   const playX = x(time);
 
   return (
-    <figure className="timeline" data-testid="timeline" data-segments={drawn}>
+    <figure className="timeline" data-testid="timeline" data-segments={drawn} data-io={ioBars.length}>
       <figcaption className="legend">
         {meta.domains.slice(0, LEGEND_MAX).map((d) => (
           <span key={d.name} className="legend-item">
@@ -209,6 +271,9 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
         <span className="legend-item muted">
           <span className="swatch idle" /> pale: guest idle loop
         </span>
+        <span className="legend-item muted">
+          I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
+        </span>
       </figcaption>
       <div className="timeline-body">
         <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
@@ -217,6 +282,13 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
               pCPU {p}
             </div>
           ))}
+          <div
+            className="io-label"
+            style={{ height: IO_H, marginBottom: LANE_GAP }}
+            title="I/O notifications"
+          >
+            I/O wait
+          </div>
           <div className="unit">ms</div>
         </div>
         <div className="plot" ref={plotRef} style={{ height }}>
@@ -250,16 +322,7 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
               />
             )}
           </svg>
-          {hover && (
-            <div
-              className="tooltip"
-              style={{ left: Math.min(hover.x + 12, Math.max(0, width - 260)), top: hover.y + 12 }}
-            >
-              {hover.lines.map((l) => (
-                <div key={l}>{l}</div>
-              ))}
-            </div>
-          )}
+          <Tooltip hover={hover} width={width} />
         </div>
       </div>
     </figure>

@@ -6,7 +6,15 @@
 import * as Comlink from 'comlink';
 import type { WorkerApi } from './worker';
 import type { DecisionWindow } from '../lib/decisions';
-import type { ClaimResult, DistributionMetric, RunQueueSnap, RunReport, RunResult } from './types';
+import type {
+  ClaimResult,
+  DistributionMetric,
+  Inference,
+  IoRec,
+  RunQueueSnap,
+  RunReport,
+  RunResult,
+} from './types';
 
 /** Rejection reason of calls cut short by `cancel()`. */
 export class Cancelled extends Error {
@@ -232,6 +240,14 @@ export class SimClient {
 
   distribution(runId: string, domain: number, metric: DistributionMetric): Promise<Float64Array> {
     return this.query(runId, (api) => api.distribution(runId, domain, metric));
+  }
+
+  inference(runId: string): Promise<Inference | null> {
+    return this.query(runId, (api) => api.inference(runId));
+  }
+
+  ioEvents(runId: string, fromNs: number, toNs: number, limit: number): Promise<IoRec[]> {
+    return this.query(runId, (api) => api.ioEvents(runId, fromNs, toNs, limit));
   }
 
   dispose(): void {
