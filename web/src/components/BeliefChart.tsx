@@ -81,13 +81,13 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
   const inference = mine ? mine.inference : undefined;
   const error = mine?.error ?? null;
 
-  const lines = useMemo<Line[]>(() => {
-    if (!inference) return [];
+  const { lines, hidden: hiddenTasks } = useMemo<{ lines: Line[]; hidden: number }>(() => {
+    if (!inference) return { lines: [], hidden: 0 };
     const all = withQuietTasks(beliefSeries(inference.beliefs), meta);
     const shown = [...all].sort((a, b) => b.peak - a.peak || a.task - b.task).slice(0, TASKS_MAX);
     shown.sort((a, b) => a.task - b.task);
     const perDomain = new Map<number, number>();
-    return shown.map((series) => {
+    const lines = shown.map((series) => {
       const task = meta.tasks[series.task];
       const dom = task?.domain ?? 0;
       const k = perDomain.get(dom) ?? 0;
@@ -99,10 +99,8 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
         dash: DASHES[k % DASHES.length]!,
       };
     });
+    return { lines, hidden: all.length - lines.length };
   }, [inference, meta]);
-  const hiddenTasks = inference
-    ? withQuietTasks(beliefSeries(inference.beliefs), meta).length - lines.length
-    : 0;
 
   const x = useMemo(
     () =>
@@ -143,17 +141,21 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
   const boosts = useMemo(() => inference?.boosts ?? [], [inference]);
   const boostTimes = useMemo(() => Float64Array.from(boosts, (b) => b.t_ns / 1e6), [boosts]);
   const markY = HEIGHT - M.bottom - MARK_BAND / 2;
-  const markPaths = useMemo(() => {
+  const marks = useMemo(() => {
     let given = '';
     let revoked = '';
+    let count = 0;
     boosts.forEach((b, i) => {
       const px = x(boostTimes[i]!);
-      if (b.kind === 'boost') given += `M${px - 4},${markY + 4}L${px},${markY - 4}L${px + 4},${markY + 4}Z`;
-      else
+      if (b.kind === 'boost') {
+        count++;
+        given += `M${px - 4},${markY + 4}L${px},${markY - 4}L${px + 4},${markY + 4}Z`;
+      } else
         revoked += `M${px - 3},${markY - 3}L${px + 3},${markY + 3}M${px - 3},${markY + 3}L${px + 3},${markY - 3}`;
     });
-    return { given, revoked };
+    return { given, revoked, count };
   }, [boosts, boostTimes, x, markY]);
+  const given = marks.count;
 
   if (inference === null) {
     return (
@@ -169,7 +171,6 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
 
   const playX = x(Math.min(Math.max(time, 0), durationMs));
   const thr = inference?.threshold ?? 0;
-  const given = boosts.filter((b) => b.kind === 'boost').length;
 
   const onPointerMove = (e: PointerEvent<SVGSVGElement>) => {
     const { px, py } = pointerIn(e);
@@ -255,8 +256,8 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
               strokeDasharray={l.dash || undefined}
             />
           ))}
-          <path className="boost-mark" data-testid="boost-marks" d={markPaths.given || undefined} />
-          <path className="revoke-mark" d={markPaths.revoked || undefined} />
+          <path className="boost-mark" data-testid="boost-marks" d={marks.given || undefined} />
+          <path className="revoke-mark" d={marks.revoked || undefined} />
           <line className="playhead" x1={playX} x2={playX} y1={M.top} y2={HEIGHT - M.bottom} />
         </svg>
         <Tooltip hover={hover} width={width} />

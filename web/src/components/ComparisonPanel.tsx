@@ -1,6 +1,6 @@
 // Under the columns: every shown policy's response-time CDF per server domain on one log-scaled chart (paper
 // 000 Fig. 1a / 10a), and a table of event latency and throughput per domain and policy.
-import { useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import { memo, type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { scaleLinear, scaleLog } from 'd3-scale';
 import { curveStepAfter, line } from 'd3-shape';
 import type { SimClient } from '../sim/client';
@@ -310,7 +310,8 @@ function SummaryTable({ runs }: { runs: readonly ComparedRun[] }) {
   );
 }
 
-export function ComparisonPanel({ client, runs }: Props) {
+/** Memoised: it does not depend on the playhead, and the page re-renders on every playback frame. */
+export const ComparisonPanel = memo(function ComparisonPanel({ client, runs }: Props) {
   return (
     <section className="comparison" data-testid="comparison-panel">
       <h2>Comparison</h2>
@@ -329,4 +330,4 @@ export function ComparisonPanel({ client, runs }: Props) {
       )}
     </section>
   );
-}
+});

@@ -13,6 +13,9 @@ import { useWidth } from '../lib/useWidth';
 const CHIP_W = 92;
 const CHIP_H = 34;
 const GAP = 4;
+/** Up to this many pCPUs chips slide to their new slot; beyond, dozens of chips per column moving at once cost
+ * the browser a compositing pass per frame during playback, so they jump. */
+const ANIMATE_MAX_PCPUS = 4;
 /** Beyond this many pCPUs the rows scroll instead of pushing the timeline off screen. */
 const ROWS_BEFORE_SCROLL = 4;
 
@@ -50,6 +53,7 @@ function Chip({
       data-vcpu={entry.vcpu}
       data-pri={entry.pri}
       data-running={running}
+      data-slot={slot}
       style={{
         transform: `translate(${x}px, ${y}px)`,
         width: CHIP_W,
@@ -85,7 +89,10 @@ export function RunQueues({ client, run, time }: Props) {
   const scroll = meta.pcpus > ROWS_BEFORE_SCROLL;
 
   return (
-    <figure className="runqueues" aria-label="Run queue per pCPU at the playhead">
+    <figure
+      className={meta.pcpus <= ANIMATE_MAX_PCPUS ? 'runqueues animate' : 'runqueues'}
+      aria-label="Run queue per pCPU at the playhead"
+    >
       <figcaption className="muted">
         Run queues at the playhead: ▶ running, then queued in order (priority · credit)
         {error && ` — unavailable: ${error}`}

@@ -69,10 +69,20 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
   const height = lanesH + AXIS_H;
   const [t0, t1] = view;
 
-  // Notifications delivered in the window (and up to one window later, whose wait may start inside it).
+  // Notifications delivered from one window before the view to two after it (a wait may start long before its
+  // delivery), on a grid of window widths: a view that follows the playhead refetches once per window, not per frame.
+  // Rounded: a window that follows the playhead keeps its width, but t1 - t0 jitters in the last bits.
+  const w = Number((t1 - t0).toPrecision(9));
+  const ioFrom = w > 0 ? (Math.floor(t0 / w) - 1) * w : 0;
   const ioQuery = useCallback(
-    () => client.ioEvents(runId, Math.round(t0 * 1e6), Math.round((2 * t1 - t0) * 1e6), IO_LIMIT),
-    [client, runId, t0, t1],
+    () =>
+      client.ioEvents(
+        runId,
+        Math.max(0, Math.round(ioFrom * 1e6)),
+        Math.round((ioFrom + 4 * w) * 1e6),
+        IO_LIMIT,
+      ),
+    [client, runId, ioFrom, w],
   );
   const io = useLatestQuery(ioQuery).value;
   const ioBars = useMemo<IoBar[]>(
@@ -103,61 +113,87 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
   const ranges = useMemo(() => lanes.map((lane) => visibleRange(lane, t0, t1)), [lanes, t0, t1]);
   const drawn = ranges.reduce((n, [lo, hi]) => n + hi - lo, 0);
 
-  // Draw the segments. Sub-pixel neighbours of one colour merge into one rectangle, so a zoomed-out view of
-  // a long run costs about one fillRect per pixel column, not one per segment.
+  // The segments and I/O bars of four window widths around the view ([ioFrom, ioFrom + 4w], the I/O fetch's
+  // range) are drawn once into an offscreen strip; each frame only copies the visible part of it. So a view that
+  // follows the playhead costs one drawImage per frame, and the strip is redrawn once per window width.
+  const stripRef = useRef<{ canvas: HTMLCanvasElement; deps: readonly unknown[] } | null>(null);
   useEffect(() => {
     const canvas = canvasRef.current;
     const ctx = canvas?.getContext('2d');
-    if (!canvas || !ctx) return;
+    if (!canvas || !ctx || !(w > 0)) return;
     const dpr = window.devicePixelRatio || 1;
-    canvas.width = Math.max(1, Math.round(width * dpr));
-    canvas.height = Math.round(lanesH * dpr);
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, lanesH);
-    lanes.forEach((lane, p) => {
-      const y = PAD_TOP + p * (LANE_H + LANE_GAP);
-      ctx.fillStyle = '#f1f1f1';
-      ctx.fillRect(0, y, width, LANE_H);
-      const [lo, hi] = ranges[p] ?? [0, 0];
-      let runColor = '';
-      let runX0 = 0;
-      let runX1 = -1;
-      const flush = () => {
-        if (runX1 > runX0 - 1 && runColor) {
-          ctx.fillStyle = runColor;
-          ctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
+    const cw = Math.max(1, Math.round(width * dpr));
+    const ch = Math.round(lanesH * dpr);
+    // Resizing a canvas reallocates and clears it: only when the size really changes.
+    if (canvas.width !== cw) canvas.width = cw;
+    if (canvas.height !== ch) canvas.height = ch;
+
+    const deps = [lanes, ioFrom, w, width, lanesH, colors, LANE_H, ioTop, ioBars, dpr];
+    const cached = stripRef.current;
+    if (!cached || cached.deps.some((d, i) => d !== deps[i])) {
+      const strip = cached?.canvas ?? document.createElement('canvas');
+      const sw = 4 * width;
+      strip.width = Math.max(1, Math.round(sw * dpr));
+      strip.height = ch;
+      const sctx = strip.getContext('2d');
+      if (!sctx) return;
+      sctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const k = width / w;
+      const sx = (t: number) => Math.min(sw, Math.max(0, (t - ioFrom) * k));
+      lanes.forEach((lane, p) => {
+        const y = PAD_TOP + p * (LANE_H + LANE_GAP);
+        sctx.fillStyle = '#f1f1f1';
+        sctx.fillRect(0, y, sw, LANE_H);
+        const [lo, hi] = visibleRange(lane, ioFrom, ioFrom + 4 * w);
+        let runColor = '';
+        let runX0 = 0;
+        let runX1 = -1;
+        const flush = () => {
+          if (runX1 > runX0 - 1 && runColor) {
+            sctx.fillStyle = runColor;
+            sctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
+          }
+        };
+        for (let i = lo; i < hi; i++) {
+          const v = lane.vcpu[i]!;
+          const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
+          const x0 = sx(lane.start[i]!);
+          const x1 = sx(lane.end[i]!);
+          // A sliver inside a pixel the current rectangle already paints adds nothing visible: skip it, so a
+          // zoomed-out lane of thousands of short I/O runs costs about one fillRect per pixel column.
+          if (x1 - x0 < 1 && x1 <= Math.ceil(runX1)) continue;
+          if (color === runColor && x0 - runX1 < 0.5) {
+            runX1 = Math.max(runX1, x1);
+          } else {
+            flush();
+            runColor = color;
+            runX0 = x0;
+            runX1 = x1;
+          }
         }
-      };
-      for (let i = lo; i < hi; i++) {
-        const v = lane.vcpu[i]!;
-        const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
-        const sx = Math.max(0, x(lane.start[i]!));
-        const ex = Math.min(width, x(lane.end[i]!));
-        if (color === runColor && sx - runX1 < 0.5) {
-          runX1 = Math.max(runX1, ex);
-        } else {
-          flush();
-          runColor = color;
-          runX0 = sx;
-          runX1 = ex;
-        }
+        flush();
+      });
+      // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
+      sctx.fillStyle = '#f6f6f6';
+      sctx.fillRect(0, ioTop, sw, IO_H);
+      for (const b of ioBars) {
+        const x0 = sx(b.from);
+        const x1 = sx(b.to);
+        if (x1 <= 0 || x0 >= sw) continue;
+        sctx.fillStyle = colors.busy[b.rec.vcpu] ?? '#888';
+        sctx.globalAlpha = 0.55;
+        sctx.fillRect(x0, ioTop + 2, Math.max(1, x1 - x0), IO_H - 4);
+        sctx.globalAlpha = 1;
+        sctx.fillRect(Math.max(0, x1 - 1), ioTop, 2, IO_H);
       }
-      flush();
-    });
-    // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
-    ctx.fillStyle = '#f6f6f6';
-    ctx.fillRect(0, ioTop, width, IO_H);
-    for (const b of ioBars) {
-      const sx = Math.max(0, x(b.from));
-      const ex = Math.min(width, x(b.to));
-      if (ex < 0 || sx > width) continue;
-      ctx.fillStyle = colors.busy[b.rec.vcpu] ?? '#888';
-      ctx.globalAlpha = 0.55;
-      ctx.fillRect(sx, ioTop + 2, Math.max(1, ex - sx), IO_H - 4);
-      ctx.globalAlpha = 1;
-      ctx.fillRect(Math.max(0, ex - 1), ioTop, 2, IO_H);
+      stripRef.current = { canvas: strip, deps };
     }
-  }, [lanes, ranges, x, width, lanesH, colors, LANE_H, ioTop, ioBars]);
+    const strip = stripRef.current!.canvas;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, cw, ch);
+    const offset = Math.round((t0 - ioFrom) * (width / w) * dpr);
+    ctx.drawImage(strip, offset, 0, cw, ch, 0, 0, cw, ch);
+  }, [lanes, t0, w, ioFrom, width, lanesH, colors, LANE_H, ioTop, ioBars]);
 
   // Attach d3-zoom once per geometry. Programmatic transforms (below) carry no sourceEvent and are ignored,
   // so syncing from the shared view never echoes back.
