@@ -1,6 +1,7 @@
 // Issue 8's per-column views and playback on paper 000 Fig. 10 (a TCP echo server beside a busy loop, one pCPU):
 // beliefs with the threshold and partial-boost marks, a boost jumping the run queue, tooltips on every kind of
 // mark, speeds and stepping, the progress bar's cancel, the comparison figures and claims.
+import { readFileSync } from 'node:fs';
 import type { Locator, Page } from '@playwright/test';
 import { expect, openScenario, playheadExactMs, test, waitForIdle } from './helpers';
 
@@ -202,3 +203,32 @@ test('the comparison shows fairness and whole-run figures and the claims per pol
   await expect(claims.first()).toContainText('tavs: domains.mixed.response_ms.mean');
   await expect(claims.first()).toContainText('credit: domains.mixed.response_ms.mean');
 });
+
+// Every paper scenario in the library opens with every view in every column (issue 8, "Done when").
+// Read from the library's index, so paper scenarios added later are covered too.
+const PAPER = (
+  JSON.parse(readFileSync(new URL('../../scenarios/index.json', import.meta.url), 'utf8')) as {
+    scenarios: { id: string; kind?: string }[];
+  }
+).scenarios
+  .filter((s) => s.kind === 'paper')
+  .map((s) => s.id);
+for (const id of PAPER) {
+  test(`${id}: every column shows every view, and the comparison and claims are there`, async ({ page }) => {
+    await openScenario(page, id);
+    const columns = page.getByTestId('policy-column');
+    expect(await columns.count()).toBeGreaterThanOrEqual(2);
+    for (const col of await columns.all()) {
+      await expect(col.getByTestId('runqueue-pcpu-0').getByTestId('rq-chip')).not.toHaveCount(0);
+      expect(Number(await col.getByTestId('timeline').getAttribute('data-segments'))).toBeGreaterThan(0);
+      await expect(col.getByTestId('share-chart').locator('path.share-line')).not.toHaveCount(0);
+      await expect(col.getByTestId('belief-chart')).toHaveAttribute('data-infers', /true|false/);
+      await expect(col.getByTestId('event-log').getByTestId('event-log-entry')).not.toHaveCount(0);
+    }
+    await expect(page.getByTestId('cdf-chart')).toBeVisible();
+    await expect(page.getByTestId('summary-table')).toBeVisible();
+    const claims = page.getByTestId('claims-panel').getByTestId('claim');
+    expect(await claims.count()).toBeGreaterThan(0);
+    await expect(page.getByTestId('claims-panel').locator('[data-holds="false"]')).toHaveCount(0);
+  });
+}
