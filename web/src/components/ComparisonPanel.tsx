@@ -150,7 +150,8 @@ function CdfChart({ client, runs }: Props) {
       aria-busy={curves === null}
     >
       <h3>Response time CDF (server domains)</h3>
-      <div ref={ref} className="cdf-plot">
+      {/* An empty plot would only take room from the tables: say why there is no curve instead. */}
+      <div ref={ref} className="cdf-plot" hidden={curves?.length === 0}>
         <svg
           width={width}
           height={HEIGHT}
@@ -204,7 +205,11 @@ function CdfChart({ client, runs }: Props) {
         <Tooltip hover={hover} width={width} />
       </div>
       {error && <p className="muted">Distributions unavailable: {error}</p>}
-      {curves && curves.length === 0 && <p className="muted">No domain in these runs serves requests.</p>}
+      {curves && curves.length === 0 && (
+        <p className="muted">
+          No domain in these runs serves requests, so there are no response times to compare.
+        </p>
+      )}
       <figcaption className="legend">
         {(curves ?? []).slice(0, LEGEND_MAX).map((c) => (
           <span key={c.key} className="legend-item">
