@@ -549,6 +549,7 @@ export function App() {
                       durationMs={durationMs}
                       view={view}
                       time={time}
+                      playing={playing}
                       onViewChange={onViewChange}
                       onPolicyChange={(p) => setColumn(i, p)}
                     />

@@ -20,6 +20,8 @@ interface Props {
   readonly durationMs: number;
   readonly view: View;
   readonly time: number;
+  /** While playing, the text views (run queues, log) refresh a few times a second rather than every frame. */
+  readonly playing?: boolean;
   readonly onViewChange: (view: View) => void;
   readonly onPolicyChange: (policy: string) => void;
   readonly client: SimClient;
@@ -39,6 +41,7 @@ export function PolicyColumn({
   durationMs,
   view,
   time,
+  playing = false,
   onViewChange,
   onPolicyChange,
   client,
@@ -86,7 +89,7 @@ export function PolicyColumn({
       </header>
       {run ? (
         <>
-          <RunQueues client={client} run={run} time={time} />
+          <RunQueues client={client} run={run} time={time} playing={playing} />
           <Timeline
             meta={run.meta}
             lanes={lanes}
@@ -103,7 +106,7 @@ export function PolicyColumn({
               run queues and the log stop there, shares continue.
             </p>
           )}
-          <EventLog client={client} run={run} time={time} onSeek={onSeek} />
+          <EventLog client={client} run={run} time={time} onSeek={onSeek} playing={playing} />
           <ShareChart run={run} durationMs={durationMs} view={view} time={time} />
           <BeliefChart client={client} run={run} durationMs={durationMs} view={view} time={time} />
           <MetricsTable meta={run.meta} report={run.report} />

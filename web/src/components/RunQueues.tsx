@@ -7,7 +7,7 @@ import type { Meta, RunQueueEntry, RunResult } from '../sim/types';
 import { domainColor } from '../lib/palette';
 import { withAlpha } from '../lib/color';
 import { toNs } from '../lib/decisions';
-import { useLatestQuery } from '../lib/useLatestQuery';
+import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import { useWidth } from '../lib/useWidth';
 
 const CHIP_W = 92;
@@ -24,6 +24,8 @@ interface Props {
   readonly run: RunResult;
   /** Playhead [ms]. */
   readonly time: number;
+  /** Playback is running: refresh every PLAYING_REFRESH_MS, not every frame. */
+  readonly playing?: boolean;
 }
 
 function Chip({
@@ -77,13 +79,13 @@ function Chip({
   );
 }
 
-export function RunQueues({ client, run, time }: Props) {
+export function RunQueues({ client, run, time, playing = false }: Props) {
   const ref = useRef<HTMLDivElement>(null);
   const width = useWidth(ref, 400);
   const tNs = toNs(time);
   const { runId } = run;
   const query = useCallback(() => client.runqueues(runId, tNs), [client, runId, tNs]);
-  const { value, error } = useLatestQuery(query);
+  const { value, error } = useLatestQuery(query, playing ? PLAYING_REFRESH_MS : 0);
   const { meta } = run;
   const perRow = Math.max(1, Math.floor((width - 52 + GAP) / (CHIP_W + GAP)));
   const scroll = meta.pcpus > ROWS_BEFORE_SCROLL;
