@@ -16,6 +16,7 @@ import { Library } from './components/Library';
 import { PolicyColumn } from './components/PolicyColumn';
 import { ScenarioLoader } from './components/ScenarioLoader';
 import { Transport } from './components/Transport';
+import { nextSpeed } from './lib/speed';
 
 declare global {
   interface Window {
@@ -397,6 +398,11 @@ export function App() {
           e.preventDefault();
           zoom(e.key === '-' || e.key === '_' ? 2 : 0.5);
           return;
+        case '[':
+        case ']':
+          if (ownKey(e, false)) return;
+          setSpeed((v) => nextSpeed(v, e.key === ']' ? 1 : -1));
+          return;
         case '1':
         case '2':
         case '3':
@@ -476,6 +482,7 @@ export function App() {
                 onToggle={togglePlay}
                 onSpeed={setSpeed}
                 onScrub={seek}
+                onStep={(dir) => void stepDecision(dir)}
               />
               {progress !== null && (
                 <div className="progress" data-testid="progress">
@@ -520,7 +527,7 @@ export function App() {
                     </button>
                   )}
                   <span className="muted keys">
-                    Keys: Space play · ←/→ previous/next decision · +/− zoom
+                    Keys: Space play · ←/→ previous/next decision · +/− zoom · [/] speed
                     {columns.length > 2 ? ' · 1-4 show/hide columns' : ''}
                   </span>
                 </div>
@@ -542,6 +549,7 @@ export function App() {
                       durationMs={durationMs}
                       view={view}
                       time={time}
+                      playing={playing}
                       onViewChange={onViewChange}
                       onPolicyChange={(p) => setColumn(i, p)}
                     />

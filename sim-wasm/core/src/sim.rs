@@ -16,7 +16,7 @@ use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy};
 use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
-use crate::trace::{BeliefRec, IoRec, RqEntry, Segment, TaskRec, Trace, VcpuUsage};
+use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, TaskRec, Trace, VcpuUsage};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -440,6 +440,9 @@ impl Simulation {
             for (t, b) in self.policy.take_belief_changes() {
                 self.trace.push_belief(BeliefRec { t_ns: self.now.0, task: t.0 as u32, belief: b });
             }
+            for (v, kind) in self.policy.take_boost_marks() {
+                self.trace.push_boost(BoostRec { t_ns: self.now.0, vcpu: v.0 as u32, kind });
+            }
         }
         for (p, text) in self.notes.drain(..) {
             self.trace.push_decision(self.now.0, p.0, text);
@@ -619,6 +622,11 @@ impl Simulation {
             "io_latency" => m.io_latency_ns.points(),
             _ => Vec::new(),
         }
+    }
+
+    /// BelThreshold of the policy's task inference, if it infers.
+    pub fn belief_threshold(&self) -> Option<i64> {
+        self.policy.belief_threshold()
     }
 
     /// The policy's inference about a task: (degree of belief, inferred I/O-bound), if it infers.

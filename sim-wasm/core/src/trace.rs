@@ -49,6 +49,16 @@ pub struct BeliefRec {
     pub belief: i64,
 }
 
+/// A partial boost given to a vCPU, or revoked because its guest moved on to a task that is not I/O-bound.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct BoostRec {
+    /// [ns]
+    pub t_ns: u64,
+    pub vcpu: u32,
+    /// "boost" or "revoke".
+    pub kind: &'static str,
+}
+
 /// A guest task became runnable or blocked.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
 pub struct TaskRec {
@@ -127,6 +137,7 @@ pub struct Trace {
     io: Vec<IoRec>,
     task_states: Vec<TaskRec>,
     beliefs: Vec<BeliefRec>,
+    boosts: Vec<BoostRec>,
     /// Run-queue snapshots per pCPU, recorded whenever one changes.
     runqueues: Vec<Vec<RqSnap>>,
     vcpu_dom: Vec<usize>,
@@ -161,6 +172,7 @@ impl Trace {
             io: Vec::new(),
             task_states: Vec::new(),
             beliefs: Vec::new(),
+            boosts: Vec::new(),
             decisions_dropped: 0,
             runqueues: vec![Vec::new(); pcpus],
             vcpu_dom,
@@ -266,6 +278,17 @@ impl Trace {
     /// Belief changes of one task (all tasks when `task` is None).
     pub fn beliefs(&self, task: Option<u32>) -> Vec<BeliefRec> {
         self.beliefs.iter().filter(|r| task.is_none_or(|t| r.task == t)).copied().collect()
+    }
+
+    /// Partial-boost marks, like beliefs, are few (at most one per pending event) and kept for the whole run.
+    pub fn push_boost(&mut self, rec: BoostRec) {
+        self.used_bytes += growth_bytes(&self.boosts);
+        self.boosts.push(rec);
+    }
+
+    /// Every partial boost given or revoked, in time order.
+    pub fn boosts(&self) -> &[BoostRec] {
+        &self.boosts
     }
 
     pub fn push_task_state(&mut self, rec: TaskRec) {

@@ -146,6 +146,18 @@ impl Simulation {
         serde_json::to_string(&self.inner.trace().beliefs(t)).unwrap_or_default()
     }
 
+    /// Partial boosts given and revoked over the whole run, as JSON text `[{"t_ns","vcpu","kind"}]` (kind "boost"
+    /// or "revoke"); empty when the policy does not boost partially.
+    pub fn boosts_json(&self) -> String {
+        serde_json::to_string(self.inner.trace().boosts()).unwrap_or_default()
+    }
+
+    /// The degree of belief above which the policy infers a task I/O-bound (BelThreshold); undefined when the
+    /// policy does not infer task types.
+    pub fn belief_threshold(&self) -> Option<f64> {
+        self.inner.belief_threshold().map(|b| b as f64)
+    }
+
     /// Guest task state changes (runnable, blocked) between two times (ns), as JSON text.
     pub fn task_states_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
         let r = self.inner.trace().task_states(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);

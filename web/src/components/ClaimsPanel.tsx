@@ -1,3 +1,4 @@
+import { memo } from 'react';
 import type { ClaimResult } from '../sim/types';
 import { claimValueLines } from '../lib/format';
 
@@ -10,7 +11,8 @@ interface Props {
 }
 
 /** The scenario's claims (what the paper says should happen) checked against all of its policies' runs. */
-export function ClaimsPanel({ claims, failed, labelOf }: Props) {
+/** Memoised: it does not depend on the playhead, and the page re-renders on every playback frame. */
+export const ClaimsPanel = memo(function ClaimsPanel({ claims, failed, labelOf }: Props) {
   const held = claims?.filter((c) => c.holds).length ?? 0;
   return (
     <section className="claims" data-testid="claims-panel" aria-busy={claims === null}>
@@ -53,4 +55,4 @@ export function ClaimsPanel({ claims, failed, labelOf }: Props) {
       )}
     </section>
   );
-}
+});

@@ -1,14 +1,18 @@
 // Under the columns: every shown policy's response-time CDF per server domain on one log-scaled chart (paper
 // 000 Fig. 1a / 10a), and a table of event latency and throughput per domain and policy.
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { memo, type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { scaleLinear, scaleLog } from 'd3-scale';
 import { curveStepAfter, line } from 'd3-shape';
 import type { SimClient } from '../sim/client';
 import type { RunResult } from '../sim/types';
+import { summaryColumns } from '../lib/summary';
 import { domainColor } from '../lib/palette';
-import { cdfFromPairs, logDomain, type CdfPoint } from '../lib/cdf';
+import { cdfAt, cdfFromPairs, logDomain, type CdfPoint } from '../lib/cdf';
 import { fmt } from '../lib/format';
 import { useWidth } from '../lib/useWidth';
+import { nearestIndex, pointerIn } from '../lib/hover';
+import { LineSwatch } from './LineSwatch';
+import { Tooltip, type Hover } from './Tooltip';
 
 const HEIGHT = 240;
 const M = { top: 10, right: 14, bottom: 34, left: 44 };
@@ -50,6 +54,7 @@ function CdfChart({ client, runs }: Props) {
   const width = useWidth(ref);
   const [curves, setCurves] = useState<readonly Curve[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [hover, setHover] = useState<Hover | null>(null);
 
   useEffect(() => {
     let live = true;
@@ -107,6 +112,32 @@ function CdfChart({ client, runs }: Props) {
     return (curves ?? []).map((c) => gen([...c.points, { x: x.domain()[1]!, y: 1 }]) ?? '');
   }, [curves, x, y]);
 
+  /** Names the curve nearest the pointer and reads it: "90% of responses within 12 ms". */
+  const onPointerMove = (e: PointerEvent<SVGSVGElement>) => {
+    const { px, py } = pointerIn(e);
+    if (px < M.left || px > width - M.right) {
+      setHover(null);
+      return;
+    }
+    const v = x.invert(px);
+    const all = curves ?? [];
+    const best = all[nearestIndex(all.length, (i) => Math.abs(y(cdfAt(all[i]!.points, v)) - py), 10)];
+    if (!best) {
+      setHover(null);
+      return;
+    }
+    const f = cdfAt(best.points, v);
+    setHover({
+      x: px,
+      y: py,
+      lines: [
+        `${best.label} · ${best.domain}`,
+        `${(f * 100).toFixed(1)}% of responses within ${fmt(v)} ms`,
+        `median ${fmt(best.points.find((p) => p.y >= 0.5)?.x)} ms`,
+      ],
+    });
+  };
+
   const [d0, d1] = x.domain() as [number, number];
   const decades: number[] = [];
   for (let t = d0; t <= d1 * 1.0001; t *= 10) decades.push(t);
@@ -119,8 +150,16 @@ function CdfChart({ client, runs }: Props) {
       aria-busy={curves === null}
     >
       <h3>Response time CDF (server domains)</h3>
-      <div ref={ref} className="cdf-plot">
-        <svg width={width} height={HEIGHT} role="img" aria-label="Response-time CDF per policy and domain">
+      {/* An empty plot would only take room from the tables: say why there is no curve instead. */}
+      <div ref={ref} className="cdf-plot" hidden={curves?.length === 0}>
+        <svg
+          width={width}
+          height={HEIGHT}
+          role="img"
+          aria-label="Response-time CDF per policy and domain"
+          onPointerMove={onPointerMove}
+          onPointerLeave={() => setHover(null)}
+        >
           {[0, 0.25, 0.5, 0.75, 1].map((t) => (
             <g key={t} transform={`translate(0, ${y(t)})`}>
               <line x1={M.left} x2={width - M.right} className="grid" />
@@ -163,23 +202,18 @@ function CdfChart({ client, runs }: Props) {
             </path>
           ))}
         </svg>
+        <Tooltip hover={hover} width={width} />
       </div>
       {error && <p className="muted">Distributions unavailable: {error}</p>}
-      {curves && curves.length === 0 && <p className="muted">No domain in these runs serves requests.</p>}
+      {curves && curves.length === 0 && (
+        <p className="muted">
+          No domain in these runs serves requests, so there are no response times to compare.
+        </p>
+      )}
       <figcaption className="legend">
         {(curves ?? []).slice(0, LEGEND_MAX).map((c) => (
           <span key={c.key} className="legend-item">
-            <svg width={26} height={10} aria-hidden="true">
-              <line
-                x1={1}
-                x2={25}
-                y1={5}
-                y2={5}
-                stroke={c.color}
-                strokeWidth={2.5}
-                strokeDasharray={c.dash || undefined}
-              />
-            </svg>
+            <LineSwatch color={c.color} dash={c.dash} />
             {c.label} · {c.domain}
           </span>
         ))}
@@ -248,7 +282,41 @@ function LatencyTable({ runs }: { runs: readonly ComparedRun[] }) {
   );
 }
 
-export function ComparisonPanel({ client, runs }: Props) {
+function SummaryTable({ runs }: { runs: readonly ComparedRun[] }) {
+  const cols = summaryColumns(runs.map((c) => c.run.report));
+  if (cols.length === 0) return null;
+  return (
+    <div className="metrics-scroll">
+      <table className="metrics" data-testid="summary-table">
+        <thead>
+          <tr>
+            <th>policy</th>
+            {cols.map((c) => (
+              <th key={c.key} title={c.title}>
+                {c.head}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((r) => (
+            <tr key={r.policy} data-policy={r.policy}>
+              <td>{r.label}</td>
+              {cols.map((c) => (
+                <td key={c.key} data-metric={c.key}>
+                  {fmt(c.value(r.run.report), c.digits ?? 3)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Memoised: it does not depend on the playhead, and the page re-renders on every playback frame. */
+export const ComparisonPanel = memo(function ComparisonPanel({ client, runs }: Props) {
   return (
     <section className="comparison" data-testid="comparison-panel">
       <h2>Comparison</h2>
@@ -258,6 +326,8 @@ export function ComparisonPanel({ client, runs }: Props) {
         <div className="comparison-body">
           <CdfChart client={client} runs={runs} />
           <div>
+            <h3>Fairness and whole-run figures</h3>
+            <SummaryTable runs={runs} />
             <h3>Event latency [ms] and throughput</h3>
             <LatencyTable runs={runs} />
           </div>
@@ -265,4 +335,4 @@ export function ComparisonPanel({ client, runs }: Props) {
       )}
     </section>
   );
-}
+});

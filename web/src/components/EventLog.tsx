@@ -4,7 +4,7 @@ import { useCallback, useEffect, useMemo, useRef } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult } from '../sim/types';
 import { toNs } from '../lib/decisions';
-import { useLatestQuery } from '../lib/useLatestQuery';
+import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 
 /** Decisions shown before (including the current one) and after the playhead. */
 export const LOG_BEFORE = 13;
@@ -15,6 +15,8 @@ interface Props {
   readonly run: RunResult;
   /** Playhead [ms]. */
   readonly time: number;
+  /** Playback is running: refresh every PLAYING_REFRESH_MS, not every frame. */
+  readonly playing?: boolean;
   readonly onSeek: (timeMs: number) => void;
 }
 
@@ -23,7 +25,7 @@ function stamp(tNs: number): string {
   return (tNs / 1e6).toFixed(3);
 }
 
-export function EventLog({ client, run, time, onSeek }: Props) {
+export function EventLog({ client, run, time, onSeek, playing = false }: Props) {
   const listRef = useRef<HTMLOListElement>(null);
   const tNs = toNs(time);
   const { runId } = run;
@@ -31,7 +33,7 @@ export function EventLog({ client, run, time, onSeek }: Props) {
     () => client.decisionsAround(runId, tNs, LOG_BEFORE, LOG_AFTER),
     [client, runId, tNs],
   );
-  const { value, error } = useLatestQuery(query);
+  const { value, error } = useLatestQuery(query, playing ? PLAYING_REFRESH_MS : 0);
   const items = useMemo(() => value?.items ?? [], [value]);
   const current = value?.current ?? -1;
 

@@ -1,3 +1,4 @@
+import { memo } from 'react';
 import type { Meta, RunReport, Summary } from '../sim/types';
 import { domainColor } from '../lib/palette';
 import { fmt, pct } from '../lib/format';
@@ -13,7 +14,8 @@ function meanP99(s: Summary | undefined): string {
 }
 
 /** The report's headline figures per domain (DESIGN.md 5); absent keys show a dash, never a made-up zero. */
-export function MetricsTable({ meta, report }: Props) {
+/** Memoised: it does not depend on the playhead, and the page re-renders on every playback frame. */
+export const MetricsTable = memo(function MetricsTable({ meta, report }: Props) {
   const anyResponse = meta.domains.some((d) => report.domains[d.name]?.response_ms);
   return (
     <div className="metrics-scroll">
@@ -55,4 +57,4 @@ export function MetricsTable({ meta, report }: Props) {
       </table>
     </div>
   );
-}
+});

@@ -2,6 +2,7 @@ import { useMemo } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult, ScenarioPolicy } from '../sim/types';
 import { splitSegments } from '../lib/series';
+import { BeliefChart } from './BeliefChart';
 import { EventLog } from './EventLog';
 import { LagChart } from './LagChart';
 import { RunQueues } from './RunQueues';
@@ -20,6 +21,8 @@ interface Props {
   readonly durationMs: number;
   readonly view: View;
   readonly time: number;
+  /** While playing, the text views (run queues, log) refresh a few times a second rather than every frame. */
+  readonly playing?: boolean;
   readonly onViewChange: (view: View) => void;
   readonly onPolicyChange: (policy: string) => void;
   readonly client: SimClient;
@@ -46,6 +49,7 @@ export function PolicyColumn({
   durationMs,
   view,
   time,
+  playing = false,
   onViewChange,
   onPolicyChange,
   client,
@@ -93,7 +97,7 @@ export function PolicyColumn({
       </header>
       {run ? (
         <>
-          <RunQueues client={client} run={run} time={time} />
+          <RunQueues client={client} run={run} time={time} playing={playing} />
           <Timeline
             meta={run.meta}
             lanes={lanes}
@@ -101,6 +105,8 @@ export function PolicyColumn({
             view={view}
             onViewChange={onViewChange}
             time={time}
+            client={client}
+            runId={run.runId}
           />
           {run.meta.trace_detail_until_ns != null && (
             <p className="muted trace-note" data-testid="trace-note">
@@ -108,8 +114,9 @@ export function PolicyColumn({
               run queues and the log stop there, shares continue.
             </p>
           )}
-          <EventLog client={client} run={run} time={time} onSeek={onSeek} />
+          <EventLog client={client} run={run} time={time} onSeek={onSeek} playing={playing} />
           <ShareChart run={run} durationMs={durationMs} view={view} time={time} />
+          <BeliefChart client={client} run={run} durationMs={durationMs} view={view} time={time} />
           {showsLag(run, policies.find((p) => p.id === policy)?.scheduler) && (
             <LagChart client={client} run={run} durationMs={durationMs} time={time} />
           )}

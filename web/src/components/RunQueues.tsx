@@ -7,12 +7,15 @@ import type { Meta, RunQueueEntry, RunResult } from '../sim/types';
 import { domainColor } from '../lib/palette';
 import { withAlpha } from '../lib/color';
 import { toNs } from '../lib/decisions';
-import { useLatestQuery } from '../lib/useLatestQuery';
+import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import { useWidth } from '../lib/useWidth';
 
 const CHIP_W = 92;
 const CHIP_H = 34;
 const GAP = 4;
+/** Up to this many pCPUs chips slide to their new slot; beyond, dozens of chips per column moving at once cost
+ * the browser a compositing pass per frame during playback, so they jump. */
+const ANIMATE_MAX_PCPUS = 4;
 /** Beyond this many pCPUs the rows scroll instead of pushing the timeline off screen. */
 const ROWS_BEFORE_SCROLL = 4;
 
@@ -21,6 +24,8 @@ interface Props {
   readonly run: RunResult;
   /** Playhead [ms]. */
   readonly time: number;
+  /** Playback is running: refresh every PLAYING_REFRESH_MS, not every frame. */
+  readonly playing?: boolean;
 }
 
 function Chip({
@@ -50,6 +55,7 @@ function Chip({
       data-vcpu={entry.vcpu}
       data-pri={entry.pri}
       data-running={running}
+      data-slot={slot}
       style={{
         transform: `translate(${x}px, ${y}px)`,
         width: CHIP_W,
@@ -73,19 +79,22 @@ function Chip({
   );
 }
 
-export function RunQueues({ client, run, time }: Props) {
+export function RunQueues({ client, run, time, playing = false }: Props) {
   const ref = useRef<HTMLDivElement>(null);
   const width = useWidth(ref, 400);
   const tNs = toNs(time);
   const { runId } = run;
   const query = useCallback(() => client.runqueues(runId, tNs), [client, runId, tNs]);
-  const { value, error } = useLatestQuery(query);
+  const { value, error } = useLatestQuery(query, playing ? PLAYING_REFRESH_MS : 0);
   const { meta } = run;
   const perRow = Math.max(1, Math.floor((width - 52 + GAP) / (CHIP_W + GAP)));
   const scroll = meta.pcpus > ROWS_BEFORE_SCROLL;
 
   return (
-    <figure className="runqueues" aria-label="Run queue per pCPU at the playhead">
+    <figure
+      className={meta.pcpus <= ANIMATE_MAX_PCPUS ? 'runqueues animate' : 'runqueues'}
+      aria-label="Run queue per pCPU at the playhead"
+    >
       <figcaption className="muted">
         Run queues at the playhead: ▶ running, then queued in order (priority · credit)
         {error && ` — unavailable: ${error}`}

@@ -1,20 +1,24 @@
 // Per-domain CPU share of the host over time (one line per domain) against each domain's fair share (dashed, same
 // colour). D3 computes scales and paths; React renders the SVG.
-import { useMemo, useRef } from 'react';
+import { useMemo, useRef, useState, type PointerEvent } from 'react';
 import { max } from 'd3-array';
 import { scaleLinear } from 'd3-scale';
 import { line } from 'd3-shape';
 import type { RunResult } from '../sim/types';
 import { domainColor } from '../lib/palette';
 import { bucketAt, shareColumns } from '../lib/series';
-import { anchor, pct } from '../lib/format';
+import { fmt, pct } from '../lib/format';
+import { nearestIndex, pointerIn } from '../lib/hover';
 import { useWidth } from '../lib/useWidth';
 import type { View } from '../lib/view';
+import { RunAxes, type Margins } from './RunAxes';
+import { Tooltip, type Hover } from './Tooltip';
 
 const HEIGHT = 150;
 /** Beyond this many domains the per-domain legend gives way to the metrics table below. */
 const LEGEND_MAX = 16;
-const M = { top: 8, right: 8, bottom: 20, left: 40 };
+/** Shared with the belief chart, so the two line up one above the other. */
+export const M: Margins = { top: 8, right: 8, bottom: 20, left: 40 };
 
 interface Props {
   readonly run: RunResult;
@@ -64,42 +68,47 @@ export function ShareChart({ run, durationMs, view, time }: Props) {
     return series.map((s) => gen(Array.from(s)) ?? '');
   }, [series, x, y, bucketMs]);
 
+  const [hover, setHover] = useState<Hover | null>(null);
+  /** Names the domain line nearest the pointer with its share in that bucket and its fair share. */
+  const onPointerMove = (e: PointerEvent<SVGSVGElement>) => {
+    const { px, py } = pointerIn(e);
+    const b = bucketAt(x.invert(px), bucketMs, buckets);
+    if (px < M.left || px > width - M.right || b < 0) {
+      setHover(null);
+      return;
+    }
+    const best = nearestIndex(series.length, (d) => Math.abs(y(series[d]?.[b] ?? 0) - py), 10);
+    const dom = meta.domains[best];
+    if (!dom) {
+      setHover(null);
+      return;
+    }
+    setHover({
+      x: px,
+      y: py,
+      lines: [
+        `${dom.name}: ${pct(series[best]?.[b])} of the host`,
+        `fair share ${pct(fair[best])}`,
+        `${fmt(b * bucketMs, 6)} – ${fmt((b + 1) * bucketMs, 6)} ms`,
+      ],
+    });
+  };
+
   const at = bucketAt(time, bucketMs, buckets);
   const playX = x(Math.min(Math.max(time, 0), durationMs));
-  const [v0, v1] = view;
-  const xTicks = x.ticks(Math.max(2, Math.floor(width / 100)));
-  const xFormat = x.tickFormat(Math.max(2, Math.floor(width / 100)), '~f');
 
   return (
     <figure className="share-chart" data-testid="share-chart" data-domains={meta.domains.length}>
       <div ref={ref} className="share-plot">
-        <svg width={width} height={HEIGHT} role="img" aria-label="CPU share per domain over time">
-          <rect
-            className="view-window"
-            x={x(v0)}
-            width={Math.max(1, x(v1) - x(v0))}
-            y={M.top}
-            height={HEIGHT - M.top - M.bottom}
-          />
-          {y.ticks(4).map((t) => (
-            <g key={t} transform={`translate(0, ${y(t)})`}>
-              <line x1={M.left} x2={width - M.right} className="grid" />
-              <text x={M.left - 4} dy="0.32em" textAnchor="end" className="tick">
-                {pct(t)}
-              </text>
-            </g>
-          ))}
-          {xTicks.map((t) => (
-            <text
-              key={t}
-              x={x(t)}
-              y={HEIGHT - 4}
-              textAnchor={anchor(x(t) - M.left, width - M.left)}
-              className="tick"
-            >
-              {xFormat(t)}
-            </text>
-          ))}
+        <svg
+          width={width}
+          height={HEIGHT}
+          role="img"
+          aria-label="CPU share per domain over time"
+          onPointerMove={onPointerMove}
+          onPointerLeave={() => setHover(null)}
+        >
+          <RunAxes x={x} y={y} width={width} height={HEIGHT} m={M} view={view} yFormat={pct} />
           {meta.domains.map((d, i) =>
             Number.isFinite(fair[i]) ? (
               <line
@@ -125,6 +134,7 @@ export function ShareChart({ run, durationMs, view, time }: Props) {
           ))}
           <line className="playhead" x1={playX} x2={playX} y1={M.top} y2={HEIGHT - M.bottom} />
         </svg>
+        <Tooltip hover={hover} width={width} />
       </div>
       <figcaption className="legend">
         {meta.domains.slice(0, LEGEND_MAX).map((d, i) => (

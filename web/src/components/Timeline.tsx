@@ -1,16 +1,20 @@
 // Gantt chart of one run: a lane per pCPU, a rectangle per schedule segment coloured by domain. Segments go to
 // a canvas (a run has tens of thousands); axis, playhead and tooltip stay in React-owned SVG/HTML. d3-zoom only
 // listens for gestures and reports the new time window, which the page shares with every column.
-import { useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
 import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
-import type { Meta } from '../sim/types';
+import type { SimClient } from '../sim/client';
+import type { IoRec, Meta } from '../sim/types';
 import { domainColor } from '../lib/palette';
+import { withAlpha } from '../lib/color';
 import { segmentAt, visibleRange, type Lane } from '../lib/series';
 import { anchor, fmt } from '../lib/format';
 import { useWidth } from '../lib/useWidth';
+import { useLatestQuery } from '../lib/useLatestQuery';
 import type { View } from '../lib/view';
+import { Tooltip, type Hover } from './Tooltip';
 
 const LANE_GAP = 4;
 /** Beyond this many domains colours repeat and the legend would crowd out the chart; hovering names them. */
@@ -24,6 +28,10 @@ const AXIS_H = 18;
 const PAD_TOP = 4;
 /** Narrowest window the zoom allows [ms]. */
 const MIN_WINDOW_MS = 0.05;
+/** Height of the I/O strip under the lanes: one bar per event-channel notification from pending to delivered. */
+const IO_H = 12;
+/** Most notifications the strip asks for per window; beyond it the strip says to zoom in. */
+const IO_LIMIT = 4000;
 /** Opacity of the guest idle loop: the vCPU holds the pCPU but does no work. */
 const IDLE_ALPHA = 0.3;
 
@@ -36,20 +44,19 @@ interface Props {
   readonly onViewChange: (view: View) => void;
   /** Playhead [ms]. */
   readonly time: number;
+  /** Where the run lives, for the I/O events of the visible window. */
+  readonly client: SimClient;
+  readonly runId: string;
 }
 
-interface Hover {
-  readonly x: number;
-  readonly y: number;
-  readonly lines: readonly string[];
+/** A delivered notification as a bar from when it became pending to when its vCPU ran [ms]. */
+interface IoBar {
+  readonly from: number;
+  readonly to: number;
+  readonly rec: IoRec;
 }
 
-function withAlpha(hex: string, alpha: number): string {
-  const n = Number.parseInt(hex.slice(1), 16);
-  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
-}
-
-export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: Props) {
+export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, client, runId }: Props) {
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
@@ -57,9 +64,35 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
   const [hover, setHover] = useState<Hover | null>(null);
   const width = useWidth(plotRef);
   const LANE_H = laneHeight(meta.pcpus);
-  const lanesH = meta.pcpus * (LANE_H + LANE_GAP) + PAD_TOP;
+  const ioTop = meta.pcpus * (LANE_H + LANE_GAP) + PAD_TOP;
+  const lanesH = ioTop + IO_H + LANE_GAP;
   const height = lanesH + AXIS_H;
   const [t0, t1] = view;
+
+  // Notifications delivered from one window before the view to two after it (a wait may start long before its
+  // delivery), on a grid of window widths: a view that follows the playhead refetches once per window, not per frame.
+  // Rounded: a window that follows the playhead keeps its width, but t1 - t0 jitters in the last bits.
+  const w = Number((t1 - t0).toPrecision(9));
+  const ioFrom = w > 0 ? (Math.floor(t0 / w) - 1) * w : 0;
+  const ioQuery = useCallback(
+    () =>
+      client.ioEvents(
+        runId,
+        Math.max(0, Math.round(ioFrom * 1e6)),
+        Math.round((ioFrom + 4 * w) * 1e6),
+        IO_LIMIT,
+      ),
+    [client, runId, ioFrom, w],
+  );
+  const io = useLatestQuery(ioQuery).value;
+  const ioBars = useMemo<IoBar[]>(
+    () =>
+      (io ?? [])
+        .filter((r) => r.phase === 'delivered')
+        .map((rec) => ({ from: (rec.t_ns - rec.wait_ns) / 1e6, to: rec.t_ns / 1e6, rec })),
+    [io],
+  );
+  const ioFull = (io?.length ?? 0) >= IO_LIMIT;
 
   useEffect(() => {
     onViewChangeRef.current = onViewChange;
@@ -80,48 +113,87 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
   const ranges = useMemo(() => lanes.map((lane) => visibleRange(lane, t0, t1)), [lanes, t0, t1]);
   const drawn = ranges.reduce((n, [lo, hi]) => n + hi - lo, 0);
 
-  // Draw the segments. Sub-pixel neighbours of one colour merge into one rectangle, so a zoomed-out view of
-  // a long run costs about one fillRect per pixel column, not one per segment.
+  // The segments and I/O bars of four window widths around the view ([ioFrom, ioFrom + 4w], the I/O fetch's
+  // range) are drawn once into an offscreen strip; each frame only copies the visible part of it. So a view that
+  // follows the playhead costs one drawImage per frame, and the strip is redrawn once per window width.
+  const stripRef = useRef<{ canvas: HTMLCanvasElement; deps: readonly unknown[] } | null>(null);
   useEffect(() => {
     const canvas = canvasRef.current;
     const ctx = canvas?.getContext('2d');
-    if (!canvas || !ctx) return;
+    if (!canvas || !ctx || !(w > 0)) return;
     const dpr = window.devicePixelRatio || 1;
-    canvas.width = Math.max(1, Math.round(width * dpr));
-    canvas.height = Math.round(lanesH * dpr);
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, lanesH);
-    lanes.forEach((lane, p) => {
-      const y = PAD_TOP + p * (LANE_H + LANE_GAP);
-      ctx.fillStyle = '#f1f1f1';
-      ctx.fillRect(0, y, width, LANE_H);
-      const [lo, hi] = ranges[p] ?? [0, 0];
-      let runColor = '';
-      let runX0 = 0;
-      let runX1 = -1;
-      const flush = () => {
-        if (runX1 > runX0 - 1 && runColor) {
-          ctx.fillStyle = runColor;
-          ctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
+    const cw = Math.max(1, Math.round(width * dpr));
+    const ch = Math.round(lanesH * dpr);
+    // Resizing a canvas reallocates and clears it: only when the size really changes.
+    if (canvas.width !== cw) canvas.width = cw;
+    if (canvas.height !== ch) canvas.height = ch;
+
+    const deps = [lanes, ioFrom, w, width, lanesH, colors, LANE_H, ioTop, ioBars, dpr];
+    const cached = stripRef.current;
+    if (!cached || cached.deps.some((d, i) => d !== deps[i])) {
+      const strip = cached?.canvas ?? document.createElement('canvas');
+      const sw = 4 * width;
+      strip.width = Math.max(1, Math.round(sw * dpr));
+      strip.height = ch;
+      const sctx = strip.getContext('2d');
+      if (!sctx) return;
+      sctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const k = width / w;
+      const sx = (t: number) => Math.min(sw, Math.max(0, (t - ioFrom) * k));
+      lanes.forEach((lane, p) => {
+        const y = PAD_TOP + p * (LANE_H + LANE_GAP);
+        sctx.fillStyle = '#f1f1f1';
+        sctx.fillRect(0, y, sw, LANE_H);
+        const [lo, hi] = visibleRange(lane, ioFrom, ioFrom + 4 * w);
+        let runColor = '';
+        let runX0 = 0;
+        let runX1 = -1;
+        const flush = () => {
+          if (runX1 > runX0 - 1 && runColor) {
+            sctx.fillStyle = runColor;
+            sctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
+          }
+        };
+        for (let i = lo; i < hi; i++) {
+          const v = lane.vcpu[i]!;
+          const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
+          const x0 = sx(lane.start[i]!);
+          const x1 = sx(lane.end[i]!);
+          // A sliver inside a pixel the current rectangle already paints adds nothing visible: skip it, so a
+          // zoomed-out lane of thousands of short I/O runs costs about one fillRect per pixel column.
+          if (x1 - x0 < 1 && x1 <= Math.ceil(runX1)) continue;
+          if (color === runColor && x0 - runX1 < 0.5) {
+            runX1 = Math.max(runX1, x1);
+          } else {
+            flush();
+            runColor = color;
+            runX0 = x0;
+            runX1 = x1;
+          }
         }
-      };
-      for (let i = lo; i < hi; i++) {
-        const v = lane.vcpu[i]!;
-        const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
-        const sx = Math.max(0, x(lane.start[i]!));
-        const ex = Math.min(width, x(lane.end[i]!));
-        if (color === runColor && sx - runX1 < 0.5) {
-          runX1 = Math.max(runX1, ex);
-        } else {
-          flush();
-          runColor = color;
-          runX0 = sx;
-          runX1 = ex;
-        }
+        flush();
+      });
+      // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
+      sctx.fillStyle = '#f6f6f6';
+      sctx.fillRect(0, ioTop, sw, IO_H);
+      for (const b of ioBars) {
+        const x0 = sx(b.from);
+        const x1 = sx(b.to);
+        if (x1 <= 0 || x0 >= sw) continue;
+        sctx.fillStyle = colors.busy[b.rec.vcpu] ?? '#888';
+        sctx.globalAlpha = 0.55;
+        sctx.fillRect(x0, ioTop + 2, Math.max(1, x1 - x0), IO_H - 4);
+        sctx.globalAlpha = 1;
+        sctx.fillRect(Math.max(0, x1 - 1), ioTop, 2, IO_H);
       }
-      flush();
-    });
-  }, [lanes, ranges, x, width, lanesH, colors, LANE_H]);
+      stripRef.current = { canvas: strip, deps };
+    }
+    const strip = stripRef.current!.canvas;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, cw, ch);
+    const offset = Math.round((t0 - ioFrom) * (width / w) * dpr);
+    ctx.drawImage(strip, offset, 0, cw, ch, 0, 0, cw, ch);
+  }, [lanes, t0, w, ioFrom, width, lanesH, colors, LANE_H, ioTop, ioBars]);
 
   // Attach d3-zoom once per geometry. Programmatic transforms (below) carry no sourceEvent and are ignored,
   // so syncing from the shared view never echoes back.
@@ -159,10 +231,36 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
     behavior.transform(select(canvas), zoomIdentity.translate(-k * baseScale(t0), 0).scale(k));
   }, [t0, t1, durationMs, baseScale]);
 
+  /** The notification under the pointer in the I/O strip: the bar it is on, else a delivery within 4 px. */
+  const ioHover = (px: number, py: number): Hover | null => {
+    if (py > ioTop + IO_H) return null;
+    const t = x.invert(px);
+    const slack = x.invert(px + 4) - t;
+    const on = ioBars.filter((b) => b.from - slack <= t && t <= b.to + slack);
+    const b = on.length > 0 ? on.reduce((a, c) => (c.to - c.from < a.to - a.from ? c : a)) : undefined;
+    if (!b) return ioFull ? { x: px, y: py, lines: ['too many I/O events here: zoom in'] } : null;
+    const vcpu = meta.vcpus[b.rec.vcpu]?.name ?? `vCPU ${b.rec.vcpu}`;
+    return {
+      x: px,
+      y: py,
+      lines: [
+        `${b.rec.kind} notification for ${vcpu}`,
+        b.rec.wait_ns > 0
+          ? `pending ${fmt(b.rec.wait_ns / 1e6)} ms until the vCPU ran`
+          : 'delivered at once (the vCPU was running)',
+        `delivered at ${fmt(b.to, 6)} ms`,
+      ],
+    };
+  };
+
   const onPointerMove = (e: PointerEvent<HTMLCanvasElement>) => {
     const rect = e.currentTarget.getBoundingClientRect();
     const px = e.clientX - rect.left;
     const py = e.clientY - rect.top - PAD_TOP;
+    if (e.clientY - rect.top >= ioTop) {
+      setHover(ioHover(px, e.clientY - rect.top));
+      return;
+    }
     const p = Math.floor(py / (LANE_H + LANE_GAP));
     const lane = lanes[p];
     if (!lane || py < 0 || py % (LANE_H + LANE_GAP) > LANE_H) {
@@ -193,7 +291,7 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
   const playX = x(time);
 
   return (
-    <figure className="timeline" data-testid="timeline" data-segments={drawn}>
+    <figure className="timeline" data-testid="timeline" data-segments={drawn} data-io={ioBars.length}>
       <figcaption className="legend">
         {meta.domains.slice(0, LEGEND_MAX).map((d) => (
           <span key={d.name} className="legend-item">
@@ -209,6 +307,9 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
         <span className="legend-item muted">
           <span className="swatch idle" /> pale: guest idle loop
         </span>
+        <span className="legend-item muted">
+          I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
+        </span>
       </figcaption>
       <div className="timeline-body">
         <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
@@ -217,6 +318,13 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
               pCPU {p}
             </div>
           ))}
+          <div
+            className="io-label"
+            style={{ height: IO_H, marginBottom: LANE_GAP }}
+            title="I/O notifications"
+          >
+            I/O wait
+          </div>
           <div className="unit">ms</div>
         </div>
         <div className="plot" ref={plotRef} style={{ height }}>
@@ -250,16 +358,7 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time }: 
               />
             )}
           </svg>
-          {hover && (
-            <div
-              className="tooltip"
-              style={{ left: Math.min(hover.x + 12, Math.max(0, width - 260)), top: hover.y + 12 }}
-            >
-              {hover.lines.map((l) => (
-                <div key={l}>{l}</div>
-              ))}
-            </div>
-          )}
+          <Tooltip hover={hover} width={width} />
         </div>
       </div>
     </figure>

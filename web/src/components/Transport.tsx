@@ -1,6 +1,5 @@
 import { ms } from '../lib/format';
-
-export const SPEEDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5] as const;
+import { SPEEDS } from '../lib/speed';
 
 interface Props {
   readonly time: number;
@@ -11,12 +10,36 @@ interface Props {
   readonly onToggle: () => void;
   readonly onSpeed: (speed: number) => void;
   readonly onScrub: (time: number) => void;
+  /** Moves the playhead to the previous (-1) or next (1) scheduling decision. */
+  readonly onStep?: (dir: 1 | -1) => void;
 }
 
-/** The one playhead shared by every column: play/pause (Space), speed, scrub. */
-export function Transport({ time, durationMs, playing, speed, disabled, onToggle, onSpeed, onScrub }: Props) {
+/** The one playhead shared by every column: play/pause (Space), step (arrows), speed ([ and ]), scrub. */
+export function Transport({
+  time,
+  durationMs,
+  playing,
+  speed,
+  disabled,
+  onToggle,
+  onSpeed,
+  onScrub,
+  onStep,
+}: Props) {
   return (
     <div className="transport">
+      {onStep && (
+        <button
+          type="button"
+          data-testid="step-prev"
+          onClick={() => onStep(-1)}
+          disabled={disabled}
+          title="Previous decision (←)"
+          aria-label="Previous decision"
+        >
+          ‹ prev
+        </button>
+      )}
       <button
         type="button"
         data-testid="play"
@@ -27,7 +50,19 @@ export function Transport({ time, durationMs, playing, speed, disabled, onToggle
       >
         {playing ? '❚❚ Pause' : '▶ Play'}
       </button>
-      <label>
+      {onStep && (
+        <button
+          type="button"
+          data-testid="step-next"
+          onClick={() => onStep(1)}
+          disabled={disabled}
+          title="Next decision (→)"
+          aria-label="Next decision"
+        >
+          next ›
+        </button>
+      )}
+      <label title="Simulated time per wall-clock time ([ slower, ] faster)">
         speed{' '}
         <select data-testid="speed" value={speed} onChange={(e) => onSpeed(Number(e.target.value))}>
           {SPEEDS.map((s) => (

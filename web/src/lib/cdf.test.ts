@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LOG_FLOOR_MS, cdfFromPairs, logDomain } from './cdf';
+import { LOG_FLOOR_MS, cdfAt, cdfFromPairs, logDomain } from './cdf';
 
 describe('cdfFromPairs', () => {
   it('accumulates counts into fractions, starting at zero', () => {
@@ -66,5 +66,16 @@ describe('logDomain', () => {
   it('ignores values a log axis cannot show', () => {
     expect(logDomain([0, -1, Number.NaN, Infinity, 5])).toEqual([1, 10]);
     expect(logDomain([])).toEqual([0.1, 1000]);
+  });
+});
+
+describe('cdfAt', () => {
+  const pts = cdfFromPairs([1, 1, 2, 2, 4, 1]);
+  it('reads the fraction of samples at or below a value', () => {
+    expect(cdfAt(pts, 0.5)).toBe(0);
+    expect(cdfAt(pts, 1)).toBeCloseTo(0.25);
+    expect(cdfAt(pts, 3)).toBeCloseTo(0.75);
+    expect(cdfAt(pts, 10)).toBe(1);
+    expect(cdfAt([], 1)).toBe(0);
   });
 });

@@ -61,3 +61,15 @@ export function logDomain(values: Iterable<number>): [number, number] {
   if (b <= a) b = a * 10;
   return [a, b];
 }
+
+/** The CDF's value at `v` [ms]: the fraction of samples <= v (0 before the first point). */
+export function cdfAt(points: readonly CdfPoint[], v: number): number {
+  let lo = 0;
+  let hi = points.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (points[mid]!.x <= v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo === 0 ? 0 : points[lo - 1]!.y;
+}

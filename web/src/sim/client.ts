@@ -6,7 +6,16 @@
 import * as Comlink from 'comlink';
 import type { WorkerApi } from './worker';
 import type { DecisionWindow } from '../lib/decisions';
-import type { ClaimResult, DistributionMetric, LagData, RunQueueSnap, RunReport, RunResult } from './types';
+import type {
+  ClaimResult,
+  DistributionMetric,
+  Inference,
+  IoRec,
+  LagData,
+  RunQueueSnap,
+  RunReport,
+  RunResult,
+} from './types';
 
 /** Rejection reason of calls cut short by `cancel()`. */
 export class Cancelled extends Error {
@@ -236,6 +245,14 @@ export class SimClient {
 
   lag(runId: string): Promise<LagData> {
     return this.query(runId, (api) => api.lag(runId));
+  }
+
+  inference(runId: string): Promise<Inference | null> {
+    return this.query(runId, (api) => api.inference(runId));
+  }
+
+  ioEvents(runId: string, fromNs: number, toNs: number, limit: number): Promise<IoRec[]> {
+    return this.query(runId, (api) => api.ioEvents(runId, fromNs, toNs, limit));
   }
 
   dispose(): void {

@@ -143,3 +143,39 @@ export interface LagData {
     readonly lag_ns: readonly number[];
   }[];
 }
+
+/** A task's degree of belief changed (task-aware inference, paper 000 3.3). */
+export interface BeliefRec {
+  readonly t_ns: number;
+  /** Index into meta.tasks. */
+  readonly task: number;
+  readonly belief: number;
+}
+
+/** A partial boost given to a vCPU, or revoked because its guest went back to a task that is not I/O-bound. */
+export interface BoostRec {
+  readonly t_ns: number;
+  /** Index into meta.vcpus. */
+  readonly vcpu: number;
+  readonly kind: 'boost' | 'revoke';
+}
+
+/** What a policy infers about guest tasks over a whole run; null for policies that do not infer. */
+export interface Inference {
+  /** BelThreshold: a task above it is inferred I/O-bound. */
+  readonly threshold: number;
+  readonly beliefs: readonly BeliefRec[];
+  readonly boosts: readonly BoostRec[];
+}
+
+/** An event-channel notification (DESIGN.md 6: I/O events in the trace). */
+export interface IoRec {
+  readonly t_ns: number;
+  /** Index into meta.vcpus. */
+  readonly vcpu: number;
+  readonly kind: string;
+  /** "pending" (the vCPU was not running) or "delivered". */
+  readonly phase: 'pending' | 'delivered';
+  /** For deliveries: how long it waited for the vCPU to run [ns]. */
+  readonly wait_ns: number;
+}

@@ -6,8 +6,12 @@ import init, { Simulation, evaluate_claims, last_panic, validate_scenario } from
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type Decision, type DecisionWindow } from '../lib/decisions';
 import type {
+  BeliefRec,
+  BoostRec,
   ClaimResult,
   DistributionMetric,
+  Inference,
+  IoRec,
   LagData,
   Meta,
   RunQueueSnap,
@@ -189,6 +193,31 @@ const api = {
       const s = sim(runId);
       const found = dir > 0 ? decisions(s, tNs + 1, END_NS, 1) : decisionsBefore(s, tNs, 1);
       return found[0]?.t_ns ?? null;
+    } catch (e) {
+      throw explain(e);
+    }
+  },
+
+  /** The policy's task inference over the whole run (beliefs, BelThreshold, partial boosts), or null. */
+  inference(runId: string): Inference | null {
+    try {
+      const s = sim(runId);
+      const threshold = s.belief_threshold();
+      if (threshold === undefined) return null;
+      return {
+        threshold,
+        beliefs: JSON.parse(s.beliefs_json(-1)) as BeliefRec[],
+        boosts: JSON.parse(s.boosts_json()) as BoostRec[],
+      };
+    } catch (e) {
+      throw explain(e);
+    }
+  },
+
+  /** Event-channel notifications with `fromNs <= t < toNs`, at most `limit`. */
+  ioEvents(runId: string, fromNs: number, toNs: number, limit: number): IoRec[] {
+    try {
+      return JSON.parse(sim(runId).io_events_json(fromNs, toNs, limit)) as IoRec[];
     } catch (e) {
       throw explain(e);
     }

@@ -221,6 +221,8 @@ pub struct Credit {
     pb_used: Vec<u64>,
     boosts: u64,
     hits: u64,
+    /// Partial boosts given and revoked since the trace last took them (only while explaining).
+    boost_marks: Vec<(VcpuId, &'static str)>,
     /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
     portmap: Portmap,
     pending_ports: Vec<Vec<u16>>,
@@ -295,6 +297,7 @@ impl Credit {
             pb_used: vec![0; nv],
             boosts: 0,
             hits: 0,
+            boost_marks: Vec::new(),
             portmap: Portmap::default(),
             block_marks: Default::default(),
             block_event: vec![None; nv],
@@ -628,6 +631,9 @@ impl Policy for Credit {
         self.vcpus[v.0].pri = PRI_BOOST;
         self.runq_insert(p, v);
         self.boosts += 1;
+        if ctx.explain {
+            self.boost_marks.push((v, "boost"));
+        }
         let how = self.tickle(v, ctx);
         let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
         ctx.note(p, || {
@@ -662,6 +668,9 @@ impl Policy for Credit {
                 self.burn(v, ctx.now);
                 self.end_pboost(v);
                 ctx.resched(p);
+                if ctx.explain {
+                    self.boost_marks.push((v, "revoke"));
+                }
                 let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
                 ctx.note(p, || format!("{name} scheduled a task that is not I/O-bound: partial boost revoked"));
             }
@@ -678,6 +687,14 @@ impl Policy for Credit {
 
     fn partial_boosts(&self) -> Option<(u64, u64)> {
         self.params.tavs.as_ref().map(|_| (self.boosts, self.hits))
+    }
+
+    fn take_boost_marks(&mut self) -> Vec<(VcpuId, &'static str)> {
+        std::mem::take(&mut self.boost_marks)
+    }
+
+    fn belief_threshold(&self) -> Option<i64> {
+        self.params.tavs.as_ref().map(|tp| tp.bel_threshold)
     }
 
     fn event_sent(&mut self, from: VcpuId, to: VcpuId, ctx: &mut Ctx) {

@@ -198,6 +198,15 @@ pub trait Policy {
     fn partial_boosts(&self) -> Option<(u64, u64)> {
         None
     }
+    /// Partial-boost marks since the last call, for the trace: (vCPU, "boost" or "revoke"). Only kept while
+    /// `Ctx::explain` is on, so batch runs do not grow a list nobody reads.
+    fn take_boost_marks(&mut self) -> Vec<(VcpuId, &'static str)> {
+        Vec::new()
+    }
+    /// The degree of belief above which a task is inferred I/O-bound (BelThreshold), if the policy infers.
+    fn belief_threshold(&self) -> Option<i64> {
+        None
+    }
     /// A number that changes whenever what `runqueue(p)` and `vcpu_sched` show for pCPU `p` may have changed,
     /// so the engine records run-queue snapshots only when something moved.
     fn runqueue_version(&self, p: PcpuId) -> u64;

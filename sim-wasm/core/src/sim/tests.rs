@@ -376,6 +376,14 @@ fn pb_ratio_zero_is_plain_credit() {
     let history = zero.trace().beliefs(Some(srv));
     assert_eq!(history.last().map(|r| r.belief), b["tasks"]["mixed/srv"]["belief"].as_i64());
     assert_ne!(plain.trace().segments(), on.trace().segments());
+    // The trace marks every partial boost the report counts (the belief view draws them), and only TAVS has
+    // a BelThreshold to draw.
+    let given = on.trace().boosts().iter().filter(|r| r.kind == "boost").count() as u64;
+    assert!(given > 0);
+    assert_eq!(Some(given), on.report(&opts)["partial_boosts"]["count"].as_u64());
+    assert!(on.trace().boosts().windows(2).all(|w| w[0].t_ns <= w[1].t_ns));
+    assert!(zero.trace().boosts().is_empty() && plain.trace().boosts().is_empty());
+    assert_eq!((plain.belief_threshold(), on.belief_threshold()), (None, Some(20)));
 }
 
 /// Guest block-layer plugging: a lone reader's request waits for the unplug timer before the driver sees it,

@@ -1,0 +1,286 @@
+// Task-aware scheduling's inference over time (paper 000 3.3, Fig. 5): each guest task's degree of belief as a
+// step line, the BelThreshold above which a task counts as I/O-bound, and a mark for every partial boost given
+// (triangle) or revoked (cross) along the bottom. Policies that do not infer say so instead of drawing nothing.
+import { useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import { scaleLinear } from 'd3-scale';
+import { curveStepAfter, line } from 'd3-shape';
+import type { SimClient } from '../sim/client';
+import type { Inference, Meta, RunResult } from '../sim/types';
+import { domainColor } from '../lib/palette';
+import { beliefAt, beliefSeries, nearestWithin, type BeliefSeries } from '../lib/belief';
+import { fmt } from '../lib/format';
+import { nearestIndex, pointerIn } from '../lib/hover';
+import { useWidth } from '../lib/useWidth';
+import type { View } from '../lib/view';
+import { RunAxes } from './RunAxes';
+import { M } from './ShareChart';
+import { LineSwatch } from './LineSwatch';
+import { Tooltip, type Hover } from './Tooltip';
+
+const HEIGHT = 150;
+/** Height of the band of partial-boost marks at the bottom of the plot [px]. */
+const MARK_BAND = 12;
+/** Most task lines drawn (the highest beliefs first); a note counts the rest. */
+const TASKS_MAX = 8;
+/** One dash per task within a domain, so two tasks of one domain keep its colour but differ in stroke. */
+const DASHES = ['', '6 3', '2 2', '8 3 2 3'] as const;
+
+interface Props {
+  readonly client: SimClient;
+  readonly run: RunResult;
+  readonly durationMs: number;
+  readonly view: View;
+  /** Playhead [ms]. */
+  readonly time: number;
+}
+
+interface Line {
+  readonly series: BeliefSeries;
+  readonly name: string;
+  readonly color: string;
+  readonly dash: string;
+}
+
+/**
+ * The series plus a flat line at 0 for every other task of a domain that has one: a task whose belief never moved
+ * (a busy loop the inference never sees run briefly after an event) is the contrast the view is about.
+ */
+function withQuietTasks(series: BeliefSeries[], meta: Meta): BeliefSeries[] {
+  const doms = new Set(series.map((s) => meta.tasks[s.task]?.domain));
+  const have = new Set(series.map((s) => s.task));
+  const quiet = meta.tasks.flatMap((t, i) =>
+    doms.has(t.domain) && !have.has(i) ? [beliefSeries([{ t_ns: 0, task: i, belief: 0 }])[0]!] : [],
+  );
+  return [...series, ...quiet].sort((a, b) => a.task - b.task);
+}
+
+export function BeliefChart({ client, run, durationMs, view, time }: Props) {
+  const ref = useRef<HTMLDivElement>(null);
+  const width = useWidth(ref);
+  const { meta, runId } = run;
+  /** The answer for a run id: a new run shows "loading" until its own answer comes, never the last run's. */
+  const [fetched, setFetched] = useState<{
+    readonly runId: string;
+    readonly inference: Inference | null;
+    readonly error: string | null;
+  } | null>(null);
+  const [hover, setHover] = useState<Hover | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    client.inference(runId).then(
+      (inf) => live && setFetched({ runId, inference: inf, error: null }),
+      (e: unknown) =>
+        live && setFetched({ runId, inference: null, error: e instanceof Error ? e.message : String(e) }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, runId]);
+  const mine = fetched?.runId === runId ? fetched : null;
+  const inference = mine ? mine.inference : undefined;
+  const error = mine?.error ?? null;
+
+  const { lines, hidden: hiddenTasks } = useMemo<{ lines: Line[]; hidden: number }>(() => {
+    if (!inference) return { lines: [], hidden: 0 };
+    const all = withQuietTasks(beliefSeries(inference.beliefs), meta);
+    const shown = [...all].sort((a, b) => b.peak - a.peak || a.task - b.task).slice(0, TASKS_MAX);
+    shown.sort((a, b) => a.task - b.task);
+    const perDomain = new Map<number, number>();
+    const lines = shown.map((series) => {
+      const task = meta.tasks[series.task];
+      const dom = task?.domain ?? 0;
+      const k = perDomain.get(dom) ?? 0;
+      perDomain.set(dom, k + 1);
+      return {
+        series,
+        name: task?.path ?? `task ${series.task}`,
+        color: domainColor(meta.domains[dom]?.color_index ?? dom),
+        dash: DASHES[k % DASHES.length]!,
+      };
+    });
+    return { lines, hidden: all.length - lines.length };
+  }, [inference, meta]);
+
+  const x = useMemo(
+    () =>
+      scaleLinear()
+        .domain([0, durationMs])
+        .range([M.left, width - M.right]),
+    [durationMs, width],
+  );
+  const y = useMemo(() => {
+    const thr = inference?.threshold ?? 0;
+    let lo = Math.min(0, thr);
+    let hi = Math.max(thr, 1);
+    for (const l of lines)
+      for (const b of l.series.belief) {
+        lo = Math.min(lo, b);
+        hi = Math.max(hi, b);
+      }
+    const pad = (hi - lo) * 0.08;
+    return scaleLinear()
+      .domain([lo - pad, hi + pad])
+      .range([HEIGHT - M.bottom - MARK_BAND, M.top])
+      .nice();
+  }, [lines, inference]);
+
+  const paths = useMemo(() => {
+    const gen = line<readonly [number, number]>()
+      .x((p) => x(p[0]))
+      .y((p) => y(p[1]))
+      .curve(curveStepAfter);
+    return lines.map((l) => {
+      const { t, belief } = l.series;
+      const pts = Array.from(t, (ti, i) => [ti, belief[i]!] as const);
+      pts.push([durationMs, belief[belief.length - 1] ?? 0]);
+      return gen(pts) ?? '';
+    });
+  }, [lines, x, y, durationMs]);
+
+  const boosts = useMemo(() => inference?.boosts ?? [], [inference]);
+  const boostTimes = useMemo(() => Float64Array.from(boosts, (b) => b.t_ns / 1e6), [boosts]);
+  const markY = HEIGHT - M.bottom - MARK_BAND / 2;
+  const marks = useMemo(() => {
+    let given = '';
+    let revoked = '';
+    let count = 0;
+    boosts.forEach((b, i) => {
+      const px = x(boostTimes[i]!);
+      if (b.kind === 'boost') {
+        count++;
+        given += `M${px - 4},${markY + 4}L${px},${markY - 4}L${px + 4},${markY + 4}Z`;
+      } else
+        revoked += `M${px - 3},${markY - 3}L${px + 3},${markY + 3}M${px - 3},${markY + 3}L${px + 3},${markY - 3}`;
+    });
+    return { given, revoked, count };
+  }, [boosts, boostTimes, x, markY]);
+  const given = marks.count;
+
+  if (inference === null) {
+    return (
+      <figure className="belief-chart" data-testid="belief-chart" data-infers="false">
+        <p className="muted belief-none">
+          {error
+            ? `Beliefs unavailable: ${error}`
+            : 'This policy does not infer task types (no task-aware scheduling), so there are no beliefs to show.'}
+        </p>
+      </figure>
+    );
+  }
+
+  const playX = x(Math.min(Math.max(time, 0), durationMs));
+  const thr = inference?.threshold ?? 0;
+
+  const onPointerMove = (e: PointerEvent<SVGSVGElement>) => {
+    const { px, py } = pointerIn(e);
+    const t = x.invert(px);
+    if (px < M.left || px > width - M.right || t < 0) {
+      setHover(null);
+      return;
+    }
+    if (py >= markY - MARK_BAND / 2 - 2 && py <= markY + MARK_BAND) {
+      const i = nearestWithin(boostTimes, t, x.invert(px + 5) - t);
+      const b = i >= 0 ? boosts[i] : undefined;
+      if (b) {
+        const vcpu = meta.vcpus[b.vcpu]?.name ?? `vCPU ${b.vcpu}`;
+        setHover({
+          x: px,
+          y: py,
+          lines: [
+            b.kind === 'boost' ? `partial boost of ${vcpu}` : `partial boost of ${vcpu} revoked`,
+            b.kind === 'boost'
+              ? 'an event is pending and the vCPU has an I/O-bound task'
+              : 'its guest switched to a task that is not I/O-bound',
+            `t = ${fmt(boostTimes[i]!, 6)} ms`,
+          ],
+        });
+        return;
+      }
+    }
+    const best =
+      lines[nearestIndex(lines.length, (i) => Math.abs(y(beliefAt(lines[i]!.series, t)) - py), 12)];
+    if (!best) {
+      setHover(null);
+      return;
+    }
+    const b = beliefAt(best.series, t);
+    setHover({
+      x: px,
+      y: py,
+      lines: [
+        `${best.name}: belief ${b}`,
+        b > thr ? `inferred I/O-bound (above ${thr})` : `not I/O-bound (threshold ${thr})`,
+        `t = ${fmt(t, 6)} ms`,
+      ],
+    });
+  };
+
+  return (
+    <figure
+      className="belief-chart"
+      data-testid="belief-chart"
+      data-infers="true"
+      data-tasks={lines.length}
+      data-boosts={given}
+      aria-busy={inference === undefined}
+    >
+      <div ref={ref} className="share-plot belief-plot">
+        <svg
+          width={width}
+          height={HEIGHT}
+          role="img"
+          aria-label="Degree of belief per task over time"
+          onPointerMove={onPointerMove}
+          onPointerLeave={() => setHover(null)}
+        >
+          <RunAxes x={x} y={y} width={width} height={HEIGHT} m={M} view={view} yFormat={String} />
+          <line
+            className="threshold-line"
+            data-testid="belief-threshold"
+            x1={M.left}
+            x2={width - M.right}
+            y1={y(thr)}
+            y2={y(thr)}
+          />
+          <text x={width - M.right - 2} y={y(thr) - 3} textAnchor="end" className="threshold-label">
+            BelThreshold {thr}
+          </text>
+          {lines.map((l, i) => (
+            <path
+              key={l.series.task}
+              className="belief-line"
+              data-task={l.name}
+              d={paths[i]}
+              stroke={l.color}
+              strokeDasharray={l.dash || undefined}
+            />
+          ))}
+          <path className="boost-mark" data-testid="boost-marks" d={marks.given || undefined} />
+          <path className="revoke-mark" d={marks.revoked || undefined} />
+          <line className="playhead" x1={playX} x2={playX} y1={M.top} y2={HEIGHT - M.bottom} />
+        </svg>
+        <Tooltip hover={hover} width={width} />
+      </div>
+      <figcaption className="legend">
+        {lines.map((l) => {
+          const b = beliefAt(l.series, time);
+          return (
+            <span key={l.series.task} className="legend-item" data-task={l.name}>
+              <LineSwatch color={l.color} dash={l.dash} width={22} />
+              {l.name} {b}
+              {b > thr && <b className="io-bound"> I/O-bound</b>}
+            </span>
+          );
+        })}
+        {hiddenTasks > 0 && <span className="legend-item muted">and {hiddenTasks} more tasks</span>}
+        {inference && lines.length === 0 && (
+          <span className="legend-item muted">No task has changed its degree of belief.</span>
+        )}
+        <span className="legend-item muted">
+          belief at the playhead; dashed: BelThreshold; ▲ {given} partial boosts, ✕ revoked; ms
+        </span>
+      </figcaption>
+    </figure>
+  );
+}
