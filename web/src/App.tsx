@@ -83,7 +83,7 @@ function ownKey(e: KeyboardEvent, slider: boolean): boolean {
 }
 
 export function App() {
-  const [urlState] = useState(() => parseShareUrl(window.location.search));
+  const [urlState] = useState(() => parseShareUrl(window.location.search, window.location.hash));
   const testing = urlState.testing;
   const [errors, setErrors] = useState<string[]>(() => [...urlState.errors]);
   const [index, setIndex] = useState<ScenarioIndex | null>(null);
@@ -536,11 +536,17 @@ export function App() {
   useEffect(() => {
     if (playing || shareSearch === null) return;
     const timer = setTimeout(() => {
-      if (window.location.search !== shareSearch)
+      if (window.location.search + window.location.hash !== shareSearch)
         window.history.replaceState(null, '', window.location.pathname + shareSearch);
     }, 250);
     return () => clearTimeout(timer);
   }, [shareSearch, playing]);
+  // A link pasted over this one that differs only after the # does not reload the page by itself.
+  useEffect(() => {
+    const onHash = () => window.location.reload();
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
   const shareUrl =
     shareSearch === null ? '' : window.location.origin + window.location.pathname + shareSearch;
 

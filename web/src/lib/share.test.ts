@@ -51,6 +51,12 @@ describe('merge patch', () => {
   });
 });
 
+/** A link's query and fragment, as the page reads them from location. */
+function split(link: string): [string, string] {
+  const i = link.indexOf('#');
+  return i < 0 ? [link, ''] : [link.slice(0, i), link.slice(i)];
+}
+
 describe('share links', () => {
   it('round-trip a whole scenario and the view', () => {
     const search = toShareSearch({
@@ -66,7 +72,7 @@ describe('share links', () => {
       lesson: 'p000-boost',
       step: 2,
     });
-    const s = parseShareUrl(search);
+    const s = parseShareUrl(...split(search));
     expect(s.errors).toEqual([]);
     expect(s.scenario?.kind).toBe('inline');
     expect(s.scenario?.kind === 'inline' && JSON.parse(s.scenario.text)).toEqual(doc);
@@ -84,7 +90,7 @@ describe('share links', () => {
     expect(plain).toBe(`?v=${LINK_VERSION}&scenario=lib&policies=credit`);
     const edited = JSON.stringify({ ...doc, seed: 7 });
     const search = toShareSearch({ id: 'lib', baseText: text, text: edited, policies: [], testing: false });
-    const s = parseShareUrl(search);
+    const s = parseShareUrl(...split(search));
     expect(s.errors).toEqual([]);
     expect(s.scenario).toEqual({ kind: 'library', id: 'lib', patch: { seed: 7 } });
     if (s.scenario?.kind !== 'library') throw new Error('library ref expected');
@@ -102,24 +108,24 @@ describe('share links', () => {
     const newer = parseShareUrl(`?v=${LINK_VERSION + 1}&scenario=x`);
     expect(newer.scenario).toBeNull();
     expect(newer.errors.join(' ')).toMatch(/newer schedlab.*format 2/);
-    const schema2 = parseShareUrl(`?v=1&s=${encodeData(JSON.stringify({ ...doc, schema: 2 }))}`);
+    const schema2 = parseShareUrl('?v=1', `#s=${encodeData(JSON.stringify({ ...doc, schema: 2 }))}`);
     expect(schema2.scenario).toBeNull();
     expect(schema2.errors.join(' ')).toMatch(/schema 2, newer/);
-    const schema0 = parseShareUrl(`?v=1&s=${encodeData(JSON.stringify({ ...doc, schema: 0 }))}`);
+    const schema0 = parseShareUrl('?v=1', `#s=${encodeData(JSON.stringify({ ...doc, schema: 0 }))}`);
     expect(schema0.errors.join(' ')).toMatch(/schema 0, which this schedlab can no longer read/);
   });
 
   it('reject truncated, non-JSON, oversized and bomb links with a message', () => {
     const full = encodeData(text);
-    const cut = parseShareUrl(`?v=1&s=${full.slice(0, Math.floor(full.length / 2))}`);
+    const cut = parseShareUrl('?v=1', `#s=${full.slice(0, Math.floor(full.length / 2))}`);
     expect(cut.scenario).toBeNull();
     expect(cut.errors.join(' ')).toMatch(/damaged or incomplete/);
     expect(parseShareUrl('?v=1&s=%3Cscript%3E').errors.join(' ')).toMatch(/damaged/);
 
-    const notJson = parseShareUrl(`?v=1&s=${encodeData('{"schema": 1,')}`);
+    const notJson = parseShareUrl('?v=1', `#s=${encodeData('{"schema": 1,')}`);
     expect(notJson.errors.join(' ')).toMatch(/not valid JSON/);
 
-    const huge = parseShareUrl(`?v=1&s=${'A'.repeat(MAX_ENCODED_CHARS + 1)}`);
+    const huge = parseShareUrl('?v=1', `#s=${'A'.repeat(MAX_ENCODED_CHARS + 1)}`);
     expect(huge.errors.join(' ')).toMatch(/too large/);
 
     const bomb = b64url(zlibSync(new Uint8Array(MAX_DECODED_BYTES * 4).fill(32), { level: 9 }));

@@ -2,16 +2,18 @@
 // same run and the same picture. Library scenarios travel as their id plus a JSON merge patch of the user's
 // edits; anything else travels whole. Both are zlib-compressed (fflate) and base64url-encoded.
 //
-// Link format (`v=1`):
-//   scenario=ID [patch=Z]  a library scenario, optionally with an RFC 7386 merge patch
-//   s=Z                    a whole scenario file
+// Link format (`v=1`), in the query except where noted:
+//   scenario=ID [#patch=Z] a library scenario, optionally with an RFC 7386 merge patch
+//   #s=Z                   a whole scenario file
 //   policies=A,B           the columns, in order
 //   t=MS                   the playhead [ms]
 //   view=A,B               the timelines' window [ms]
 //   hide=N,...             hidden columns, 1-based (the 1-4 keys)
 //   open=P,...             open panels (editor, export, ...)
 //   lesson=ID step=N       the lesson and its step (1-based)
-// Links without `v` are the first format (scenario and policies only) and still open.
+// The compressed parts go in the fragment: browsers never send it, so no server's URL limit or log sees them
+// (s and patch in the query are read too). Links without `v` are the first format (scenario and policies only)
+// and still open.
 //
 // Decoding never throws and never trusts the link: every size is capped before work is done, and anything
 // malformed becomes a message for the error banner.
@@ -22,8 +24,8 @@ import { parseUrl, type UrlState } from './url';
 export const LINK_VERSION = 1;
 /** The scenario file format this page reads (scenarios/schema.json `schema`). */
 export const SCENARIO_SCHEMA = 1;
-/** Longest encoded scenario a link may carry [chars]: well under what browsers and servers accept in a URL. */
-export const MAX_ENCODED_CHARS = 32_000;
+/** Longest encoded scenario a link may carry [chars]: well under what browsers accept in a fragment. */
+export const MAX_ENCODED_CHARS = 100_000;
 /** Most bytes a link's scenario may expand to: a compression bomb stops here. */
 export const MAX_DECODED_BYTES = 1_000_000;
 
@@ -216,9 +218,11 @@ function listParam(params: URLSearchParams, key: string): string[] {
 const PANEL = /^[a-z][a-z0-9-]{0,31}$/;
 
 /** Reads a share link. Never throws; problems are in `errors` and the parts they affect are dropped. */
-export function parseShareUrl(search: string): ShareState {
+export function parseShareUrl(search: string, hash = ''): ShareState {
   const base: UrlState = parseUrl(search);
   const params = new URLSearchParams(search);
+  const fragment = new URLSearchParams(hash.replace(/^#/, ''));
+  const data = (key: string) => fragment.get(key) ?? params.get(key);
   const errors = [...base.errors];
   const none: ShareState = {
     scenario: base.scenario ? { kind: 'library', id: base.scenario, patch: null } : null,
@@ -253,8 +257,8 @@ export function parseShareUrl(search: string): ShareState {
 
   let scenario: ScenarioRef | null = none.scenario;
   try {
-    const inline = params.get('s');
-    const patch = params.get('patch');
+    const inline = data('s');
+    const patch = data('patch');
     if (inline !== null) {
       scenario = {
         kind: 'inline',
@@ -319,17 +323,18 @@ function ms(v: number): string {
   return String(Math.round(v * 1000) / 1000);
 }
 
-/** The search string of a share link for what is on screen. */
+/** The query and fragment of a share link for what is on screen. */
 export function toShareSearch(state: ShareInput): string {
   const params = new URLSearchParams();
+  const fragment = new URLSearchParams();
   params.set('v', String(LINK_VERSION));
   if (state.id !== null && state.baseText !== null) {
     params.set('scenario', state.id);
     const patch = createMergePatch(JSON.parse(state.baseText) as Json, JSON.parse(state.text) as Json);
     if (isObject(patch) && Object.keys(patch).length > 0)
-      params.set('patch', encodeData(JSON.stringify(patch)));
+      fragment.set('patch', encodeData(JSON.stringify(patch)));
   } else {
-    params.set('s', encodeData(JSON.stringify(JSON.parse(state.text))));
+    fragment.set('s', encodeData(JSON.stringify(JSON.parse(state.text))));
   }
   if (state.policies.length > 0) params.set('policies', state.policies.join(','));
   if (state.time != null && state.time > 0) params.set('t', ms(state.time));
@@ -341,7 +346,8 @@ export function toShareSearch(state: ShareInput): string {
     params.set('step', String((state.step ?? 0) + 1));
   }
   if (state.testing) params.set('testing', '1');
-  return `?${params.toString().replace(/%2C/g, ',')}`;
+  const hash = fragment.toString();
+  return `?${params.toString().replace(/%2C/g, ',')}${hash ? `#${hash}` : ''}`;
 }
 
 /** The scenario text a library ref stands for, given the library file's text. */
