@@ -26,7 +26,13 @@ test('a paper-000 lesson walks from its first step to its last', async ({ page }
 
   await page.getByTestId('lesson-next').click();
   await expect(lesson).toHaveAttribute('data-step', '2');
-  await expect.poll(() => playheadExactMs(page)).toBeCloseTo(2100, 3);
+  await expect.poll(() => playheadExactMs(page)).toBeCloseTo(2041.953, 3);
+  await waitForIdle(page);
+  // What the step's text says is on screen: a BOOSTed vCPU in Credit's run queue.
+  const rq = page.locator(
+    '[data-testid="policy-column"][data-policy="credit"] [data-testid="runqueue-pcpu-0"]',
+  );
+  expect(await rq.locator('[data-pri="BOOST"]').count()).toBeGreaterThan(0);
   await expect(page.locator('.lesson-mark')).toHaveCount(2);
 
   // The keys a presentation clicker sends.

@@ -627,7 +627,7 @@ export function App() {
               type="button"
               data-testid={`open-${p}`}
               aria-pressed={open.includes(p)}
-              aria-controls={`panel-${p}`}
+              aria-controls={open.includes(p) ? `panel-${p}` : undefined}
               onClick={() => togglePanel(p)}
               disabled={p !== 'lessons' && !current}
             >

@@ -66,12 +66,14 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'BOOST jumps the queue',
         text:
-          "A request wakes the 'io' domain. Its vCPU was blocked with credit left, so Credit gives it BOOST priority " +
-          'and it preempts the CPU-bound domain at once: the server answers in well under a millisecond.',
+          "At 2041.9 ms a request for the 'io' echo server arrives. dom0 wakes with BOOST and preempts the " +
+          "CPU-bound domain to handle the packet, then notifies 'io'. Its vCPU was blocked with credit left, so " +
+          'it wakes with BOOST too and runs next, ahead of every UNDER vCPU: the answer leaves within a tenth of a ' +
+          'millisecond.',
         scenario: 'credit-boost',
         policies: ['credit', 'noboost'],
-        t_ms: 2100,
-        view_ms: [2050, 2250],
+        t_ms: 2041.953,
+        view_ms: [2041.5, 2042.5],
         marks: [
           { view: 'runqueue-pcpu-0', policy: 'credit', note: 'BOOST sits ahead of UNDER and OVER' },
           { view: 'event-log', policy: 'credit', note: 'Each decision and its reason' },
@@ -135,12 +137,13 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'Partial boost, revoked at once',
         text:
-          'When an event for the I/O-bound task is pending, TAVS boosts the vCPU, but only until the guest switches ' +
-          'back to the busy loop (and for at most PBratio of a slice), so the busy loop gets no extra CPU.',
+          'At 7552.8 ms an event is pending for the mixed domain, whose echo task is believed I/O-bound: TAVS ' +
+          'boosts its vCPU (UNDER → BOOST) so it runs right after dom0, and revokes the boost 0.05 ms later, when ' +
+          'the guest switches back to its busy loop. The busy loop gets no extra CPU.',
         scenario: 'p000-fig10-partial-boost',
         policies: ['credit', 'tavs'],
-        t_ms: 8000,
-        view_ms: [8000, 8100],
+        t_ms: 7552.82,
+        view_ms: [7552.6, 7553.4],
         marks: [
           { view: 'runqueue-pcpu-0', policy: 'tavs', note: 'The mixed vCPU jumps the queue briefly' },
           { view: 'event-log', policy: 'tavs', note: 'Partial boost and its revocation' },
@@ -182,12 +185,13 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'Priority inversion',
         text:
-          'Once dom0 is demoted at a tick, it waits behind the CPU-bound domains while the receiver waits for it: ' +
-          'the TCP window stalls and throughput collapses from 97 Mbit/s towards nothing.',
+          'dom0 has used up its BOOST and waits as UNDER behind the CPU-bound domains’ 30 ms slices: it runs only ' +
+          'at slice ends, every 60 to 90 ms here, while the receiver waits for it. The TCP window stalls and ' +
+          'throughput collapses from 97 Mbit/s towards nothing.',
         scenario: 'p000-fig7a-idd-starvation',
         policies: ['credit', 'pi'],
-        t_ms: 15000,
-        view_ms: [15000, 15300],
+        t_ms: 14000,
+        view_ms: [13950, 14250],
         marks: [
           { view: 'runqueue-pcpu-0', policy: 'credit', note: 'dom0 queued behind the CPU-bound vCPUs' },
         ],
