@@ -28,7 +28,7 @@ test('every view exports as a PNG and an SVG that open', async ({ page }) => {
     .evaluateAll((els) =>
       els.map((e) => ({ value: (e as HTMLOptionElement).value, label: e.textContent ?? '' })),
     );
-  const wanted = ['timeline', 'share chart', 'event log', 'cdf chart', 'claims panel'];
+  const wanted = ['runqueues', 'timeline', 'share chart', 'event log', 'cdf chart', 'claims panel'];
   for (const w of wanted) expect(options.map((o) => o.label).join('|')).toContain(w);
   for (const o of options.filter(
     (o) => wanted.some((w) => o.label.endsWith(w)) && !o.label.includes('Column 2'),

@@ -1,6 +1,6 @@
 // The page: the scenario library and loader on the left; on the right one scenario played under two (or more)
 // policies side by side on one playhead, and the scenario's claims checked over all of its policies.
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { Cancelled, SimClient } from './sim/client';
 import type { ClaimResult, RunResult, ScenarioDoc, ScenarioPolicy } from './sim/types';
 import { findEntry, loadIndex, loadScenarioText, type ScenarioIndex } from './lib/scenarios';
@@ -511,8 +511,9 @@ export function App() {
     });
   }, [shown, runs, labelOf]);
 
-  // The address bar is the share link: written a moment after the state settles, never while playing (the
-  // browser rate-limits history updates, and a moving playhead is not a place to share).
+  // The address bar is the share link: written with what is on screen, at most every 100 ms (the browser
+  // rate-limits history updates; scrubbing would exceed it), and never while playing (a moving playhead is not
+  // a place to share). A layout effect, so the URL changes in the same commit as the page.
   const shareSearch = useMemo(() => {
     if (!current) return null;
     try {
@@ -533,12 +534,20 @@ export function App() {
       return null; // a scenario that is not JSON never gets here: start() validated it
     }
   }, [current, columns, testing, time, view, hidden, open, lesson]);
-  useEffect(() => {
+  const lastUrlWrite = useRef(0);
+  useLayoutEffect(() => {
     if (playing || shareSearch === null) return;
-    const timer = setTimeout(() => {
+    const write = () => {
+      lastUrlWrite.current = performance.now();
       if (window.location.search + window.location.hash !== shareSearch)
         window.history.replaceState(null, '', window.location.pathname + shareSearch);
-    }, 250);
+    };
+    const wait = lastUrlWrite.current + 100 - performance.now();
+    if (wait <= 0) {
+      write();
+      return;
+    }
+    const timer = setTimeout(write, wait);
     return () => clearTimeout(timer);
   }, [shareSearch, playing]);
   // A link pasted over this one that differs only after the # does not reload the page by itself.

@@ -18,17 +18,22 @@ import {
 
 /** Views that can be exported, by test id (per column first, then the page-wide ones). */
 const VIEW_IDS = [
+  'runqueues',
   'timeline',
   'share-chart',
   'belief-chart',
   'lag-chart',
-  'runqueues',
   'event-log',
   'metrics-table',
   'cdf-chart',
   'comparison-panel',
   'claims-panel',
 ] as const;
+
+/** A view by test id; the run queues by their container (the test ids are on each pCPU's row). */
+function selector(id: string): string {
+  return id === 'runqueues' ? '[data-testid="runqueues"], .runqueues' : `[data-testid="${id}"]`;
+}
 
 /** Most decisions per column in a trace export: a wide window of a busy run can hold millions. */
 const MAX_DECISIONS = 100_000;
@@ -41,7 +46,7 @@ interface ViewOption {
 
 function columnView(i: number, id: string): HTMLElement | null {
   const col = document.querySelectorAll<HTMLElement>('[data-testid="policy-column"]')[i];
-  return col?.querySelector<HTMLElement>(`[data-testid="${id}"]`) ?? null;
+  return col?.querySelector<HTMLElement>(selector(id)) ?? null;
 }
 
 /** The views on screen now, each with a way to find it again when the button is pressed. */
@@ -51,7 +56,7 @@ function viewsOnScreen(): ViewOption[] {
   columns.forEach((col, i) => {
     const policy = col.dataset.policy ?? String(i + 1);
     for (const id of VIEW_IDS) {
-      if (!col.querySelector(`[data-testid="${id}"]`)) continue;
+      if (!col.querySelector(selector(id))) continue;
       out.push({
         key: `${i}:${id}`,
         label: `Column ${i + 1} (${policy}): ${id.replace(/-/g, ' ')}`,
@@ -60,12 +65,12 @@ function viewsOnScreen(): ViewOption[] {
     }
   });
   for (const id of VIEW_IDS) {
-    const el = document.querySelector<HTMLElement>(`[data-testid="${id}"]`);
+    const el = document.querySelector<HTMLElement>(selector(id));
     if (el && !el.closest('[data-testid="policy-column"]'))
       out.push({
         key: `page:${id}`,
         label: id.replace(/-/g, ' '),
-        find: () => document.querySelector<HTMLElement>(`[data-testid="${id}"]`),
+        find: () => document.querySelector<HTMLElement>(selector(id)),
       });
   }
   return out;
