@@ -23,6 +23,7 @@ test('errors from the schema are shown at the field and in the JSON view', async
   await page.locator('[data-path="host.pcpus"]').fill('two');
   const pcpus = page.locator('.field', { has: page.locator('[data-path="host.pcpus"]') });
   await expect(pcpus.getByTestId('field-error')).toContainText('integer');
+  await expect(page.locator('[data-path="host.pcpus"]')).toHaveValue('two');
   await expect(page.getByTestId('editor-status')).toContainText('2 problems');
 
   // The JSON view: a syntax error is named, and the form waits for the JSON to parse.

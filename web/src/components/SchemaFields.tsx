@@ -197,12 +197,18 @@ function NumberInput({
   placeholder: string;
   onChange: (v: Json | undefined) => void;
 }) {
-  const shown = typeof value === 'number' ? String(value) : value === undefined ? '' : JSON.stringify(value);
+  const shown =
+    typeof value === 'number' || typeof value === 'string'
+      ? String(value)
+      : value === undefined
+        ? ''
+        : JSON.stringify(value);
   const [text, setText] = useState(shown);
   const [last, setLast] = useState(shown);
   if (shown !== last) {
     setLast(shown);
-    if (Number(text) !== value) setText(shown);
+    // Keep "1." or "1e3" as typed while it still stands for the value.
+    if (!(text.trim() !== '' && Number(text) === value)) setText(shown);
   }
   return (
     <input
