@@ -5,7 +5,7 @@ import { Cancelled, SimClient } from './sim/client';
 import type { ClaimResult, RunResult, ScenarioDoc, ScenarioPolicy } from './sim/types';
 import { findEntry, loadIndex, loadScenarioText, type ScenarioIndex } from './lib/scenarios';
 import { MAX_COLUMNS } from './lib/url';
-import { LinkError, parseShareUrl, resolveLibraryRef, toShareSearch } from './lib/share';
+import { LinkError, parseShareUrl, resolveLibraryRef, scenarioLink, toShareSearch } from './lib/share';
 import { findLesson, PENDING_SCENARIOS } from './lib/lessons';
 import { useTheme } from './lib/theme';
 import { chooseBucketMs } from './lib/series';
@@ -514,26 +514,27 @@ export function App() {
   // The address bar is the share link: written with what is on screen, at most every 100 ms (the browser
   // rate-limits history updates; scrubbing would exceed it), and never while playing (a moving playhead is not
   // a place to share). A layout effect, so the URL changes in the same commit as the page.
-  const shareSearch = useMemo(() => {
-    if (!current) return null;
+  const link = useMemo(() => {
     try {
-      return toShareSearch({
-        id: current.id,
-        baseText: current.baseText,
-        text: current.text,
-        policies: columns,
-        testing,
-        time,
-        view,
-        hidden,
-        open,
-        lesson: lesson?.id ?? null,
-        step: lesson?.step ?? 0,
-      });
+      return current && scenarioLink(current.id, current.baseText, current.text);
     } catch {
       return null; // a scenario that is not JSON never gets here: start() validated it
     }
-  }, [current, columns, testing, time, view, hidden, open, lesson]);
+  }, [current]);
+  const shareSearch = useMemo(() => {
+    if (!link) return null;
+    return toShareSearch({
+      scenario: link,
+      policies: columns,
+      testing,
+      time,
+      view,
+      hidden,
+      open,
+      lesson: lesson?.id ?? null,
+      step: lesson?.step ?? 0,
+    });
+  }, [link, columns, testing, time, view, hidden, open, lesson]);
   const lastUrlWrite = useRef(0);
   useLayoutEffect(() => {
     if (playing || shareSearch === null) return;

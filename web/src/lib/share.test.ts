@@ -10,6 +10,7 @@ import {
   encodeData,
   parseShareUrl,
   resolveLibraryRef,
+  scenarioLink,
   toShareSearch,
   type Json,
 } from './share';
@@ -60,9 +61,7 @@ function split(link: string): [string, string] {
 describe('share links', () => {
   it('round-trip a whole scenario and the view', () => {
     const search = toShareSearch({
-      id: null,
-      baseText: null,
-      text,
+      scenario: scenarioLink(null, null, text),
       policies: ['credit'],
       testing: false,
       time: 12.3456789,
@@ -86,10 +85,18 @@ describe('share links', () => {
   });
 
   it('keep library links short: the id alone, or the id and a patch of the edits', () => {
-    const plain = toShareSearch({ id: 'lib', baseText: text, text, policies: ['credit'], testing: false });
+    const plain = toShareSearch({
+      scenario: scenarioLink('lib', text, text),
+      policies: ['credit'],
+      testing: false,
+    });
     expect(plain).toBe(`?v=${LINK_VERSION}&scenario=lib&policies=credit`);
     const edited = JSON.stringify({ ...doc, seed: 7 });
-    const search = toShareSearch({ id: 'lib', baseText: text, text: edited, policies: [], testing: false });
+    const search = toShareSearch({
+      scenario: scenarioLink('lib', text, edited),
+      policies: [],
+      testing: false,
+    });
     const s = parseShareUrl(...split(search));
     expect(s.errors).toEqual([]);
     expect(s.scenario).toEqual({ kind: 'library', id: 'lib', patch: { seed: 7 } });

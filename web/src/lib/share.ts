@@ -306,14 +306,32 @@ export function parseShareUrl(search: string, hash = ''): ShareState {
   return { ...none, scenario, time, view, hidden, open, lesson, step };
 }
 
+/** How a link names the scenario on screen (computed once per scenario: compressing is not per-frame work). */
+export interface ScenarioLink {
+  /** Library id, or null for the user's own scenario. */
+  readonly id: string | null;
+  /** The edits to the library file, compressed; null when there are none. */
+  readonly patch: string | null;
+  /** The whole scenario, compressed, when it is not a library one. */
+  readonly inline: string | null;
+}
+
+/**
+ * `text` as a link carries it: a library scenario (`id` with its file's `baseText`) by id plus a patch of the
+ * edits, anything else whole.
+ */
+export function scenarioLink(id: string | null, baseText: string | null, text: string): ScenarioLink {
+  if (id !== null && baseText !== null) {
+    const patch = createMergePatch(JSON.parse(baseText) as Json, JSON.parse(text) as Json);
+    const edited = isObject(patch) && Object.keys(patch).length > 0;
+    return { id, patch: edited ? encodeData(JSON.stringify(patch)) : null, inline: null };
+  }
+  return { id: null, patch: null, inline: encodeData(JSON.stringify(JSON.parse(text))) };
+}
+
 /** What the page shows, for `toShareSearch`. */
 export interface ShareInput extends Partial<ViewState> {
-  /** Library id the scenario came from (null for the user's own). */
-  readonly id: string | null;
-  /** The library file's text, when `id` is set: edits travel as a patch against it. */
-  readonly baseText: string | null;
-  /** The scenario on screen. */
-  readonly text: string;
+  readonly scenario: ScenarioLink;
   readonly policies: readonly string[];
   readonly testing: boolean;
 }
@@ -328,14 +346,10 @@ export function toShareSearch(state: ShareInput): string {
   const params = new URLSearchParams();
   const fragment = new URLSearchParams();
   params.set('v', String(LINK_VERSION));
-  if (state.id !== null && state.baseText !== null) {
-    params.set('scenario', state.id);
-    const patch = createMergePatch(JSON.parse(state.baseText) as Json, JSON.parse(state.text) as Json);
-    if (isObject(patch) && Object.keys(patch).length > 0)
-      fragment.set('patch', encodeData(JSON.stringify(patch)));
-  } else {
-    fragment.set('s', encodeData(JSON.stringify(JSON.parse(state.text))));
-  }
+  const { id, patch, inline } = state.scenario;
+  if (id !== null) params.set('scenario', id);
+  if (patch !== null) fragment.set('patch', patch);
+  if (inline !== null) fragment.set('s', inline);
   if (state.policies.length > 0) params.set('policies', state.policies.join(','));
   if (state.time != null && state.time > 0) params.set('t', ms(state.time));
   if (state.view) params.set('view', `${ms(state.view[0])},${ms(state.view[1])}`);
