@@ -602,6 +602,9 @@ export function App() {
   );
   const currentLesson = lesson ? findLesson(lesson.id) : undefined;
   const validateText = useCallback((text: string) => client.validate(text), [client]);
+  // Stable props: the editor (a form of the whole scenario) must not re-render on every playhead frame.
+  const editorCurrent = useMemo(() => current && { text: current.text, name: current.name }, [current]);
+  const closeEditor = useCallback(() => togglePanel('editor', false), [togglePanel]);
 
   // Keys of the classroom: PageDown/PageUp step through a lesson (what presentation clickers send), P toggles
   // presentation mode and Escape leaves it.
@@ -729,11 +732,11 @@ export function App() {
           {open.includes('editor') && (
             <div id="panel-editor">
               <Editor
-                current={current ? { text: current.text, name: current.name } : null}
+                current={editorCurrent}
                 validate={validateText}
                 onRun={submitOwn}
                 onError={addError}
-                onClose={() => togglePanel('editor', false)}
+                onClose={closeEditor}
               />
             </div>
           )}

@@ -2,7 +2,7 @@
 // validated by the simulator itself with each error at its field. Valid changes re-run the simulation. The
 // draft lives in localStorage and is never dropped without the user asking: edits that were not run when
 // another scenario came on screen are kept aside with a button to bring them back.
-import { useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
 import { SCENARIO_SCHEMA, parseProblems, sameJson, setIn, type Problem } from '../lib/editorSchema';
 import { download, slug } from '../lib/exports';
 import type { Json } from '../lib/share';
@@ -61,7 +61,8 @@ interface Props {
   readonly onClose: () => void;
 }
 
-export function Editor({ current, validate, onRun, onError, onClose }: Props) {
+/** Memoised: the page re-renders on every playhead frame; the editor only when its inputs change. */
+export const Editor = memo(function Editor({ current, validate, onRun, onError, onClose }: Props) {
   const [draft, setDraftState] = useState<Stored | null>(() => load(DRAFT_KEY));
   const [kept, setKept] = useState<Stored | null>(() => load(KEPT_KEY));
   /** The simulator's verdict on a draft text (shown until the next verdict arrives). */
@@ -307,4 +308,4 @@ export function Editor({ current, validate, onRun, onError, onClose }: Props) {
       </div>
     </section>
   );
-}
+});
