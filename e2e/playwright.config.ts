@@ -3,6 +3,8 @@
 import { defineConfig } from '@playwright/test';
 
 const CI = Boolean(process.env.CI);
+// PORT moves the test server off 5173 (several worktrees may test at once on one machine).
+const PORT = Number(process.env.PORT ?? 5173);
 
 export default defineConfig({
   testDir: './tests',
@@ -16,7 +18,7 @@ export default defineConfig({
   expect: { timeout: 30_000 },
   reporter: [['list']],
   use: {
-    baseURL: 'http://127.0.0.1:5173',
+    baseURL: `http://127.0.0.1:${PORT}`,
     viewport: { width: 1280, height: 720 },
     trace: 'retain-on-failure',
     launchOptions: {
@@ -35,7 +37,7 @@ export default defineConfig({
   },
   webServer: {
     command: 'node ../scripts/serve.mjs',
-    url: 'http://127.0.0.1:5173/',
+    url: `http://127.0.0.1:${PORT}/`,
     reuseExistingServer: !CI,
     timeout: 30_000,
     stdout: 'pipe',

@@ -1,21 +1,66 @@
 /// <reference types="vitest/config" />
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? files(join(dir, d.name)) : [join(dir, d.name)],
+  );
+}
+
+/** Gives dist/sw.js (src/sw.ts) the list of built files once everything, the worker's wasm too, is out. */
+function precacheList(): Plugin {
+  let outDir = '';
+  return {
+    name: 'schedlab-precache',
+    apply: 'build',
+    configResolved(config) {
+      outDir = config.build.outDir.startsWith('/')
+        ? config.build.outDir
+        : join(config.root, config.build.outDir);
+    },
+    closeBundle() {
+      const sw = join(outDir, 'sw.js');
+      const list = files(outDir)
+        .map((f) => relative(outDir, f).split('\\').join('/'))
+        .filter((f) => f !== 'sw.js' && !f.endsWith('.map'))
+        .sort();
+      const odd = list.find((f) => !/^[\w./-]+$/.test(f));
+      if (odd) throw new Error(`sw.js: cannot precache a file named ${JSON.stringify(odd)}`);
+      // Prepended, so it does not matter what the minifier made of the rest.
+      const head = `self.SCHEDLAB_PRECACHE=${JSON.stringify(['./', ...list])};`;
+      writeFileSync(sw, head + readFileSync(sw, 'utf8'));
+    },
+  };
+}
 
 export default defineConfig({
   // Relative asset paths: dist/ works from any sub-path or straight from a static host.
   base: './',
   // Static assets served as-is (favicon) live in the repository's public/.
   publicDir: fileURLToPath(new URL('../public', import.meta.url)),
-  plugins: [react()],
+  plugins: [react(), precacheList()],
   // The scenario library lives in ../scenarios, outside the web root.
   server: { fs: { allow: [repoRoot] }, host: '127.0.0.1', port: 5173, strictPort: true },
   preview: { host: '127.0.0.1', port: 5173, strictPort: true },
   worker: { format: 'es' },
-  build: { target: 'es2022', sourcemap: true },
+  build: {
+    target: 'es2022',
+    sourcemap: true,
+    rollupOptions: {
+      input: {
+        main: fileURLToPath(new URL('index.html', import.meta.url)),
+        sw: fileURLToPath(new URL('src/sw.ts', import.meta.url)),
+      },
+      // The service worker keeps a fixed name beside index.html: its scope is its folder.
+      output: { entryFileNames: (chunk) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js') },
+    },
+  },
   test: {
     environment: 'node',
     include: ['src/**/*.test.ts'],

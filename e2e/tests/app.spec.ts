@@ -59,6 +59,7 @@ test('a broken pasted scenario shows the field in the banner and keeps the page'
   await openScenario(page);
   const shown = await page.getByTestId('policy-column').first().getAttribute('data-policy');
   const broken = '{"schema":1,"pcpus":"x"}';
+  await page.getByTestId('open-editor').click();
   await page.getByTestId('scenario-json').fill(broken);
   await page.getByTestId('run-pasted').click();
   const banner = page.getByTestId('error-banner');

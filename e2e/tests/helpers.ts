@@ -48,3 +48,23 @@ export const test = base.extend<{ pageErrors: string[] }>({
 });
 
 export { expect };
+
+/** Clicks `testId` and returns the downloaded file's name and bytes. */
+export async function downloadOf(page: Page, testId: string): Promise<{ name: string; bytes: Buffer }> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testId).click()]);
+  const path = await download.path();
+  const { readFileSync } = await import('node:fs');
+  return { name: download.suggestedFilename(), bytes: readFileSync(path) };
+}
+
+/** A scenario as a share link carries it: zlib, then base64url (web/src/lib/share.ts). */
+export async function encodeForLink(text: string): Promise<string> {
+  const { deflateSync } = await import('node:zlib');
+  return deflateSync(Buffer.from(text, 'utf8'), { level: 9 }).toString('base64url');
+}
+
+/** A library scenario file's text, as the tests' source of truth. */
+export async function scenarioFile(id: string): Promise<string> {
+  const { readFileSync } = await import('node:fs');
+  return readFileSync(new URL(`../../scenarios/${id}.json`, import.meta.url), 'utf8');
+}

@@ -1,10 +1,13 @@
 // The page: the scenario library and loader on the left; on the right one scenario played under two (or more)
 // policies side by side on one playhead, and the scenario's claims checked over all of its policies.
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { Cancelled, SimClient } from './sim/client';
 import type { ClaimResult, RunResult, ScenarioDoc, ScenarioPolicy } from './sim/types';
 import { findEntry, loadIndex, loadScenarioText, type ScenarioIndex } from './lib/scenarios';
-import { parseUrl, toSearch, MAX_COLUMNS } from './lib/url';
+import { MAX_COLUMNS } from './lib/url';
+import { LinkError, parseShareUrl, resolveLibraryRef, scenarioLink, toShareSearch } from './lib/share';
+import { findLesson, PENDING_SCENARIOS } from './lib/lessons';
+import { useTheme } from './lib/theme';
 import { chooseBucketMs } from './lib/series';
 import { clampView, defaultView, follow, zoomView, type View } from './lib/view';
 import { toNs } from './lib/decisions';
@@ -14,9 +17,12 @@ import { ErrorBanner } from './components/ErrorBanner';
 import { ErrorBoundary } from './components/ErrorBoundary';
 import { Library } from './components/Library';
 import { PolicyColumn } from './components/PolicyColumn';
-import { ScenarioLoader } from './components/ScenarioLoader';
 import { Transport } from './components/Transport';
 import { nextSpeed } from './lib/speed';
+import { Editor } from './components/Editor';
+import { ExportPanel } from './components/ExportPanel';
+import { LessonPicker, LessonPlayer } from './components/Lessons';
+import { SharePanel } from './components/SharePanel';
 
 declare global {
   interface Window {
@@ -33,7 +39,20 @@ interface Current {
   readonly name: string;
   readonly text: string;
   readonly doc: ScenarioDoc;
+  /** The library file's text when `id` is set: a share link carries the edits as a patch against it. */
+  readonly baseText: string | null;
 }
+
+/** Where a (re)loaded scenario's view starts: a share link's or a lesson step's, else the default. */
+interface Restore {
+  readonly time?: number | null;
+  readonly view?: readonly [number, number] | null;
+  readonly hidden?: readonly number[];
+}
+
+/** Panels of the page shell that a share link remembers as open. */
+type Panel = 'editor' | 'export' | 'share' | 'lessons';
+const PANELS: readonly Panel[] = ['editor', 'export', 'share', 'lessons'];
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -65,7 +84,7 @@ function ownKey(e: KeyboardEvent, slider: boolean): boolean {
 }
 
 export function App() {
-  const [urlState] = useState(() => parseUrl(window.location.search));
+  const [urlState] = useState(() => parseShareUrl(window.location.search, window.location.hash));
   const testing = urlState.testing;
   const [errors, setErrors] = useState<string[]>(() => [...urlState.errors]);
   const [index, setIndex] = useState<ScenarioIndex | null>(null);
@@ -87,6 +106,18 @@ export function App() {
   const [querying, setQuerying] = useState(false);
   const timeRef = useRef(0);
   const [client] = useState(() => new SimClient());
+  const [open, setOpen] = useState<readonly Panel[]>(() => PANELS.filter((p) => urlState.open.includes(p)));
+  const [lesson, setLesson] = useState<{ id: string; step: number } | null>(() =>
+    urlState.lesson && findLesson(urlState.lesson) ? { id: urlState.lesson, step: urlState.step } : null,
+  );
+  const [lessonMissing, setLessonMissing] = useState<string | null>(null);
+  const [presenting, setPresenting] = useState(false);
+  const [theme, toggleTheme] = useTheme();
+  const togglePanel = useCallback(
+    (p: Panel, on?: boolean) =>
+      setOpen((o) => ((on ?? !o.includes(p)) ? (o.includes(p) ? o : [...o, p]) : o.filter((x) => x !== p))),
+    [],
+  );
   const genRef = useRef(0);
 
   const durationMs = current?.doc.duration_ms ?? 0;
@@ -110,56 +141,53 @@ export function App() {
     };
   }, [client, testing]);
 
-  const writeUrl = useCallback(
-    (id: string | null, cols: readonly string[]) => {
-      const search = toSearch({ scenario: id, policies: id ? cols : null, testing }, window.location.search);
-      window.history.replaceState(null, '', window.location.pathname + search);
-    },
-    [testing],
-  );
-
   /** Validates, then (only if valid) replaces what is on screen and runs every policy. */
   const start = useCallback(
     async (
       text: string,
-      origin: { id: string | null; name: string },
+      origin: { id: string | null; name: string; baseText: string | null },
       preferred: readonly string[] | null,
-    ) => {
+      restore: Restore = {},
+    ): Promise<boolean> => {
       const client = getClient();
       let problem: string | null;
       try {
         problem = await client.validate(text);
       } catch (e) {
         addError(`${origin.name}: the simulator could not check it (${message(e)}).`);
-        return;
+        return false;
       }
       if (problem !== null) {
         addError(`${origin.name} was not loaded: ${problem}`);
-        return;
+        return false;
       }
       const doc = JSON.parse(text) as ScenarioDoc;
       const policyIds = doc.policies.map((p) => p.id);
       if (policyIds.length === 0) {
         addError(`${origin.name} lists no policies to run.`);
-        return;
+        return false;
       }
       const gen = ++genRef.current;
       const live = () => gen === genRef.current;
       // A new scenario: stop its predecessor's runs and free the finished ones the views were querying.
       client.reset();
       const cols = chooseColumns(doc.policies, preferred, addError);
-      setCurrent({ key: gen, id: origin.id, name: origin.name, text, doc });
+      setCurrent({ key: gen, id: origin.id, name: origin.name, text, doc, baseText: origin.baseText });
       setColumns(cols);
-      setHidden([]);
+      setHidden((restore.hidden ?? []).filter((i) => i < cols.length).slice(0, cols.length - 1));
       setRuns({});
       setClaims(null);
       setRunError(null);
       setProgress(0);
       setPlaying(false);
-      setTime(0);
-      timeRef.current = 0;
-      setView(defaultView(doc.duration_ms));
-      writeUrl(origin.id, cols);
+      const t0 = Math.min(Math.max(restore.time ?? 0, 0), doc.duration_ms);
+      setTime(t0);
+      timeRef.current = t0;
+      setView(
+        restore.view
+          ? clampView(restore.view, doc.duration_ms)
+          : follow(defaultView(doc.duration_ms), t0, doc.duration_ms),
+      );
 
       // The columns on screen run first so they draw while the others finish.
       const order = [...cols, ...policyIds.filter((p) => !cols.includes(p))];
@@ -168,21 +196,22 @@ export function App() {
           onProgress: (f) => live() && setProgress(f),
           onRun: (run) => live() && setRuns((prev) => ({ ...prev, [run.policy]: run })),
         });
-        if (!live()) return;
+        if (!live()) return true;
         const checked = await client.claims(
           text,
           results.map((r) => r.report),
         );
         if (live()) setClaims(checked);
       } catch (e) {
-        if (e instanceof Cancelled || !live()) return;
+        if (e instanceof Cancelled || !live()) return true;
         addError(`Running ${origin.name} failed: ${message(e)}`);
         setRunError(message(e));
       } finally {
         if (live()) setProgress(null);
       }
+      return true;
     },
-    [addError, getClient, writeUrl],
+    [addError, getClient],
   );
 
   const track = useCallback(async (work: () => Promise<void>) => {
@@ -202,16 +231,35 @@ export function App() {
         const idx = await loadIndex();
         if (cancelled) return;
         setIndex(idx);
-        let entry = findEntry(idx, urlState.scenario ?? idx.default);
+        const ref = urlState.scenario;
+        const restore: Restore = { time: urlState.time, view: urlState.view, hidden: urlState.hidden };
+        if (ref?.kind === 'inline') {
+          const origin = { id: null, name: 'The shared scenario', baseText: null };
+          if (await start(ref.text, origin, urlState.policies, restore)) return;
+          if (cancelled) return;
+        }
+        // A shared scenario that failed: the default one, at its own start.
+        const fellBack = ref?.kind === 'inline';
+        const wanted = ref?.kind === 'library' ? ref.id : idx.default;
+        let entry = findEntry(idx, wanted);
         if (!entry) {
-          addError(
-            `There is no scenario "${urlState.scenario}" in the library; showing "${idx.default}" instead.`,
-          );
+          addError(`There is no scenario "${wanted}" in the library; showing "${idx.default}" instead.`);
           entry = findEntry(idx, idx.default)!;
         }
-        const text = await loadScenarioText(entry);
+        const base = await loadScenarioText(entry);
         if (cancelled) return;
-        await start(text, { id: entry.id, name: entry.title }, urlState.policies);
+        let text = base;
+        if (ref?.kind === 'library' && ref.id === entry.id && ref.patch) {
+          try {
+            text = resolveLibraryRef(ref, base);
+          } catch (e) {
+            addError(`${e instanceof LinkError ? e.message : message(e)} Showing the library's version.`);
+          }
+        }
+        const origin = { id: entry.id, name: entry.title, baseText: base };
+        const ok = await start(text, origin, fellBack ? null : urlState.policies, fellBack ? {} : restore);
+        // Edits that no longer validate (the library moved on): the library's own version instead.
+        if (!ok && !cancelled && text !== base) await start(base, origin, urlState.policies, restore);
       } catch (e) {
         if (!cancelled) addError(`The scenario library could not be loaded: ${message(e)}`);
       } finally {
@@ -240,7 +288,8 @@ export function App() {
       setErrors([]);
       void track(async () => {
         try {
-          await start(await loadScenarioText(entry), { id: entry.id, name: entry.title }, null);
+          const text = await loadScenarioText(entry);
+          await start(text, { id: entry.id, name: entry.title, baseText: text }, null);
         } catch (e) {
           addError(`${entry.title} could not be loaded: ${message(e)}`);
         }
@@ -249,21 +298,41 @@ export function App() {
     [index, start, track, addError],
   );
 
+  /**
+   * Runs the editor's draft. An edit of a library scenario (same id) stays linked to it, so its share link is
+   * the id plus a patch; the columns, playhead and window stay where they were.
+   */
   const submitOwn = useCallback(
     (text: string, name: string) => {
       setErrors([]);
-      void track(() => start(text, { id: null, name }, null));
+      let id: unknown = null;
+      let keep: string[] | null = null;
+      try {
+        const doc = JSON.parse(text) as { id?: unknown; policies?: { id?: unknown }[] };
+        id = doc.id;
+        const ids = (Array.isArray(doc.policies) ? doc.policies : []).map((p) => p?.id);
+        keep = columns.filter((c) => ids.includes(c));
+      } catch {
+        // Not JSON: the simulator's validation names the problem.
+      }
+      const linked = current?.id != null && current.baseText !== null && id === current.id;
+      const origin = linked
+        ? { id: current.id, name: current.name, baseText: current.baseText }
+        : { id: null, name, baseText: null };
+      const restore = { time: timeRef.current, view: viewRef.current, hidden };
+      void track(async () => {
+        await start(text, origin, keep && keep.length > 0 ? keep : null, restore);
+      });
     },
-    [start, track],
+    [start, track, current, columns, hidden],
   );
 
   const changeColumns = useCallback(
     (next: string[]) => {
       setColumns(next);
       if (next.length !== columns.length) setHidden([]);
-      writeUrl(current?.id ?? null, next);
     },
-    [columns, current, writeUrl],
+    [columns],
   );
 
   const setColumn = useCallback(
@@ -448,11 +517,161 @@ export function App() {
     });
   }, [shown, runs, labelOf]);
 
+  // The address bar is the share link: written with what is on screen, at most every 100 ms (the browser
+  // rate-limits history updates; scrubbing would exceed it), and never while playing (a moving playhead is not
+  // a place to share). A layout effect, so the URL changes in the same commit as the page.
+  const link = useMemo(() => {
+    try {
+      return current && scenarioLink(current.id, current.baseText, current.text);
+    } catch {
+      return null; // a scenario that is not JSON never gets here: start() validated it
+    }
+  }, [current]);
+  const shareSearch = useMemo(() => {
+    if (!link) return null;
+    return toShareSearch({
+      scenario: link,
+      policies: columns,
+      testing,
+      time,
+      view,
+      hidden,
+      open,
+      lesson: lesson?.id ?? null,
+      step: lesson?.step ?? 0,
+    });
+  }, [link, columns, testing, time, view, hidden, open, lesson]);
+  const lastUrlWrite = useRef(0);
+  useLayoutEffect(() => {
+    if (playing || shareSearch === null) return;
+    const write = () => {
+      lastUrlWrite.current = performance.now();
+      if (window.location.search + window.location.hash !== shareSearch)
+        window.history.replaceState(null, '', window.location.pathname + shareSearch);
+    };
+    const wait = lastUrlWrite.current + 100 - performance.now();
+    if (wait <= 0) {
+      write();
+      return;
+    }
+    const timer = setTimeout(write, wait);
+    return () => clearTimeout(timer);
+  }, [shareSearch, playing]);
+  // A link pasted over this one that differs only after the # does not reload the page by itself.
+  useEffect(() => {
+    const onHash = () => window.location.reload();
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  const shareUrl =
+    shareSearch === null ? '' : window.location.origin + window.location.pathname + shareSearch;
+
+  /** Shows a lesson step: loads its scenario when another is on screen, else only moves the playhead. */
+  const goToStep = useCallback(
+    (id: string, step: number) => {
+      const l = findLesson(id);
+      const s = l?.steps[step];
+      if (!l || !s) return;
+      setLesson({ id, step });
+      const entry = index && findEntry(index, s.scenario);
+      if (!entry) {
+        setLessonMissing(
+          `This step uses the scenario "${s.scenario}", which is not in this build's library` +
+            (PENDING_SCENARIOS.includes(s.scenario) ? ' yet (it is still being written).' : '.') +
+            ' The text above still tells the story; the views show the previous scenario.',
+        );
+        return;
+      }
+      setLessonMissing(null);
+      const restore: Restore = { time: s.t_ms, view: s.view_ms ?? null };
+      const sameScenario = current?.id === entry.id && current.text === current.baseText;
+      if (sameScenario && current) {
+        if (s.policies && s.policies.join() !== columns.join()) changeColumns([...s.policies]);
+        setPlaying(false);
+        const dur = current.doc.duration_ms;
+        const t = Math.min(s.t_ms, dur);
+        timeRef.current = t;
+        setTime(t);
+        setView((v) => (s.view_ms ? clampView(s.view_ms, dur) : follow(v, t, dur)));
+        return;
+      }
+      void track(async () => {
+        try {
+          const text = await loadScenarioText(entry);
+          await start(text, { id: entry.id, name: entry.title, baseText: text }, s.policies ?? null, restore);
+        } catch (e) {
+          addError(`${entry.title} could not be loaded: ${message(e)}`);
+        }
+      });
+    },
+    [index, current, columns, changeColumns, track, start, addError],
+  );
+  const currentLesson = lesson ? findLesson(lesson.id) : undefined;
+  const validateText = useCallback((text: string) => client.validate(text), [client]);
+  // Stable props: the editor (a form of the whole scenario) must not re-render on every playhead frame.
+  const editorCurrent = useMemo(() => current && { text: current.text, name: current.name }, [current]);
+  const closeEditor = useCallback(() => togglePanel('editor', false), [togglePanel]);
+
+  // Keys of the classroom: PageDown/PageUp step through a lesson (what presentation clickers send), P toggles
+  // presentation mode and Escape leaves it.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey || ownKey(e, false)) return;
+      if ((e.key === 'PageDown' || e.key === 'PageUp') && lesson && currentLesson) {
+        const next = lesson.step + (e.key === 'PageDown' ? 1 : -1);
+        if (next >= 0 && next < currentLesson.steps.length) goToStep(lesson.id, next);
+        e.preventDefault();
+      } else if (e.key === 'p' || e.key === 'P') {
+        setPresenting((v) => !v);
+      } else if (e.key === 'Escape' && presenting) {
+        setPresenting(false);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [lesson, currentLesson, goToStep, presenting]);
+
   return (
-    <div className="app">
+    <div className={`app${presenting ? ' presenting' : ''}`} data-testid="app" data-presenting={presenting}>
+      <a className="skip-link" href="#views">
+        Skip to the views
+      </a>
       <header className="topbar">
         <h1>schedlab</h1>
-        <span className="muted">hypervisor CPU scheduling, side by side</span>
+        <span className="muted tagline">hypervisor CPU scheduling, side by side</span>
+        <nav className="tools" aria-label="Tools">
+          {(['lessons', 'editor', 'export', 'share'] as const).map((p) => (
+            <button
+              key={p}
+              type="button"
+              data-testid={`open-${p}`}
+              aria-pressed={open.includes(p)}
+              aria-controls={open.includes(p) ? `panel-${p}` : undefined}
+              onClick={() => togglePanel(p)}
+              disabled={p !== 'lessons' && !current}
+            >
+              {{ lessons: 'Lessons', editor: 'Edit', export: 'Export', share: 'Share link' }[p]}
+            </button>
+          ))}
+          <button
+            type="button"
+            data-testid="present"
+            aria-pressed={presenting}
+            onClick={() => setPresenting((v) => !v)}
+            title="Presentation mode: large type, controls hidden (key P; Escape leaves)"
+          >
+            {presenting ? 'Leave presentation' : 'Present'}
+          </button>
+          <button
+            type="button"
+            data-testid="theme-toggle"
+            aria-pressed={theme === 'dark'}
+            onClick={toggleTheme}
+            title="Light or dark theme"
+          >
+            {theme === 'dark' ? 'Light theme' : 'Dark theme'}
+          </button>
+        </nav>
       </header>
       <ErrorBanner messages={errors} onDismiss={() => setErrors([])} />
       <div className="layout">
@@ -463,9 +682,70 @@ export function App() {
             current={current?.id ?? null}
             onSelect={selectScenario}
           />
-          <ScenarioLoader currentText={current?.text ?? null} onSubmit={submitOwn} onError={addError} />
+          <section className="loader" aria-label="Your scenario">
+            <h2>Your scenario</h2>
+            <p className="muted">Change the one on screen, paste or import your own, or export it.</p>
+            <button type="button" onClick={() => togglePanel('editor', true)} disabled={!current}>
+              Edit this scenario
+            </button>
+          </section>
         </aside>
-        <main>
+        <main id="views" tabIndex={-1} data-view={`${view[0]},${view[1]}`}>
+          {currentLesson && lesson && (
+            <LessonPlayer
+              lesson={currentLesson}
+              step={lesson.step}
+              missing={lessonMissing}
+              onStep={(k) => goToStep(lesson.id, k)}
+              onExit={() => {
+                setLesson(null);
+                setLessonMissing(null);
+              }}
+            />
+          )}
+          {open.includes('lessons') && (
+            <div id="panel-lessons">
+              <LessonPicker
+                available={(id) => Boolean(index && findEntry(index, id))}
+                onClose={() => togglePanel('lessons', false)}
+                onPick={(id) => {
+                  togglePanel('lessons', false);
+                  goToStep(id, 0);
+                }}
+              />
+            </div>
+          )}
+          {open.includes('share') && current && (
+            <div id="panel-share">
+              <SharePanel url={shareUrl} onClose={() => togglePanel('share', false)} />
+            </div>
+          )}
+          {open.includes('export') && current && (
+            <div id="panel-export">
+              <ExportPanel
+                key={current.key}
+                client={client}
+                scenarioId={current.id ?? current.doc.id ?? null}
+                scenarioName={current.name}
+                runs={compared}
+                claims={claims}
+                view={view}
+                onError={addError}
+                onClose={() => togglePanel('export', false)}
+              />
+            </div>
+          )}
+          {open.includes('editor') && (
+            <div id="panel-editor">
+              <Editor
+                current={editorCurrent}
+                validate={validateText}
+                onRun={submitOwn}
+                onError={addError}
+                onClose={closeEditor}
+              />
+            </div>
+          )}
           {current ? (
             <>
               <section className="scenario-head">

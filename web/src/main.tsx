@@ -26,3 +26,12 @@ if (root) {
     </StrictMode>,
   );
 }
+
+// Offline use (issue 9): the service worker caches the built files; relative, so a subpath deploy works too.
+if (import.meta.env.PROD && 'serviceWorker' in navigator) {
+  window.addEventListener('load', () => {
+    navigator.serviceWorker.register('./sw.js').catch(() => {
+      // Not fatal: the page works online without it (file:// or a host that refuses it).
+    });
+  });
+}

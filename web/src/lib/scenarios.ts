@@ -20,7 +20,8 @@ export interface ScenarioIndex {
 export type ScenarioFiles = Readonly<Record<string, () => Promise<string>>>;
 
 // One chunk per file, fetched on demand; the glob must be a literal for Vite to expand it.
-const globbed = import.meta.glob('../../../scenarios/**/*.json', {
+// schema.json is not a scenario (the editor imports it directly).
+const globbed = import.meta.glob(['../../../scenarios/**/*.json', '!../../../scenarios/schema.json'], {
   query: '?raw',
   import: 'default',
 }) as Record<string, () => Promise<string>>;

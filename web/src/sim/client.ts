@@ -5,7 +5,7 @@
 // until `reset()` releases them for the next scenario.
 import * as Comlink from 'comlink';
 import type { WorkerApi } from './worker';
-import type { DecisionWindow } from '../lib/decisions';
+import type { Decision, DecisionWindow } from '../lib/decisions';
 import type {
   ClaimResult,
   DistributionMetric,
@@ -233,6 +233,10 @@ export class SimClient {
 
   decisionsAround(runId: string, tNs: number, before: number, after: number): Promise<DecisionWindow> {
     return this.query(runId, (api) => api.decisionsAround(runId, tNs, before, after));
+  }
+
+  decisionsBetween(runId: string, fromNs: number, toNs: number, limit: number): Promise<Decision[]> {
+    return this.query(runId, (api) => api.decisionsBetween(runId, fromNs, toNs, limit));
   }
 
   adjacentDecision(runId: string, tNs: number, dir: 1 | -1): Promise<number | null> {

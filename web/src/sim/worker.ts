@@ -175,6 +175,15 @@ const api = {
     }
   },
 
+  /** Decisions in [fromNs, toNs), at most `limit` (the trace window export). */
+  decisionsBetween(runId: string, fromNs: number, toNs: number, limit: number): Decision[] {
+    try {
+      return decisions(sim(runId), fromNs, toNs, limit);
+    } catch (e) {
+      throw explain(e);
+    }
+  },
+
   /** The `before` decisions up to the one at or before `tNs`, and the `after` ones following it. */
   decisionsAround(runId: string, tNs: number, before: number, after: number): DecisionWindow {
     try {

@@ -1,0 +1,96 @@
+// The scenario editor (issue 9): form and JSON validated by the simulator with errors at the field, valid
+// edits re-run, drafts survive a reload and never vanish, scenario files import and export.
+import { downloadOf, expect, openScenario, scenarioFile, test, waitForIdle } from './helpers';
+import type { Page } from '@playwright/test';
+
+const weight = (page: Page, i: number) => page.locator(`[data-path="domains[${i}].weight"]`);
+
+async function openEditor(page: Page): Promise<void> {
+  await page.getByTestId('open-editor').click();
+  await expect(page.getByTestId('editor')).toBeVisible();
+}
+
+test('errors from the schema are shown at the field and in the JSON view', async ({ page }) => {
+  await openScenario(page, 'credit-weights');
+  await openEditor(page);
+  await weight(page, 1).fill('0');
+  const field = page.locator('.field', { has: weight(page, 1) });
+  await expect(field.getByTestId('field-error')).toContainText('minimum');
+  await expect(weight(page, 1)).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByTestId('editor-errors')).toContainText('domains[1].weight');
+  await expect(page.getByTestId('editor-status')).toContainText('1 problem');
+
+  await page.locator('[data-path="host.pcpus"]').fill('two');
+  const pcpus = page.locator('.field', { has: page.locator('[data-path="host.pcpus"]') });
+  await expect(pcpus.getByTestId('field-error')).toContainText('integer');
+  await expect(page.locator('[data-path="host.pcpus"]')).toHaveValue('two');
+  await expect(page.getByTestId('editor-status')).toContainText('2 problems');
+
+  // The JSON view: a syntax error is named, and the form waits for the JSON to parse.
+  await page.getByTestId('scenario-json').fill('{"schema": 1,');
+  await expect(page.getByTestId('editor-errors')).toContainText('Not valid JSON');
+  await expect(page.getByTestId('editor-form')).toContainText('Fix the JSON');
+  // Nothing invalid ever replaced the scenario on screen.
+  await expect(page.locator('.scenario-head h2')).toHaveText('Credit: weights divide a pCPU');
+  await expect(page.getByTestId('error-banner')).toHaveCount(0);
+});
+
+test('a valid edit re-runs, and edits survive a reload', async ({ page }) => {
+  await openScenario(page, 'credit-weights');
+  await openEditor(page);
+  await weight(page, 1).fill('768');
+  await expect(page.getByTestId('editor-status')).toHaveText('Valid; on screen.', { timeout: 60_000 });
+  await waitForIdle(page);
+  // Re-run: the heavy domain's fair share moved from 1/2 to 3/5.
+  const share = page.getByTestId('policy-column').first().getByTestId('metrics-table');
+  await expect(share).toContainText('60.0%');
+
+  await page.reload();
+  await waitForIdle(page);
+  await expect(page.getByTestId('editor')).toBeVisible();
+  await expect(weight(page, 1)).toHaveValue('768');
+  await expect(page.getByTestId('editor-status')).toHaveText('Valid; on screen.');
+
+  // An edit that does not validate is not run, but it is kept across a reload and said so.
+  await weight(page, 0).fill('0');
+  await expect(page.getByTestId('editor-status')).toContainText('problem');
+  await page.reload();
+  await waitForIdle(page);
+  await expect(page.getByTestId('editor-restored')).toBeVisible();
+  await expect(weight(page, 0)).toHaveValue('0');
+  await expect(weight(page, 1)).toHaveValue('768');
+  await expect(page.getByTestId('editor-errors')).toContainText('domains[0].weight');
+});
+
+test('unrun edits are kept aside when another scenario comes on screen', async ({ page }) => {
+  await openScenario(page, 'credit-weights');
+  await openEditor(page);
+  await weight(page, 2).fill('0');
+  await expect(page.getByTestId('editor-status')).toContainText('problem');
+  await page.locator('[data-scenario="credit-cap"]').click();
+  await waitForIdle(page);
+  await expect(page.getByTestId('editor-kept')).toBeVisible();
+  await page.getByTestId('restore-kept').click();
+  await expect(weight(page, 2)).toHaveValue('0');
+  await expect(page.locator('[data-path="id"]')).toHaveValue('credit-weights');
+});
+
+test('a scenario file exports and imports', async ({ page }) => {
+  await openScenario(page, 'credit-weights');
+  await openEditor(page);
+  const { name, bytes } = await downloadOf(page, 'export-scenario');
+  expect(name).toBe('credit-weights.json');
+  expect(JSON.parse(bytes.toString('utf8'))).toEqual(JSON.parse(await scenarioFile('credit-weights')));
+
+  const own = JSON.parse(await scenarioFile('credit-cap')) as Record<string, unknown>;
+  own.title = 'Imported from a file';
+  await page.getByTestId('scenario-file').setInputFiles({
+    name: 'mine.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(own)),
+  });
+  await expect(page.locator('.scenario-head h2')).toHaveText('Imported from a file');
+  await waitForIdle(page);
+  await expect(page.getByTestId('error-banner')).toHaveCount(0);
+  await expect(page.getByTestId('policy-column').first()).toBeVisible();
+});

@@ -1,0 +1,238 @@
+// Exports (issue 9): any view on screen as PNG or SVG, the metrics and the trace window as CSV or JSON. The
+// views are found by their DESIGN.md 7 test ids, so a view added later is exportable without changes here.
+import { useState } from 'react';
+import type { SimClient } from '../sim/client';
+import type { ClaimResult, RunResult } from '../sim/types';
+import {
+  download,
+  metricsCsv,
+  metricsJson,
+  segmentsInWindow,
+  slug,
+  traceCsv,
+  traceJson,
+  viewPng,
+  viewSvg,
+  type TraceRun,
+} from '../lib/exports';
+
+/** Views that can be exported, by test id (per column first, then the page-wide ones). */
+const VIEW_IDS = [
+  'runqueues',
+  'timeline',
+  'share-chart',
+  'belief-chart',
+  'lag-chart',
+  'event-log',
+  'metrics-table',
+  'cdf-chart',
+  'comparison-panel',
+  'claims-panel',
+] as const;
+
+/** A view by test id; the run queues by their container (the test ids are on each pCPU's row). */
+function selector(id: string): string {
+  return id === 'runqueues' ? '[data-testid="runqueues"], .runqueues' : `[data-testid="${id}"]`;
+}
+
+/** Most decisions per column in a trace export: a wide window of a busy run can hold millions. */
+const MAX_DECISIONS = 100_000;
+
+interface ViewOption {
+  readonly key: string;
+  readonly label: string;
+  readonly find: () => HTMLElement | null;
+}
+
+function columnView(i: number, id: string): HTMLElement | null {
+  const col = document.querySelectorAll<HTMLElement>('[data-testid="policy-column"]')[i];
+  return col?.querySelector<HTMLElement>(selector(id)) ?? null;
+}
+
+/** The views on screen now, each with a way to find it again when the button is pressed. */
+function viewsOnScreen(): ViewOption[] {
+  const out: ViewOption[] = [];
+  const columns = [...document.querySelectorAll<HTMLElement>('[data-testid="policy-column"]')];
+  columns.forEach((col, i) => {
+    const policy = col.dataset.policy ?? String(i + 1);
+    for (const id of VIEW_IDS) {
+      if (!col.querySelector(selector(id))) continue;
+      out.push({
+        key: `${i}:${id}`,
+        label: `Column ${i + 1} (${policy}): ${id.replace(/-/g, ' ')}`,
+        find: () => columnView(i, id),
+      });
+    }
+  });
+  for (const id of VIEW_IDS) {
+    const el = document.querySelector<HTMLElement>(selector(id));
+    if (el && !el.closest('[data-testid="policy-column"]'))
+      out.push({
+        key: `page:${id}`,
+        label: id.replace(/-/g, ' '),
+        find: () => document.querySelector<HTMLElement>(selector(id)),
+      });
+  }
+  return out;
+}
+
+/** One button per file format (test ids `PREFIX-FORMAT`). */
+function Formats<F extends string>({
+  prefix,
+  formats,
+  disabled,
+  onPick,
+}: {
+  prefix: string;
+  formats: readonly F[];
+  disabled: boolean;
+  onPick: (format: F) => void;
+}) {
+  return (
+    <>
+      {formats.map((f) => (
+        <button
+          key={f}
+          type="button"
+          data-testid={`${prefix}-${f}`}
+          disabled={disabled}
+          onClick={() => onPick(f)}
+        >
+          {f.toUpperCase()}
+        </button>
+      ))}
+    </>
+  );
+}
+
+export interface ExportRun {
+  readonly policy: string;
+  readonly label: string;
+  readonly run: RunResult;
+}
+
+interface Props {
+  readonly client: SimClient;
+  readonly scenarioId: string | null;
+  readonly scenarioName: string;
+  readonly runs: readonly ExportRun[];
+  readonly claims: readonly ClaimResult[] | null;
+  /** The timelines' window on screen [ms]. */
+  readonly view: readonly [number, number];
+  readonly onError: (message: string) => void;
+  readonly onClose: () => void;
+}
+
+export function ExportPanel({
+  client,
+  scenarioId,
+  scenarioName,
+  runs,
+  claims,
+  view,
+  onError,
+  onClose,
+}: Props) {
+  const [views, setViews] = useState<ViewOption[]>(viewsOnScreen);
+  const [chosen, setChosen] = useState(() => views[0]?.key ?? '');
+  const [busy, setBusy] = useState(false);
+  const base = slug(scenarioId ?? scenarioName);
+  const option = views.find((v) => v.key === chosen) ?? views[0];
+
+  const run = async (what: string, work: () => Promise<void>) => {
+    setBusy(true);
+    try {
+      await work();
+    } catch (e) {
+      onError(`Export of ${what} failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const image = (format: 'png' | 'svg') =>
+    run(`the ${format.toUpperCase()} image`, async () => {
+      const el = option?.find();
+      if (!el) throw new Error('that view is no longer on screen');
+      const blob = format === 'png' ? await viewPng(el) : await viewSvg(el);
+      download(`${base}-${slug(option!.label)}.${format}`, blob);
+    });
+
+  const metrics = (format: 'csv' | 'json') =>
+    run('the metrics', async () => {
+      const list = runs.map((r) => ({ policy: r.policy, label: r.label, report: r.run.report }));
+      if (format === 'csv') download(`${base}-metrics.csv`, metricsCsv(list), 'text/csv');
+      else download(`${base}-metrics.json`, metricsJson(scenarioId, list, claims), 'application/json');
+    });
+
+  const trace = (format: 'csv' | 'json') =>
+    run('the trace window', async () => {
+      const [from, to] = view;
+      const traced: TraceRun[] = await Promise.all(
+        runs.map(async (r) => {
+          const decisions = await client.decisionsBetween(r.run.runId, from * 1e6, to * 1e6, MAX_DECISIONS);
+          return {
+            policy: r.policy,
+            segments: segmentsInWindow(r.run.segments, r.run.meta, from, to),
+            decisions,
+            truncated: decisions.length >= MAX_DECISIONS,
+          };
+        }),
+      );
+      const name = `${base}-trace-${Math.round(from)}-${Math.round(to)}ms`;
+      if (format === 'csv') download(`${name}.csv`, traceCsv(traced), 'text/csv');
+      else download(`${name}.json`, traceJson(scenarioId, view, traced), 'application/json');
+    });
+
+  const none = runs.length === 0;
+  return (
+    <section className="export-panel" data-testid="export-panel" aria-label="Export">
+      <h2>Export</h2>
+      <div className="row">
+        <label htmlFor="export-view">View</label>
+        <select
+          id="export-view"
+          data-testid="export-view"
+          value={option?.key ?? ''}
+          onFocus={() => setViews(viewsOnScreen())}
+          onChange={(e) => setChosen(e.target.value)}
+        >
+          {views.map((v) => (
+            <option key={v.key} value={v.key}>
+              {v.label}
+            </option>
+          ))}
+        </select>
+        <Formats
+          prefix="export"
+          formats={['png', 'svg']}
+          disabled={busy || !option}
+          onPick={(f) => void image(f)}
+        />
+      </div>
+      <div className="row">
+        <span>Metrics of the columns shown</span>
+        <Formats
+          prefix="export-metrics"
+          formats={['csv', 'json']}
+          disabled={busy || none}
+          onPick={(f) => void metrics(f)}
+        />
+      </div>
+      <div className="row">
+        <span>
+          Trace of the window on screen ({view[0].toFixed(1)}–{view[1].toFixed(1)} ms)
+        </span>
+        <Formats
+          prefix="export-trace"
+          formats={['csv', 'json']}
+          disabled={busy || none}
+          onPick={(f) => void trace(f)}
+        />
+      </div>
+      <button type="button" className="close" onClick={onClose} aria-label="Close the export panel">
+        Close
+      </button>
+    </section>
+  );
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import type { Json } from './share';
+import { SCENARIO_SCHEMA, effective, parseProblems, sameJson, setIn, skeleton } from './editorSchema';
+
+const defs = SCENARIO_SCHEMA.$defs;
+
+describe('editor schema', () => {
+  it('merges the workload branch that matches its type', () => {
+    const server = effective(defs.workload!, { type: 'server' });
+    expect(Object.keys(server.properties ?? {})).toEqual(
+      expect.arrayContaining(['port', 'cpu_us', 'think_ms']),
+    );
+    expect(server.required).toContain('port');
+    const cpu = effective(defs.workload!, { type: 'cpu' });
+    expect(cpu.properties).not.toHaveProperty('port');
+  });
+
+  it("gives a credit policy's params their fields", () => {
+    const credit = effective(defs.policy!, { id: 'c', scheduler: 'credit' });
+    const params = effective(credit.properties!.params!, {});
+    expect(Object.keys(params.properties ?? {})).toEqual(expect.arrayContaining(['boost', 'tslice_ms']));
+  });
+
+  it('builds new items with their required fields', () => {
+    expect(skeleton(defs.domain!, 'dom3')).toEqual({ name: 'dom3' });
+    expect(skeleton(defs.task!, 't1')).toEqual({ name: 't1', workload: { type: 'cpu' } });
+    expect(skeleton(defs.policy!, 'p1')).toEqual({ id: 'p1', scheduler: 'credit' });
+  });
+
+  it("reads the simulator's messages back into field paths", () => {
+    expect(parseProblems('invalid scenario: domains[1].weight: 0 is less than the minimum of 1')).toEqual([
+      { path: 'domains[1].weight', message: '0 is less than the minimum of 1' },
+    ]);
+    expect(
+      parseProblems(
+        'invalid scenario (2 problems): host.pcpus: "x" is not of type "integer"; warmup_ms: too long',
+      ),
+    ).toEqual([
+      { path: 'host.pcpus', message: '"x" is not of type "integer"' },
+      { path: 'warmup_ms', message: 'too long' },
+    ]);
+  });
+
+  it('sets and removes values by path without touching the input', () => {
+    const doc: { domains: { name: string; weight?: number }[] } & Json = {
+      domains: [{ name: 'a' }, { name: 'b', weight: 5 }],
+    };
+    expect(setIn(doc, ['domains', 1, 'weight'], 9)).toEqual({
+      domains: [{ name: 'a' }, { name: 'b', weight: 9 }],
+    });
+    expect(setIn(doc, ['domains', 0], undefined)).toEqual({ domains: [{ name: 'b', weight: 5 }] });
+    expect(setIn(doc, ['host', 'net', 'mbps'], 10)).toMatchObject({ host: { net: { mbps: 10 } } });
+    expect(doc.domains[1]!.weight).toBe(5);
+    expect(sameJson('{"a":1,"b":[1,2]}', '{ "b": [1, 2], "a": 1 }')).toBe(true);
+    expect(sameJson('{"a":1}', '{"a":2}')).toBe(false);
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { csvField, flattenReport, metricsCsv, segmentsInWindow, slug, traceCsv, toCsv } from './exports';
+import type { Meta, RunReport } from '../sim/types';
+
+const report = {
+  policy: 'credit',
+  sim_ms: 100,
+  events: 5,
+  wall_ms: 3,
+  domains: {
+    web: { cpu_ms: 10, cpu_share: 0.1, fair_share: 0.5, response_ms: { count: 2, mean: 1.5, p99: 2 } },
+  },
+  fairness: { jain: 0.9 },
+} as RunReport;
+
+const meta: Meta = {
+  pcpus: 2,
+  duration_ns: 100e6,
+  warmup_ns: 0,
+  domains: [{ name: 'web', role: 'guest', vcpus: 1, weight: 256, cap_pct: 0, color_index: 0 }],
+  vcpus: [{ domain: 0, index: 0, name: 'web.0' }],
+  tasks: [{ domain: 0, name: 'srv', path: 'web/srv' }],
+};
+
+describe('csv', () => {
+  it('quotes separators and defuses spreadsheet formulas', () => {
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
+    expect(csvField(-1.5)).toBe('-1.5');
+    expect(toCsv(['a', 'b'], [[1, null]])).toBe('a,b\r\n1,\r\n');
+  });
+});
+
+describe('metrics', () => {
+  it('flatten to the claims metric paths, without wall-clock time', () => {
+    const flat = Object.fromEntries(flattenReport(report));
+    expect(flat['domains.web.response_ms.p99']).toBe(2);
+    expect(flat['fairness.jain']).toBe(0.9);
+    expect(flat).not.toHaveProperty('wall_ms');
+    const csv = metricsCsv([{ policy: 'credit', label: 'Xen Credit', report }]).split('\r\n');
+    expect(csv[0]).toBe('policy,label,metric,value');
+    expect(csv).toContain('credit,Xen Credit,domains.web.cpu_share,0.1');
+  });
+});
+
+describe('trace window', () => {
+  it('keeps the segments that meet the window, clipped to it, and names them', () => {
+    // pcpu, start_ns, end_ns, vcpu, task
+    const flat = Float64Array.from([0, 0, 5e6, 0, 0, 1, 8e6, 30e6, 0, -1, 0, 40e6, 50e6, 0, 0]);
+    const segs = segmentsInWindow(flat, meta, 10, 45);
+    expect(segs).toEqual([
+      { pcpu: 1, start_ms: 10, end_ms: 30, vcpu: 'web.0', domain: 'web', task: '' },
+      { pcpu: 0, start_ms: 40, end_ms: 45, vcpu: 'web.0', domain: 'web', task: 'web/srv' },
+    ]);
+    const csv = traceCsv([
+      {
+        policy: 'credit',
+        segments: segs,
+        decisions: [{ t_ns: 20e6, pcpu: 0, text: 'web.0 BOOST' }],
+        truncated: false,
+      },
+    ]).split('\r\n');
+    expect(csv[0]).toBe('policy,kind,start_ms,end_ms,pcpu,domain,vcpu,task,reason');
+    expect(csv.slice(1, 4)).toEqual([
+      'credit,segment,10,30,1,web,web.0,,',
+      'credit,decision,20,,0,,,,web.0 BOOST',
+      'credit,segment,40,45,0,web,web.0,web/srv,',
+    ]);
+  });
+
+  it('makes safe file names', () => {
+    expect(slug('Credit: BOOST <script>')).toBe('credit-boost-script');
+    expect(slug('***')).toBe('schedlab');
+  });
+});

@@ -1,0 +1,38 @@
+// Light and dark themes (issue 9): the choice is the user's, kept in localStorage; the first visit follows the
+// system's preference. The palette stays Okabe-Ito in both (lib/palette.ts).
+import { useCallback, useEffect, useState } from 'react';
+
+export type Theme = 'light' | 'dark';
+const KEY = 'schedlab.theme';
+
+function initial(): Theme {
+  try {
+    const saved = localStorage.getItem(KEY);
+    if (saved === 'light' || saved === 'dark') return saved;
+  } catch {
+    // Storage disabled: fall through to the system preference.
+  }
+  return typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches
+    ? 'dark'
+    : 'light';
+}
+
+export function useTheme(): [Theme, () => void] {
+  const [theme, setTheme] = useState<Theme>(initial);
+  useEffect(() => {
+    document.documentElement.dataset.theme = theme;
+    document.documentElement.style.colorScheme = theme;
+  }, [theme]);
+  const toggle = useCallback(() => {
+    setTheme((t) => {
+      const next = t === 'dark' ? 'light' : 'dark';
+      try {
+        localStorage.setItem(KEY, next);
+      } catch {
+        // Not kept across reloads; still switched now.
+      }
+      return next;
+    });
+  }, []);
+  return [theme, toggle];
+}
