@@ -997,7 +997,9 @@ impl Simulation {
                 }
             }
             Some(t) => {
-                let start = self.now + overhead;
+                // Re-arming without a switch keeps what is left of the last switch's tracking overhead.
+                let pending = self.vcpus[v.0].exec_start.filter(|&s| next == prev && s > self.now);
+                let start = pending.unwrap_or(self.now + overhead);
                 self.vcpus[v.0].exec_start = Some(start);
                 let task = &self.tasks[t.0];
                 let left = task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left));
