@@ -81,6 +81,8 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
             // Orient so that `small` is the side the claim says is lower.
             let (small, big) = if lower { (*x, *y) } else { (*y, *x) };
             let ok = match (c.by_factor, c.by_at_least) {
+                // Below 1 the factor is a tolerance ("A is at least 99% of B"), so equal values hold.
+                (Some(f), _) if f < 1.0 => small * f <= big,
                 (Some(f), _) => small * f <= big && small < big,
                 (None, Some(d)) => big - small >= d,
                 (None, None) => small < big,
@@ -194,6 +196,19 @@ mod tests {
         let c =
             claim(json!({"text":"t","metric":"domains.x.response_ms.mean","higher":"a","than":"b","by_at_least":60}));
         assert!(judge(&c, &runs()).unwrap().0);
+    }
+
+    /// A factor below 1 is a tolerance: y's share in b (0.70) is at least 90% of a's (0.74), not 99% of it.
+    #[test]
+    fn factor_below_one_is_a_tolerance() {
+        let at = |dir: &str, f: f64| {
+            let c = claim(json!({"text":"t","metric":"domains.y.cpu_share",(dir):"b","than":"a","by_factor":f}));
+            judge(&c, &runs()).unwrap().0
+        };
+        assert!(at("higher", 0.9) && !at("higher", 0.99));
+        assert!(at("lower", 0.99), "b is lower, so it is within any tolerance above a");
+        let same = claim(json!({"text":"t","metric":"domains.y.cpu_share","higher":"a","than":"a","by_factor":0.99}));
+        assert!(judge(&same, &runs()).unwrap().0, "equal values are within the tolerance");
     }
 
     #[test]

@@ -138,6 +138,10 @@ pub struct DomMetrics {
     pub bytes_out: u64,
     /// Times one of its stream clients ran out of buffered data.
     pub underruns: u64,
+    /// Hypervisor time its vCPUs spent tracking guest address-space switches (task-aware scheduling) [ns].
+    pub tracking_ns: u64,
+    /// Messages its pipe tasks handed on.
+    pub messages: u64,
     /// I/O items that found no driver domain (cannot happen in a validated scenario; counted, never hidden).
     pub dropped: u64,
 }
@@ -149,6 +153,10 @@ pub struct TaskMetrics {
     pub cpu_ns: u64,
     /// I/O operations it completed within the measured window (I/O loops).
     pub io_done: u64,
+    /// Of that, hypervisor time spent tracking the switches to it (task-aware scheduling) [ns].
+    pub tracking_ns: u64,
+    /// When the policy first inferred it I/O-bound after the last scenario change (or the start) [ns].
+    pub inferred_io_at: Option<crate::time::Nanos>,
 }
 
 /// A distribution summary in milliseconds.

@@ -267,6 +267,9 @@ pub enum Work {
         /// Packets still to send in this round.
         to_send: VecDeque<PeerId>,
     },
+    /// A task of a message ring (hackbench-like): for each message in its inbox, `cpu_ns` of CPU, then the message
+    /// goes to `next`, waking it inside the guest; blocks while its inbox is empty.
+    Pipe { next: TaskId, cpu_ns: u64, inbox: u32 },
     /// A thread of a concurrent job: compute, then synchronise with its siblings.
     Barrier { group: usize, compute_ns: u64, spin: bool, phase: BarrierPhase },
     /// The driver domain's backend: processes queued I/O items.

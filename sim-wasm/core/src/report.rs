@@ -219,9 +219,16 @@ impl Simulation {
             let cpu_tasks: Vec<usize> = (0..self.tasks.len())
                 .filter(|&k| self.tasks[k].dom.0 == i && matches!(self.tasks[k].work, crate::model::Work::Cpu))
                 .collect();
+            if kinds.pipe {
+                thr.insert("messages_per_s".into(), json!(round6(m.messages as f64 / measured_s)));
+            }
             if !cpu_tasks.is_empty() {
-                // Progress of busy loops: CPU-ms of work done per second of measured time.
-                let ns: u64 = cpu_tasks.iter().map(|&k| self.task_metrics[k].cpu_ns).sum();
+                // Progress of busy loops: CPU-ms of work done per second of measured time (hypervisor time spent
+                // tracking switches to them is not their work).
+                let ns: u64 = cpu_tasks
+                    .iter()
+                    .map(|&k| self.task_metrics[k].cpu_ns.saturating_sub(self.task_metrics[k].tracking_ns))
+                    .sum();
                 thr.insert("progress_per_s".into(), json!(round6(ns as f64 / 1e6 / measured_s)));
             }
             if !thr.is_empty() {
@@ -232,6 +239,9 @@ impl Simulation {
             }
             if kinds.stream {
                 d.insert("underruns".into(), json!(m.underruns));
+            }
+            if m.tracking_ns > 0 {
+                d.insert("tracking_ms".into(), json!(round6(m.tracking_ns as f64 / 1e6)));
             }
             if m.dropped > 0 {
                 d.insert("dropped".into(), json!(m.dropped));
@@ -264,6 +274,10 @@ impl Simulation {
             if let Some((belief, io_bound)) = self.task_belief(crate::model::TaskId(k)) {
                 t.insert("belief".into(), json!(belief));
                 t.insert("io_bound".into(), json!(io_bound));
+                if let Some(at) = self.task_metrics[k].inferred_io_at {
+                    let after = at.saturating_sub(self.last_change_at);
+                    t.insert("io_bound_after_ms".into(), json!(round6(after.as_ms_f64())));
+                }
             }
             tasks.insert(path, Value::Object(t));
         }

@@ -275,6 +275,8 @@ pub enum Workload {
     Tier(TierSpec),
     /// Keystrokes from a user: a little CPU per key, response = key to screen update.
     Interactive(InteractiveSpec),
+    /// Tasks passing messages around rings inside the guest (hackbench-like): guest-internal wakeups only.
+    Pipe(PipeSpec),
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -383,6 +385,20 @@ pub struct TierSpec {
     pub request_bytes: u32,
     #[serde(default = "forty")]
     pub response_bytes: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipeSpec {
+    /// Tasks this spec creates (`NAME.0` ...), in rings of `group` consecutive tasks.
+    pub threads: u32,
+    /// Tasks per ring: each hands its messages to the next in its ring.
+    pub group: u32,
+    /// CPU per message handed on (read, work, write) [us].
+    pub cpu_us: f64,
+    /// Messages circulating in each ring.
+    #[serde(default = "one_u32")]
+    pub messages: u32,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -597,7 +613,11 @@ impl Scenario {
         if total_vcpus > MAX_TOTAL_VCPUS {
             p.push(format!("domains: {total_vcpus} vCPUs in all, more than the limit of {MAX_TOTAL_VCPUS}"));
         }
-        let total_tasks: usize = self.domains.iter().map(|d| d.tasks.len()).sum();
+        let threads = |t: &TaskSpec| match &t.workload {
+            Workload::Pipe(s) => s.threads as usize,
+            _ => 1,
+        };
+        let total_tasks: usize = self.domains.iter().flat_map(|d| d.tasks.iter().map(threads)).sum();
         if total_tasks > MAX_TOTAL_TASKS {
             p.push(format!("domains: {total_tasks} tasks in all, more than the limit of {MAX_TOTAL_TASKS}"));
         }
@@ -626,7 +646,7 @@ impl Scenario {
                         p.push(format!("{at}.vcpu: {v} but '{}' has {} vCPU(s)", d.name, d.vcpus));
                     }
                 }
-                let needs_driver = !matches!(t.workload, Workload::Cpu | Workload::Barrier(_));
+                let needs_driver = !matches!(t.workload, Workload::Cpu | Workload::Barrier(_) | Workload::Pipe(_));
                 if needs_driver && d.role == Role::Driver {
                     p.push(format!("{at}.workload: I/O workloads inside a driver domain are not supported"));
                 } else if needs_driver && drivers.is_empty() {
@@ -671,6 +691,13 @@ impl Scenario {
                     }
                     Workload::Barrier(s) if s.sync != "spin" && s.sync != "block" => {
                         p.push(format!("{at}.workload.sync: expected \"spin\" or \"block\", got '{}'", s.sync));
+                    }
+                    Workload::Pipe(s) if s.group < 2 || s.threads % s.group != 0 || s.messages > s.group => {
+                        p.push(format!(
+                            "{at}.workload: {} threads do not form rings of {} (group must be at least 2 and divide \
+                             threads; messages, {}, at most group)",
+                            s.threads, s.group, s.messages
+                        ));
                     }
                     Workload::Barrier(_) if t.vcpu.is_some() => {
                         p.push(format!("{at}.vcpu: a barrier job runs one thread on every vCPU; it cannot be pinned"));

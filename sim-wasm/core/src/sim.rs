@@ -233,6 +233,9 @@ pub struct Simulation {
     /// The run-queue version each pCPU was last snapshotted at.
     rq_seen: Vec<Option<u64>>,
     pub(crate) wall_ns: u64,
+    /// When a scenario change was last applied to the policy (the run's start if none) [ns]: each task's
+    /// `io_bound_after_ms` in the report counts from here.
+    pub(crate) last_change_at: Nanos,
 }
 
 /// O(1) scheduler base time slices: 100 ms at nice 0, 800 ms at -20, 5 ms at 19 [ns].
@@ -344,6 +347,7 @@ impl Simulation {
             rq_dirty: true,
             rq_seen: vec![None; pcpus],
             wall_ns: 0,
+            last_change_at: Nanos::ZERO,
         };
         sim.boot();
         Ok(sim)
@@ -436,11 +440,16 @@ impl Simulation {
         };
         let r = f(self.policy.as_mut(), &mut ctx);
         self.rq_dirty = true;
-        if self.record {
-            for (t, b) in self.policy.take_belief_changes() {
+        for (t, b) in self.policy.take_belief_changes() {
+            if self.record {
                 self.trace.push_belief(BeliefRec { t_ns: self.now.0, task: t.0 as u32, belief: b });
             }
-            for (v, kind) in self.policy.take_boost_marks() {
+            self.note_inferred(t);
+        }
+        // Drained whether or not anyone records them, so batch runs do not pile them up.
+        let marks = self.policy.take_boost_marks();
+        if self.record {
+            for (v, kind) in marks {
                 self.trace.push_boost(BoostRec { t_ns: self.now.0, vcpu: v.0 as u32, kind });
             }
         }
@@ -448,6 +457,13 @@ impl Simulation {
             self.trace.push_decision(self.now.0, p.0, text);
         }
         r
+    }
+
+    /// Records when a task is first inferred I/O-bound after the last change (adaptation time in the report).
+    fn note_inferred(&mut self, t: TaskId) {
+        if self.task_metrics[t.0].inferred_io_at.is_none() && self.policy.task_belief(t).is_some_and(|(_, io)| io) {
+            self.task_metrics[t.0].inferred_io_at = Some(self.now);
+        }
     }
 
     fn apply_actions(&mut self) {
@@ -737,7 +753,15 @@ impl Simulation {
             Ev::Change(i) => {
                 let ch = self.scenario.changes[i].clone();
                 let text = match self.policy.set_param(&ch.param, &ch.value) {
-                    Ok(()) => format!("change: {} = {}", ch.param, ch.value),
+                    Ok(()) => {
+                        // Adaptation is timed from here: a task already inferred I/O-bound counts as adapted now.
+                        self.last_change_at = self.now;
+                        for t in 0..self.tasks.len() {
+                            self.task_metrics[t].inferred_io_at = None;
+                            self.note_inferred(TaskId(t));
+                        }
+                        format!("change: {} = {}", ch.param, ch.value)
+                    }
                     Err(e) => format!("change rejected: {e}"),
                 };
                 self.rq_dirty = true;
@@ -979,6 +1003,10 @@ impl Simulation {
     fn charge(&mut self, v: VcpuId) {
         let Some(start) = self.vcpus[v.0].exec_start else { return };
         let Some(t) = self.vcpus[v.0].current else { return };
+        if self.now <= start {
+            // Still inside the hypervisor's task-tracking overhead of the last switch: the guest made no progress.
+            return;
+        }
         let e = (self.now - start).0;
         self.vcpus[v.0].exec_start = Some(self.now);
         let task = &mut self.tasks[t.0];
@@ -1050,6 +1078,15 @@ impl Simulation {
             }
             self.with_ctx(|pol, ctx| pol.guest_task_switch(v, prev, next, ctx));
         }
+        // Observing a switch to a task (its CR3 load) costs hypervisor time on this vCPU before the task runs.
+        let overhead = if next != prev && next.is_some() { self.policy.tracking_cost(v) } else { Nanos::ZERO };
+        if overhead > Nanos::ZERO && self.in_window(self.now) {
+            let dom = self.vcpus[v.0].dom.0;
+            self.dom_metrics[dom].tracking_ns += overhead.0;
+            if let Some(n) = next {
+                self.task_metrics[n.0].tracking_ns += overhead.0;
+            }
+        }
         self.vcpus[v.0].guest_timer.cancel();
         match next {
             None => {
@@ -1062,10 +1099,13 @@ impl Simulation {
                 }
             }
             Some(t) => {
-                self.vcpus[v.0].exec_start = Some(self.now);
+                // Re-arming without a switch keeps what is left of the last switch's tracking overhead.
+                let pending = self.vcpus[v.0].exec_start.filter(|&s| next == prev && s > self.now);
+                let start = pending.unwrap_or(self.now + overhead);
+                self.vcpus[v.0].exec_start = Some(start);
                 let task = &self.tasks[t.0];
                 let left = task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left));
-                let at = self.now + Nanos(left);
+                let at = start + Nanos(left);
                 if self.vcpus[v.0].guest_timer.arm(at) {
                     self.push(at, Ev::Guest(v));
                 }

@@ -685,6 +685,10 @@ impl Policy for Credit {
         self.inf.take_changes()
     }
 
+    fn tracking_cost(&self, _v: VcpuId) -> Nanos {
+        self.params.tavs.as_ref().map_or(Nanos::ZERO, |t| t.track_cost)
+    }
+
     fn partial_boosts(&self) -> Option<(u64, u64)> {
         self.params.tavs.as_ref().map(|_| (self.boosts, self.hits))
     }

@@ -194,6 +194,11 @@ pub trait Policy {
     fn take_belief_changes(&mut self) -> Vec<(TaskId, i64)> {
         Vec::new()
     }
+    /// Hypervisor time spent on `v` to observe one guest address-space switch (task tracking): charged to the
+    /// vCPU, not given to its guest [ns]. Zero for policies that do not track tasks.
+    fn tracking_cost(&self, _v: VcpuId) -> Nanos {
+        Nanos::ZERO
+    }
     /// Partial boosts so far and how many of them reached an I/O-bound task (hits), if the policy boosts so.
     fn partial_boosts(&self) -> Option<(u64, u64)> {
         None

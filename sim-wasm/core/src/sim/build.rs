@@ -3,7 +3,7 @@
 //! disk. Every random stream is named after what it drives, so it is independent of scheduling.
 
 use super::*;
-use crate::scenario::{Domain, RtTag, TaskSpec};
+use crate::scenario::{Domain, PipeSpec, RtTag, TaskSpec};
 
 /// Which report metrics apply to a domain, from the workloads it runs.
 #[derive(Debug, Clone, Default)]
@@ -13,6 +13,7 @@ pub struct DomKinds {
     pub disk_reader: bool,
     pub bulk: bool,
     pub stream: bool,
+    pub pipe: bool,
 }
 
 pub(super) struct Built {
@@ -118,7 +119,22 @@ fn work_of(t: &TaskSpec, kinds: &mut DomKinds) -> Work {
                 to_send: VecDeque::new(),
             }
         }
-        Workload::Barrier(_) => unreachable!("barrier jobs are built per vCPU"),
+        Workload::Barrier(_) | Workload::Pipe(_) => unreachable!("barrier jobs and pipe rings are built per thread"),
+    }
+}
+
+/// A pipe spec's rings: thread `k` runs on vCPU `k mod vcpus` (or the pinned one) and hands its messages to the
+/// next thread of its ring; the ring's messages start evenly spaced around it. The threads get consecutive task
+/// ids from `base`; `add(vcpu index, name, work)` creates each.
+fn build_pipe(s: &PipeSpec, spec: &TaskSpec, dom: &Domain, base: usize, mut add: impl FnMut(usize, String, Work)) {
+    let (n, g, m) = (s.threads as usize, s.group as usize, s.messages as usize);
+    for k in 0..n {
+        let (ring, pos) = (k / g, k % g);
+        let next = TaskId(base + ring * g + (pos + 1) % g);
+        let holds = (0..m).any(|i| i * g / m == pos);
+        let work = Work::Pipe { next, cpu_ns: us_to_ns(s.cpu_us).max(1), inbox: u32::from(holds) };
+        let vcpu = spec.vcpu.map_or(k % dom.vcpus as usize, |v| v as usize);
+        add(vcpu, format!("{}.{k}", spec.name), work);
     }
 }
 
@@ -203,6 +219,14 @@ pub(super) fn build(sc: &Scenario) -> Built {
                     phases_done: 0,
                     done_at: None,
                     spin_ns: 0,
+                });
+                continue;
+            }
+            if let Workload::Pipe(s) = &spec.workload {
+                k_dom.pipe = true;
+                let base = tasks.len();
+                build_pipe(s, spec, dom, base, |k, name, work| {
+                    add(&mut tasks, &mut vcpus, k, new_task(d, VcpuId(first), name, pr, work));
                 });
                 continue;
             }

@@ -343,7 +343,8 @@ fn trace_records_notifications_and_task_states() {
 }
 
 /// Task-aware scheduling with PBratio 0 infers but never boosts: the schedule and every domain metric are
-/// exactly plain Credit's (paper 000 3.4: "if PBratio is zero, our scheduler runs in the same manner").
+/// exactly plain Credit's (paper 000 3.4: "if PBratio is zero, our scheduler runs in the same manner"). Tracking's
+/// own hypervisor cost (5.5, `track_cost_ns`) is a separate overhead and is zeroed here.
 #[test]
 fn pb_ratio_zero_is_plain_credit() {
     let sc = scenario(json!({
@@ -358,7 +359,7 @@ fn pb_ratio_zero_is_plain_credit() {
         ],
         "policies": [
             { "id": "credit", "scheduler": "credit" },
-            { "id": "pb0", "scheduler": "credit", "params": { "tavs": { "pb_ratio": 0 } } },
+            { "id": "pb0", "scheduler": "credit", "params": { "tavs": { "pb_ratio": 0, "track_cost_ns": 0 } } },
             { "id": "pb", "scheduler": "credit", "params": { "tavs": { "pb_ratio": 0.125 } } }
         ]
     }));
@@ -646,4 +647,120 @@ fn domain_type_changes_are_validated() {
     v["host"]["pcpus"] = json!(1);
     let err = Scenario::from_value(v).unwrap_err().to_string();
     assert!(err.contains("domains[0].vcpus") && err.contains("'h'"), "{err}");
+}
+
+fn pipe_scenario(vcpus: u32, pcpus: u32, threads: u32, group: u32, cpu_us: f64, tavs: Value) -> Scenario {
+    scenario(json!({
+        "schema": 1, "id": "pipe", "title": "pipe", "seed": 1, "duration_ms": 100, "warmup_ms": 0,
+        "host": { "pcpus": pcpus },
+        "domains": [{ "name": "hack", "vcpus": vcpus,
+                      "tasks": [{ "name": "h", "workload": { "type": "pipe", "threads": threads, "group": group,
+                                                              "cpu_us": cpu_us } }] }],
+        "policies": [{ "id": "credit", "scheduler": "credit" },
+                     { "id": "tavs", "scheduler": "credit", "params": { "tavs": tavs } }]
+    }))
+}
+
+/// A pipe ring on one vCPU: one message goes round, each hop is cpu_us of CPU and a guest-internal wakeup (no
+/// event channel notification at all), and the ring's tasks share the CPU equally.
+#[test]
+fn pipe_ring_passes_messages_inside_the_guest() {
+    let sc = pipe_scenario(1, 1, 4, 4, 99.0, json!({}));
+    let sim = run(&sc, "credit");
+    let r = sim.report(&RunOptions::default());
+    // 100 ms of CPU at 99 us per message.
+    assert_eq!(sim.dom_metrics[0].messages, 1010);
+    assert_eq!(r["domains"]["hack"]["throughput"]["messages_per_s"], 10_100.0);
+    assert!(sim.dom_metrics[0].event_latency_ns.is_empty(), "no hypervisor event on a one-vCPU ring");
+    for k in 0..4 {
+        let cpu = r["tasks"][format!("hack/h.{k}")]["cpu_ms"].as_f64().unwrap();
+        assert!((cpu - 25.0).abs() < 0.2, "task {k} ran {cpu} ms");
+    }
+    // Two rings of two: tasks 0-1 and 2-3, each ring with its own message.
+    let sc = pipe_scenario(1, 1, 4, 2, 99.0, json!({}));
+    let sim = run(&sc, "credit");
+    assert_eq!(sim.dom_metrics[0].messages, 1010);
+    match (&sim.tasks[1].work, &sim.tasks[3].work) {
+        (Work::Pipe { next: a, .. }, Work::Pipe { next: b, .. }) => assert_eq!((a.0, b.0), (0, 2)),
+        _ => panic!("pipe tasks expected"),
+    }
+    // Across two vCPUs a wakeup is an IPI through the hypervisor.
+    let sc = pipe_scenario(2, 2, 2, 2, 100.0, json!({}));
+    let sim = run(&sc, "credit");
+    assert!(sim.dom_metrics[0].messages > 900);
+    assert!(sim.dom_metrics[0].event_latency_ns.len() > 900, "every hop to the other vCPU is an IPI");
+    let bad = Scenario::from_value(json!({
+        "schema": 1, "id": "p", "title": "p", "seed": 1, "duration_ms": 100, "host": { "pcpus": 1 },
+        "domains": [{ "name": "d", "tasks": [{ "name": "h", "workload": { "type": "pipe", "threads": 5,
+                                                                           "group": 2, "cpu_us": 1 } }] }],
+        "policies": [{ "id": "credit", "scheduler": "credit" }]
+    }))
+    .unwrap_err();
+    assert!(bad.to_string().contains("domains[0].tasks[0].workload"), "{bad}");
+}
+
+/// Task tracking's hypervisor cost is charged to the running vCPU: the domain's CPU time is unchanged, its tasks
+/// get that much less of it. At 1 us per observed switch and 9 us per message, a message takes 10 us.
+#[test]
+fn tracking_cost_is_charged_to_the_vcpu() {
+    let sc = pipe_scenario(1, 1, 4, 4, 9.0, json!({ "track_cost_ns": 1000 }));
+    let (off, on) = (run(&sc, "credit"), run(&sc, "tavs"));
+    assert_eq!(off.dom_metrics[0].cpu_ns, on.dom_metrics[0].cpu_ns, "the vCPU's CPU time is the same");
+    assert_eq!(off.dom_metrics[0].tracking_ns, 0);
+    assert_eq!(off.dom_metrics[0].messages, 11_111);
+    assert_eq!(on.dom_metrics[0].messages, 10_000);
+    // One observed switch per message, and the first task's at boot.
+    assert_eq!(on.dom_metrics[0].tracking_ns, (10_000 + 1) * 1000);
+    let r = on.report(&RunOptions::default());
+    assert_eq!(r["domains"]["hack"]["tracking_ms"], 10.001);
+    assert!(off.report(&RunOptions::default())["domains"]["hack"].get("tracking_ms").is_none());
+    // A busy loop's progress does not count the hypervisor's tracking time as its own work.
+    let sc = scenario(json!({
+        "schema": 1, "id": "c", "title": "c", "seed": 1, "duration_ms": 100, "host": { "pcpus": 1 },
+        "domains": [{ "name": "d", "tasks": [cpu_task("a"), cpu_task("b")] }],
+        "policies": [{ "id": "tavs", "scheduler": "credit", "params": { "tavs": { "track_cost_ns": 1000000 } } }]
+    }));
+    let sim = run(&sc, "tavs");
+    let r = sim.report(&RunOptions::default());
+    let tracking = sim.dom_metrics[0].tracking_ns as f64 / 1e6;
+    assert!(tracking > 0.0);
+    let progress = r["domains"]["d"]["throughput"]["progress_per_s"].as_f64().unwrap();
+    assert!((progress - (100.0 - tracking) * 10.0).abs() < 1e-6, "{progress} vs {tracking}");
+}
+
+/// A scenario change of IOthreshold reaches the inference through `set_param`: it is in the decision log, a task
+/// that was below BelThreshold climbs above it afterwards, and the report times that from the change.
+#[test]
+fn io_threshold_change_takes_effect() {
+    let sc = scenario(json!({
+        "schema": 1, "id": "thr", "title": "thr", "seed": 1, "duration_ms": 3000, "warmup_ms": 0,
+        "host": { "pcpus": 1 },
+        "domains": [
+            { "name": "dom0", "role": "driver" },
+            { "name": "text", "tasks": [
+                { "name": "wget", "workload": { "type": "io_loop", "io": "net", "cpu_us": 250 } }, cpu_task("bzip2")] },
+            { "name": "a", "tasks": [cpu_task("burn")] }, { "name": "b", "tasks": [cpu_task("burn")] }
+        ],
+        "policies": [
+            { "id": "keep", "scheduler": "credit", "params": { "tavs": { "io_threshold_us": 100 } } },
+            { "id": "raise", "scheduler": "credit", "params": { "tavs": { "io_threshold_us": 100 } } }
+        ],
+        "changes": [{ "at_ms": 1500, "policy": "raise", "param": "tavs.io_threshold_us", "value": 500 }]
+    }));
+    let (keep, raise) = (run(&sc, "keep"), run(&sc, "raise"));
+    let log: Vec<String> =
+        raise.trace().decisions(0, u64::MAX, usize::MAX).iter().map(|d| d.text.to_string()).collect();
+    assert!(log.iter().any(|t| t == "change: tavs.io_threshold_us = 500"), "the change is logged");
+    let opts = RunOptions::default();
+    let (k, r) = (keep.report(&opts), raise.report(&opts));
+    assert_eq!(k["tasks"]["text/wget"]["belief"], -100);
+    assert!(k["tasks"]["text/wget"].get("io_bound_after_ms").is_none());
+    assert!(r["tasks"]["text/wget"]["belief"].as_i64().unwrap() > 20);
+    assert_eq!(r["tasks"]["text/wget"]["io_bound"], true);
+    // Not before the change: from -100 it takes 25 positive observations.
+    let after = r["tasks"]["text/wget"]["io_bound_after_ms"].as_f64().unwrap();
+    assert!(after > 0.0 && after < 1500.0, "{after}");
+    let wget = raise.meta().tasks.iter().position(|t| t.path == "text/wget").unwrap() as u32;
+    let crossed = raise.trace().beliefs(Some(wget)).into_iter().find(|b| b.belief > 20).unwrap();
+    assert_eq!(crossed.t_ns, 1_500_000_000 + (after * 1e6).round() as u64);
 }

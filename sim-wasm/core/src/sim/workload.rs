@@ -15,7 +15,12 @@ impl Simulation {
         for t in 0..self.tasks.len() {
             let t = TaskId(t);
             match &self.tasks[t.0].work {
-                Work::Cpu | Work::Barrier { .. } | Work::IoLoop { .. } | Work::BulkTx { .. } | Work::Balloon { .. } => {
+                Work::Cpu
+                | Work::Barrier { .. }
+                | Work::IoLoop { .. }
+                | Work::BulkTx { .. }
+                | Work::Balloon { .. }
+                | Work::Pipe { .. } => {
                     self.task_wake(t);
                 }
                 Work::Stream { interval_ns, .. } => {
@@ -47,6 +52,7 @@ impl Simulation {
             Work::BulkRx { queue, cpu_ns, .. } => (!queue.is_empty()).then_some(Some(*cpu_ns)),
             Work::BulkTx { in_flight, window, cpu_ns, .. } => (in_flight < window).then_some(Some(*cpu_ns)),
             Work::Stream { to_send, cpu_ns, .. } => (!to_send.is_empty()).then_some(Some(*cpu_ns)),
+            Work::Pipe { inbox, cpu_ns, .. } => (*inbox > 0).then_some(Some(*cpu_ns)),
             Work::Barrier { phase, compute_ns, .. } => match phase {
                 BarrierPhase::Compute => Some(Some(*compute_ns)),
                 BarrierPhase::Spin => Some(None),
@@ -249,6 +255,14 @@ impl Simulation {
                 self.guest_send(t, pkt);
             }
             Work::Barrier { .. } => self.barrier_arrive(t),
+            Work::Pipe { inbox, next, .. } => {
+                *inbox -= 1;
+                let next = *next;
+                if in_window {
+                    self.dom_metrics[dom.0].messages += 1;
+                }
+                self.pipe_send(t, next);
+            }
             Work::Driver { current, .. } => {
                 let item = current.take().expect("a backend burst processes an item");
                 self.driver_item_done(t, item);
@@ -272,6 +286,24 @@ impl Simulation {
             self.vcpus[v.0].balloon_since = self.now;
         } else if let Work::Balloon { sleeping } = &mut self.tasks[t.0].work {
             *sleeping = true;
+        }
+    }
+
+    /// A pipe task writes a message for `to`. A reader blocked on the same vCPU is woken by the guest kernel alone
+    /// (it runs when the guest next picks a task, right after this burst); a reader on another vCPU of the domain
+    /// gets a reschedule IPI, an event channel notification as any cross-vCPU wakeup in a paravirtualized guest.
+    fn pipe_send(&mut self, from: TaskId, to: TaskId) {
+        if let Work::Pipe { inbox, .. } = &mut self.tasks[to.0].work {
+            *inbox += 1;
+        }
+        if self.tasks[to.0].state != TState::Blocked {
+            return;
+        }
+        let (fv, tv) = (self.tasks[from.0].vcpu, self.tasks[to.0].vcpu);
+        if fv == tv {
+            self.task_wake(to);
+        } else {
+            self.post_event(tv, GuestEvent::Ipi(to), Some(fv), "pipe IPI");
         }
     }
 
