@@ -1085,6 +1085,13 @@ impl Simulation {
             self.trace.push_decision(self.now.0, p.0, format!("{trigger}: {}", d.reason));
         }
         self.pcpus[p.0].slice_timer.cancel();
+        if d.next.is_none() && self.policy.timed_idle() {
+            // Time-partitioned policies (ARINC 653 windows, Atropos periods) start work on an idle pCPU by timer.
+            let at = self.now + d.slice.max(Nanos(1));
+            if self.pcpus[p.0].slice_timer.arm(at) {
+                self.push(at, Ev::SliceEnd(p));
+            }
+        }
         if let Some(n) = d.next {
             let at = self.now + d.slice;
             if self.pcpus[p.0].slice_timer.arm(at) {

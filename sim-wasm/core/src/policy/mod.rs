@@ -2,7 +2,13 @@
 //! Policies decide; the engine acts and records. A policy never touches engine state directly: it reads the
 //! [`HostView`] and asks for effects through [`Ctx`] (reschedule a pCPU, pause or unpause a vCPU, log a reason).
 
+pub mod arinc653;
+pub mod atropos;
+pub mod bvt;
+pub mod common;
 pub mod credit;
+pub mod credit2;
+pub mod enhanced;
 pub mod tavs;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
@@ -147,12 +153,22 @@ pub trait Policy {
     /// A number that changes whenever what `runqueue(p)` and `vcpu_sched` show for pCPU `p` may have changed,
     /// so the engine records run-queue snapshots only when something moved.
     fn runqueue_version(&self, p: PcpuId) -> u64;
+    /// Whether an idle decision's `slice` is a wake-up time: the engine calls `do_schedule` again after it even
+    /// though the pCPU is idle (time-partitioned policies start the next window or period by timer).
+    fn timed_idle(&self) -> bool {
+        false
+    }
 }
 
 /// Builds the policy named by a scenario's policy spec.
 pub fn build(scheduler: &str, params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Box<dyn Policy>, String> {
     match scheduler {
         "credit" => Ok(Box::new(credit::Credit::new(params, pcpus, domains)?)),
+        "credit2" => Ok(Box::new(credit2::Credit2::new(params, pcpus, domains)?)),
+        "bvt" => Ok(Box::new(bvt::Bvt::new(params, pcpus, domains)?)),
+        "atropos" => Ok(Box::new(atropos::Atropos::new(params, pcpus, domains)?)),
+        "arinc653" => Ok(Box::new(arinc653::Arinc653::new(params, pcpus, domains)?)),
+        "enhanced" => Ok(Box::new(enhanced::new(params, pcpus, domains)?)),
         other => Err(format!("scheduler '{other}' is not implemented yet")),
     }
 }
@@ -161,6 +177,11 @@ pub fn build(scheduler: &str, params: &Value, pcpus: usize, domains: &[DomainInf
 pub fn check_param(scheduler: &str, param: &str, value: &Value) -> Result<(), String> {
     match scheduler {
         "credit" => credit::CreditParams::default().set(param, value),
+        "credit2" => credit2::Credit2Params::default().set(param, value),
+        "bvt" => bvt::BvtParams::default().set(param, value),
+        "atropos" => atropos::check_param(param, value),
+        "arinc653" => Err(format!("arinc653: the schedule is fixed at boot ('{param}' cannot change at run time)")),
+        "enhanced" => enhanced::check_param(param, value),
         other => Err(format!("scheduler '{other}' has no run-time parameters")),
     }
 }
