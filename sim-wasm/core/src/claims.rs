@@ -113,6 +113,8 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
         if let (Some(near), Some(within)) = (&c.near, c.within) {
             let target = match near {
                 Value::Number(n) => n.as_f64(),
+                // A path with dots names another metric of the same run; a bare key is a sibling.
+                Value::String(other) if other.contains('.') => resolve(run, other).first().map(|(_, v)| *v),
                 Value::String(sibling) => {
                     let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
                     let sib = if parent.is_empty() { sibling.clone() } else { format!("{parent}.{sibling}") };
@@ -208,6 +210,17 @@ mod tests {
         assert!(judge(&c, &runs()).unwrap().0);
         let c =
             claim(json!({"text":"t","metric":"domains.*.cpu_share","policy":"b","near":"fair_share","within":0.02}));
+        assert!(!judge(&c, &runs()).unwrap().0);
+    }
+
+    #[test]
+    fn near_another_metric_of_the_run() {
+        // x's share (0.25) against y's share of the same run (0.74 in a, 0.70 in b).
+        let c = claim(json!({"text":"t","metric":"domains.x.cpu_share","policy":"b","near":"domains.y.cpu_share",
+                             "within":0.41}));
+        assert!(judge(&c, &runs()).unwrap().0);
+        let c = claim(json!({"text":"t","metric":"domains.x.cpu_share","policy":"a","near":"domains.y.cpu_share",
+                             "within":0.41}));
         assert!(!judge(&c, &runs()).unwrap().0);
     }
 

@@ -208,6 +208,9 @@ pub struct Credit {
     pending: Vec<bool>,
     /// A partial boost in progress: when it began and the priority to restore.
     pboost: Vec<Option<(Nanos, i8)>>,
+    /// The vCPU queued right behind a partially boosted one when its boost began (`None`: it was last), so
+    /// that the boost does not cost it its turn: once revoked it goes back to the place it left.
+    pb_place: Vec<Option<VcpuId>>,
     /// CPU each vCPU used in all and while partially boosted [ns].
     cpu_used: Vec<u64>,
     pb_used: Vec<u64>,
@@ -277,6 +280,7 @@ impl Credit {
             inf: Inference::new(nv),
             pending: vec![false; nv],
             pboost: vec![None; nv],
+            pb_place: vec![None; nv],
             cpu_used: vec![0; nv],
             pb_used: vec![0; nv],
             boosts: 0,
@@ -388,6 +392,24 @@ impl Credit {
         self.touch(p);
         self.vcpus[v.0].on_runq = true;
         self.vcpus[v.0].processor = p;
+    }
+
+    /// Puts `v` back right before `succ` (the place it left for a partial boost) if `succ` still waits on `p`
+    /// and the queue stays in priority order; false if that place is gone.
+    fn runq_insert_before(&mut self, p: PcpuId, v: VcpuId, succ: Option<VcpuId>) -> bool {
+        let Some(s) = succ else { return false };
+        let pri = self.vcpus[v.0].pri;
+        let q = &self.runq[p.0];
+        let Some(i) = q.iter().position(|&u| u == s) else { return false };
+        let fits_after = i == 0 || self.vcpus[q[i - 1].0].pri >= pri;
+        if !fits_after || self.vcpus[s.0].pri > pri {
+            return false;
+        }
+        self.runq[p.0].insert(i, v);
+        self.touch(p);
+        self.vcpus[v.0].on_runq = true;
+        self.vcpus[v.0].processor = p;
+        true
     }
 
     /// Ends a partial boost: the vCPU gets back the priority the credit policy gave it.
@@ -556,10 +578,12 @@ impl Policy for Credit {
             return;
         }
         let saved = c.pri;
+        let p = self.vcpus[v.0].processor;
+        let q = &self.runq[p.0];
+        self.pb_place[v.0] = q.iter().position(|&u| u == v).and_then(|i| q.get(i + 1).copied());
         self.runq_remove(v);
         self.pboost[v.0] = Some((ctx.now, saved));
         self.vcpus[v.0].pri = PRI_BOOST;
-        let p = self.vcpus[v.0].processor;
         self.runq_insert(p, v);
         self.boosts += 1;
         let how = self.tickle(v, ctx);
@@ -591,7 +615,9 @@ impl Policy for Credit {
                 self.hits += 1;
             }
             _ => {
-                // The guest moved on to a task that is not I/O-bound: revoke the CPU at once.
+                // The guest moved on to a task that is not I/O-bound: revoke the CPU at once, charging the
+                // boosted run to the PBratio allowance before the boost state is gone.
+                self.burn(v, ctx.now);
                 self.end_pboost(v);
                 ctx.resched(p);
                 let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
@@ -659,6 +685,8 @@ impl Policy for Credit {
             }
             // A partial boost or an inherited priority lasts only while the vCPU runs.
             self.end_pboost(c);
+            // Set when a partial boost began (and kept if the guest revoked it before this deschedule).
+            let place = self.pb_place[c.0].take();
             if let Some(own) = self.inherited[c.0].take() {
                 self.vcpus[c.0].pri = own;
             }
@@ -679,7 +707,7 @@ impl Policy for Credit {
             if cur_runnable {
                 if keep_front {
                     self.runq_insert_front(p, c);
-                } else {
+                } else if !self.runq_insert_before(p, c, place) {
                     self.runq_insert(p, c);
                 }
             }
@@ -976,6 +1004,45 @@ mod tests {
             assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), preempts);
             assert_eq!(c.pri(VcpuId(1)) == PRI_BOOST, boost);
         }
+    }
+
+    /// A revoked partial boost sends the vCPU back to the place it left in the run queue (its turn is not lost),
+    /// and the boosted run counts against its PBratio allowance.
+    #[test]
+    fn revoked_partial_boost_keeps_the_place_and_is_charged() {
+        let info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)]);
+        let mut h = Harness::new(info.clone(), 1);
+        let params = serde_json::json!({"tavs": {"pb_ratio": 1.0}});
+        let mut c = Credit::new(&params, 1, &info).unwrap();
+        let tp = c.params.tavs.clone().unwrap();
+        let (io, burn, v2) = (TaskId(0), TaskId(1), VcpuId(2));
+        // Five observations of the I/O task running 50 us right after an event make it I/O-bound (belief 25).
+        let mut t = Nanos::from_ms(1);
+        c.inf.task_switch(&tp, v2, None, Some(burn), t);
+        for _ in 0..5 {
+            c.inf.vcpu_scheduled(v2, true, t);
+            c.inf.task_switch(&tp, v2, Some(burn), Some(io), t + Nanos::from_us(10));
+            c.inf.task_switch(&tp, v2, Some(io), Some(burn), t + Nanos::from_us(60));
+            t += Nanos::from_ms(1);
+        }
+        assert!(c.inf.is_io_bound(&tp, io));
+        c.cpu_used[2] = 10_000_000;
+        h.running[0] = Some(VcpuId(0));
+        for v in 1..4 {
+            c.runq_insert(PcpuId(0), VcpuId(v));
+        }
+        c.event_pending(v2, None, &mut h.ctx(t));
+        assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(1), VcpuId(3)], "the boost jumps the queue");
+        let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
+        assert_eq!(d.next, Some(v2));
+        h.running[0] = Some(v2);
+        // The guest runs the I/O task for 40 us, then goes back to its busy loop: the boost is revoked.
+        c.guest_task_switch(v2, Some(burn), Some(io), &mut h.ctx(t));
+        c.guest_task_switch(v2, Some(io), Some(burn), &mut h.ctx(t + Nanos::from_us(40)));
+        assert_eq!(c.pb_used[2], 40_000);
+        let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
+        assert_eq!(d.next, Some(VcpuId(1)));
+        assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 is back before v3, where it was");
     }
 
     /// An idle pCPU steals a queued UNDER vCPU from a busy peer.

@@ -9,6 +9,7 @@ pub mod common;
 pub mod credit;
 pub mod credit2;
 pub mod enhanced;
+pub mod sedf;
 pub mod tavs;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
@@ -113,6 +114,11 @@ pub struct VcpuSched {
 pub trait Policy {
     /// Periodic timers the engine should fire.
     fn timers(&self) -> Timers;
+    /// Whether the slice of an idle decision is a timer: a reservation scheduler idles a pCPU only until the next
+    /// period begins. Others are woken by `Resched` alone.
+    fn timed_idle(&self) -> bool {
+        false
+    }
     /// Initial pCPU of a vCPU when the host boots.
     fn init_vcpu(&mut self, v: VcpuId, ctx: &mut Ctx) -> PcpuId;
     /// A blocked (or unpaused) vCPU became runnable; `cause` says why, for the log.
@@ -153,11 +159,6 @@ pub trait Policy {
     /// A number that changes whenever what `runqueue(p)` and `vcpu_sched` show for pCPU `p` may have changed,
     /// so the engine records run-queue snapshots only when something moved.
     fn runqueue_version(&self, p: PcpuId) -> u64;
-    /// Whether an idle decision's `slice` is a wake-up time: the engine calls `do_schedule` again after it even
-    /// though the pCPU is idle (time-partitioned policies start the next window or period by timer).
-    fn timed_idle(&self) -> bool {
-        false
-    }
 }
 
 /// Builds the policy named by a scenario's policy spec.
@@ -169,6 +170,7 @@ pub fn build(scheduler: &str, params: &Value, pcpus: usize, domains: &[DomainInf
         "atropos" => Ok(Box::new(atropos::Atropos::new(params, pcpus, domains)?)),
         "arinc653" => Ok(Box::new(arinc653::Arinc653::new(params, pcpus, domains)?)),
         "enhanced" => Ok(Box::new(enhanced::new(params, pcpus, domains)?)),
+        "sedf" => Ok(Box::new(sedf::Sedf::new(params, pcpus, domains)?)),
         other => Err(format!("scheduler '{other}' is not implemented yet")),
     }
 }
@@ -182,6 +184,7 @@ pub fn check_param(scheduler: &str, param: &str, value: &Value) -> Result<(), St
         "atropos" => atropos::check_param(param, value),
         "arinc653" => Err(format!("arinc653: the schedule is fixed at boot ('{param}' cannot change at run time)")),
         "enhanced" => enhanced::check_param(param, value),
+        "sedf" => sedf::SedfParams::default().set(param, value),
         other => Err(format!("scheduler '{other}' has no run-time parameters")),
     }
 }

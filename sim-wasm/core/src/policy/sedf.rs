@@ -1,0 +1,982 @@
+//! Xen's Simple EDF scheduler (SEDF, `xen/common/sched_sedf.c` of Xen 2.0-4.5; the default before Credit) as
+//! paper 004 ran it on Xen 3.0.2 and thesis 003 describes it.
+//!
+//! Each domain reserves `slice` of CPU in every `period`. Per pCPU, a run queue holds the vCPUs whose period has
+//! begun and whose slice is not used up, sorted by absolute deadline (the end of the period): the head runs
+//! (earliest deadline first) until its slice is used or the next waiting period begins. A vCPU that used its slice
+//! waits on the wait queue, sorted by the start of its next period. When no reservation is due, extra time goes in
+//! 500 us quanta to extra-time-aware vCPUs: first the L0 queue (vCPUs that lost part of a slice by blocking, by a
+//! penalty score), then the L1 queue (weighted round robin by a utilisation score). Domains without a reservation
+//! run only in extra time ("best effort", extra weight 1). Weight mode turns weights into slices of a 100 ms period.
+//! A vCPU that wakes in the period it blocked in forfeits the rest of that period's slice and is compensated in L0
+//! extra time (UNBLOCK_EXTRA_SUPPORT, the mode compiled into Xen 3.0); one that wakes later starts a new period.
+//! Placement is static (round robin over pCPUs, no load balancing, as in Xen's SEDF).
+
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use crate::model::{DomId, PcpuId, VcpuId};
+use crate::time::{ms_to_ns, Nanos};
+use serde_json::{Map, Value};
+
+/// Extra-time quantum (EXTRA_QUANTUM) [ns].
+pub const EXTRA_QUANTUM: u64 = 500_000;
+/// Period of weight-driven and best-effort domains (WEIGHT_PERIOD) [ns].
+pub const WEIGHT_PERIOD: u64 = 100_000_000;
+/// Part of a weight period never handed out by weight (WEIGHT_SAFETY) [ns].
+pub const WEIGHT_SAFETY: u64 = 5_000_000;
+/// dom0's reservation at boot: 15 ms every 20 ms [ns].
+pub const DOM0_SLICE: u64 = 15_000_000;
+pub const DOM0_PERIOD: u64 = 20_000_000;
+/// Idle time when nothing at all is queued (the `SECONDS(1)` of sedf_do_schedule) [ns].
+const IDLE_FOREVER: u64 = 1_000_000_000;
+
+/// L0: penalty (compensation for slice lost by blocking); L1: utilisation-weighted extra time.
+const PEN_Q: usize = 0;
+const UTIL_Q: usize = 1;
+
+/// One domain's SEDF settings as a scenario gives them (`params.domains.NAME` or `params.guests`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DomSpec {
+    /// Period [ns].
+    pub period: Option<u64>,
+    /// Slice reserved in each period [ns].
+    pub slice: Option<u64>,
+    /// Latency hint: after a long block the period shrinks to this and doubles back each period [ns]; 0 = off.
+    pub latency: u64,
+    /// Eligible for extra time (EXTRA_AWARE).
+    pub extratime: Option<bool>,
+    /// Weight: with extra time and no period, an extra-time weight; otherwise a share of a 100 ms period.
+    pub weight: Option<u32>,
+}
+
+impl DomSpec {
+    fn from_value(path: &str, v: &Value) -> Result<DomSpec, String> {
+        let obj = v.as_object().ok_or_else(|| format!("{path}: expected an object, got {v}"))?;
+        let mut s = DomSpec::default();
+        for (k, val) in obj {
+            s.set(&format!("{path}.{k}"), k, val)?;
+        }
+        if let (Some(sl), Some(p)) = (s.slice, s.period) {
+            if sl > p {
+                return Err(format!("{path}.slice_ms: the slice is longer than the period"));
+            }
+        }
+        Ok(s)
+    }
+
+    fn set(&mut self, path: &str, key: &str, v: &Value) -> Result<(), String> {
+        let ms = |lo: f64, hi: f64| -> Result<u64, String> {
+            v.as_f64()
+                .filter(|x| (lo..=hi).contains(x))
+                .map(ms_to_ns)
+                .ok_or_else(|| format!("{path}: expected a number of ms in {lo}..={hi}, got {v}"))
+        };
+        match key {
+            "period_ms" => self.period = Some(ms(0.1, 10_000.0)?),
+            "slice_ms" => self.slice = Some(ms(0.0, 10_000.0)?),
+            "latency_ms" => self.latency = ms(0.0, 10_000.0)?,
+            "extratime" => {
+                self.extratime = Some(v.as_bool().ok_or_else(|| format!("{path}: expected true or false, got {v}"))?)
+            }
+            "weight" => {
+                self.weight = Some(
+                    v.as_u64()
+                        .filter(|w| (1..=65_535).contains(w))
+                        .map(|w| w as u32)
+                        .ok_or_else(|| format!("{path}: expected an integer in 1..=65535, got {v}"))?,
+                )
+            }
+            other => {
+                return Err(format!(
+                    "{path}: unknown SEDF domain setting '{other}' (known: period_ms, slice_ms, latency_ms, extratime, weight)"
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// SEDF's parameters: per-domain reservations; domains not named get Xen's defaults.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SedfParams {
+    /// By domain name.
+    pub domains: Vec<(String, DomSpec)>,
+    /// For every guest domain not named in `domains` (else best effort, as Xen creates them).
+    pub guests: Option<DomSpec>,
+}
+
+impl SedfParams {
+    /// Reads the SEDF keys of a policy's `params`; `extra` names keys a scheduler built on SEDF reads itself.
+    pub fn from_value(v: &Value, extra: &[&str]) -> Result<SedfParams, String> {
+        let mut p = SedfParams::default();
+        let Some(obj) = v.as_object() else { return Ok(p) };
+        for (k, val) in obj {
+            match k.as_str() {
+                "domains" => p.set_domains(val)?,
+                "guests" => p.guests = Some(DomSpec::from_value("guests", val)?),
+                k if extra.contains(&k) => {}
+                other => {
+                    return Err(format!("unknown SEDF parameter '{other}' (known: domains, guests{})", {
+                        extra.iter().map(|e| format!(", {e}")).collect::<String>()
+                    }))
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    fn set_domains(&mut self, v: &Value) -> Result<(), String> {
+        let obj: &Map<String, Value> = v.as_object().ok_or_else(|| format!("domains: expected an object, got {v}"))?;
+        for (name, spec) in obj {
+            let s = DomSpec::from_value(&format!("domains.{name}"), spec)?;
+            self.domains.retain(|(n, _)| n != name);
+            self.domains.push((name.clone(), s));
+        }
+        Ok(())
+    }
+
+    /// Sets one run-time parameter: `domains.NAME.KEY` or `guests.KEY`.
+    pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
+        let parts: Vec<&str> = param.split('.').collect();
+        match parts.as_slice() {
+            ["domains", name, key] => {
+                let i = match self.domains.iter().position(|(n, _)| n == name) {
+                    Some(i) => i,
+                    None => {
+                        self.domains.push((name.to_string(), DomSpec::default()));
+                        self.domains.len() - 1
+                    }
+                };
+                self.domains[i].1.set(param, key, v)
+            }
+            ["guests", key] => self.guests.get_or_insert_with(DomSpec::default).set(param, key, v),
+            _ => Err(format!("unknown SEDF run-time parameter '{param}' (known: domains.NAME.KEY, guests.KEY)")),
+        }
+    }
+}
+
+/// A domain's reservation once Xen's defaults and weight mode are applied.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Resv {
+    period: u64,
+    slice: u64,
+    latency: u64,
+    extra: bool,
+    /// Real-time weight (weight mode; the slice is computed from it).
+    weight: u32,
+    /// Extra-time weight; 0 = the L1 score follows the reservation's utilisation.
+    extraweight: u32,
+}
+
+fn resolve(spec: Option<&DomSpec>, is_dom0: bool, path: &str) -> Result<Resv, String> {
+    let best_effort = Resv { period: WEIGHT_PERIOD, slice: 0, latency: 0, extra: true, weight: 0, extraweight: 1 };
+    let Some(s) = spec else {
+        return Ok(if is_dom0 {
+            Resv { period: DOM0_PERIOD, slice: DOM0_SLICE, extraweight: 0, ..best_effort }
+        } else {
+            best_effort
+        });
+    };
+    let extra = s.extratime.unwrap_or(true);
+    let r = match (s.weight, s.period) {
+        // Weight-driven with extra time only (sedf_adjdom): a weighted share of the spare time.
+        (Some(w), None) if extra => Resv { extraweight: w, ..best_effort },
+        (Some(w), _) => Resv { period: WEIGHT_PERIOD, slice: 0, latency: s.latency, extra, weight: w, extraweight: 0 },
+        (None, Some(p)) => {
+            Resv { period: p, slice: s.slice.unwrap_or(0), latency: s.latency, extra, weight: 0, extraweight: 0 }
+        }
+        (None, None) => return Err(format!("{path}: give period_ms (with slice_ms) or weight")),
+    };
+    Ok(r)
+}
+
+/// How the vCPU runs right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    Edf,
+    ExtraPen,
+    ExtraUtil,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnQ {
+    None,
+    Run,
+    Wait,
+}
+
+/// Per-vCPU SEDF state (`struct sedf_vcpu_info`); times are absolute or spans [ns].
+#[derive(Debug, Clone)]
+pub struct SVcpu {
+    pub dom: DomId,
+    pub processor: PcpuId,
+    pub period: u64,
+    pub slice: u64,
+    period_orig: u64,
+    slice_orig: u64,
+    latency: u64,
+    pub extra_aware: bool,
+    want_pen: bool,
+    extraweight: u32,
+    /// Absolute deadline: the end of the current period.
+    pub deadl: u64,
+    sched_start: u64,
+    /// CPU used in the current period's slice.
+    pub cputime: u64,
+    block_abs: u64,
+    score: [i64; 2],
+    short_block_lost: i64,
+    pub asleep: bool,
+    pub run: RunKind,
+    q: OnQ,
+    extraq: [bool; 2],
+    /// Extra time received so far.
+    pub extra_ns: u64,
+}
+
+impl SVcpu {
+    pub fn period_begin(&self) -> u64 {
+        self.deadl.saturating_sub(self.period)
+    }
+    /// Slice left in the current period.
+    pub fn budget(&self) -> u64 {
+        self.slice.saturating_sub(self.cputime)
+    }
+}
+
+pub struct Sedf {
+    params: SedfParams,
+    pub vcpus: Vec<SVcpu>,
+    pub runq: Vec<Vec<VcpuId>>,
+    pub waitq: Vec<Vec<VcpuId>>,
+    extraq: Vec<[Vec<VcpuId>; 2]>,
+    /// When the decision in force on each pCPU ends (current_slice_expires) [ns].
+    slice_expires: Vec<u64>,
+    versions: Vec<u64>,
+    /// What each pCPU runs since the last decision.
+    current: Vec<Option<VcpuId>>,
+    /// Keep the rest of the slice when a vCPU wakes in the period it blocked in (xenco), instead of SEDF's
+    /// forfeit-and-compensate.
+    pub resume_short_unblock: bool,
+    domains: Vec<DomainInfo>,
+}
+
+impl Sedf {
+    pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Sedf, String> {
+        Sedf::with_params(SedfParams::from_value(params, &[])?, pcpus, domains)
+    }
+
+    pub fn with_params(params: SedfParams, pcpus: usize, domains: &[DomainInfo]) -> Result<Sedf, String> {
+        let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
+        let blank = SVcpu {
+            dom: DomId(0),
+            processor: PcpuId(0),
+            period: 0,
+            slice: 0,
+            period_orig: 0,
+            slice_orig: 0,
+            latency: 0,
+            extra_aware: true,
+            want_pen: false,
+            extraweight: 0,
+            deadl: 0,
+            sched_start: 0,
+            cputime: 0,
+            block_abs: 0,
+            score: [0, 0],
+            short_block_lost: 0,
+            asleep: true,
+            run: RunKind::Edf,
+            q: OnQ::None,
+            extraq: [false, false],
+            extra_ns: 0,
+        };
+        let mut s = Sedf {
+            params,
+            vcpus: vec![blank; nv],
+            runq: vec![Vec::new(); pcpus],
+            waitq: vec![Vec::new(); pcpus],
+            extraq: vec![[Vec::new(), Vec::new()]; pcpus],
+            slice_expires: vec![0; pcpus],
+            versions: vec![0; pcpus],
+            current: vec![None; pcpus],
+            resume_short_unblock: false,
+            domains: domains.to_vec(),
+        };
+        for (d, info) in domains.iter().enumerate() {
+            for v in &info.vcpus {
+                s.vcpus[v.0].dom = DomId(d);
+                // Static round-robin placement in vCPU order (SEDF never migrates).
+                s.vcpus[v.0].processor = PcpuId(v.0 % pcpus.max(1));
+            }
+        }
+        s.apply_params()?;
+        Ok(s)
+    }
+
+    /// Resolves every domain's reservation (defaults, weight mode) and installs it in its vCPUs.
+    fn apply_params(&mut self) -> Result<(), String> {
+        for (name, _) in &self.params.domains {
+            if !self.domains.iter().any(|d| &d.name == name) {
+                return Err(format!("domains.{name}: no domain named '{name}' in this scenario"));
+            }
+        }
+        // Xen's dom0 is the first driver domain; other driver domains are created like guests.
+        let dom0 = self.domains.iter().position(|d| d.is_driver);
+        let mut resv = Vec::with_capacity(self.domains.len());
+        for (d, info) in self.domains.iter().enumerate() {
+            let named = self.params.domains.iter().find(|(n, _)| n == &info.name).map(|(_, s)| s);
+            let (spec, path) = match named {
+                Some(s) => (Some(s), format!("domains.{}", info.name)),
+                None if Some(d) != dom0 => (self.params.guests.as_ref(), "guests".to_string()),
+                None => (None, String::new()),
+            };
+            resv.push(resolve(spec, Some(d) == dom0, &path)?);
+        }
+        // Weight mode (sedf_adjust_weights): per pCPU, the time-driven domains' utilisation projected on a weight
+        // period is set aside; the rest less a safety margin is divided by weight.
+        let pcpus = self.runq.len();
+        let mut sumw = vec![0u64; pcpus];
+        let mut sumt = vec![0u64; pcpus];
+        for v in &self.vcpus {
+            let r = &resv[v.dom.0];
+            if r.weight > 0 {
+                sumw[v.processor.0] += u64::from(r.weight);
+            } else {
+                sumt[v.processor.0] += WEIGHT_PERIOD * r.slice / r.period;
+            }
+        }
+        for v in 0..self.vcpus.len() {
+            let r = resv[self.vcpus[v].dom.0];
+            let p = self.vcpus[v].processor.0;
+            let slice = if r.weight > 0 {
+                u64::from(r.weight) * WEIGHT_PERIOD.saturating_sub(WEIGHT_SAFETY + sumt[p]) / sumw[p]
+            } else {
+                r.slice
+            };
+            let c = &mut self.vcpus[v];
+            c.period = r.period;
+            c.period_orig = r.period;
+            c.slice = slice;
+            c.slice_orig = slice;
+            c.latency = r.latency;
+            c.extraweight = r.extraweight;
+            let was = c.extra_aware;
+            c.extra_aware = r.extra;
+            if was != r.extra {
+                self.extraq_check(VcpuId(v));
+            }
+        }
+        self.touch_all();
+        Ok(())
+    }
+
+    pub fn touch(&mut self, p: PcpuId) {
+        self.versions[p.0] += 1;
+    }
+
+    fn touch_all(&mut self) {
+        self.versions.iter_mut().for_each(|x| *x += 1);
+    }
+
+    fn runq_insert(&mut self, v: VcpuId) {
+        let p = self.vcpus[v.0].processor.0;
+        let key = self.vcpus[v.0].deadl;
+        let q = &self.runq[p];
+        let pos = q.iter().position(|u| key < self.vcpus[u.0].deadl).unwrap_or(q.len());
+        self.runq[p].insert(pos, v);
+        self.vcpus[v.0].q = OnQ::Run;
+        self.touch(PcpuId(p));
+    }
+
+    fn waitq_insert(&mut self, v: VcpuId) {
+        let p = self.vcpus[v.0].processor.0;
+        let key = self.vcpus[v.0].period_begin();
+        let q = &self.waitq[p];
+        let pos = q.iter().position(|u| key < self.vcpus[u.0].period_begin()).unwrap_or(q.len());
+        self.waitq[p].insert(pos, v);
+        self.vcpus[v.0].q = OnQ::Wait;
+        self.touch(PcpuId(p));
+    }
+
+    fn del_from_queue(&mut self, v: VcpuId) {
+        let p = self.vcpus[v.0].processor.0;
+        match self.vcpus[v.0].q {
+            OnQ::Run => self.runq[p].retain(|&u| u != v),
+            OnQ::Wait => self.waitq[p].retain(|&u| u != v),
+            OnQ::None => {}
+        }
+        self.vcpus[v.0].q = OnQ::None;
+        self.touch(PcpuId(p));
+    }
+
+    fn extraq_del(&mut self, v: VcpuId, i: usize) {
+        if self.vcpus[v.0].extraq[i] {
+            let p = self.vcpus[v.0].processor.0;
+            self.extraq[p][i].retain(|&u| u != v);
+            self.vcpus[v.0].extraq[i] = false;
+            self.touch(PcpuId(p));
+        }
+    }
+
+    /// Inserts by score (lower first, FIFO among equals) after lowering every queued score by `sub`: the vCPU that
+    /// just had extra time is charged its stride, the others move up (extraq_add_sort_update).
+    fn extraq_add_sort_update(&mut self, v: VcpuId, i: usize, sub: i64) {
+        let p = self.vcpus[v.0].processor.0;
+        for u in &self.extraq[p][i] {
+            self.vcpus[u.0].score[i] -= sub;
+        }
+        let key = self.vcpus[v.0].score[i];
+        let q = &self.extraq[p][i];
+        let pos = q.iter().position(|u| key < self.vcpus[u.0].score[i]).unwrap_or(q.len());
+        self.extraq[p][i].insert(pos, v);
+        self.vcpus[v.0].extraq[i] = true;
+        self.touch(PcpuId(p));
+    }
+
+    /// Keeps L1 membership in line with the extra-time flag after a parameter change.
+    fn extraq_check(&mut self, v: VcpuId) {
+        let c = &self.vcpus[v.0];
+        if c.extraq[UTIL_Q] && !c.extra_aware && c.run != RunKind::ExtraUtil {
+            self.extraq_del(v, UTIL_Q);
+        } else if !c.extraq[UTIL_Q] && c.extra_aware && !c.asleep {
+            self.extraq_add_sort_update(v, UTIL_Q, 0);
+        }
+    }
+
+    /// Charges an EDF run; a vCPU whose slice is used (or that blocked) leaves the run queue (desched_edf_dom).
+    fn desched_edf(&mut self, now: u64, v: VcpuId) {
+        let c = &mut self.vcpus[v.0];
+        c.cputime += now.saturating_sub(c.sched_start);
+        if c.cputime < c.slice && !c.asleep {
+            return;
+        }
+        self.del_from_queue(v);
+        let c = &mut self.vcpus[v.0];
+        if c.cputime >= c.slice {
+            c.cputime -= c.slice;
+            if c.period < c.period_orig {
+                // Latency scaling: the shortened period doubles back towards the original.
+                c.period *= 2;
+                c.slice *= 2;
+                if c.period > c.period_orig || c.slice > c.slice_orig {
+                    c.period = c.period_orig;
+                    c.slice = c.slice_orig;
+                }
+            }
+            c.deadl += c.period;
+        }
+        if !self.vcpus[v.0].asleep {
+            self.waitq_insert(v);
+        } else {
+            self.extraq_del(v, PEN_Q);
+            self.extraq_del(v, UTIL_Q);
+        }
+    }
+
+    /// Charges an extra-time run and requeues the vCPU by its new score (desched_extra_dom).
+    fn desched_extra(&mut self, now: u64, v: VcpuId) {
+        let i = if self.vcpus[v.0].run == RunKind::ExtraPen { PEN_Q } else { UTIL_Q };
+        let ran = now.saturating_sub(self.vcpus[v.0].sched_start);
+        {
+            let c = &mut self.vcpus[v.0];
+            c.run = RunKind::Edf;
+            c.cputime = 0;
+            c.extra_ns += ran;
+        }
+        self.extraq_del(v, i);
+        let mut oldscore = self.vcpus[v.0].score[i];
+        let mut requeue = true;
+        let c = &mut self.vcpus[v.0];
+        if i == PEN_Q {
+            c.short_block_lost -= ran as i64;
+            if c.short_block_lost <= 0 {
+                // The loss is repaid: no more place in L0.
+                c.short_block_lost = 0;
+                c.want_pen = false;
+                requeue = false;
+            } else {
+                c.score[PEN_Q] = ((c.period as i64) << 10) / c.short_block_lost;
+                oldscore = 0;
+            }
+        } else if c.extraweight == 0 {
+            // Score = inverse utilisation (fixed point, 10 bits): small reservations get extra time less often.
+            c.score[UTIL_Q] = ((c.period as i64) << 10) / (c.slice.max(1) as i64);
+        } else {
+            // 100% utilisation is worth an extra weight of 128.
+            c.score[UTIL_Q] = (1 << 17) / i64::from(c.extraweight);
+        }
+        if !self.vcpus[v.0].asleep {
+            let c = &self.vcpus[v.0];
+            let back = (c.extra_aware && i == UTIL_Q) || (c.want_pen && i == PEN_Q);
+            if requeue && back {
+                self.extraq_add_sort_update(v, i, oldscore);
+            }
+        } else {
+            self.del_from_queue(v);
+            self.extraq_del(v, PEN_Q);
+            self.extraq_del(v, UTIL_Q);
+        }
+    }
+
+    /// Periods that began move to the run queue; zero-slice vCPUs and missed deadlines move on (update_queues).
+    fn update_queues(&mut self, now: u64, p: PcpuId) {
+        while let Some(&v) = self.waitq[p.0].first() {
+            if self.vcpus[v.0].period_begin() > now {
+                break;
+            }
+            self.del_from_queue(v);
+            self.runq_insert(v);
+        }
+        while let Some(&v) = self.runq[p.0].first() {
+            let c = &mut self.vcpus[v.0];
+            if c.slice == 0 {
+                // Nothing reserved: straight to the next period that starts in the future.
+                c.deadl += c.period;
+                if c.period_begin() <= now {
+                    // Strictly in the future, so the wait queue never holds a period that is already due.
+                    c.deadl += ((now - c.period_begin()) / c.period + 1) * c.period;
+                }
+                self.del_from_queue(v);
+                self.waitq_insert(v);
+                continue;
+            }
+            if c.deadl < now || c.cputime > c.slice {
+                // A missed deadline: a fresh slice in the next period aligned to the old ones.
+                c.deadl += c.period;
+                if c.deadl < now {
+                    c.deadl += (now - c.deadl).div_ceil(c.period) * c.period;
+                }
+                c.cputime = 0;
+                let later = c.period_begin() > now;
+                self.del_from_queue(v);
+                if later {
+                    self.waitq_insert(v);
+                } else {
+                    self.runq_insert(v);
+                }
+                continue;
+            }
+            // Only the head matters for this decision; the others are checked when they reach it.
+            break;
+        }
+    }
+
+    /// Extra time until `end_xt`: L0 first, then L1, else idle (sedf_do_extra_schedule).
+    pub fn extra_pick(&self, now: u64, end_xt: u64, p: PcpuId) -> Option<(VcpuId, RunKind)> {
+        if end_xt.saturating_sub(now) < EXTRA_QUANTUM {
+            return None;
+        }
+        if let Some(&v) = self.extraq[p.0][PEN_Q].first() {
+            return Some((v, RunKind::ExtraPen));
+        }
+        self.extraq[p.0][UTIL_Q].first().map(|&v| (v, RunKind::ExtraUtil))
+    }
+
+    /// The extra-time queues of a pCPU (L0 then L1), for schedulers built on SEDF.
+    pub fn extra_queue(&self, p: PcpuId, pen: bool) -> &[VcpuId] {
+        &self.extraq[p.0][if pen { PEN_Q } else { UTIL_Q }]
+    }
+
+    /// The bookkeeping half of `do_schedule`: charge what ran and bring the queues up to `now`.
+    pub fn desched(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, now: u64) {
+        self.touch(p);
+        if let Some(c) = cur {
+            self.vcpus[c.0].asleep = !cur_runnable;
+            if !cur_runnable {
+                self.vcpus[c.0].block_abs = now;
+            }
+            if self.vcpus[c.0].run == RunKind::Edf {
+                self.desched_edf(now, c);
+            } else {
+                self.desched_extra(now, c);
+            }
+        }
+        self.update_queues(now, p);
+    }
+
+    /// Start of the next waiting period on `p` [ns].
+    pub fn next_release(&self, p: PcpuId) -> Option<u64> {
+        self.waitq[p.0].first().map(|w| self.vcpus[w.0].period_begin())
+    }
+
+    /// SEDF's own choice after `desched`: the EDF head, else extra time, else idle; with how long it holds [ns].
+    pub fn default_pick(&self, p: PcpuId, now: u64) -> (Option<(VcpuId, RunKind)>, u64) {
+        let release = self.next_release(p);
+        if let Some(&h) = self.runq[p.0].first() {
+            let left = self.vcpus[h.0].budget();
+            let t = release.map_or(left, |r| left.min(r.saturating_sub(now)));
+            return (Some((h, RunKind::Edf)), t);
+        }
+        match release {
+            Some(r) => match self.extra_pick(now, r, p) {
+                Some(x) => (Some(x), EXTRA_QUANTUM),
+                None => (None, r - now),
+            },
+            None => (None, IDLE_FOREVER),
+        }
+    }
+
+    /// Installs the choice: the vCPU's run kind and start, and when the decision ends.
+    pub fn commit(&mut self, p: PcpuId, next: Option<(VcpuId, RunKind)>, time: u64, now: u64) -> Nanos {
+        // A zero or negative slice means SEDF is behind schedule; Xen then runs an extra quantum.
+        let time = if time == 0 { EXTRA_QUANTUM } else { time };
+        if let Some((v, kind)) = next {
+            let c = &mut self.vcpus[v.0];
+            c.run = kind;
+            c.sched_start = now;
+        }
+        self.slice_expires[p.0] = now + time;
+        self.current[p.0] = next.map(|(v, _)| v);
+        self.touch(p);
+        Nanos(time)
+    }
+
+    /// Whether a woken vCPU should interrupt what runs on its pCPU (should_switch).
+    fn should_switch(&self, cur: Option<VcpuId>, other: VcpuId) -> bool {
+        let o = &self.vcpus[other.0];
+        let Some(cur) = cur else { return true };
+        if o.period_begin() < self.slice_expires[o.processor.0] {
+            return true;
+        }
+        let c = &self.vcpus[cur.0];
+        match c.run {
+            RunKind::Edf => false,
+            RunKind::ExtraPen => o.want_pen && o.score[PEN_Q] < c.score[PEN_Q],
+            RunKind::ExtraUtil => o.want_pen,
+        }
+    }
+
+    /// The wake-up bookkeeping of `sedf_wake`; returns whether the vCPU's pCPU should reschedule.
+    pub fn wake_vcpu(&mut self, v: VcpuId, now: u64, running: Option<VcpuId>) -> bool {
+        if self.vcpus[v.0].q != OnQ::None {
+            return false;
+        }
+        let resume = self.resume_short_unblock;
+        let c = &mut self.vcpus[v.0];
+        c.asleep = false;
+        let mut want_pen_add = false;
+        if c.deadl == 0 {
+            // First wake: the first period starts now, with a full slice.
+            c.deadl = now + c.period;
+        } else if now < c.period_begin() {
+            // Woken in extra time (the slice of this period is used): back on the extra queues only.
+            want_pen_add = c.want_pen;
+        } else if now < c.deadl {
+            if resume && c.budget() >= EXTRA_QUANTUM {
+                // Keep the rest of this period's slice (xenco): the deadline and the reservation are unchanged.
+            } else {
+                // Short block: no more real-time in this period; the lost slice is repaid in L0 extra time.
+                c.deadl += c.period;
+                if c.block_abs != 0 {
+                    c.short_block_lost = c.slice.saturating_sub(c.cputime) as i64;
+                    if c.short_block_lost > 0 {
+                        c.score[PEN_Q] = ((c.period as i64) << 10) / c.short_block_lost;
+                        c.want_pen = true;
+                        want_pen_add = true;
+                    }
+                }
+                c.cputime = 0;
+            }
+        } else if c.latency > 0 && c.period_orig > c.latency {
+            // Long block with a latency hint: a short period with the same utilisation, doubling back.
+            c.period = c.latency;
+            c.slice = c.period * c.slice_orig / c.period_orig;
+            c.deadl = now + c.period;
+            c.cputime = 0;
+        } else {
+            // Long block: a new period starts now.
+            c.deadl = now + c.period;
+            c.cputime = 0;
+        }
+        if want_pen_add {
+            self.extraq_add_sort_update(v, PEN_Q, 0);
+        }
+        if self.vcpus[v.0].extra_aware {
+            self.extraq_add_sort_update(v, UTIL_Q, 0);
+        }
+        if self.vcpus[v.0].period_begin() > now {
+            self.waitq_insert(v);
+        } else {
+            self.runq_insert(v);
+        }
+        self.should_switch(running, v)
+    }
+
+    /// The sleep bookkeeping of `sedf_sleep` for a vCPU that is not running.
+    pub fn sleep_vcpu(&mut self, v: VcpuId, running: bool) {
+        self.vcpus[v.0].asleep = true;
+        if !running {
+            self.del_from_queue(v);
+            self.extraq_del(v, PEN_Q);
+            self.extraq_del(v, UTIL_Q);
+        }
+    }
+
+    pub fn sched_label(&self, v: VcpuId) -> VcpuSched {
+        let c = &self.vcpus[v.0];
+        let pri = match (c.q, c.run) {
+            (_, RunKind::ExtraPen) => "L0",
+            (_, RunKind::ExtraUtil) => "L1",
+            (OnQ::Run, _) => "EDF",
+            (OnQ::Wait, _) if c.extraq[PEN_Q] => "WAIT+L0",
+            (OnQ::Wait, _) if c.extraq[UTIL_Q] => "WAIT+L1",
+            (OnQ::Wait, _) => "WAIT",
+            (OnQ::None, _) => "ASLEEP",
+        };
+        // Slice left in this period [us].
+        VcpuSched { pri, credit: Some((c.budget() / 1000) as i64) }
+    }
+
+    /// Queued vCPUs of a pCPU in the order they would run: EDF, then L0, L1, then the waiting rest.
+    pub fn queued(&self, p: PcpuId, running: Option<VcpuId>) -> Vec<VcpuId> {
+        let mut out: Vec<VcpuId> = Vec::new();
+        let all = self.runq[p.0].iter().chain(&self.extraq[p.0][PEN_Q]).chain(&self.extraq[p.0][UTIL_Q]);
+        for &v in all.chain(&self.waitq[p.0]) {
+            if Some(v) != running && !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    pub fn version(&self, p: PcpuId) -> u64 {
+        self.versions[p.0]
+    }
+
+    pub fn set(&mut self, param: &str, value: &Value) -> Result<(), String> {
+        let mut params = self.params.clone();
+        params.set(param, value)?;
+        let old = std::mem::replace(&mut self.params, params);
+        if let Err(e) = self.apply_params() {
+            self.params = old;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    pub fn explain_pick(&self, next: Option<(VcpuId, RunKind)>, time: u64, ctx: &Ctx) -> String {
+        match next {
+            Some((v, kind)) => {
+                let c = &self.vcpus[v.0];
+                let how = match kind {
+                    RunKind::Edf => {
+                        format!("EDF, deadline {:.3} ms, {} us of slice left", c.deadl as f64 / 1e6, c.budget() / 1000)
+                    }
+                    RunKind::ExtraPen => "L0 extra time (repaying a slice lost by blocking)".to_string(),
+                    RunKind::ExtraUtil => "L1 extra time".to_string(),
+                };
+                format!("runs {} for {} us: {how}", ctx.name(v), time / 1000)
+            }
+            None => format!("idle for {} us", time / 1000),
+        }
+    }
+}
+
+impl Policy for Sedf {
+    fn timers(&self) -> Timers {
+        Timers::default()
+    }
+
+    fn timed_idle(&self) -> bool {
+        true
+    }
+
+    fn init_vcpu(&mut self, v: VcpuId, _ctx: &mut Ctx) -> PcpuId {
+        self.vcpus[v.0].processor
+    }
+
+    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+        let p = self.vcpus[v.0].processor;
+        let running = ctx.host.running[p.0];
+        if self.wake_vcpu(v, ctx.now.0, running) {
+            ctx.resched(p);
+        }
+        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+        let label = self.sched_label(v).pri;
+        ctx.note(p, || format!("{name} woke on {cause}: {label}"));
+    }
+
+    fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx) {
+        let p = self.vcpus[v.0].processor;
+        let running = ctx.host.running[p.0] == Some(v);
+        self.sleep_vcpu(v, running);
+        if running {
+            ctx.resched(p);
+        }
+    }
+
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+        let now = ctx.now.0;
+        self.desched(p, cur, cur_runnable, now);
+        let (next, time) = self.default_pick(p, now);
+        let slice = self.commit(p, next, time, now);
+        let reason = if ctx.explain { self.explain_pick(next, slice.0, ctx) } else { String::new() };
+        Decision { next: next.map(|(v, _)| v), slice, reason }
+    }
+
+    fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
+        self.set(param, value)
+    }
+
+    fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
+        self.sched_label(v)
+    }
+
+    fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
+        self.queued(p, self.current[p.0])
+    }
+
+    fn runqueue_version(&self, p: PcpuId) -> u64 {
+        self.version(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+    use crate::sim::Simulation;
+    use serde_json::{json, Value};
+
+    /// A domain with one busy loop per vCPU.
+    fn cpu_dom(name: &str, vcpus: u32) -> Value {
+        let tasks: Vec<Value> =
+            (0..vcpus).map(|i| json!({ "name": format!("burn{i}"), "workload": { "type": "cpu" } })).collect();
+        json!({ "name": name, "vcpus": vcpus, "tasks": tasks })
+    }
+
+    fn run(pcpus: u32, domains: Vec<Value>, params: Value, ms: u64) -> Simulation {
+        let sc = Scenario::from_value(json!({
+            "schema": 1, "id": "t", "title": "t", "seed": 3, "duration_ms": ms, "warmup_ms": 0,
+            "host": { "pcpus": pcpus }, "domains": domains,
+            "policies": [ { "id": "p", "scheduler": "sedf", "params": params } ]
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut sim = Simulation::new(&sc, "p").unwrap();
+        sim.run().unwrap();
+        sim
+    }
+
+    /// CPU each domain used in [a, b) [ns], from the trace.
+    fn used(sim: &Simulation, dom: usize, a: u64, b: u64) -> u64 {
+        let meta = sim.meta();
+        sim.trace()
+            .segments()
+            .iter()
+            .filter(|s| meta.vcpus[s.vcpu as usize].domain == dom)
+            .map(|s| s.end.min(b).saturating_sub(s.start.max(a)))
+            .sum()
+    }
+
+    /// SEDF's guarantee: a domain that is runnable throughout receives its slice in every one of its periods, however
+    /// the others (with or without extra time, I/O-bound or best effort) behave.
+    #[test]
+    fn every_reservation_is_met_in_every_period() {
+        let server = json!({ "name": "web", "tasks": [ { "name": "srv", "workload": {
+            "type": "server", "port": 80, "cpu_us": 300, "clients": 4, "think_ms": [0, 5] } } ] });
+        for pcpus in [1, 2] {
+            let doms = vec![
+                json!({ "name": "dom0", "role": "driver", "costs": { "packet_us": 30 } }),
+                cpu_dom("a", 1),
+                cpu_dom("b", 1),
+                cpu_dom("c", pcpus),
+                server.clone(),
+                cpu_dom("be", 1),
+            ];
+            // Static placement puts dom0, b and one of c's vCPUs on pCPU0 of two: 10% + 20% + 30%.
+            let params = json!({ "domains": {
+                "dom0": { "period_ms": 20, "slice_ms": 2 },
+                "a": { "period_ms": 40, "slice_ms": 10 },
+                "b": { "period_ms": 20, "slice_ms": 4, "extratime": false },
+                "c": { "period_ms": 100, "slice_ms": 30 },
+                "web": { "period_ms": 10, "slice_ms": 1 } } });
+            let sim = run(pcpus, doms, params, 2000);
+            for (dom, period, slice, vcpus) in [(1, 40, 10, 1), (2, 20, 4, 1), (3, 100, 30, pcpus as u64)] {
+                let (period, slice) = (period * 1_000_000u64, slice * 1_000_000u64);
+                let mut k = 0;
+                while (k + 1) * period <= 2_000_000_000 {
+                    let got = used(&sim, dom, k * period, (k + 1) * period);
+                    assert!(got >= slice * vcpus, "pcpus {pcpus}: domain {dom} got {got} ns in period {k}");
+                    k += 1;
+                }
+            }
+            // b has no extra time: exactly its reservation.
+            let b = used(&sim, 2, 0, 2_000_000_000);
+            assert_eq!(b, 100 * 4_000_000, "pcpus {pcpus}");
+        }
+    }
+
+    /// Extra time is shared by extra weight (L1 weighted round robin).
+    #[test]
+    fn extra_time_follows_extra_weight() {
+        let doms = vec![cpu_dom("x", 1), cpu_dom("y", 1)];
+        let params = json!({ "domains": { "x": { "weight": 1 }, "y": { "weight": 3 } } });
+        let sim = run(1, doms, params, 1000);
+        let (x, y) = (used(&sim, 0, 0, 1_000_000_000) as f64, used(&sim, 1, 0, 1_000_000_000) as f64);
+        assert!((y / x - 3.0).abs() < 0.1, "x {x} y {y}");
+        assert!(x + y >= 0.999e9);
+    }
+
+    /// Weight mode: slices of a 100 ms period in proportion to weight, from what time-driven domains leave, less 5 ms.
+    #[test]
+    fn weight_mode_divides_the_weight_period() {
+        let doms = vec![cpu_dom("t", 1), cpu_dom("x", 1), cpu_dom("y", 1)];
+        let params = json!({ "domains": {
+            "t": { "period_ms": 50, "slice_ms": 10, "extratime": false },
+            "x": { "weight": 1, "extratime": false }, "y": { "weight": 3, "extratime": false } } });
+        let sim = run(1, doms, params, 1000);
+        // 100 ms - 5 ms - 20 ms (t's 20%) = 75 ms, split 1:3.
+        assert_eq!(used(&sim, 1, 0, 1_000_000_000), 10 * 18_750_000);
+        assert_eq!(used(&sim, 2, 0, 1_000_000_000), 10 * 56_250_000);
+        assert_eq!(used(&sim, 0, 0, 1_000_000_000), 20 * 10_000_000);
+    }
+
+    /// A domain that blocks and wakes within its period forfeits the rest of its slice and is repaid in L0 extra
+    /// time; with resume (xenco's choice) it keeps its slice.
+    #[test]
+    fn short_block_forfeits_or_resumes() {
+        use super::*;
+        let info =
+            vec![DomainInfo { name: "d".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false }];
+        let params = json!({ "domains": { "d": { "period_ms": 10, "slice_ms": 4 } } });
+        for resume in [false, true] {
+            let mut s = Sedf::new(&params, 1, &info).unwrap();
+            s.resume_short_unblock = resume;
+            let v = VcpuId(0);
+            s.wake_vcpu(v, 0, None);
+            s.desched(PcpuId(0), None, false, 0);
+            let (n, _) = s.default_pick(PcpuId(0), 0);
+            s.commit(PcpuId(0), n, 4_000_000, 0);
+            // Runs 1 ms, blocks, wakes at 2 ms.
+            s.sleep_vcpu(v, true);
+            s.desched(PcpuId(0), Some(v), false, 1_000_000);
+            s.wake_vcpu(v, 2_000_000, None);
+            let c = &s.vcpus[0];
+            if resume {
+                assert_eq!((c.deadl, c.budget()), (10_000_000, 3_000_000));
+            } else {
+                assert_eq!(c.deadl, 20_000_000);
+                assert!(s.extra_queue(PcpuId(0), true).contains(&v));
+            }
+        }
+    }
+
+    #[test]
+    fn bad_parameters_name_the_field() {
+        let doms = vec![cpu_dom("x", 1)];
+        let sc = |params: Value| {
+            Scenario::from_value(json!({
+                "schema": 1, "id": "t", "title": "t", "seed": 3, "duration_ms": 100,
+                "host": { "pcpus": 1 }, "domains": doms,
+                "policies": [ { "id": "p", "scheduler": "sedf", "params": params } ]
+            }))
+            .map_err(|e| e.to_string())
+            .and_then(|s| Simulation::new(&s, "p").map(|_| ()).map_err(|e| e.to_string()))
+        };
+        let e = sc(json!({ "domains": { "nope": { "period_ms": 10, "slice_ms": 1 } } })).unwrap_err();
+        assert!(e.contains("domains.nope"), "{e}");
+        let e = sc(json!({ "domains": { "x": { "period_ms": 10, "slice_ms": 11 } } })).unwrap_err();
+        assert!(e.contains("domains.x.slice_ms"), "{e}");
+        let e = sc(json!({ "domains": { "x": { "extratime": true } } })).unwrap_err();
+        assert!(e.contains("domains.x"), "{e}");
+    }
+}
