@@ -62,6 +62,12 @@ impl Rule {
         let mut chosen = None;
         for _ in 0..n {
             let Some(&cand) = c.runq_of(p).first() else { break };
+            // A lone candidate has nobody to supersede it: passing it over (or moving it to another empty queue,
+            // whence it would bounce straight back) would only idle the pCPU.
+            if c.runq_of(p).len() < 2 {
+                chosen = Some(cand);
+                break;
+            }
             let (pri, credit) = (c.pri(cand), c.credit(cand));
             let passes = pri == PRI_BOOST || (pri > PRI_OVER && credit >= self.max_credit[p.0]);
             if passes {

@@ -169,7 +169,7 @@ fn assert_invariants(sim: &Simulation) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     #[test]
     fn invariants_hold_on_random_hosts(v in arb_scenario()) {
