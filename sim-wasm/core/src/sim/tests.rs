@@ -558,3 +558,27 @@ fn arinc653_windows_exact() {
     // CPU-bound owners use their windows fully: 15 ms of every 20 ms frame.
     assert_eq!(sim.busy_ns, 1_000_000_000 / 20 * 15);
 }
+
+/// Enhanced (003 4.3) on two pCPUs with one lone queued vCPU at a time: the max_credit rule must not bounce a
+/// lone candidate between empty run queues (it once livelocked here), and it costs context switches.
+#[test]
+fn enhanced_lone_candidate_runs() {
+    let sc = scenario(json!({
+        "schema": 1, "id": "enh", "title": "enh", "seed": 1, "duration_ms": 400,
+        "host": { "pcpus": 2 },
+        "domains": [
+            { "name": "dom0", "role": "driver", "vcpus": 2 },
+            { "name": "net", "tasks": [{ "name": "tx", "workload": {
+                "type": "net_bulk", "direction": "tx", "window_kb": 16, "cpu_us": 20 } }] },
+            { "name": "hog", "tasks": [cpu_task("x")] }
+        ],
+        "policies": [{ "id": "enhanced", "scheduler": "enhanced" }, { "id": "credit", "scheduler": "credit", "params": { "version": "4.x" } }]
+    }));
+    let (e, c) = (run(&sc, "enhanced"), run(&sc, "credit"));
+    assert_invariants(&e);
+    // The hog and the stream both get the CPU.
+    assert!(e.dom_metrics[2].cpu_ns > 50_000_000);
+    assert!(e.dom_metrics[1].cpu_ns > 0);
+    let switches = |s: &Simulation| s.dom_metrics.iter().map(|m| m.context_switches).sum::<u64>();
+    assert!(switches(&e) >= switches(&c), "enhanced {} vs credit {}", switches(&e), switches(&c));
+}
