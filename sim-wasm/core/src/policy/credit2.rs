@@ -8,7 +8,8 @@
 //! I/O-bound vCPU burns little it usually has more than the CPU-bound ones and preempts them.
 //!
 //! Topology: one run queue per `runqueue_pcpus` consecutive pCPUs (0 = one for the whole host, Xen's one per
-//! socket on a single-socket machine). Between run queues, at each credit reset the queue compares its load
+//! socket on a single-socket machine). A waking vCPU joins the least loaded run queue (`csched2_cpu_pick`).
+//! Between run queues, at each credit reset the queue compares its load
 //! (runnable vCPUs) with the lightest one and, if it has two or more more, hands its lowest-credit waiting vCPU
 //! over (credit2.c's `balance_load`, simplified to counts instead of decaying load averages); an idle pCPU whose
 //! own queue is empty also pulls the best waiting vCPU of the longest other queue.
@@ -247,16 +248,21 @@ impl Credit2 {
         r.queue.len() + r.pcpus.iter().filter(|p| running[p.0].is_some()).count()
     }
 
-    /// Moves a waiting vCPU to another run queue.
-    fn migrate(&mut self, v: VcpuId, to: usize, ctx: &mut Ctx) {
+    /// Makes a vCPU that is on no queue a member of another run queue.
+    fn move_member(&mut self, v: VcpuId, to: usize) {
         let from = self.vcpus[v.0].rq;
-        self.runq_remove(v);
         self.rqs[from].members.retain(|&u| u != v);
         self.recompute_max_weight(from);
         self.vcpus[v.0].rq = to;
         self.vcpus[v.0].processor = self.rqs[to].pcpus[0];
         self.rqs[to].members.push(v);
         self.recompute_max_weight(to);
+    }
+
+    /// Moves a waiting vCPU to another run queue.
+    fn migrate(&mut self, v: VcpuId, to: usize, ctx: &mut Ctx) {
+        self.runq_remove(v);
+        self.move_member(v, to);
         self.runq_insert(v);
         let name = ctx.name(v).to_string();
         ctx.note(self.rqs[to].pcpus[0], || format!("balance: {name} moves to run queue {to}"));
@@ -315,6 +321,18 @@ impl Policy for Credit2 {
     fn wake(&mut self, v: VcpuId, _cause: &str, ctx: &mut Ctx) {
         if self.vcpus[v.0].on_runq || ctx.host.running.contains(&Some(v)) {
             return;
+        }
+        // csched2_cpu_pick: a waking vCPU goes to the least loaded run queue (its own unless another is lighter).
+        let own = self.vcpus[v.0].rq;
+        let own_load = self.load(own, ctx.host.running);
+        if let Some((best, load)) =
+            (0..self.rqs.len()).filter(|&o| o != own).map(|o| (o, self.load(o, ctx.host.running))).min_by_key(|x| x.1)
+        {
+            if load < own_load {
+                self.move_member(v, best);
+                let name = ctx.name(v).to_string();
+                ctx.note(self.rqs[best].pcpus[0], || format!("{name} wakes on the lighter run queue {best}"));
+            }
         }
         self.runq_insert(v);
         self.tickle(v, ctx);

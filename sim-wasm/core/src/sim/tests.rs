@@ -582,3 +582,22 @@ fn enhanced_lone_candidate_runs() {
     let switches = |s: &Simulation| s.dom_metrics.iter().map(|m| m.context_switches).sum::<u64>();
     assert!(switches(&e) >= switches(&c), "enhanced {} vs credit {}", switches(&e), switches(&c));
 }
+
+/// Credit2 with one run queue per pCPU: of two CPU-bound domains placed on pCPU0, the second wakes while
+/// pCPU1's queue is empty (the idle domain placed there never runs) and joins that lighter queue, so each gets a
+/// whole pCPU instead of half of pCPU0; the engine invariants hold.
+#[test]
+fn credit2_balances_between_run_queues() {
+    let sc = scenario(json!({
+        "schema": 1, "id": "rq", "title": "rq", "seed": 1, "duration_ms": 3000, "warmup_ms": 500,
+        "host": { "pcpus": 2 },
+        "domains": [
+            { "name": "a", "tasks": [cpu_task("x")] }, { "name": "idle" }, { "name": "c", "tasks": [cpu_task("x")] }
+        ],
+        "policies": [{ "id": "p", "scheduler": "credit2", "params": { "runqueue_pcpus": 1 } }]
+    }));
+    let sim = run(&sc, "p");
+    assert_invariants(&sim);
+    let s = shares(&sim);
+    assert!((s[0] - 0.5).abs() < 0.01 && (s[2] - 0.5).abs() < 0.01, "shares of the host {s:?}");
+}
