@@ -58,6 +58,9 @@ enum Cmd {
         /// Worker threads for --seeds [default: all cores].
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
         jobs: Option<u64>,
+        /// Run the scenario's variant with this label (see the scenario's `variants`) instead of the scenario.
+        #[arg(long)]
+        variant: Option<String>,
     },
     /// Run every claim of the given scenario files (or directories of them); exit non-zero when one fails.
     Check {
@@ -111,6 +114,18 @@ enum Cmd {
 
 fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+}
+
+/// The scenario's variant with this label, or an error listing the labels there are.
+fn pick_variant(sc: &Scenario, label: &str) -> Result<Scenario, String> {
+    match sc.variants.iter().find(|v| v.label == label).and_then(|v| v.scenario.as_deref()) {
+        Some(v) => Ok(v.clone()),
+        None => {
+            let labels: Vec<String> = sc.variants.iter().map(|v| format!("'{}'", v.label)).collect();
+            let known = if labels.is_empty() { "it has none".to_string() } else { labels.join(", ") };
+            Err(format!("--variant: scenario '{}' has no variant '{label}' ({known})", sc.id))
+        }
+    }
 }
 
 fn load(path: &Path) -> Result<Scenario, String> {
@@ -177,8 +192,11 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode, String> {
     match Cli::parse().cmd {
-        Cmd::Run { file, policies, seed, seeds, keep_seed_runs, duration_ms, deterministic, format, jobs } => {
-            let sc = load(&file)?;
+        Cmd::Run { file, policies, seed, seeds, keep_seed_runs, duration_ms, deterministic, format, jobs, variant } => {
+            let mut sc = load(&file)?;
+            if let Some(label) = variant {
+                sc = pick_variant(&sc, &label)?;
+            }
             check_policies(&sc, &policies)?;
             let opts = RunOptions { deterministic, seed, duration_ms };
             let Some(n) = seeds else {
@@ -282,21 +300,34 @@ fn check(paths: &[PathBuf], seeds: Option<u64>, jobs: usize) -> Result<ExitCode,
     let mut batches = Vec::new();
     let mut seed_lists = Vec::new();
     for f in &files {
-        let sc = load(f)?;
-        let list = batch::seed_list(sc.seed, seeds.unwrap_or(1)).map_err(|e| format!("{}: {e}", f.display()))?;
-        let ids: Vec<String> = sc.policies.iter().map(|p| p.id.clone()).collect();
-        for &s in &list {
-            let scenario = report::with_overrides(&sc, &RunOptions { seed: Some(s), ..RunOptions::default() })?;
-            let label = if seeds.is_some() { format!("{}, seed {s}", f.display()) } else { f.display().to_string() };
-            batches.push(batch::Batch { scenario, policies: ids.clone(), label });
+        let base = load(f)?;
+        // The scenario as written, then each of its variants: the claims must hold in all of them.
+        let mut settings = vec![(String::new(), base.clone())];
+        for v in &base.variants {
+            let sc =
+                v.scenario.as_deref().ok_or_else(|| format!("{}: variant '{}' was not built", f.display(), v.label))?;
+            settings.push((format!(" {{{}}}", v.label), sc.clone()));
         }
-        seed_lists.push(list);
+        for (variant, sc) in settings {
+            let list = batch::seed_list(sc.seed, seeds.unwrap_or(1)).map_err(|e| format!("{}: {e}", f.display()))?;
+            let ids: Vec<String> = sc.policies.iter().map(|p| p.id.clone()).collect();
+            for &s in &list {
+                let scenario = report::with_overrides(&sc, &RunOptions { seed: Some(s), ..RunOptions::default() })?;
+                let label = if seeds.is_some() {
+                    format!("{}{variant}, seed {s}", f.display())
+                } else {
+                    format!("{}{variant}", f.display())
+                };
+                batches.push(batch::Batch { scenario, policies: ids.clone(), label });
+            }
+            seed_lists.push((variant, list));
+        }
     }
     let reports = batch::run(&batches, &RunOptions::default(), jobs, "runs")?;
     let mut reports = reports.into_iter();
     let (mut passed, mut failed) = (0, 0);
     let mut text = String::new();
-    for list in &seed_lists {
+    for (variant, list) in &seed_lists {
         let mine: Vec<Report> = reports.by_ref().take(list.len()).collect();
         let first = &mine[0];
         for (r, run) in first.runs.iter().enumerate() {
@@ -313,7 +344,7 @@ fn check(paths: &[PathBuf], seeds: Option<u64>, jobs: usize) -> Result<ExitCode,
                 let holds = failing.is_empty();
                 let mark = if holds { "ok  " } else { "FAIL" };
                 text.push_str(&format!(
-                    "{mark} {} [{}] {}",
+                    "{mark} {}{variant} [{}] {}",
                     first.scenario,
                     run["policy"].as_str().unwrap_or(""),
                     c["text"].as_str().unwrap_or("")

@@ -147,6 +147,8 @@ pub struct DomMetrics {
 pub struct TaskMetrics {
     /// CPU time while it was the guest's current task [ns].
     pub cpu_ns: u64,
+    /// I/O operations it completed within the measured window (I/O loops).
+    pub io_done: u64,
 }
 
 /// A distribution summary in milliseconds.

@@ -122,6 +122,8 @@ pub enum GuestEvent {
     Timer(TaskId),
     /// An inter-processor interrupt waking `task` (barrier release).
     Ipi(TaskId),
+    /// The guest block layer's unplug timer: queued block requests go to the driver domain.
+    Unplug,
 }
 
 impl GuestEvent {
@@ -133,6 +135,7 @@ impl GuestEvent {
             GuestEvent::BlkDone { .. } => "block",
             GuestEvent::Timer(_) => "timer",
             GuestEvent::Ipi(_) => "ipi",
+            GuestEvent::Unplug => "unplug",
         }
     }
 }

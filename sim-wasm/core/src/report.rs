@@ -161,10 +161,7 @@ impl Simulation {
                 d.insert("response_ms".into(), serde_json::to_value(s).expect("summary"));
             }
             if let Some(s) = Summary::of(&m.event_latency_ns) {
-                d.insert(
-                    "event_latency_ms".into(),
-                    json!({ "count": s.count, "mean": s.mean, "p99": s.p99, "max": s.max }),
-                );
+                d.insert("event_latency_ms".into(), serde_json::to_value(s).expect("summary"));
             }
             let kinds = &self.kinds[i];
             let mut thr = Map::new();
@@ -215,6 +212,9 @@ impl Simulation {
             let path = format!("{}/{}", self.dom_info[t.dom.0].name, t.name);
             let mut t = Map::new();
             t.insert("cpu_ms".into(), json!(round6(self.task_metrics[k].cpu_ns as f64 / 1e6)));
+            if matches!(self.tasks[k].work, crate::model::Work::IoLoop { .. }) {
+                t.insert("io_per_s".into(), json!(round6(self.task_metrics[k].io_done as f64 / measured_s)));
+            }
             if let Some((belief, io_bound)) = self.task_belief(crate::model::TaskId(k)) {
                 t.insert("belief".into(), json!(belief));
                 t.insert("io_bound".into(), json!(io_bound));

@@ -142,6 +142,8 @@ enum Ev {
     },
     /// A guest timer of a task fires (a virtual timer interrupt to its vCPU).
     TaskTimer(TaskId),
+    /// A vCPU's block-layer unplug timer expires.
+    Unplug(VcpuId),
     Change(usize),
 }
 
@@ -193,6 +195,8 @@ pub struct Simulation {
     pub(crate) kinds: Vec<build::DomKinds>,
     /// Each domain's guest kernel settings.
     guest: Vec<GuestSpec>,
+    /// Per vCPU: block requests held by the guest's plugged queue, and whether its unplug timer is armed.
+    pub(crate) plugged: Vec<(Vec<DriverItem>, bool)>,
     pub(crate) tasks: Vec<Task>,
     pub(crate) peers: Vec<Peer>,
     pub(crate) groups: Vec<BarrierGroup>,
@@ -307,6 +311,7 @@ impl Simulation {
             dom_info: b.dom_info,
             kinds: b.kinds,
             guest: scenario.domains.iter().map(|d| d.guest.clone()).collect(),
+            plugged: Vec::new(),
             tasks: b.tasks,
             peers: b.peers,
             groups: b.groups,
@@ -695,6 +700,7 @@ impl Simulation {
                 let v = self.tasks[t.0].vcpu;
                 self.post_event(v, GuestEvent::Timer(t), None, "timer");
             }
+            Ev::Unplug(v) => self.post_event(v, GuestEvent::Unplug, None, "block unplug timer"),
             Ev::Change(i) => {
                 let ch = self.scenario.changes[i].clone();
                 let text = match self.policy.set_param(&ch.param, &ch.value) {
@@ -713,6 +719,10 @@ impl Simulation {
     fn post_event(&mut self, v: VcpuId, ev: GuestEvent, from: Option<VcpuId>, cause: &str) {
         if let Some(f) = from {
             self.with_ctx(|pol, ctx| pol.event_sent(f, v, ctx));
+        }
+        if let GuestEvent::BlkDone { task, issued_at, .. } = ev {
+            let held = self.vcpus[v.0].on_pcpu.is_none() || self.vcpus[v.0].paused;
+            self.with_ctx(|pol, _| pol.block_done(v, task, issued_at, held));
         }
         let vc = &self.vcpus[v.0];
         if vc.on_pcpu.is_some() && !vc.paused {
@@ -733,6 +743,7 @@ impl Simulation {
             GuestEvent::Packet(p) => Some(p.port),
             _ => None,
         };
+
         self.vcpus[v.0].pending.push_back(Pending { at: self.now, ev });
         self.with_ctx(|pol, ctx| pol.event_pending(v, port, ctx));
         if self.vcpus[v.0].state == VState::Blocked {
@@ -785,6 +796,10 @@ impl Simulation {
                 self.vcpus[v.0].tasks.iter().copied().find(|t| matches!(self.tasks[t.0].work, Work::Driver { .. }))
             }
             GuestEvent::BlkDone { task, .. } | GuestEvent::Timer(task) | GuestEvent::Ipi(task) => Some(*task),
+            GuestEvent::Unplug => {
+                self.unplug(v);
+                None
+            }
         };
         let Some(t) = task else { return };
         self.task_event(t, ev);

@@ -51,6 +51,7 @@ const TOP_LEVEL: &[&str] = &[
     "policies",
     "changes",
     "claims",
+    "variants",
 ];
 
 /// Whether a problem reads `PATH: message` with PATH the root or under a known top-level field.

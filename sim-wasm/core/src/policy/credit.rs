@@ -219,6 +219,10 @@ pub struct Credit {
     /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
     portmap: Portmap,
     pending_ports: Vec<Vec<u16>>,
+    /// Block correlation: each request in flight (by task and issue time) and whether it was marked I/O-bound
+    /// when the guest handed it over; and per vCPU, the mark of the completion about to be held pending.
+    block_marks: std::collections::BTreeMap<(usize, u64), bool>,
+    block_event: Vec<Option<bool>>,
     /// After a vCPU starts running with packets for exactly one port: the port whose counter the next guest
     /// task switch (or the lack of one) will update.
     awaiting: Vec<Option<u16>>,
@@ -286,6 +290,8 @@ impl Credit {
             boosts: 0,
             hits: 0,
             portmap: Portmap::default(),
+            block_marks: Default::default(),
+            block_event: vec![None; nv],
             pending_ports: vec![Vec::new(); nv],
             awaiting: vec![None; nv],
             inherited: vec![None; nv],
@@ -552,9 +558,33 @@ impl Policy for Credit {
         ctx.note(p, || format!("{name} woke on {cause}: {change}, {how}"));
     }
 
+    fn block_request(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos) {
+        let Some(tp) = self.params.tavs.as_ref() else { return };
+        if tp.inspection_window > 0 {
+            let marked = self.inf.window_has_io_bound(tp, v, tp.inspection_window);
+            self.block_marks.insert((task.0, issued_at.0), marked);
+        }
+    }
+
+    fn block_done(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos, held: bool) {
+        let Some(tp) = self.params.tavs.as_ref() else { return };
+        // Without block correlation every completion counts as possibly the I/O-bound task's.
+        let marked = tp.inspection_window == 0 || self.block_marks.remove(&(task.0, issued_at.0)).unwrap_or(false);
+        self.block_event[v.0] = held.then_some(marked);
+    }
+
     fn event_pending(&mut self, v: VcpuId, port: Option<u16>, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
         self.pending[v.0] = true;
+        // Block correlation: a completion boosts only if its request was attributed to an I/O-bound task.
+        let block = self.block_event[v.0].take();
+        if block == Some(false) {
+            return;
+        }
+        // Only I/O notifications boost: a guest timer, an IPI or the block unplug timer is no I/O event.
+        if port.is_none() && block.is_none() && !self.is_driver[v.0] {
+            return;
+        }
         if let Some(port) = port {
             if !self.pending_ports[v.0].contains(&port) {
                 self.pending_ports[v.0].push(port);
@@ -1006,6 +1036,22 @@ mod tests {
         }
     }
 
+    /// Five observations of `io` running 50 us right after an event on `v` make it I/O-bound (belief 25); the
+    /// guest is back in `burn` afterwards. Returns the time after them.
+    fn make_io_bound(c: &mut Credit, v: VcpuId, io: TaskId, burn: TaskId) -> Nanos {
+        let tp = c.params.tavs.clone().unwrap();
+        let mut t = Nanos::from_ms(1);
+        c.inf.task_switch(&tp, v, None, Some(burn), t);
+        for _ in 0..5 {
+            c.inf.vcpu_scheduled(v, true, t);
+            c.inf.task_switch(&tp, v, Some(burn), Some(io), t + Nanos::from_us(10));
+            c.inf.task_switch(&tp, v, Some(io), Some(burn), t + Nanos::from_us(60));
+            t += Nanos::from_ms(1);
+        }
+        assert!(c.inf.is_io_bound(&tp, io));
+        t
+    }
+
     /// A revoked partial boost sends the vCPU back to the place it left in the run queue (its turn is not lost),
     /// and the boosted run counts against its PBratio allowance.
     #[test]
@@ -1014,24 +1060,14 @@ mod tests {
         let mut h = Harness::new(info.clone(), 1);
         let params = serde_json::json!({"tavs": {"pb_ratio": 1.0}});
         let mut c = Credit::new(&params, 1, &info).unwrap();
-        let tp = c.params.tavs.clone().unwrap();
         let (io, burn, v2) = (TaskId(0), TaskId(1), VcpuId(2));
-        // Five observations of the I/O task running 50 us right after an event make it I/O-bound (belief 25).
-        let mut t = Nanos::from_ms(1);
-        c.inf.task_switch(&tp, v2, None, Some(burn), t);
-        for _ in 0..5 {
-            c.inf.vcpu_scheduled(v2, true, t);
-            c.inf.task_switch(&tp, v2, Some(burn), Some(io), t + Nanos::from_us(10));
-            c.inf.task_switch(&tp, v2, Some(io), Some(burn), t + Nanos::from_us(60));
-            t += Nanos::from_ms(1);
-        }
-        assert!(c.inf.is_io_bound(&tp, io));
+        let t = make_io_bound(&mut c, v2, io, burn);
         c.cpu_used[2] = 10_000_000;
         h.running[0] = Some(VcpuId(0));
         for v in 1..4 {
             c.runq_insert(PcpuId(0), VcpuId(v));
         }
-        c.event_pending(v2, None, &mut h.ctx(t));
+        c.event_pending(v2, Some(7), &mut h.ctx(t));
         assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(1), VcpuId(3)], "the boost jumps the queue");
         let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
         assert_eq!(d.next, Some(v2));
@@ -1043,6 +1079,32 @@ mod tests {
         let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
         assert_eq!(d.next, Some(VcpuId(1)));
         assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 is back before v3, where it was");
+    }
+
+    /// Block correlation (000 3.5.1): a completion boosts only if an I/O-bound task was among the last N tasks
+    /// scheduled on the vCPU when its request reached the driver; other completions and timers never boost.
+    #[test]
+    fn inspection_window_decides_which_completions_boost() {
+        let info = doms(&[(256, 0, 1), (256, 0, 1)]);
+        for (window, boosts) in [(1usize, false), (2, true)] {
+            let mut h = Harness::new(info.clone(), 1);
+            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "inspection_window": window}});
+            let mut c = Credit::new(&params, 1, &info).unwrap();
+            let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
+            let t = make_io_bound(&mut c, v1, io, burn);
+            c.cpu_used[1] = 10_000_000;
+            // The I/O task's read reaches the driver after the guest has switched back to its busy loop.
+            c.block_request(v1, io, t);
+            h.running[0] = Some(VcpuId(0));
+            c.runq_insert(PcpuId(0), v1);
+            // A guest timer pending for v1 never boosts it.
+            c.event_pending(v1, None, &mut h.ctx(t));
+            assert_eq!(c.pri(v1), PRI_UNDER);
+            c.block_done(v1, io, t, true);
+            c.event_pending(v1, None, &mut h.ctx(t + Nanos::from_ms(1)));
+            assert_eq!(c.pri(v1) == PRI_BOOST, boosts, "window {window}");
+            assert!(c.block_marks.is_empty(), "the request's mark is dropped once it completed");
+        }
     }
 
     /// An idle pCPU steals a queued UNDER vCPU from a busy peer.

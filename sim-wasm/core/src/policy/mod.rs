@@ -11,6 +11,7 @@ pub mod credit2;
 pub mod enhanced;
 pub mod sedf;
 pub mod tavs;
+pub mod xenco;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::time::Nanos;
@@ -102,6 +103,17 @@ pub struct Timers {
     pub account: Option<Nanos>,
 }
 
+/// Which way an I/O item passes a driver domain's backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    /// A packet for a guest: from the NIC, or from another domain through the bridge.
+    NetRx,
+    /// A packet a guest sent.
+    NetTx,
+    /// A block request or its completion.
+    Block,
+}
+
 /// A vCPU as the policy sees it, for the trace and the run-queue view.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct VcpuSched {
@@ -136,6 +148,16 @@ pub trait Policy {
     /// A notification for `v` is held pending because `v` is not running (task-aware partial boosting);
     /// `port` is the destination port when it carries a network packet.
     fn event_pending(&mut self, _v: VcpuId, _port: Option<u16>, _ctx: &mut Ctx) {}
+    /// An I/O item of domain `dom` was queued at its driver domain `driver` (correlation, I/O intensity).
+    fn io_request(&mut self, _dom: DomId, _driver: DomId, _kind: IoKind, _ctx: &mut Ctx) {}
+    /// The driver domain finished an item of `dom`: handed to the guest, put on the wire or given to the disk.
+    fn io_complete(&mut self, _dom: DomId, _driver: DomId, _kind: IoKind, _ctx: &mut Ctx) {}
+    /// The guest on `v` handed the driver domain a block request of `task` issued at `issued_at` (grant mapping:
+    /// what block correlation sees, 000 3.5.1).
+    fn block_request(&mut self, _v: VcpuId, _task: TaskId, _issued_at: Nanos) {}
+    /// That request completed and its notification goes to `v`: delivered at once, or `held` pending (then this
+    /// comes just before `event_pending`).
+    fn block_done(&mut self, _v: VcpuId, _task: TaskId, _issued_at: Nanos, _held: bool) {}
     /// The guest on `v` switched address space from `prev` to `next` (None = guest idle).
     fn guest_task_switch(&mut self, _v: VcpuId, _prev: Option<TaskId>, _next: Option<TaskId>, _ctx: &mut Ctx) {}
     /// Changes a parameter at run time (scenario `changes`).
@@ -171,7 +193,17 @@ pub fn build(scheduler: &str, params: &Value, pcpus: usize, domains: &[DomainInf
         "arinc653" => Ok(Box::new(arinc653::Arinc653::new(params, pcpus, domains)?)),
         "enhanced" => Ok(Box::new(enhanced::new(params, pcpus, domains)?)),
         "sedf" => Ok(Box::new(sedf::Sedf::new(params, pcpus, domains)?)),
+        "xenco" => Ok(Box::new(xenco::Xenco::new(params, pcpus, domains)?)),
         other => Err(format!("scheduler '{other}' is not implemented yet")),
+    }
+}
+
+/// Checks a policy's parameters against the scenario (domain names) when the file is loaded.
+pub fn check_params(scheduler: &str, params: &Value, domain_names: &[&str]) -> Result<(), String> {
+    match scheduler {
+        "sedf" => sedf::check_params(params, domain_names, &[]),
+        "xenco" => xenco::check_params(params, domain_names),
+        _ => Ok(()),
     }
 }
 
@@ -185,6 +217,7 @@ pub fn check_param(scheduler: &str, param: &str, value: &Value) -> Result<(), St
         "arinc653" => Err(format!("arinc653: the schedule is fixed at boot ('{param}' cannot change at run time)")),
         "enhanced" => enhanced::check_param(param, value),
         "sedf" => sedf::SedfParams::default().set(param, value),
+        "xenco" => xenco::check_param(param, value),
         other => Err(format!("scheduler '{other}' has no run-time parameters")),
     }
 }

@@ -154,6 +154,22 @@ impl SedfParams {
     }
 }
 
+/// Checks a policy's SEDF parameters against the scenario's domain names (at load, so a bad file is rejected with
+/// the field named before anything runs).
+pub fn check_params(v: &Value, names: &[&str], extra: &[&str]) -> Result<(), String> {
+    let p = SedfParams::from_value(v, extra)?;
+    for (name, spec) in &p.domains {
+        if !names.contains(&name.as_str()) {
+            return Err(format!("domains.{name}: no domain named '{name}' in this scenario"));
+        }
+        resolve(Some(spec), false, &format!("domains.{name}"))?;
+    }
+    if let Some(g) = &p.guests {
+        resolve(Some(g), false, "guests")?;
+    }
+    Ok(())
+}
+
 /// A domain's reservation once Xen's defaults and weight mode are applied.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Resv {
@@ -832,23 +848,28 @@ impl Policy for Sedf {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::scenario::Scenario;
     use crate::sim::Simulation;
     use serde_json::{json, Value};
 
     /// A domain with one busy loop per vCPU.
-    fn cpu_dom(name: &str, vcpus: u32) -> Value {
+    pub(crate) fn cpu_dom(name: &str, vcpus: u32) -> Value {
         let tasks: Vec<Value> =
             (0..vcpus).map(|i| json!({ "name": format!("burn{i}"), "workload": { "type": "cpu" } })).collect();
         json!({ "name": name, "vcpus": vcpus, "tasks": tasks })
     }
 
     fn run(pcpus: u32, domains: Vec<Value>, params: Value, ms: u64) -> Simulation {
+        run_with("sedf", pcpus, domains, params, ms)
+    }
+
+    /// Runs a one-policy scenario under `scheduler` (also for schedulers built on SEDF).
+    pub(crate) fn run_with(scheduler: &str, pcpus: u32, domains: Vec<Value>, params: Value, ms: u64) -> Simulation {
         let sc = Scenario::from_value(json!({
             "schema": 1, "id": "t", "title": "t", "seed": 3, "duration_ms": ms, "warmup_ms": 0,
             "host": { "pcpus": pcpus }, "domains": domains,
-            "policies": [ { "id": "p", "scheduler": "sedf", "params": params } ]
+            "policies": [ { "id": "p", "scheduler": scheduler, "params": params } ]
         }))
         .unwrap_or_else(|e| panic!("{e}"));
         let mut sim = Simulation::new(&sc, "p").unwrap();
@@ -857,7 +878,7 @@ mod tests {
     }
 
     /// CPU each domain used in [a, b) [ns], from the trace.
-    fn used(sim: &Simulation, dom: usize, a: u64, b: u64) -> u64 {
+    pub(crate) fn used(sim: &Simulation, dom: usize, a: u64, b: u64) -> u64 {
         let meta = sim.meta();
         sim.trace()
             .segments()

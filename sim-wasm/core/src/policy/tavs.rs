@@ -27,6 +27,9 @@ pub struct TavsParams {
     /// Network correlation: `None` boosts on any pending event (NC); `Some(n)` keeps an n-bit saturating
     /// counter per destination port and boosts only when its top bit is set (portmap, 3.5.2).
     pub portmap_bits: Option<u32>,
+    /// Block correlation: how many recently scheduled tasks of the vCPU a block request is attributed to
+    /// (inspection window, 3.5.1); 0 = none (a pending completion boosts like any event).
+    pub inspection_window: usize,
 }
 
 impl Default for TavsParams {
@@ -41,6 +44,7 @@ impl Default for TavsParams {
             belief_max: 300,
             max_boost: Nanos::from_ms(10),
             portmap_bits: None,
+            inspection_window: 0,
         }
     }
 }
@@ -81,10 +85,11 @@ impl TavsParams {
                 _ => return Err(format!("tavs.correlation: expected \"none\" or \"portmap\", got {v}")),
             },
             "portmap_bits" => self.portmap_bits = Some(num(1.0, 8.0)? as u32),
+            "inspection_window" => self.inspection_window = num(0.0, 64.0)? as usize,
             other => {
                 return Err(format!(
                     "unknown tavs parameter '{other}' (known: pb_ratio, io_threshold_us, positive_ev, negative_ev, \
-                     bel_threshold, belief_min, belief_max, max_boost_ms, correlation, portmap_bits)"
+                     bel_threshold, belief_min, belief_max, max_boost_ms, correlation, portmap_bits, inspection_window)"
                 ))
             }
         }
@@ -103,6 +108,9 @@ struct TaskInf {
     last_scheduled: Nanos,
 }
 
+/// The longest inspection window kept per vCPU [tasks] (the parameter's maximum).
+const RECENT_KEPT: usize = 64;
+
 /// What the hypervisor has inferred about guest tasks.
 #[derive(Debug, Clone, Default)]
 pub struct Inference {
@@ -111,13 +119,20 @@ pub struct Inference {
     current: Vec<Option<TaskId>>,
     /// Tasks seen on each vCPU.
     seen: Vec<Vec<TaskId>>,
+    /// The tasks most recently scheduled on each vCPU, newest last (the block inspection window).
+    recent: Vec<std::collections::VecDeque<TaskId>>,
     /// Belief changes not yet handed to the trace.
     changes: Vec<(TaskId, i64)>,
 }
 
 impl Inference {
     pub fn new(nvcpus: usize) -> Inference {
-        Inference { current: vec![None; nvcpus], seen: vec![Vec::new(); nvcpus], ..Inference::default() }
+        Inference {
+            current: vec![None; nvcpus],
+            seen: vec![Vec::new(); nvcpus],
+            recent: vec![Default::default(); nvcpus],
+            ..Inference::default()
+        }
     }
 
     fn task(&mut self, t: TaskId) -> &mut TaskInf {
@@ -143,6 +158,12 @@ impl Inference {
         if let Some(n) = next {
             if !self.seen[v.0].contains(&n) {
                 self.seen[v.0].push(n);
+            }
+            let recent = &mut self.recent[v.0];
+            recent.retain(|&t| t != n);
+            recent.push_back(n);
+            if recent.len() > RECENT_KEPT {
+                recent.pop_front();
             }
         }
         // Whether the next task runs in the wake of a pending event (positive evidence passes it on).
@@ -189,6 +210,11 @@ impl Inference {
     /// Whether any task seen on `v` is inferred I/O-bound.
     pub fn has_io_bound_task(&self, p: &TavsParams, v: VcpuId) -> bool {
         self.seen[v.0].iter().any(|&t| self.is_io_bound(p, t))
+    }
+
+    /// Block correlation (3.5.1): whether one of the last `window` tasks scheduled on `v` is I/O-bound.
+    pub fn window_has_io_bound(&self, p: &TavsParams, v: VcpuId, window: usize) -> bool {
+        self.recent[v.0].iter().rev().take(window).any(|&t| self.is_io_bound(p, t))
     }
 
     pub fn current(&self, v: VcpuId) -> Option<TaskId> {

@@ -8,6 +8,7 @@
 //! TCP senders and sinks, and stream receivers with playback buffers.
 
 use super::*;
+use crate::policy::IoKind;
 
 /// Payload of a pure TCP acknowledgement [bytes] (headers are added on the wire).
 const ACK_BYTES: u32 = 0;
@@ -15,8 +16,48 @@ const ACK_BYTES: u32 = 0;
 const ECHO_BYTES: u32 = 64;
 /// The port bulk streams use (iperf's).
 pub(super) const BULK_PORT: u16 = 5001;
+/// Queued requests at which the guest block layer unplugs at once (Linux 2.6's `unplug_thresh`).
+const UNPLUG_THRESH: usize = 4;
 
 impl Simulation {
+    /// A guest task issues a block request. Without plugging it goes to the driver domain at once; with it, the
+    /// request waits in the guest's queue until the unplug timer or the queue length releases the batch.
+    pub(super) fn guest_block_submit(&mut self, v: VcpuId, item: DriverItem) {
+        let delay = us_to_ns(self.guest[self.vcpus[v.0].dom.0].block_unplug_us);
+        if delay == 0 {
+            self.block_kick(v, item);
+            return;
+        }
+        if self.plugged.len() <= v.0 {
+            self.plugged.resize_with(v.0 + 1, Default::default);
+        }
+        let plug = &mut self.plugged[v.0];
+        plug.0.push(item);
+        if plug.0.len() >= UNPLUG_THRESH {
+            self.unplug(v);
+        } else if !plug.1 {
+            plug.1 = true;
+            self.push(self.now + Nanos(delay), Ev::Unplug(v));
+        }
+    }
+
+    /// The guest unplugs its block queue (on `v`, in whatever task is current): every held request goes out.
+    pub(super) fn unplug(&mut self, v: VcpuId) {
+        let Some(plug) = self.plugged.get_mut(v.0) else { return };
+        plug.1 = false;
+        for item in std::mem::take(&mut plug.0) {
+            self.block_kick(v, item);
+        }
+    }
+
+    /// The frontend hands a block request to the backend; the hypervisor sees who is running when it does.
+    fn block_kick(&mut self, v: VcpuId, item: DriverItem) {
+        if let DriverItem::BlkSubmit { task, issued_at, .. } = item {
+            self.with_ctx(|pol, _| pol.block_request(v, task, issued_at));
+        }
+        let dom = self.vcpus[v.0].dom;
+        self.driver_enqueue(dom, item, Some(v));
+    }
     /// Queues an I/O item at the driver domain serving `dom` and notifies its backend's vCPU.
     pub(super) fn driver_enqueue(&mut self, dom: DomId, item: DriverItem, from: Option<VcpuId>) {
         let Some(bt) = self.driver_task_of[dom.0] else {
@@ -27,6 +68,8 @@ impl Simulation {
         if let Work::Driver { queue, .. } = &mut self.tasks[bt.0].work {
             queue.push_back(item);
         }
+        let (driver, kind) = (self.tasks[bt.0].dom, Self::io_kind(&item));
+        self.with_ctx(|pol, ctx| pol.io_request(dom, driver, kind, ctx));
         let dv = self.tasks[bt.0].vcpu;
         let cause = match item {
             DriverItem::Rx(_) => "net rx (backend)",
@@ -67,9 +110,26 @@ impl Simulation {
         }
     }
 
+    fn io_kind(item: &DriverItem) -> IoKind {
+        match item {
+            DriverItem::Rx(_) => IoKind::NetRx,
+            DriverItem::Tx(_) => IoKind::NetTx,
+            DriverItem::BlkSubmit { .. } | DriverItem::BlkDone { .. } => IoKind::Block,
+        }
+    }
+
     /// The backend finished processing one item: hand it on.
     pub(super) fn driver_item_done(&mut self, backend: TaskId, item: DriverItem) {
         let dv = self.tasks[backend.0].vcpu;
+        let owner = match &item {
+            DriverItem::Rx(p) => p.dst,
+            DriverItem::Tx(p) => p.src,
+            DriverItem::BlkSubmit { task, .. } | DriverItem::BlkDone { task, .. } => Endpoint::Task(*task),
+        };
+        if let Endpoint::Task(t) = owner {
+            let (dom, driver, kind) = (self.tasks[t.0].dom, self.tasks[backend.0].dom, Self::io_kind(&item));
+            self.with_ctx(|pol, ctx| pol.io_complete(dom, driver, kind, ctx));
+        }
         match item {
             DriverItem::Rx(pkt) => {
                 if let Endpoint::Task(t) = pkt.dst {

@@ -144,22 +144,27 @@ fn arb_scenario() -> impl Strategy<Value = Value> {
                     "schema": 1, "id": "prop", "title": "prop", "seed": seed, "duration_ms": 1500, "warmup_ms": 100,
                     "host": { "pcpus": pcpus },
                     "domains": ds,
-                    "policies": policies_for_every_scheduler(json!({
-                        "boost": boost, "ratelimit_us": if ratelimit { 1000 } else { 0 }, "tslice_ms": tslice * 3 }))
+                    "policies": [{ "id": "p", "scheduler": "credit", "params": {
+                        "boost": boost, "ratelimit_us": if ratelimit { 1000 } else { 0 }, "tslice_ms": tslice * 3 } }]
                 })
             })
         },
     )
 }
 
-/// Credit with the given (random) parameters as policy "p", and every other implemented scheduler with its
-/// defaults under its own name, so a scheduler added to `IMPLEMENTED_SCHEDULERS` is covered without editing this.
-fn policies_for_every_scheduler(credit_params: Value) -> Value {
-    let mut out = vec![json!({ "id": "p", "scheduler": "credit", "params": credit_params })];
-    for name in crate::scenario::IMPLEMENTED_SCHEDULERS {
-        out.push(json!({ "id": format!("default-{name}"), "scheduler": name }));
-    }
-    Value::Array(out)
+/// The scenario once per implemented scheduler, each with policy "p": Credit with the given (random)
+/// parameters, every other scheduler with its defaults. One scenario each (a scenario holds at most 8 policies),
+/// so a scheduler added to `IMPLEMENTED_SCHEDULERS` is covered without editing this.
+fn under_every_scheduler(v: &Value, credit_params: &Value) -> Vec<(String, Scenario)> {
+    crate::scenario::IMPLEMENTED_SCHEDULERS
+        .iter()
+        .map(|name| {
+            let mut v = v.clone();
+            let params = if *name == "credit" { credit_params.clone() } else { json!({}) };
+            v["policies"] = json!([{ "id": "p", "scheduler": name, "params": params }]);
+            (name.to_string(), scenario(v))
+        })
+        .collect()
 }
 
 fn assert_invariants(sim: &Simulation) {
@@ -173,10 +178,9 @@ proptest! {
 
     #[test]
     fn invariants_hold_on_random_hosts(v in arb_scenario()) {
-        let sc = scenario(v);
-        for pol in &sc.policies {
-            let sim = run(&sc, &pol.id);
-            assert_invariants(&sim);
+        let credit_params = v["policies"][0]["params"].clone();
+        for (_, sc) in under_every_scheduler(&v, &credit_params) {
+            assert_invariants(&run(&sc, "p"));
         }
     }
 }
@@ -184,17 +188,14 @@ proptest! {
 /// The same seed gives the same report and trace under every implemented scheduler.
 #[test]
 fn every_scheduler_is_deterministic() {
-    let mut v = serde_json::to_value(io_scenario_json()).unwrap();
-    v["policies"] = policies_for_every_scheduler(json!({}));
+    let mut v = io_scenario_json();
     v["duration_ms"] = json!(1500);
-    let sc = scenario(v);
     let opts = RunOptions { deterministic: true, ..RunOptions::default() };
-    for pol in &sc.policies {
-        let ids = [pol.id.clone()];
-        let a = crate::report::run_scenario(&sc, &ids, &opts).unwrap();
-        let b = crate::report::run_scenario(&sc, &ids, &opts).unwrap();
-        assert_eq!(crate::report::to_json_string(&a), crate::report::to_json_string(&b), "{}", pol.id);
-        assert_eq!(run(&sc, &pol.id).trace().segments(), run(&sc, &pol.id).trace().segments(), "{}", pol.id);
+    for (name, sc) in under_every_scheduler(&v, &json!({})) {
+        let a = crate::report::run_scenario(&sc, &[], &opts).unwrap();
+        let b = crate::report::run_scenario(&sc, &[], &opts).unwrap();
+        assert_eq!(crate::report::to_json_string(&a), crate::report::to_json_string(&b), "{name}");
+        assert_eq!(run(&sc, "p").trace().segments(), run(&sc, "p").trace().segments(), "{name}");
     }
 }
 
@@ -213,16 +214,13 @@ fn every_scenario_runs_under_every_scheduler() {
     assert!(files.len() >= 5, "scenario library not found at {}", dir.display());
     for f in files {
         let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
-        v["policies"] = Value::Array(
-            crate::scenario::IMPLEMENTED_SCHEDULERS.iter().map(|n| json!({ "id": n, "scheduler": n })).collect(),
-        );
         v["claims"] = json!([]);
         v["changes"] = json!([]);
+        v.as_object_mut().unwrap().remove("variants");
         v["duration_ms"] = json!(v["duration_ms"].as_u64().unwrap().min(600));
         v["warmup_ms"] = json!(0);
-        let sc = Scenario::from_value(v).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        for name in crate::scenario::IMPLEMENTED_SCHEDULERS {
-            let mut sim = Simulation::with_options(&sc, name, SimOptions { trace: true, ..SimOptions::default() })
+        for (name, sc) in under_every_scheduler(&v, &json!({})) {
+            let mut sim = Simulation::with_options(&sc, "p", SimOptions { trace: true, ..SimOptions::default() })
                 .unwrap_or_else(|e| panic!("{} under {name}: {e}", f.display()));
             sim.run().unwrap_or_else(|e| panic!("{} under {name}: {e}", f.display()));
             assert_invariants(&sim);
@@ -600,4 +598,31 @@ fn credit2_balances_between_run_queues() {
     assert_invariants(&sim);
     let s = shares(&sim);
     assert!((s[0] - 0.5).abs() < 0.01 && (s[2] - 0.5).abs() < 0.01, "shares of the host {s:?}");
+}
+
+/// Guest block-layer plugging: a lone reader's request waits for the unplug timer before the driver sees it,
+/// and every plugged request still reaches the disk and comes back.
+#[test]
+fn plugged_block_requests_wait_for_the_unplug() {
+    let with_unplug = |us: u64| {
+        scenario(json!({
+            "schema": 1, "id": "plug", "title": "plug", "seed": 3, "duration_ms": 2000, "warmup_ms": 0,
+            "host": { "pcpus": 1, "disk": { "service_us": 100 } },
+            "domains": [
+                { "name": "dom0", "role": "driver" },
+                { "name": "rd", "guest": { "block_unplug_us": us },
+                  "tasks": [{ "name": "r", "workload": { "type": "io_loop", "io": "disk", "cpu_us": 0 } }] }
+            ],
+            "policies": [{ "id": "credit", "scheduler": "credit" }]
+        }))
+    };
+    let mean_ms = |sim: &Simulation| {
+        let r = sim.report(&RunOptions::default());
+        r["domains"]["rd"]["io_latency_ms"]["mean"].as_f64().expect("io latency")
+    };
+    let plain = run(&with_unplug(0), "credit");
+    let plugged = run(&with_unplug(3000), "credit");
+    assert_io_conserved(&plugged);
+    assert!(mean_ms(&plain) < 1.0, "unplugged reads take {} ms", mean_ms(&plain));
+    assert!(mean_ms(&plugged) >= 3.0, "plugged reads take {} ms", mean_ms(&plugged));
 }

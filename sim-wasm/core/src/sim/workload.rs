@@ -75,6 +75,7 @@ impl Simulation {
                 *computing = true;
                 let lat = (now - *issued_at).0;
                 if in_window {
+                    self.task_metrics[t.0].io_done += 1;
                     let m = &mut self.dom_metrics[dom];
                     m.io_done += 1;
                     m.io_latency_ns.push(lat);
@@ -83,6 +84,7 @@ impl Simulation {
             (GuestEvent::BlkDone { bytes, issued_at, .. }, Work::IoLoop { computing, .. }) => {
                 *computing = true;
                 if in_window {
+                    self.task_metrics[t.0].io_done += 1;
                     let m = &mut self.dom_metrics[dom];
                     m.io_done += 1;
                     m.io_latency_ns.push((now - issued_at).0);
@@ -195,7 +197,7 @@ impl Simulation {
                 let (disk, bytes, peer, port) = (*disk, *bytes, *peer, *port);
                 if disk {
                     let v = self.tasks[t.0].vcpu;
-                    self.driver_enqueue(dom, DriverItem::BlkSubmit { task: t, bytes, issued_at: now }, Some(v));
+                    self.guest_block_submit(v, DriverItem::BlkSubmit { task: t, bytes, issued_at: now });
                 } else if let Some(p) = peer {
                     self.echo_request(t, p, port);
                 }
