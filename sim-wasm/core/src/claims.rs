@@ -110,15 +110,16 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
     let mut targets = Map::new();
     for (path, x) in &found {
         mine.insert(path.clone(), Value::from(*x));
-        if let (Some(near), Some(within)) = (&c.near, c.within) {
+        if let (Some(near), true) = (&c.near, c.within.is_some() || c.within_pct.is_some()) {
             let target = match near {
                 Value::Number(n) => n.as_f64(),
-                // A path with dots names another metric of the same run; a bare key is a sibling.
-                Value::String(other) if other.contains('.') => resolve(run, other).first().map(|(_, v)| *v),
                 Value::String(sibling) => {
                     let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
                     let sib = if parent.is_empty() { sibling.clone() } else { format!("{parent}.{sibling}") };
-                    resolve(run, &sib).first().map(|(_, v)| *v)
+                    // A dotted name that is no sibling is a metric path of the same run.
+                    let found = resolve(run, &sib).first().map(|(_, v)| *v);
+                    let absolute = || resolve(run, sibling).first().map(|(_, v)| *v);
+                    found.or_else(|| if sibling.contains('.') { absolute() } else { None })
                 }
                 _ => None,
             };
@@ -126,6 +127,8 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
                 return Err(format!("no value for near '{near}' beside {path}"));
             };
             targets.insert(path.clone(), Value::from(t));
+            let within =
+                c.within.unwrap_or(f64::INFINITY).min(c.within_pct.map_or(f64::INFINITY, |p| t.abs() * p / 100.0));
             holds &= (x - t).abs() <= within;
         }
         if let Some(m) = c.at_most {
@@ -222,6 +225,20 @@ mod tests {
         let c = claim(json!({"text":"t","metric":"domains.x.cpu_share","policy":"a","near":"domains.y.cpu_share",
                              "within":0.41}));
         assert!(!judge(&c, &runs()).unwrap().0);
+    }
+
+    #[test]
+    fn near_another_metric_within_a_percentage() {
+        let c =
+            claim(json!({"text":"t","metric":"domains.y.cpu_share","policy":"b","near":"domains.x.response_ms.mean",
+                             "within_pct":20}));
+        assert!(!judge(&c, &runs()).unwrap().0, "0.70 is not within 20% of 5.0");
+        let c = claim(json!({"text":"t","metric":"domains.x.cpu_share","policy":"a","near":"domains.y.cpu_share",
+                             "within_pct":5}));
+        assert!(!judge(&c, &runs()).unwrap().0, "0.25 is not within 5% of 0.74");
+        let c = claim(json!({"text":"t","metric":"domains.y.cpu_share","policy":"b","near":"domains.y.fair_share",
+                             "within_pct":10}));
+        assert!(judge(&c, &runs()).unwrap().0, "0.70 is within 10% of 0.75");
     }
 
     #[test]

@@ -124,6 +124,8 @@ pub enum GuestEvent {
     Ipi(TaskId),
     /// The guest block layer's unplug timer: queued block requests go to the driver domain.
     Unplug,
+    /// The hypervisor's virtual IRQ that wakes the guest's CPU balloon `task` (xBalloon arms it).
+    Virq(TaskId),
 }
 
 impl GuestEvent {
@@ -136,6 +138,7 @@ impl GuestEvent {
             GuestEvent::Timer(_) => "timer",
             GuestEvent::Ipi(_) => "ipi",
             GuestEvent::Unplug => "unplug",
+            GuestEvent::Virq(_) => "virq",
         }
     }
 }
@@ -275,6 +278,12 @@ pub enum Work {
         queue: VecDeque<DriverItem>,
         current: Option<DriverItem>,
     },
+    /// xBalloon's CPU balloon (paper 002): each run is a hypercall that pauses the vCPU while the hypervisor's
+    /// reservation for the period is not met; told otherwise, it sleeps until the next virtual IRQ.
+    Balloon {
+        /// Dormant: the reservation is met (or the hypervisor has no xBalloon); waits for the virtual IRQ.
+        sleeping: bool,
+    },
 }
 
 /// The threads of one barrier job and its progress.
@@ -356,6 +365,10 @@ pub struct Vcpu {
     pub descheduled_at: Option<Nanos>,
     /// CFS: the smallest vruntime on this vCPU's run queue, never decreasing [ns].
     pub min_vruntime: u64,
+    /// The guest's CPU balloon task on this vCPU (xBalloon), if it runs one.
+    pub balloon: Option<TaskId>,
+    /// When the balloon last paused this vCPU: tasks that got an event since run before the balloon [ns].
+    pub balloon_since: Nanos,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -379,6 +392,8 @@ pub struct Task {
     pub blocked_since: Nanos,
     /// CFS virtual runtime: CPU time (as its guest clock charges it) weighted by nice [ns].
     pub vruntime: u64,
+    /// When the guest kernel last handed it an event (packet, completion, timer, IPI) [ns].
+    pub last_event: Option<Nanos>,
     pub work: Work,
 }
 

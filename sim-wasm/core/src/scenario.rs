@@ -476,6 +476,9 @@ pub struct Claim {
     pub near: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within: Option<f64>,
+    /// Tolerance of `near` relative to the target [%].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_most: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -615,6 +618,9 @@ impl Scenario {
                 let at = format!("domains[{i}].tasks[{j}]");
                 if d.tasks[..j].iter().any(|o| o.name == t.name) {
                     p.push(format!("{at}.name: '{}' is used by another task of '{}'", t.name, d.name));
+                }
+                if d.guest.balloon && (t.name == "balloon" || t.name.starts_with("balloon.")) {
+                    p.push(format!("{at}.name: '{}' is the name of the guest's CPU balloon (guest.balloon)", t.name));
                 }
                 if let Some(v) = t.vcpu {
                     if v >= d.vcpus {
@@ -860,6 +866,12 @@ mod tests {
         assert!(e.to_string().contains("claims[0].policy"), "{e}");
         let e = with(|v| v["warmup_ms"] = 1000.into()).unwrap_err();
         assert!(e.to_string().contains("warmup_ms"), "{e}");
+        let e = with(|v| {
+            v["domains"][0]["guest"] = serde_json::json!({"balloon": true});
+            v["domains"][0]["tasks"][0]["name"] = "balloon".into();
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("domains[0].tasks[0].name"), "{e}");
     }
 
     #[test]

@@ -144,6 +144,8 @@ enum Ev {
     TaskTimer(TaskId),
     /// A vCPU's block-layer unplug timer expires.
     Unplug(VcpuId),
+    /// A timer the policy asked for.
+    PolicyTimer,
     Change(usize),
 }
 
@@ -215,6 +217,8 @@ pub struct Simulation {
     pub(crate) packets_consumed: u64,
     /// Notifications handed to a guest whose vCPU was not on a pCPU (must stay 0: delivery waits for the vCPU).
     pub(crate) early_deliveries: u64,
+    /// Balloon pauses while an event waited for the guest or a task it woke was runnable (must stay 0).
+    pub(crate) balloon_violations: u64,
     trace: Trace,
     /// Whether the trace is recorded (see [`SimOptions::trace`]).
     record: bool,
@@ -325,6 +329,7 @@ impl Simulation {
             packets_sent: 0,
             packets_consumed: 0,
             early_deliveries: 0,
+            balloon_violations: 0,
             trace,
             record: opts.trace,
             fault: None,
@@ -450,10 +455,20 @@ impl Simulation {
                             None => {}
                         }
                     }
-                    Action::Unpause(v) => {
+                    Action::Unpause(v) | Action::Resume(v) => {
                         self.vcpus[v.0].paused = false;
                         if self.vcpus[v.0].on_pcpu.is_none() && self.vcpus[v.0].state == VState::Runnable {
-                            self.with_ctx(|pol, ctx| pol.wake(v, WAKE_UNPAUSE, ctx));
+                            let cause =
+                                if a == Action::Unpause(v) { WAKE_UNPAUSE } else { "event (balloon pause ends)" };
+                            self.with_ctx(|pol, ctx| pol.wake(v, cause, ctx));
+                        }
+                    }
+                    Action::Timer(at) => self.push(at.max(self.now), Ev::PolicyTimer),
+                    Action::ArmBalloon(v) => {
+                        if let Some(b) = self.vcpus[v.0].balloon {
+                            if self.tasks[b.0].state == TState::Blocked {
+                                self.post_event(v, GuestEvent::Virq(b), None, "balloon VIRQ");
+                            }
                         }
                     }
                 }
@@ -701,6 +716,7 @@ impl Simulation {
                 self.post_event(v, GuestEvent::Timer(t), None, "timer");
             }
             Ev::Unplug(v) => self.post_event(v, GuestEvent::Unplug, None, "block unplug timer"),
+            Ev::PolicyTimer => self.with_ctx(|pol, ctx| pol.timer(ctx)),
             Ev::Change(i) => {
                 let ch = self.scenario.changes[i].clone();
                 let text = match self.policy.set_param(&ch.param, &ch.value) {
@@ -795,13 +811,17 @@ impl Simulation {
             GuestEvent::DriverKick => {
                 self.vcpus[v.0].tasks.iter().copied().find(|t| matches!(self.tasks[t.0].work, Work::Driver { .. }))
             }
-            GuestEvent::BlkDone { task, .. } | GuestEvent::Timer(task) | GuestEvent::Ipi(task) => Some(*task),
+            GuestEvent::BlkDone { task, .. }
+            | GuestEvent::Timer(task)
+            | GuestEvent::Ipi(task)
+            | GuestEvent::Virq(task) => Some(*task),
             GuestEvent::Unplug => {
                 self.unplug(v);
                 None
             }
         };
         let Some(t) = task else { return };
+        self.tasks[t.0].last_event = Some(self.now);
         self.task_event(t, ev);
         if self.tasks[t.0].state == TState::Blocked && self.task_wake(t) {
             self.guest_preempt_check(v, t);
@@ -860,6 +880,9 @@ impl Simulation {
     /// The guest's choice: RT first; then the best O(1) priority (FIFO among equals) or the least CFS vruntime.
     fn guest_pick(&self, v: VcpuId) -> Option<TaskId> {
         let rq = &self.vcpus[v.0].runnable;
+        if let Some(b) = self.vcpus[v.0].balloon {
+            return self.guest_pick_with_balloon(v, b);
+        }
         if let Some(rt) = rq.iter().copied().find(|t| matches!(self.tasks[t.0].priority, Priority::Rt(_))) {
             return Some(rt);
         }
@@ -870,10 +893,50 @@ impl Simulation {
         }
     }
 
+    /// Whether the balloon steps aside for task `t`: RT tasks outrank it, and so does a task that got an event
+    /// since the balloon last paused the vCPU (the balloon's `sched_yield` after an I/O event unpaused it). Tasks
+    /// that were runnable all along (the compute tasks) wait behind it.
+    fn balloon_yields_to(&self, t: TaskId, since: Nanos) -> bool {
+        let task = &self.tasks[t.0];
+        matches!(task.priority, Priority::Rt(_)) || task.last_event.is_some_and(|e| e >= since)
+    }
+
+    /// The guest's choice on a vCPU with a balloon: RT tasks; else the tasks the balloon yields to, by the guest's
+    /// usual order; else the balloon if it is runnable (armed); else the rest.
+    fn guest_pick_with_balloon(&self, v: VcpuId, b: TaskId) -> Option<TaskId> {
+        let vc = &self.vcpus[v.0];
+        let others = || vc.runnable.iter().copied().filter(move |&t| t != b);
+        if let Some(rt) = others().find(|t| matches!(self.tasks[t.0].priority, Priority::Rt(_))) {
+            return Some(rt);
+        }
+        let best = |it: &mut dyn Iterator<Item = TaskId>| {
+            if self.is_cfs(v) {
+                it.min_by_key(|t| self.tasks[t.0].vruntime)
+            } else {
+                it.min_by_key(|&t| self.prio(t))
+            }
+        };
+        if self.tasks[b.0].state == TState::Runnable {
+            let since = vc.balloon_since;
+            return best(&mut others().filter(|&t| self.balloon_yields_to(t, since))).or(Some(b));
+        }
+        best(&mut others())
+    }
+
     /// Wake-up preemption in the guest: a woken task that outranks the current one takes the vCPU now.
     fn guest_preempt_check(&mut self, v: VcpuId, woken: TaskId) {
         if self.vcpus[v.0].on_pcpu.is_none() || self.vcpus[v.0].paused {
             return;
+        }
+        if let (Some(b), Some(cur)) = (self.vcpus[v.0].balloon, self.vcpus[v.0].current) {
+            if (woken == b || cur == b) && cur != woken && self.tasks[cur.0].state == TState::Runnable {
+                // The balloon and the task it competes with: whoever the guest's pick prefers runs now.
+                self.charge(v);
+                if self.guest_pick(v) != Some(cur) {
+                    self.guest_run(v);
+                }
+                return;
+            }
         }
         if let Some(cur) = self.vcpus[v.0].current {
             if cur != woken && self.tasks[cur.0].state == TState::Runnable {
@@ -915,7 +978,10 @@ impl Simulation {
     }
 
     fn update_min_vruntime(&mut self, v: VcpuId) {
-        let least = self.vcpus[v.0].runnable.iter().map(|t| self.tasks[t.0].vruntime).min();
+        // The balloon ranks by its own rule; its vruntime must not hold the queue's clock back.
+        let b = self.vcpus[v.0].balloon;
+        let rq = self.vcpus[v.0].runnable.iter().filter(|&&t| Some(t) != b);
+        let least = rq.map(|t| self.tasks[t.0].vruntime).min();
         if let Some(m) = least {
             let vc = &mut self.vcpus[v.0];
             vc.min_vruntime = vc.min_vruntime.max(m);

@@ -8,6 +8,7 @@
 //! accounting brings them back above zero.
 
 use super::tavs::{Inference, Portmap, TavsParams};
+use super::xballoon::{XBalloon, XbEffect};
 use super::{Action, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::time::Nanos;
@@ -53,6 +54,8 @@ pub struct CreditParams {
     pub idd_priority_inheritance: bool,
     /// A vCPU preempted by the driver domain goes back to the head of its priority list (000 4.2).
     pub keep_on_runq: bool,
+    /// xBalloon (paper 002): guests' CPU balloons pause their vCPUs until each period's reservation is met.
+    pub xballoon: bool,
 }
 
 impl Default for CreditParams {
@@ -68,6 +71,7 @@ impl Default for CreditParams {
             tavs: None,
             idd_priority_inheritance: false,
             keep_on_runq: false,
+            xballoon: false,
         }
     }
 }
@@ -115,6 +119,7 @@ impl CreditParams {
                 }
             }
             p if p.starts_with("tavs.") => self.tavs.get_or_insert_with(TavsParams::default).set(&p[5..], v)?,
+            "xballoon" => self.xballoon = v.as_bool().ok_or_else(|| format!("xballoon: expected true or false, got {v}"))?,
             "aggressive_boost" => {
                 self.aggressive_boost =
                     v.as_bool().ok_or_else(|| format!("aggressive_boost: expected true or false, got {v}"))?
@@ -140,7 +145,7 @@ impl CreditParams {
             }
             other => {
                 return Err(format!(
-                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost, tavs, idd)"
+                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost, tavs, idd, xballoon)"
                 ))
             }
         }
@@ -233,6 +238,8 @@ pub struct Credit {
     next_cpu: usize,
     /// The thesis's enhanced selection (003 4.3), when this Credit is the `enhanced` scheduler.
     pub(super) enhanced: Option<super::enhanced::Rule>,
+    /// Balloon state per vCPU (used while `params.xballoon`).
+    xb: XBalloon,
 }
 
 fn pri_name(p: i8) -> &'static str {
@@ -247,6 +254,7 @@ fn pri_name(p: i8) -> &'static str {
 impl Credit {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Credit, String> {
         let params = CreditParams::from_value(params)?;
+        let xb = XBalloon::new(params.tslice(), pcpus, domains);
         let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
         let mut vcpus = vec![
             CVcpu {
@@ -298,6 +306,7 @@ impl Credit {
             keep_front: vec![false; pcpus],
             next_cpu: 0,
             enhanced: None,
+            xb,
         })
     }
 
@@ -502,6 +511,22 @@ impl Credit {
         ctx.note(p, || format!("event for {name}: aggressive boost {before} -> BOOST, {how}"));
     }
 
+    /// Carries out an unpause xBalloon asks for, unless the cap keeps the vCPU parked (accounting unparks it).
+    fn xb_effect(&mut self, e: XbEffect, ctx: &mut Ctx) {
+        let (v, why) = match e {
+            XbEffect::Resume(v) => (v, "event pending: balloon pause ends"),
+            XbEffect::Release(v) => (v, "reservation met: balloon sleeps, work-conserving"),
+        };
+        if self.vcpus[v.0].parked {
+            return;
+        }
+        // Both go through Xen's vcpu_wake, so an UNDER vCPU is boosted (unlike a cap unpark).
+        ctx.resume(v);
+        let p = self.vcpus[v.0].processor;
+        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+        ctx.note(p, || format!("xballoon: {name} unpaused ({why})"));
+    }
+
     /// `csched_load_balance`: steal the first queued vCPU of strictly higher priority than `pri` from a busy peer.
     fn steal(&mut self, p: PcpuId, pri: i8, ctx: &Ctx) -> Option<(VcpuId, PcpuId)> {
         let n = ctx.host.pcpus;
@@ -574,6 +599,9 @@ impl Policy for Credit {
     }
 
     fn event_pending(&mut self, v: VcpuId, port: Option<u16>, ctx: &mut Ctx) {
+        if let Some(e) = self.xb.event_pending(v) {
+            self.xb_effect(e, ctx);
+        }
         let Some(tp) = self.params.tavs.as_ref() else { return };
         self.pending[v.0] = true;
         // Block correlation: a completion boosts only if its request was attributed to an I/O-bound task.
@@ -774,6 +802,9 @@ impl Policy for Credit {
                 }
             }
         }
+        if self.params.xballoon {
+            self.xb.switched(now, cur, next);
+        }
         let mut slice = self.params.tslice();
         if let (Some(n), Some(t)) = (next, self.params.tavs.as_ref()) {
             if let Some((start, _)) = self.pboost[n.0] {
@@ -830,6 +861,9 @@ impl Policy for Credit {
         }
         if weight_total == 0 {
             self.credit_balance = 0;
+            if self.params.xballoon {
+                self.xb.new_period(ctx);
+            }
             return;
         }
         let mut weight_left = weight_total;
@@ -868,6 +902,9 @@ impl Policy for Credit {
             }
             let inc = (fair + n - 1) / n;
             for v in self.doms[d.0].active.clone() {
+                if self.params.xballoon {
+                    self.xb.set_share(v, inc, per_tslice);
+                }
                 let c = &mut self.vcpus[v.0];
                 c.credit += inc;
                 if c.credit < 0 {
@@ -881,7 +918,10 @@ impl Policy for Credit {
                     c.pri = PRI_UNDER;
                     if c.parked {
                         c.parked = false;
-                        ctx.actions.push(Action::Unpause(v));
+                        // A vCPU its balloon keeps paused stays so; the balloon's release unpauses it.
+                        if !self.xb.is_paused(v) {
+                            ctx.actions.push(Action::Unpause(v));
+                        }
                     }
                     if c.credit > per_tslice {
                         // Stops earning. 4.1+ keeps half so it restarts a little ahead; 3.x reset it to zero.
@@ -895,6 +935,19 @@ impl Policy for Credit {
         self.credit_balance = balance;
         self.epoch += 1;
         self.touch_all();
+        if self.params.xballoon {
+            self.xb.new_period(ctx);
+        }
+    }
+
+    fn timer(&mut self, ctx: &mut Ctx) {
+        for e in self.xb.timer(ctx.now) {
+            self.xb_effect(e, ctx);
+        }
+    }
+
+    fn balloon(&mut self, v: VcpuId, ctx: &mut Ctx) -> bool {
+        self.params.xballoon && self.xb.hypercall(v, ctx)
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {

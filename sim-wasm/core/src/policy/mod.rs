@@ -11,6 +11,7 @@ pub mod credit2;
 pub mod enhanced;
 pub mod sedf;
 pub mod tavs;
+pub mod xballoon;
 pub mod xenco;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
@@ -51,6 +52,12 @@ pub enum Action {
     Pause(VcpuId),
     /// Undo a pause; the engine wakes the vCPU if it has work.
     Unpause(VcpuId),
+    /// Undo a pause because an event arrived for the vCPU: the engine wakes it as for that event (boostable).
+    Resume(VcpuId),
+    /// Call the policy's `timer` hook at this time.
+    Timer(Nanos),
+    /// Wake the guest's balloon task on this vCPU with a virtual IRQ (xBalloon, paper 002).
+    ArmBalloon(VcpuId),
 }
 
 /// The hooks' window on the engine.
@@ -73,6 +80,15 @@ impl Ctx<'_> {
     }
     pub fn unpause(&mut self, v: VcpuId) {
         self.actions.push(Action::Unpause(v));
+    }
+    pub fn resume(&mut self, v: VcpuId) {
+        self.actions.push(Action::Resume(v));
+    }
+    pub fn timer_at(&mut self, at: Nanos) {
+        self.actions.push(Action::Timer(at));
+    }
+    pub fn arm_balloon(&mut self, v: VcpuId) {
+        self.actions.push(Action::ArmBalloon(v));
     }
     /// Adds a line to the decision log; `text` is only built when the run records explanations.
     pub fn note(&mut self, p: PcpuId, text: impl FnOnce() -> String) {
@@ -143,6 +159,13 @@ pub trait Policy {
     fn tick(&mut self, _p: PcpuId, _ctx: &mut Ctx) {}
     /// Host-wide accounting.
     fn account(&mut self, _ctx: &mut Ctx) {}
+    /// A timer the policy asked for (`Ctx::timer_at`) fired.
+    fn timer(&mut self, _ctx: &mut Ctx) {}
+    /// The guest's CPU balloon on `v` asks the hypervisor to pause `v` (xBalloon's hypercall). Returns true when
+    /// the policy paused it; false tells the balloon to sleep until it is armed again.
+    fn balloon(&mut self, _v: VcpuId, _ctx: &mut Ctx) -> bool {
+        false
+    }
     /// An event-channel notification was sent from one vCPU to another (driver domain -> guest or back).
     fn event_sent(&mut self, _from: VcpuId, _to: VcpuId, _ctx: &mut Ctx) {}
     /// A notification for `v` is held pending because `v` is not running (task-aware partial boosting);

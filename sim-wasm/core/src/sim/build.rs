@@ -38,6 +38,7 @@ fn new_task(dom: usize, vcpu: VcpuId, name: String, priority: Priority, work: Wo
         sleep_avg: 0,
         blocked_since: Nanos::ZERO,
         vruntime: 0,
+        last_event: None,
         work,
     }
 }
@@ -149,6 +150,8 @@ pub(super) fn build(sc: &Scenario) -> Built {
                 blocked_since: Some(Nanos::ZERO),
                 descheduled_at: None,
                 min_vruntime: 0,
+                balloon: None,
+                balloon_since: Nanos::ZERO,
             });
         }
         dom_info.push(DomainInfo {
@@ -207,6 +210,16 @@ pub(super) fn build(sc: &Scenario) -> Built {
             let work = work_of(spec, &mut k_dom);
             let id = add(&mut tasks, &mut vcpus, k, new_task(d, VcpuId(first), spec.name.clone(), pr, work));
             from_spec.push((id, d, spec));
+        }
+        if dom.guest.balloon && dom.role == Role::Guest {
+            // One balloon per vCPU, at the lowest real-time priority: above normal tasks, below RT ones.
+            for k in 0..dom.vcpus as usize {
+                let name = if dom.vcpus == 1 { "balloon".to_string() } else { format!("balloon.{k}") };
+                let work = Work::Balloon { sleeping: false };
+                let id =
+                    add(&mut tasks, &mut vcpus, k, new_task(d, VcpuId(first), name, Priority::Rt(RtTag::Rt), work));
+                vcpus[first + k].balloon = Some(id);
+            }
         }
         kinds.push(k_dom);
     }

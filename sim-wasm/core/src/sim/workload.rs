@@ -6,13 +6,16 @@
 use super::io::BULK_PORT;
 use super::*;
 
+/// CPU of one balloon hypercall round trip [ns] (the slides call its overhead negligible).
+const BALLOON_CALL_NS: u64 = 1_000;
+
 impl Simulation {
     /// Starts every workload at boot.
     pub(super) fn boot_workloads(&mut self) {
         for t in 0..self.tasks.len() {
             let t = TaskId(t);
             match &self.tasks[t.0].work {
-                Work::Cpu | Work::Barrier { .. } | Work::IoLoop { .. } | Work::BulkTx { .. } => {
+                Work::Cpu | Work::Barrier { .. } | Work::IoLoop { .. } | Work::BulkTx { .. } | Work::Balloon { .. } => {
                     self.task_wake(t);
                 }
                 Work::Stream { interval_ns, .. } => {
@@ -49,6 +52,7 @@ impl Simulation {
                 BarrierPhase::Spin => Some(None),
                 BarrierPhase::Wait | BarrierPhase::Done => None,
             },
+            Work::Balloon { sleeping } => (!*sleeping).then_some(Some(BALLOON_CALL_NS)),
             Work::Driver { queue, current, packet_ns, block_ns } => {
                 if current.is_none() {
                     *current = queue.pop_front();
@@ -107,6 +111,7 @@ impl Simulation {
                     self.dom_metrics[dom].bytes_out += u64::from(MSS) * u64::from(pkt.segs);
                 }
             }
+            (GuestEvent::Virq(_), Work::Balloon { sleeping }) => *sleeping = false,
             (GuestEvent::Timer(_), Work::Stream { interval_ns, clients, bps, owed, last_send, to_send, .. }) => {
                 // Send what is due to every client since the last round, interleaved across clients.
                 let dt = u128::from((now - *last_send).0);
@@ -248,6 +253,25 @@ impl Simulation {
                 let item = current.take().expect("a backend burst processes an item");
                 self.driver_item_done(t, item);
             }
+            Work::Balloon { .. } => self.balloon_call(t),
+        }
+    }
+
+    /// The balloon's hypercall: the policy pauses the vCPU (the balloon stays current and calls again when the
+    /// vCPU next runs it) or tells it to sleep until its next virtual IRQ.
+    fn balloon_call(&mut self, t: TaskId) {
+        let v = self.tasks[t.0].vcpu;
+        let paused = self.with_ctx(|pol, ctx| pol.balloon(v, ctx));
+        if paused {
+            // The invariant the balloon keeps: it never holds the vCPU while an event waits for the guest.
+            let since = self.vcpus[v.0].balloon_since;
+            let fresh = self.vcpus[v.0].runnable.iter().any(|&x| x != t && self.balloon_yields_to(x, since));
+            if !self.vcpus[v.0].pending.is_empty() || fresh {
+                self.balloon_violations += 1;
+            }
+            self.vcpus[v.0].balloon_since = self.now;
+        } else if let Work::Balloon { sleeping } = &mut self.tasks[t.0].work {
+            *sleeping = true;
         }
     }
 

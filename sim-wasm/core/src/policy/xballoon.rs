@@ -1,0 +1,293 @@
+//! xBalloon (paper 002) inside Credit: the guest's CPU balloon and semi-work-conserving (SWC) scheduling.
+//!
+//! At each accounting period every vCPU whose guest runs a balloon is re-armed (balloon state on, balloon time 0)
+//! and its balloon woken by a virtual IRQ. While armed, the balloon's hypercall pauses the vCPU: it burns no
+//! credit, and any event for it unpauses it at once (the guest then runs the task the event woke). The balloon's
+//! run time is the CPU the guest gives back now to have it later (slides: "the runtime of the CPU balloon process
+//! represents the amount of time guest OS reserves for the future"): the off-CPU stretches that began with a
+//! balloon pause. Once they add up to the reservation, `period x (1 - share)`, the balloon goes dormant and the VM
+//! is work-conserving until the next period. The share is the one Credit gives the vCPU: the credits it
+//! earned this period over a period's worth (its cap, or its weighted share of the host), not a fixed 50%.
+
+use super::{Ctx, DomainInfo};
+use crate::model::{PcpuId, VcpuId};
+use crate::time::Nanos;
+
+/// Shares are kept in parts per million so the reservation stays integer nanoseconds.
+const PPM: u64 = 1_000_000;
+
+#[derive(Debug, Clone, Default)]
+struct XbVcpu {
+    /// Its guest runs a balloon (learnt from the balloon's first hypercall).
+    registered: bool,
+    /// Balloon state on: the reservation for this period is not met yet.
+    armed: bool,
+    /// Paused by the balloon (cap parking is Credit's own, separate reason to pause).
+    paused: bool,
+    /// In a balloon stretch: off the pCPU since its balloon paused it.
+    stretch: bool,
+    /// When the current balloon stretch began (the pause, or the period start if later) [ns].
+    off_since: Nanos,
+    /// Balloon time this period before the current stretch [ns].
+    off_ns: u64,
+    /// Off-CPU time the guest reserves in this period [ns].
+    reserve_ns: u64,
+    /// Its share of one pCPU, from Credit's accounting [ppm].
+    share_ppm: u64,
+}
+
+/// Per-vCPU balloon state and the SWC rules; Credit calls it from its hooks.
+#[derive(Debug, Clone)]
+pub struct XBalloon {
+    vcpus: Vec<XbVcpu>,
+    /// Accounting period [ns].
+    period: Nanos,
+}
+
+/// Effects xBalloon asks Credit to carry out (Credit knows about cap parking, which decides the unpause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XbEffect {
+    /// The balloon's pause ends because an event arrived: unpause and wake (boostable).
+    Resume(VcpuId),
+    /// The reservation is met while paused: unpause (no boost; the VM is work-conserving now).
+    Release(VcpuId),
+}
+
+impl XBalloon {
+    /// Before Credit's first accounting, a vCPU's share is its cap, or else its domain's weighted share of the
+    /// host split over its vCPUs (bounded by one pCPU).
+    pub fn new(period: Nanos, pcpus: usize, domains: &[DomainInfo]) -> XBalloon {
+        let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
+        let weight_total: u64 = domains.iter().map(|d| u64::from(d.weight) * d.vcpus.len() as u64).sum();
+        let mut vcpus = vec![XbVcpu::default(); nv];
+        for d in domains {
+            let n = d.vcpus.len().max(1) as u64;
+            let share = if d.cap_pct != 0 {
+                u64::from(d.cap_pct) * PPM / 100 / n
+            } else {
+                (u64::from(d.weight) * pcpus as u64 * PPM).checked_div(weight_total).unwrap_or(PPM)
+            };
+            for v in &d.vcpus {
+                vcpus[v.0].share_ppm = share.min(PPM);
+            }
+        }
+        XBalloon { vcpus, period }
+    }
+
+    fn reserve(&self, v: VcpuId) -> u64 {
+        self.period.0 * (PPM - self.vcpus[v.0].share_ppm) / PPM
+    }
+
+    /// Balloon time of `v` in this period so far: off-CPU since its balloon paused it, until it ran again [ns].
+    pub fn off_ns(&self, v: VcpuId, now: Nanos) -> u64 {
+        let x = &self.vcpus[v.0];
+        x.off_ns + if x.stretch { now.0.saturating_sub(x.off_since.0) } else { 0 }
+    }
+
+    /// The reservation of `v` for this period [ns].
+    pub fn reserve_ns(&self, v: VcpuId) -> u64 {
+        self.vcpus[v.0].reserve_ns
+    }
+
+    /// Paused by its balloon now.
+    pub fn is_paused(&self, v: VcpuId) -> bool {
+        self.vcpus[v.0].paused
+    }
+
+    /// Armed: its balloon will pause it when it runs.
+    pub fn is_armed(&self, v: VcpuId) -> bool {
+        self.vcpus[v.0].armed
+    }
+
+    /// `do_schedule` on a pCPU ran `next` after `cur`: a vCPU its balloon paused starts a balloon stretch, which
+    /// lasts until it runs again (an event's unpause ends the pause, not the stretch: the VM still waits).
+    pub fn switched(&mut self, now: Nanos, cur: Option<VcpuId>, next: Option<VcpuId>) {
+        if cur == next {
+            return;
+        }
+        if let Some(c) = cur {
+            let x = &mut self.vcpus[c.0];
+            if x.paused {
+                x.stretch = true;
+                x.off_since = now;
+            }
+        }
+        if let Some(n) = next {
+            let x = &mut self.vcpus[n.0];
+            if x.stretch {
+                x.off_ns += now.0.saturating_sub(x.off_since.0);
+                x.stretch = false;
+            }
+        }
+    }
+
+    /// Credit's accounting gave `v` `inc` credits of `per_period` possible: its share for the reservation.
+    pub fn set_share(&mut self, v: VcpuId, inc: i64, per_period: i64) {
+        if per_period > 0 {
+            self.vcpus[v.0].share_ppm = (inc.max(0) as u64 * PPM / per_period as u64).min(PPM);
+        }
+    }
+
+    /// A new accounting period: re-arm every balloon (balloon time 0, reservation from the share) and wake the
+    /// dormant ones with a virtual IRQ; a vCPU still paused gets a timer for its new reservation.
+    pub fn new_period(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now;
+        let period_ms = self.period.0 / 1_000_000;
+        for v in 0..self.vcpus.len() {
+            let v = VcpuId(v);
+            let reserve = self.reserve(v);
+            let x = &mut self.vcpus[v.0];
+            x.off_ns = 0;
+            if x.stretch {
+                x.off_since = now;
+            }
+            if !x.registered {
+                continue;
+            }
+            x.reserve_ns = reserve;
+            if !x.armed {
+                x.armed = true;
+                ctx.arm_balloon(v);
+            }
+            if x.paused {
+                ctx.timer_at(now + Nanos(reserve));
+            }
+            let share = x.share_ppm;
+            let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+            ctx.note(PcpuId(0), || {
+                format!(
+                    "xballoon: {name} armed, reserves {} us of {period_ms} ms (share {}%)",
+                    reserve / 1000,
+                    share / 10_000
+                )
+            });
+        }
+    }
+
+    /// The guest's balloon on `v` asks to sleep: pause `v` (true) while the reservation is not met; otherwise the
+    /// balloon goes dormant until the next period (false).
+    pub fn hypercall(&mut self, v: VcpuId, ctx: &mut Ctx) -> bool {
+        let now = ctx.now;
+        if !self.vcpus[v.0].registered {
+            // Its first call: the current period counts for it from its start.
+            self.vcpus[v.0].registered = true;
+            self.vcpus[v.0].armed = true;
+            self.vcpus[v.0].reserve_ns = self.reserve(v);
+        }
+        let off = self.off_ns(v, now);
+        let x = &mut self.vcpus[v.0];
+        if !x.armed || x.paused {
+            return x.paused;
+        }
+        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+        if off >= x.reserve_ns {
+            x.armed = false;
+            let r = x.reserve_ns;
+            ctx.note(PcpuId(0), || {
+                format!("xballoon: {name} reserved {} us: balloon sleeps, work-conserving", r / 1000)
+            });
+            return false;
+        }
+        x.paused = true;
+        let left = x.reserve_ns - off;
+        ctx.pause(v);
+        ctx.timer_at(now + Nanos(left));
+        ctx.note(PcpuId(0), || format!("xballoon: balloon pauses {name} ({} us of reservation left)", left / 1000));
+        true
+    }
+
+    /// An event is pending for `v`: a balloon pause ends at once.
+    pub fn event_pending(&mut self, v: VcpuId) -> Option<XbEffect> {
+        let x = &mut self.vcpus[v.0];
+        if !x.paused {
+            return None;
+        }
+        x.paused = false;
+        Some(XbEffect::Resume(v))
+    }
+
+    /// A timer asked for by `hypercall` or `new_period` fired: release the vCPUs whose reservation is met.
+    pub fn timer(&mut self, now: Nanos) -> Vec<XbEffect> {
+        let mut out = Vec::new();
+        for v in 0..self.vcpus.len() {
+            let v = VcpuId(v);
+            if self.vcpus[v.0].paused && self.off_ns(v, now) >= self.vcpus[v.0].reserve_ns {
+                let x = &mut self.vcpus[v.0];
+                x.paused = false;
+                x.armed = false;
+                out.push(XbEffect::Release(v));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::DomId;
+    use crate::policy::{Action, HostView};
+
+    fn doms() -> Vec<DomainInfo> {
+        vec![
+            DomainInfo { name: "capped".into(), weight: 256, cap_pct: 30, vcpus: vec![VcpuId(0)], is_driver: false },
+            DomainInfo { name: "other".into(), weight: 768, cap_pct: 0, vcpus: vec![VcpuId(1)], is_driver: false },
+        ]
+    }
+
+    fn with_ctx<R>(now: Nanos, actions: &mut Vec<Action>, f: impl FnOnce(&mut Ctx) -> R) -> R {
+        let (running, dom, names, info) = (vec![None], vec![DomId(0), DomId(1)], vec!["a".into(), "b".into()], doms());
+        let mut notes = Vec::new();
+        let mut ctx = Ctx {
+            now,
+            host: HostView { pcpus: 1, running: &running, vcpu_dom: &dom, vcpu_name: &names, domains: &info },
+            actions,
+            notes: &mut notes,
+            explain: true,
+        };
+        f(&mut ctx)
+    }
+
+    /// The reservation is period x (1 - share): a 30% cap reserves 21 ms of 30; an uncapped domain with 3/4 of
+    /// the weight reserves 7.5 ms; Credit's accounting replaces the static share.
+    #[test]
+    fn reservation_follows_the_share() {
+        let mut xb = XBalloon::new(Nanos::from_ms(30), 1, &doms());
+        assert_eq!(xb.reserve(VcpuId(0)), 21_000_000);
+        assert_eq!(xb.reserve(VcpuId(1)), 7_500_000);
+        xb.set_share(VcpuId(1), 150, 300);
+        assert_eq!(xb.reserve(VcpuId(1)), 15_000_000);
+    }
+
+    /// Armed, the balloon pauses the vCPU until its balloon time reaches the reservation; an event ends the pause
+    /// at once; once the reservation is met the balloon sleeps until the next period re-arms it.
+    #[test]
+    fn pause_until_reserved_then_work_conserving() {
+        let v = VcpuId(0);
+        let mut xb = XBalloon::new(Nanos::from_ms(30), 1, &doms());
+        let mut acts = Vec::new();
+        xb.switched(Nanos(0), None, Some(v));
+        // Descheduled without a balloon pause (another vCPU's turn): not balloon time.
+        xb.switched(Nanos(300_000), Some(v), None);
+        xb.switched(Nanos(800_000), None, Some(v));
+        assert_eq!(xb.off_ns(v, Nanos::from_ms(1)), 0);
+        assert!(with_ctx(Nanos::from_ms(1), &mut acts, |c| xb.hypercall(v, c)));
+        assert_eq!(acts, vec![Action::Pause(v), Action::Timer(Nanos::from_ms(22))]);
+        xb.switched(Nanos::from_ms(1), Some(v), None);
+        assert_eq!(xb.event_pending(v), Some(XbEffect::Resume(v)));
+        xb.switched(Nanos::from_ms(11), None, Some(v));
+        assert_eq!(xb.off_ns(v, Nanos::from_ms(12)), 10_000_000);
+        acts.clear();
+        assert!(with_ctx(Nanos::from_ms(12), &mut acts, |c| xb.hypercall(v, c)));
+        xb.switched(Nanos::from_ms(12), Some(v), None);
+        assert!(xb.timer(Nanos::from_ms(20)).is_empty(), "not reserved yet");
+        assert_eq!(xb.timer(Nanos::from_ms(23)), vec![XbEffect::Release(v)]);
+        xb.switched(Nanos::from_ms(23), None, Some(v));
+        acts.clear();
+        assert!(!with_ctx(Nanos::from_ms(23), &mut acts, |c| xb.hypercall(v, c)), "dormant: no pause");
+        assert!(acts.is_empty());
+        with_ctx(Nanos::from_ms(30), &mut acts, |c| xb.new_period(c));
+        assert_eq!(acts, vec![Action::ArmBalloon(v)]);
+        assert!(xb.is_armed(v) && xb.off_ns(v, Nanos::from_ms(31)) == 0);
+    }
+}
