@@ -19,7 +19,8 @@ pub const MAX_TOTAL_TASKS: usize = 65_536;
 pub const MAX_TOTAL_CLIENTS: u64 = 100_000;
 
 /// Schedulers that are implemented today (the schema names every scheduler of DESIGN.md section 3).
-pub const IMPLEMENTED_SCHEDULERS: &[&str] = &["credit", "sedf", "xenco", "hybrid", "gang"];
+pub const IMPLEMENTED_SCHEDULERS: &[&str] =
+    &["credit", "sedf", "xenco", "hybrid", "gang", "credit2", "bvt", "atropos", "arinc653", "enhanced"];
 
 /// A validation error: every problem found, each with its field path.
 #[derive(Debug, Clone, PartialEq)]

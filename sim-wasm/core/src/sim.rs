@@ -1225,7 +1225,8 @@ impl Simulation {
         }
         self.pcpus[p.0].slice_timer.cancel();
         if d.next.is_none() && self.policy.timed_idle() {
-            let at = self.now + d.slice;
+            // Time-partitioned policies (ARINC 653 windows, Atropos periods) start work on an idle pCPU by timer.
+            let at = self.now + d.slice.max(Nanos(1));
             if self.pcpus[p.0].slice_timer.arm(at) {
                 self.push(at, Ev::SliceEnd(p));
             }

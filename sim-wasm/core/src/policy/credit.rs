@@ -238,6 +238,8 @@ pub struct Credit {
     /// The running vCPU of this pCPU is being preempted by a driver domain (KeepOnRunQ).
     keep_front: Vec<bool>,
     next_cpu: usize,
+    /// The thesis's enhanced selection (003 4.3), when this Credit is the `enhanced` scheduler.
+    pub(super) enhanced: Option<super::enhanced::Rule>,
     /// Balloon state per vCPU (used while `params.xballoon`).
     xb: XBalloon,
 }
@@ -306,6 +308,7 @@ impl Credit {
             inherited: vec![None; nv],
             keep_front: vec![false; pcpus],
             next_cpu: 0,
+            enhanced: None,
             xb,
         })
     }
@@ -322,6 +325,19 @@ impl Credit {
     /// Priority of a vCPU.
     pub fn pri(&self, v: VcpuId) -> i8 {
         self.vcpus[v.0].pri
+    }
+
+    /// The run queue of a pCPU, in the order it would run.
+    pub(super) fn runq_of(&self, p: PcpuId) -> &[VcpuId] {
+        &self.runq[p.0]
+    }
+
+    /// Moves a queued vCPU of `p` to position `pos` of its run queue, whatever its priority (enhanced rule).
+    pub(super) fn runq_move(&mut self, p: PcpuId, v: VcpuId, pos: usize) {
+        self.runq[p.0].retain(|&u| u != v);
+        let pos = pos.min(self.runq[p.0].len());
+        self.runq[p.0].insert(pos, v);
+        self.touch(p);
     }
 
     fn touch(&mut self, p: PcpuId) {
@@ -375,7 +391,7 @@ impl Credit {
     }
 
     /// FIFO within a priority class: after every queued vCPU of equal or higher priority.
-    fn runq_insert(&mut self, p: PcpuId, v: VcpuId) {
+    pub(super) fn runq_insert(&mut self, p: PcpuId, v: VcpuId) {
         let pri = self.vcpus[v.0].pri;
         let q = &self.runq[p.0];
         let pos = q.iter().position(|u| self.vcpus[u.0].pri < pri).unwrap_or(q.len());
@@ -427,7 +443,7 @@ impl Credit {
         }
     }
 
-    fn runq_remove(&mut self, v: VcpuId) {
+    pub(super) fn runq_remove(&mut self, v: VcpuId) {
         let p = self.vcpus[v.0].processor;
         self.runq[p.0].retain(|&u| u != v);
         self.touch(p);
@@ -774,6 +790,10 @@ impl Policy for Credit {
                     self.runq_insert(p, c);
                 }
             }
+        }
+        if let Some(mut rule) = self.enhanced.take() {
+            rule.select(self, p, ctx);
+            self.enhanced = Some(rule);
         }
         let head = self.runq[p.0].first().copied();
         let head_pri = head.map_or(PRI_IDLE, |h| self.vcpus[h.0].pri);

@@ -2,7 +2,13 @@
 //! Policies decide; the engine acts and records. A policy never touches engine state directly: it reads the
 //! [`HostView`] and asks for effects through [`Ctx`] (reschedule a pCPU, pause or unpause a vCPU, log a reason).
 
+pub mod arinc653;
+pub mod atropos;
+pub mod bvt;
+pub mod common;
 pub mod credit;
+pub mod credit2;
+pub mod enhanced;
 pub mod gang;
 pub mod hybrid;
 pub mod sedf;
@@ -227,6 +233,11 @@ pub fn build(
 ) -> Result<Box<dyn Policy>, String> {
     match scheduler {
         "credit" => Ok(Box::new(credit::Credit::new(params, pcpus, domains)?)),
+        "credit2" => Ok(Box::new(credit2::Credit2::new(params, pcpus, domains)?)),
+        "bvt" => Ok(Box::new(bvt::Bvt::new(params, pcpus, domains)?)),
+        "atropos" => Ok(Box::new(atropos::Atropos::new(params, pcpus, domains)?)),
+        "arinc653" => Ok(Box::new(arinc653::Arinc653::new(params, pcpus, domains)?)),
+        "enhanced" => Ok(Box::new(enhanced::new(params, pcpus, domains)?)),
         "sedf" => Ok(Box::new(sedf::Sedf::new(params, pcpus, domains)?)),
         "xenco" => Ok(Box::new(xenco::Xenco::new(params, pcpus, domains)?)),
         "hybrid" => Ok(Box::new(hybrid::Hybrid::new(params, pcpus, domains, types)?)),
@@ -248,6 +259,11 @@ pub fn check_params(scheduler: &str, params: &Value, domain_names: &[&str]) -> R
 pub fn check_param(scheduler: &str, param: &str, value: &Value) -> Result<(), String> {
     match scheduler {
         "credit" => credit::CreditParams::default().set(param, value),
+        "credit2" => credit2::Credit2Params::default().set(param, value),
+        "bvt" => bvt::BvtParams::default().set(param, value),
+        "atropos" => atropos::check_param(param, value),
+        "arinc653" => Err(format!("arinc653: the schedule is fixed at boot ('{param}' cannot change at run time)")),
+        "enhanced" => enhanced::check_param(param, value),
         "sedf" => sedf::SedfParams::default().set(param, value),
         "xenco" => xenco::check_param(param, value),
         "hybrid" => hybrid::HybridParams::default().set(param, value),

@@ -1,0 +1,242 @@
+//! ARINC 653 partition scheduling (Xen `sched_arinc653.c`; thesis 003, 3.2.3): a fixed major frame divided into
+//! minor frames (windows), each owned by one vCPU. The frame repeats forever; in a window only its owner may run,
+//! for the rest of the window, and if it is blocked the time is lost (the pCPU idles): strict temporal isolation.
+//! Time after the last window up to the end of the major frame is idle. As in Xen, one schedule serves the host
+//! and a window's vCPU runs only on the pCPU it lives on, so on a multi-pCPU host the others idle meanwhile.
+//!
+//! Parameters: `schedule` (windows in order: `domain`, `vcpu`, `runtime_us`) and `major_frame_us` (at least the
+//! sum of the windows; default exactly that sum). Without a schedule every vCPU gets one 10 ms window in vCPU
+//! order, as Xen gives each of dom0's vCPUs a 10 ms window at boot (DEFAULT_TIMESLICE).
+
+use super::common::{self, Versions};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use crate::model::{PcpuId, VcpuId};
+use crate::time::Nanos;
+use serde_json::Value;
+
+/// Window length when no schedule is given (DEFAULT_TIMESLICE) [ns].
+pub const DEFAULT_WINDOW: Nanos = Nanos::from_ms(10);
+
+/// One minor frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    pub vcpu: VcpuId,
+    /// Offset from the start of the major frame [ns].
+    pub start: Nanos,
+    pub len: Nanos,
+}
+
+pub struct Arinc653 {
+    windows: Vec<Window>,
+    major: Nanos,
+    processor: Vec<PcpuId>,
+    awake: Vec<bool>,
+    versions: Versions,
+}
+
+/// Reads the schedule: every error names the entry and field.
+fn parse(params: &Value, domains: &[DomainInfo]) -> Result<(Vec<Window>, Nanos), String> {
+    let mut windows = Vec::new();
+    let mut at = Nanos::ZERO;
+    let mut major = None;
+    if let Some(obj) = common::object("arinc653", params)? {
+        for (k, v) in obj {
+            match k.as_str() {
+                "major_frame_us" => major = Some(common::us("arinc653.major_frame_us", v, 1, 3_600_000_000)?),
+                "schedule" => {
+                    let list = v.as_array().ok_or_else(|| format!("arinc653.schedule: expected an array, got {v}"))?;
+                    for (i, e) in list.iter().enumerate() {
+                        let f = |name: &str| format!("arinc653.schedule[{i}].{name}");
+                        let name = e
+                            .get("domain")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| format!("{}: expected a domain name", f("domain")))?;
+                        let d = domains
+                            .iter()
+                            .find(|d| d.name == name)
+                            .ok_or_else(|| format!("{}: no domain named '{name}'", f("domain")))?;
+                        let k = match e.get("vcpu") {
+                            None => 0,
+                            Some(x) => common::int(&f("vcpu"), x, 0, d.vcpus.len() as u64 - 1)? as usize,
+                        };
+                        let len = common::us(
+                            &f("runtime_us"),
+                            e.get("runtime_us").unwrap_or(&Value::Null),
+                            1,
+                            3_600_000_000,
+                        )?;
+                        if let Some(extra) = e
+                            .as_object()
+                            .and_then(|o| o.keys().find(|k| !matches!(k.as_str(), "domain" | "vcpu" | "runtime_us")))
+                        {
+                            return Err(format!("{}: unknown (known: domain, vcpu, runtime_us)", f(extra)));
+                        }
+                        windows.push(Window { vcpu: d.vcpus[k], start: at, len });
+                        at += len;
+                    }
+                }
+                other => return Err(format!("unknown arinc653 parameter '{other}' (known: schedule, major_frame_us)")),
+            }
+        }
+    }
+    if params.get("schedule").is_none() {
+        for d in domains {
+            for &v in &d.vcpus {
+                windows.push(Window { vcpu: v, start: at, len: DEFAULT_WINDOW });
+                at += DEFAULT_WINDOW;
+            }
+        }
+    }
+    let major = major.unwrap_or(at);
+    if major < at {
+        return Err(format!(
+            "arinc653.major_frame_us: {} us is shorter than the windows' total {} us",
+            major.0 / 1000,
+            at.0 / 1000
+        ));
+    }
+    Ok((windows, major.max(Nanos(1))))
+}
+
+impl Arinc653 {
+    pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Arinc653, String> {
+        let (windows, major) = parse(params, domains)?;
+        let nv = domains.iter().map(|d| d.vcpus.len()).sum();
+        Ok(Arinc653 {
+            windows,
+            major,
+            processor: common::spread(nv, pcpus),
+            awake: vec![false; nv],
+            versions: Versions::new(pcpus),
+        })
+    }
+
+    /// The windows of the schedule and the major frame (tests, the guarantee check).
+    pub fn frame(&self) -> (&[Window], Nanos) {
+        (&self.windows, self.major)
+    }
+
+    /// The window active at `now` and when it ends; None between the last window and the frame's end.
+    fn current(&self, now: Nanos) -> (Option<&Window>, Nanos) {
+        let base = Nanos(now.0 - now.0 % self.major.0);
+        let off = Nanos(now.0 % self.major.0);
+        match self.windows.iter().find(|w| w.start <= off && off < w.start + w.len) {
+            Some(w) => (Some(w), base + w.start + w.len),
+            None => (None, base + self.major),
+        }
+    }
+}
+
+impl Policy for Arinc653 {
+    fn timers(&self) -> Timers {
+        Timers::default()
+    }
+
+    fn init_vcpu(&mut self, v: VcpuId, _ctx: &mut Ctx) -> PcpuId {
+        self.processor[v.0]
+    }
+
+    fn wake(&mut self, v: VcpuId, _cause: &str, ctx: &mut Ctx) {
+        self.awake[v.0] = true;
+        let p = self.processor[v.0];
+        self.versions.touch(p);
+        // An idle pCPU looks again: it runs the vCPU if this is its window, else it arms the window timer (a
+        // pCPU that never had work has none yet).
+        if ctx.host.running[p.0].is_none() {
+            ctx.resched(p);
+        }
+    }
+
+    fn sleep(&mut self, v: VcpuId, _ctx: &mut Ctx) {
+        self.awake[v.0] = false;
+        self.versions.touch(self.processor[v.0]);
+    }
+
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+        if let Some(c) = cur {
+            self.awake[c.0] = cur_runnable;
+        }
+        self.versions.touch(p);
+        let (w, end) = self.current(ctx.now);
+        let slice = end - ctx.now;
+        let next = w.map(|w| w.vcpu).filter(|&v| self.processor[v.0] == p && self.awake[v.0]);
+        let reason = if ctx.explain {
+            match (w, next) {
+                (_, Some(n)) => format!("runs {} in its window until {} us", ctx.name(n), end.0 / 1000),
+                (Some(w), None) => format!("window of {}: idle until {} us", ctx.name(w.vcpu), end.0 / 1000),
+                (None, None) => format!("no window: idle until the major frame ends at {} us", end.0 / 1000),
+            }
+        } else {
+            String::new()
+        };
+        Decision { next, slice, reason }
+    }
+
+    fn set_param(&mut self, param: &str, _value: &Value) -> Result<(), String> {
+        Err(format!("arinc653: the schedule is fixed at boot ('{param}' cannot change at run time)"))
+    }
+
+    fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
+        VcpuSched { pri: if self.awake[v.0] { "READY" } else { "BLOCKED" }, credit: None }
+    }
+
+    fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
+        // The vCPUs of this pCPU that are ready, in the order of their next windows in the frame.
+        let mut seen = Vec::new();
+        for w in &self.windows {
+            if self.processor[w.vcpu.0] == p && self.awake[w.vcpu.0] && !seen.contains(&w.vcpu) {
+                seen.push(w.vcpu);
+            }
+        }
+        seen
+    }
+
+    fn runqueue_version(&self, p: PcpuId) -> u64 {
+        self.versions.get(p)
+    }
+
+    fn timed_idle(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doms() -> Vec<DomainInfo> {
+        vec![
+            DomainInfo { name: "a".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false },
+            DomainInfo {
+                name: "b".into(),
+                weight: 256,
+                cap_pct: 0,
+                vcpus: vec![VcpuId(1), VcpuId(2)],
+                is_driver: false,
+            },
+        ]
+    }
+
+    #[test]
+    fn schedule_parses_and_errors_name_the_entry() {
+        let p = serde_json::json!({"schedule": [{"domain": "a", "runtime_us": 5000}, {"domain": "b", "vcpu": 1,
+            "runtime_us": 3000}], "major_frame_us": 10000});
+        let (w, major) = parse(&p, &doms()).unwrap();
+        assert_eq!(major, Nanos::from_ms(10));
+        assert_eq!(w[1], Window { vcpu: VcpuId(2), start: Nanos::from_ms(5), len: Nanos::from_ms(3) });
+        let e = parse(&serde_json::json!({"schedule": [{"domain": "z", "runtime_us": 1}]}), &doms()).unwrap_err();
+        assert!(e.contains("arinc653.schedule[0].domain"), "{e}");
+        let e = parse(&serde_json::json!({"schedule": [{"domain": "b", "vcpu": 2, "runtime_us": 1}]}), &doms())
+            .unwrap_err();
+        assert!(e.contains("arinc653.schedule[0].vcpu"), "{e}");
+        let e = parse(
+            &serde_json::json!({"schedule": [{"domain": "a", "runtime_us": 5000}], "major_frame_us": 10}),
+            &doms(),
+        )
+        .unwrap_err();
+        assert!(e.contains("major_frame_us"), "{e}");
+        // Without a schedule: one 10 ms window per vCPU.
+        let (w, major) = parse(&Value::Null, &doms()).unwrap();
+        assert_eq!((w.len(), major), (3, Nanos::from_ms(30)));
+    }
+}

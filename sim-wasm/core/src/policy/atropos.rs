@@ -1,0 +1,352 @@
+//! Atropos (Nemesis; Xen 2.0 `sched_atropos.c`; thesis 003, 3.2.2): each vCPU is guaranteed `slice` of CPU in
+//! every `period`, scheduled earliest deadline first; one with no guaranteed time left waits for its next period
+//! on a wait queue. Time nobody is guaranteed goes as slack in 5 ms best-effort quanta, round robin, to waiting
+//! vCPUs that accept extra time (`xtratime`), those that blocked briefly with time left first. A vCPU that wakes
+//! after a long block gets its period shortened to its latency hint (and the slice scaled alike), so it runs
+//! within `latency`; the period and slice then double back to their natural values at each new period.
+//!
+//! Defaults as Xen set them: the driver domain 15 ms every 20 ms with a 5 ms latency hint; other domains
+//! best effort (10 ms every 10 s, latency 10 s), all accepting extra time. A vCPU woken onto the run queue with a
+//! deadline earlier than the running one's, or while the running one only has slack, preempts it (so the latency
+//! hint bounds its wait). One queue pair per pCPU, no load balancing.
+
+use super::common::{self, Versions};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use crate::model::{PcpuId, VcpuId};
+use crate::time::Nanos;
+use serde_json::{Map, Value};
+
+/// Shortest allocation and the slack quantum (BESTEFFORT_QUANTUM) [ns].
+pub const BESTEFFORT_QUANTUM: Nanos = Nanos::from_ms(5);
+/// How long an idle pCPU with nothing waiting sleeps before looking again [ns].
+const IDLE_RECHECK: Nanos = Nanos::from_ms(100);
+
+/// A domain's reservation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reservation {
+    /// Guaranteed CPU per period [ns].
+    pub slice: Nanos,
+    pub period: Nanos,
+    /// Latency hint: the period used after a long block [ns].
+    pub latency: Nanos,
+    /// Accepts slack time.
+    pub xtratime: bool,
+}
+
+impl Reservation {
+    fn default_for(driver: bool) -> Reservation {
+        if driver {
+            Reservation {
+                slice: Nanos::from_ms(15),
+                period: Nanos::from_ms(20),
+                latency: Nanos::from_ms(5),
+                xtratime: true,
+            }
+        } else {
+            Reservation {
+                slice: Nanos::from_ms(10),
+                period: Nanos::from_ms(10_000),
+                latency: Nanos::from_ms(10_000),
+                xtratime: true,
+            }
+        }
+    }
+
+    fn from(driver: bool, obj: Option<&Map<String, Value>>, name: &str) -> Result<Reservation, String> {
+        let mut r = Reservation::default_for(driver);
+        for (k, v) in obj.into_iter().flatten() {
+            let at = format!("atropos.domains.{name}.{k}");
+            match k.as_str() {
+                "slice_us" => r.slice = common::us(&at, v, 0, 3_600_000_000)?,
+                "period_us" => r.period = common::us(&at, v, 100, 3_600_000_000)?,
+                "latency_us" => r.latency = common::us(&at, v, 100, 3_600_000_000)?,
+                "xtratime" => r.xtratime = common::boolean(&at, v)?,
+                _ => return Err(format!("{at}: unknown (known: slice_us, period_us, latency_us, xtratime)")),
+            }
+        }
+        // at_adjdom's checks.
+        if r.slice > r.period {
+            return Err(format!("atropos.domains.{name}.slice_us: longer than the period"));
+        }
+        if r.latency > r.period {
+            return Err(format!("atropos.domains.{name}.latency_us: longer than the period"));
+        }
+        Ok(r)
+    }
+}
+
+/// Checks a run-time change: Atropos has none besides the per-domain table fixed at boot.
+pub fn check_param(param: &str, _v: &Value) -> Result<(), String> {
+    Err(format!("atropos: '{param}' cannot change at run time (reservations are fixed at boot)"))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    /// Guaranteed time left: on the run queue.
+    Run,
+    /// No guaranteed time left: on the wait queue until its deadline.
+    Wait,
+    /// Woke from a short block with time left: on the wait queue, first for slack.
+    Unblocked,
+    Blocked,
+}
+
+#[derive(Debug, Clone)]
+struct AVcpu {
+    res: Reservation,
+    st: St,
+    deadline: Nanos,
+    prevddln: Nanos,
+    /// Guaranteed time left this period [ns]; negative after an overrun.
+    remain: i64,
+    period: Nanos,
+    slice: Nanos,
+    processor: PcpuId,
+    last_sched: Nanos,
+    /// Chosen for slack (no deduction from `remain`).
+    extra: bool,
+}
+
+pub struct Atropos {
+    vcpus: Vec<AVcpu>,
+    runq: Vec<Vec<VcpuId>>,
+    waitq: Vec<Vec<VcpuId>>,
+    rrobin: Vec<usize>,
+    versions: Versions,
+}
+
+impl Atropos {
+    pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Atropos, String> {
+        if let Some(obj) = common::object("atropos", params)? {
+            if let Some(k) = obj.keys().find(|k| *k != "domains") {
+                return Err(format!("unknown atropos parameter '{k}' (known: domains)"));
+            }
+        }
+        let per = common::per_domain("atropos", params, domains)?;
+        let place = common::spread(domains.iter().map(|d| d.vcpus.len()).sum(), pcpus);
+        let mut vcpus = Vec::new();
+        for (d, info) in domains.iter().enumerate() {
+            let res = Reservation::from(info.is_driver, per[d], &info.name)?;
+            for v in &info.vcpus {
+                vcpus.push(AVcpu {
+                    res,
+                    st: St::Blocked,
+                    // Xen starts dom0 at once and other domains a period later.
+                    deadline: if info.is_driver { Nanos::ZERO } else { res.period },
+                    prevddln: Nanos::ZERO,
+                    remain: if info.is_driver { res.slice.0 as i64 } else { 0 },
+                    period: res.period,
+                    slice: res.slice,
+                    processor: place[v.0],
+                    last_sched: Nanos::ZERO,
+                    extra: false,
+                });
+            }
+        }
+        Ok(Atropos {
+            vcpus,
+            runq: vec![Vec::new(); pcpus],
+            waitq: vec![Vec::new(); pcpus],
+            rrobin: vec![0; pcpus],
+            versions: Versions::new(pcpus),
+        })
+    }
+
+    /// The reservation of a vCPU (tests).
+    pub fn reservation(&self, v: VcpuId) -> Reservation {
+        self.vcpus[v.0].res
+    }
+
+    fn dequeue(&mut self, v: VcpuId) {
+        let p = self.vcpus[v.0].processor;
+        self.runq[p.0].retain(|&u| u != v);
+        self.waitq[p.0].retain(|&u| u != v);
+        self.versions.touch(p);
+    }
+
+    /// Onto the queue its state says, in deadline order (FIFO among equal deadlines).
+    fn requeue(&mut self, v: VcpuId) {
+        let p = self.vcpus[v.0].processor;
+        let d = self.vcpus[v.0].deadline;
+        let q = match self.vcpus[v.0].st {
+            St::Run => &mut self.runq[p.0],
+            St::Wait | St::Unblocked => &mut self.waitq[p.0],
+            St::Blocked => return,
+        };
+        let pos = q.iter().position(|u| self.vcpus[u.0].deadline > d).unwrap_or(q.len());
+        q.insert(pos, v);
+        self.versions.touch(p);
+    }
+
+    /// Waiting vCPUs whose deadline has passed start a new period with a new slice.
+    fn refill(&mut self, p: PcpuId, now: Nanos) {
+        while let Some(&v) = self.waitq[p.0].first() {
+            if self.vcpus[v.0].deadline > now {
+                break;
+            }
+            self.waitq[p.0].remove(0);
+            let c = &mut self.vcpus[v.0];
+            if c.period != c.res.period {
+                // Parameters shortened by the latency hint double back towards the natural ones.
+                c.slice = Nanos(c.slice.0 * 2);
+                c.period = Nanos(c.period.0 * 2);
+                if c.period > c.res.period {
+                    c.period = c.res.period;
+                    c.slice = c.res.slice;
+                }
+            }
+            // Time left from a block cannot be trusted: a fresh slice; a debt is paid from the new one.
+            c.remain = if c.remain > 0 { c.slice.0 as i64 } else { c.remain + c.slice.0 as i64 };
+            c.prevddln = c.deadline;
+            c.deadline += c.period;
+            c.st = if c.remain > 0 { St::Run } else { St::Wait };
+            self.requeue(v);
+        }
+    }
+}
+
+impl Policy for Atropos {
+    fn timers(&self) -> Timers {
+        Timers::default()
+    }
+
+    fn init_vcpu(&mut self, v: VcpuId, _ctx: &mut Ctx) -> PcpuId {
+        self.vcpus[v.0].processor
+    }
+
+    fn wake(&mut self, v: VcpuId, _cause: &str, ctx: &mut Ctx) {
+        let now = ctx.now;
+        if self.vcpus[v.0].st != St::Blocked {
+            return;
+        }
+        self.dequeue(v);
+        let c = &mut self.vcpus[v.0];
+        if c.deadline < now {
+            // Long block: the period shrinks to the latency hint and the slice in proportion.
+            c.prevddln = now;
+            c.deadline = now + c.res.latency;
+            let ratio = (c.res.period.0 / c.res.latency.0.max(1)).max(1);
+            c.slice = Nanos(c.res.slice.0 / ratio);
+            c.period = c.res.latency;
+            c.remain = c.slice.0 as i64;
+            c.st = if c.remain > 0 { St::Run } else { St::Wait };
+        } else {
+            c.st = if c.remain > 0 { St::Unblocked } else { St::Wait };
+        }
+        self.requeue(v);
+        let p = self.vcpus[v.0].processor;
+        match ctx.host.running[p.0] {
+            None => ctx.resched(p),
+            Some(cur) => {
+                let (me, them) = (&self.vcpus[v.0], &self.vcpus[cur.0]);
+                if me.st == St::Run && (them.extra || me.deadline < them.deadline) {
+                    let (a, b) = (ctx.name(v).to_string(), ctx.name(cur).to_string());
+                    ctx.note(p, || format!("{a} wakes with guaranteed time before {b}'s deadline"));
+                    ctx.resched(p);
+                }
+            }
+        }
+    }
+
+    fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx) {
+        if ctx.host.running.contains(&Some(v)) {
+            // Accounting happens in do_schedule, which the engine runs next.
+            return;
+        }
+        self.dequeue(v);
+        self.vcpus[v.0].st = St::Blocked;
+    }
+
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+        let now = ctx.now;
+        self.versions.touch(p);
+        if let Some(c) = cur {
+            self.dequeue(c);
+            let s = &mut self.vcpus[c.0];
+            let ran = now.saturating_sub(s.last_sched).0 as i64;
+            if !s.extra {
+                s.remain -= ran;
+            }
+            s.st = if !cur_runnable {
+                St::Blocked
+            } else if s.remain <= 0 {
+                St::Wait
+            } else {
+                s.st
+            };
+            self.requeue(c);
+        }
+        self.refill(p, now);
+        let mut pick = None;
+        if let Some(&v) = self.runq[p.0].first() {
+            pick = Some((v, Nanos(self.vcpus[v.0].remain.max(0) as u64), false, "earliest deadline"));
+        } else if let Some(&v) = self.waitq[p.0].iter().find(|u| self.vcpus[u.0].st == St::Unblocked) {
+            pick = Some((v, Nanos(self.vcpus[v.0].remain.max(0) as u64), false, "unblocked with time left"));
+        } else {
+            let n = self.waitq[p.0].len();
+            if self.rrobin[p.0] >= n {
+                self.rrobin[p.0] = 0;
+            }
+            let start = self.rrobin[p.0];
+            let found = self.waitq[p.0].iter().enumerate().skip(start).find(|(_, u)| self.vcpus[u.0].res.xtratime);
+            if let Some((i, &v)) = found {
+                self.rrobin[p.0] = i + 1;
+                pick = Some((v, BESTEFFORT_QUANTUM, true, "slack (extra time)"));
+            }
+        }
+        let head_deadline = self.waitq[p.0].first().map(|u| self.vcpus[u.0].deadline);
+        let Some((n, run, extra, how)) = pick else {
+            let slice = head_deadline.map_or(IDLE_RECHECK, |d| d.saturating_sub(now)).max(Nanos(1));
+            let reason = if ctx.explain { format!("pCPU{} idles until the next period", p.0) } else { String::new() };
+            return Decision { next: None, slice, reason };
+        };
+        if !extra {
+            // Taking an unblocked vCPU from the wait queue: it runs on its guaranteed time.
+            self.waitq[p.0].retain(|&u| u != n);
+            self.runq[p.0].retain(|&u| u != n);
+        } else {
+            self.waitq[p.0].retain(|&u| u != n);
+        }
+        let mut newtime = now + run;
+        if let Some(d) = head_deadline {
+            newtime = newtime.min(d);
+        }
+        newtime = newtime.max(now + BESTEFFORT_QUANTUM);
+        let s = &mut self.vcpus[n.0];
+        s.extra = extra;
+        s.last_sched = now;
+        let reason = if ctx.explain {
+            format!("runs {}: {how} (deadline {} us)", ctx.name(n), self.vcpus[n.0].deadline.0 / 1000)
+        } else {
+            String::new()
+        };
+        Decision { next: Some(n), slice: newtime - now, reason }
+    }
+
+    fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
+        check_param(param, value)
+    }
+
+    fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
+        let c = &self.vcpus[v.0];
+        let pri = match c.st {
+            St::Run => "RUN",
+            St::Wait => "WAIT",
+            St::Unblocked => "UNBLOCKED",
+            St::Blocked => "BLOCKED",
+        };
+        VcpuSched { pri, credit: Some(c.remain / 1000) }
+    }
+
+    fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
+        self.runq[p.0].iter().chain(&self.waitq[p.0]).copied().collect()
+    }
+
+    fn runqueue_version(&self, p: PcpuId) -> u64 {
+        self.versions.get(p)
+    }
+
+    fn timed_idle(&self) -> bool {
+        true
+    }
+}

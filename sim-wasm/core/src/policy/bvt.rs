@@ -1,0 +1,302 @@
+//! Borrowed Virtual Time (Duda and Cheriton; Xen 2.0 `sched_bvt.c`; thesis 003, 3.2.1): each vCPU's actual
+//! virtual time advances by `mcu_advance` per minimum charging unit (MCU) of CPU, so a heavier domain's clock runs
+//! slower; the vCPU with the earliest effective virtual time runs. A latency-sensitive domain may warp: while
+//! warped its effective time is `avt - warp`, so it wins the CPU on waking. A warp lasts at most `warp_limit`
+//! of CPU, after which the domain must stay unwarped for `unwarp_req` before it may warp again. The running
+//! vCPU keeps the CPU until its time passes the next one's by the context-switch allowance. Work-conserving
+//! only (no caps); one run queue per pCPU and no load balancing, as in Xen.
+
+use super::common::{self, Versions};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use crate::model::{PcpuId, VcpuId};
+use crate::time::Nanos;
+use serde_json::{Map, Value};
+
+/// `mcu_advance` of a domain of the default weight 256 (others get 2560 / weight), in thousandths: virtual time
+/// is kept 1000 times finer than Xen's so weights that do not divide 2560 are still honoured exactly.
+const DEFAULT_ADVANCE: u64 = 10_000;
+
+/// Host-wide tunables; defaults from Xen's BVT.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BvtParams {
+    /// Minimum charging unit [us] (Xen: 100).
+    pub mcu_us: u64,
+    /// Context-switch allowance C [us] (Xen: 5000).
+    pub ctx_allow_us: u64,
+}
+
+impl Default for BvtParams {
+    fn default() -> BvtParams {
+        BvtParams { mcu_us: 100, ctx_allow_us: 5000 }
+    }
+}
+
+impl BvtParams {
+    pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
+        match param {
+            "mcu_us" => self.mcu_us = common::int(param, v, 1, 10_000)?,
+            "ctx_allow_us" => self.ctx_allow_us = common::int(param, v, 0, 1_000_000)?,
+            other => return Err(format!("unknown bvt parameter '{other}' (known: mcu_us, ctx_allow_us, domains)")),
+        }
+        Ok(())
+    }
+}
+
+/// A domain's BVT settings.
+#[derive(Debug, Clone, PartialEq)]
+struct DomBvt {
+    /// Virtual time per MCU of CPU (inverse of weight) [thousandths of Xen's unit].
+    mcu_advance: u64,
+    /// Warp [us of virtual time at the default advance]; 0 = never warps.
+    warp_us: u64,
+    /// Longest a warp lasts, in CPU time [ms] (Xen: 2000).
+    warp_limit_ms: u64,
+    /// Unwarped time required before warping again [ms] (Xen: 1000).
+    unwarp_req_ms: u64,
+}
+
+impl DomBvt {
+    fn from(weight: u32, obj: Option<&Map<String, Value>>, name: &str) -> Result<DomBvt, String> {
+        let mut d = DomBvt {
+            mcu_advance: (DEFAULT_ADVANCE * 256 / u64::from(weight.max(1))).max(1),
+            warp_us: 0,
+            warp_limit_ms: 2000,
+            unwarp_req_ms: 1000,
+        };
+        for (k, v) in obj.into_iter().flatten() {
+            let at = format!("bvt.domains.{name}.{k}");
+            match k.as_str() {
+                "mcu_advance" => d.mcu_advance = common::int(&at, v, 1, 100_000)? * 1000,
+                "warp_us" => d.warp_us = common::int(&at, v, 0, 10_000_000)?,
+                "warp_limit_ms" => d.warp_limit_ms = common::int(&at, v, 1, 3_600_000)?,
+                "unwarp_req_ms" => d.unwarp_req_ms = common::int(&at, v, 0, 3_600_000)?,
+                _ => return Err(format!("{at}: unknown (known: mcu_advance, warp_us, warp_limit_ms, unwarp_req_ms)")),
+            }
+        }
+        Ok(d)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct BVcpu {
+    dom: usize,
+    /// Actual virtual time [MCU x advance].
+    avt: u64,
+    /// CPU not yet charged because it is less than a whole MCU [ns].
+    residual: u64,
+    warping: bool,
+    /// CPU used in the current warp [ns].
+    warped_ns: u64,
+    /// When the last warp ran out (for the unwarp requirement).
+    unwarped_at: Option<Nanos>,
+    processor: PcpuId,
+    on_runq: bool,
+    last_charge: Nanos,
+}
+
+pub struct Bvt {
+    params: BvtParams,
+    doms: Vec<DomBvt>,
+    vcpus: Vec<BVcpu>,
+    runq: Vec<Vec<VcpuId>>,
+    versions: Versions,
+}
+
+impl Bvt {
+    pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Bvt, String> {
+        let mut p = BvtParams::default();
+        if let Some(obj) = common::object("bvt", params)? {
+            for (k, v) in obj.iter().filter(|(k, _)| *k != "domains") {
+                p.set(k, v)?;
+            }
+        }
+        let per = common::per_domain("bvt", params, domains)?;
+        let doms = domains
+            .iter()
+            .zip(&per)
+            .map(|(d, o)| DomBvt::from(d.weight, *o, &d.name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let place = common::spread(domains.iter().map(|d| d.vcpus.len()).sum(), pcpus);
+        let mut vcpus = Vec::new();
+        for (d, info) in domains.iter().enumerate() {
+            for v in &info.vcpus {
+                vcpus.push(BVcpu {
+                    dom: d,
+                    avt: 0,
+                    residual: 0,
+                    warping: false,
+                    warped_ns: 0,
+                    unwarped_at: None,
+                    processor: place[v.0],
+                    on_runq: false,
+                    last_charge: Nanos::ZERO,
+                });
+            }
+        }
+        Ok(Bvt { params: p, doms, vcpus, runq: vec![Vec::new(); pcpus], versions: Versions::new(pcpus) })
+    }
+
+    fn mcu(&self) -> u64 {
+        self.params.mcu_us * 1000
+    }
+
+    /// Effective virtual time: actual minus the warp while warping.
+    fn evt(&self, v: VcpuId) -> i64 {
+        let c = &self.vcpus[v.0];
+        let warp = if c.warping { self.warp_units(c.dom) } else { 0 };
+        c.avt as i64 - warp as i64
+    }
+
+    fn warp_units(&self, d: usize) -> u64 {
+        self.doms[d].warp_us * 1000 / self.mcu() * DEFAULT_ADVANCE
+    }
+
+    /// Charges CPU used since the last charge: whole MCUs advance the virtual time; warps use up their limit.
+    fn charge(&mut self, v: VcpuId, now: Nanos) {
+        let mcu = self.mcu();
+        let c = &mut self.vcpus[v.0];
+        let ran = now.saturating_sub(c.last_charge).0;
+        c.last_charge = now;
+        let total = ran + c.residual;
+        c.avt += total / mcu * self.doms[c.dom].mcu_advance;
+        c.residual = total % mcu;
+        if c.warping {
+            c.warped_ns += ran;
+            if c.warped_ns >= self.doms[c.dom].warp_limit_ms * 1_000_000 {
+                c.warping = false;
+                c.unwarped_at = Some(now);
+            }
+        }
+    }
+
+    /// System virtual time of a pCPU: the least actual virtual time of its runnable vCPUs.
+    fn svt(&self, p: PcpuId, running: Option<VcpuId>) -> Option<u64> {
+        self.runq[p.0].iter().chain(running.iter()).map(|v| self.vcpus[v.0].avt).min()
+    }
+
+    fn insert(&mut self, v: VcpuId) {
+        let p = self.vcpus[v.0].processor;
+        self.runq[p.0].push(v);
+        self.vcpus[v.0].on_runq = true;
+        self.versions.touch(p);
+    }
+}
+
+impl Policy for Bvt {
+    fn timers(&self) -> Timers {
+        Timers::default()
+    }
+
+    fn init_vcpu(&mut self, v: VcpuId, _ctx: &mut Ctx) -> PcpuId {
+        self.vcpus[v.0].processor
+    }
+
+    fn wake(&mut self, v: VcpuId, _cause: &str, ctx: &mut Ctx) {
+        if self.vcpus[v.0].on_runq {
+            return;
+        }
+        let p = self.vcpus[v.0].processor;
+        let running = ctx.host.running[p.0];
+        if let Some(c) = running {
+            self.charge(c, ctx.now);
+        }
+        // A sleeper does not bank virtual time: it comes back no earlier than the pCPU's system virtual time.
+        if let Some(svt) = self.svt(p, running) {
+            let c = &mut self.vcpus[v.0];
+            c.avt = c.avt.max(svt);
+        }
+        let d = self.vcpus[v.0].dom;
+        let may_warp = self.doms[d].warp_us > 0
+            && self.vcpus[v.0]
+                .unwarped_at
+                .is_none_or(|t| ctx.now.saturating_sub(t) >= Nanos::from_ms(self.doms[d].unwarp_req_ms));
+        if may_warp && !self.vcpus[v.0].warping {
+            self.vcpus[v.0].warping = true;
+            self.vcpus[v.0].warped_ns = 0;
+        }
+        self.insert(v);
+        match running {
+            None => ctx.resched(p),
+            Some(c) if self.evt(v) < self.evt(c) => {
+                let (a, b) = (ctx.name(v).to_string(), ctx.name(c).to_string());
+                ctx.note(p, || format!("{a} wakes with an earlier effective virtual time than {b}"));
+                ctx.resched(p);
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx) {
+        if self.vcpus[v.0].on_runq {
+            let p = self.vcpus[v.0].processor;
+            self.runq[p.0].retain(|&u| u != v);
+            self.vcpus[v.0].on_runq = false;
+            self.versions.touch(p);
+        }
+        if ctx.host.running.contains(&Some(v)) {
+            self.charge(v, ctx.now);
+        }
+        // A warp ends when the domain blocks: the next wake starts a new one.
+        self.vcpus[v.0].warping = false;
+    }
+
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+        let now = ctx.now;
+        self.versions.touch(p);
+        if let Some(c) = cur {
+            self.charge(c, now);
+            if cur_runnable {
+                self.insert(c);
+            }
+        }
+        // Lowest effective virtual time first; ties in queue order.
+        let best = self.runq[p.0].iter().enumerate().min_by_key(|(i, v)| (self.evt(**v), *i)).map(|(i, _)| i);
+        let Some(i) = best else {
+            let reason = if ctx.explain { format!("pCPU{} goes idle", p.0) } else { String::new() };
+            return Decision { next: None, slice: Nanos::ZERO, reason };
+        };
+        let n = self.runq[p.0].remove(i);
+        self.vcpus[n.0].on_runq = false;
+        self.vcpus[n.0].last_charge = now;
+        let e = self.evt(n);
+        let second = self.runq[p.0].iter().map(|v| self.evt(*v)).min();
+        let adv = self.doms[self.vcpus[n.0].dom].mcu_advance;
+        let allow = Nanos::from_us(self.params.ctx_allow_us);
+        // Run until this vCPU's time passes the next one's by the context-switch allowance.
+        let mut slice = match second {
+            Some(s2) => Nanos(((s2 - e).max(0) as u64 / adv) * self.mcu()) + allow,
+            None => allow.max(Nanos::from_ms(10)),
+        };
+        let c = &self.vcpus[n.0];
+        if c.warping {
+            let left = (self.doms[c.dom].warp_limit_ms * 1_000_000).saturating_sub(c.warped_ns);
+            slice = slice.min(Nanos(left.max(self.mcu())));
+        }
+        let slice = slice.max(Nanos(self.mcu()));
+        let reason = if ctx.explain {
+            let w = if self.vcpus[n.0].warping { ", warped" } else { "" };
+            format!("runs {}: earliest effective virtual time {e}{w}", ctx.name(n))
+        } else {
+            String::new()
+        };
+        Decision { next: Some(n), slice, reason }
+    }
+
+    fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
+        self.params.set(param, value)
+    }
+
+    fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
+        VcpuSched { pri: if self.vcpus[v.0].warping { "WARP" } else { "BVT" }, credit: Some(self.evt(v)) }
+    }
+
+    fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
+        let mut q = self.runq[p.0].clone();
+        q.sort_by_key(|v| self.evt(*v));
+        q
+    }
+
+    fn runqueue_version(&self, p: PcpuId) -> u64 {
+        self.versions.get(p)
+    }
+}

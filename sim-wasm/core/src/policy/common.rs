@@ -1,0 +1,78 @@
+//! Small pieces the thesis-003 policies share: parameter parsing with field-named errors, per-domain parameter
+//! tables keyed by domain name, and run-queue snapshot versions.
+
+use super::DomainInfo;
+use crate::model::PcpuId;
+use crate::time::Nanos;
+use serde_json::{Map, Value};
+
+/// An integer parameter in `lo..=hi`, or an error naming it.
+pub fn int(param: &str, v: &Value, lo: u64, hi: u64) -> Result<u64, String> {
+    v.as_u64()
+        .filter(|x| (lo..=hi).contains(x))
+        .ok_or_else(|| format!("{param}: expected an integer in {lo}..={hi}, got {v}"))
+}
+
+/// A boolean parameter, or an error naming it.
+pub fn boolean(param: &str, v: &Value) -> Result<bool, String> {
+    v.as_bool().ok_or_else(|| format!("{param}: expected true or false, got {v}"))
+}
+
+/// The object of `params`, or an error when it is something else (null = no parameters).
+pub fn object<'a>(scheduler: &str, params: &'a Value) -> Result<Option<&'a Map<String, Value>>, String> {
+    match params {
+        Value::Null => Ok(None),
+        Value::Object(m) => Ok(Some(m)),
+        other => Err(format!("{scheduler} params: expected an object, got {other}")),
+    }
+}
+
+/// Per-domain parameters given as `"domains": { NAME: {...} }`: one entry per domain (None = defaults), with
+/// errors for names that are no domain of the scenario.
+pub fn per_domain<'a>(
+    scheduler: &str,
+    params: &'a Value,
+    domains: &[DomainInfo],
+) -> Result<Vec<Option<&'a Map<String, Value>>>, String> {
+    let mut out = vec![None; domains.len()];
+    let Some(obj) = params.get("domains") else { return Ok(out) };
+    let map = obj.as_object().ok_or_else(|| format!("{scheduler}.domains: expected an object, got {obj}"))?;
+    for (name, v) in map {
+        let d = domains
+            .iter()
+            .position(|d| &d.name == name)
+            .ok_or_else(|| format!("{scheduler}.domains.{name}: no domain named '{name}'"))?;
+        out[d] = Some(v.as_object().ok_or_else(|| format!("{scheduler}.domains.{name}: expected an object, got {v}"))?);
+    }
+    Ok(out)
+}
+
+/// A time parameter given in microseconds, as nanoseconds.
+pub fn us(param: &str, v: &Value, lo: u64, hi: u64) -> Result<Nanos, String> {
+    int(param, v, lo, hi).map(Nanos::from_us)
+}
+
+/// Per-pCPU counters for `Policy::runqueue_version`.
+#[derive(Debug, Clone)]
+pub struct Versions(Vec<u64>);
+
+impl Versions {
+    pub fn new(pcpus: usize) -> Versions {
+        Versions(vec![0; pcpus])
+    }
+    pub fn touch(&mut self, p: PcpuId) {
+        self.0[p.0] += 1;
+    }
+    pub fn touch_all(&mut self) {
+        self.0.iter_mut().for_each(|x| *x += 1);
+    }
+    pub fn get(&self, p: PcpuId) -> u64 {
+        self.0[p.0]
+    }
+}
+
+/// Where each vCPU starts: spread round robin over the pCPUs in vCPU order, as Xen's initial placement does on
+/// an idle host.
+pub fn spread(nvcpus: usize, pcpus: usize) -> Vec<PcpuId> {
+    (0..nvcpus).map(|v| PcpuId(v % pcpus.max(1))).collect()
+}
