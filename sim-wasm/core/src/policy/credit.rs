@@ -94,11 +94,7 @@ impl CreditParams {
 
     /// Sets one parameter by name.
     pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        let int = |lo: u64, hi: u64| -> Result<u64, String> {
-            v.as_u64()
-                .filter(|x| (lo..=hi).contains(x))
-                .ok_or_else(|| format!("{param}: expected an integer in {lo}..={hi}, got {v}"))
-        };
+        let int = |lo: u64, hi: u64| super::common::int(param, v, lo, hi);
         match param {
             "boost" => self.boost = v.as_bool().ok_or_else(|| format!("boost: expected true or false, got {v}"))?,
             "tslice_ms" => self.tslice_ms = int(1, 1000)?,

@@ -62,11 +62,7 @@ impl HybridParams {
 
     /// Sets one parameter by name: `slot_ms`, `alloc_slots`, or `domain_type.NAME` ("throughput"/"concurrent").
     pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        let int = |lo: u64, hi: u64| -> Result<u64, String> {
-            v.as_u64()
-                .filter(|x| (lo..=hi).contains(x))
-                .ok_or_else(|| format!("{param}: expected an integer in {lo}..={hi}, got {v}"))
-        };
+        let int = |lo: u64, hi: u64| super::common::int(param, v, lo, hi);
         match param {
             "slot_ms" => self.slot_ms = int(1, 1000)?,
             "alloc_slots" => self.alloc_slots = int(1, 1000)?,
