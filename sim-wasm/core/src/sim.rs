@@ -8,6 +8,7 @@
 
 mod build;
 mod io;
+mod queue;
 mod workload;
 
 use crate::metrics::{DomMetrics, TaskMetrics};
@@ -17,9 +18,9 @@ use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, TaskRec, Trace, VcpuUsage};
+use queue::EventQueue;
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 
 /// Linux O(1) interactivity window: the sleep average saturates at 1 s [ns].
@@ -97,31 +98,6 @@ pub struct MetaTask {
     pub path: String,
 }
 
-/// A queued event; ordered by (time, seq) only, so ties break by insertion order. The event itself waits in a
-/// slab so the heap moves small keys only.
-struct Queued {
-    at: Nanos,
-    seq: u64,
-    slot: u32,
-}
-
-impl PartialEq for Queued {
-    fn eq(&self, o: &Queued) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Queued {}
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, o: &Queued) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Queued {
-    fn cmp(&self, o: &Queued) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(o.at, o.seq))
-    }
-}
-
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Schedule(PcpuId),
@@ -174,22 +150,15 @@ pub struct Simulation {
     pub(crate) now: Nanos,
     pub(crate) end: Nanos,
     pub(crate) warmup: Nanos,
-    queue: BinaryHeap<Reverse<Queued>>,
-    /// Events queued for the current instant (reschedules, zero-length bursts) skip the heap; popping merges the
-    /// two by (time, seq), so the order is exactly the heap's.
-    now_queue: VecDeque<Queued>,
+    queue: EventQueue<Ev>,
     /// Events processed per kind, when SCHEDSIM_DEBUG_QUEUE is set (a profiling aid).
     debug_counts: Option<std::collections::BTreeMap<String, u64>>,
-    /// Queued events by slot, and the free slots.
-    slab: Vec<Ev>,
-    free_slots: Vec<u32>,
-    seq: u64,
     pub(crate) events: u64,
     event_budget: u64,
     finished: bool,
     policy: Box<dyn Policy>,
     actions: Vec<Action>,
-    notes: Vec<(PcpuId, String)>,
+    notes: policy::Notes,
     pub(crate) pcpus: Vec<Pcpu>,
     pub(crate) running: Vec<Option<VcpuId>>,
     pub(crate) vcpus: Vec<Vcpu>,
@@ -230,8 +199,8 @@ pub struct Simulation {
     fault: Option<SimError>,
     /// A policy hook ran since the last run-queue snapshot.
     rq_dirty: bool,
-    /// The run-queue version each pCPU was last snapshotted at.
-    rq_seen: Vec<Option<u64>>,
+    /// The run-queue version each pCPU was last snapshotted at (`u64::MAX` before its first snapshot).
+    rq_seen: Vec<u64>,
     pub(crate) wall_ns: u64,
     /// When a scenario change was last applied to the policy (the run's start if none) [ns]: each task's
     /// `io_bound_after_ms` in the report counts from here.
@@ -296,18 +265,14 @@ impl Simulation {
             now: Nanos::ZERO,
             end,
             warmup,
-            queue: BinaryHeap::new(),
-            now_queue: VecDeque::new(),
-            slab: Vec::new(),
+            queue: EventQueue::default(),
             debug_counts: std::env::var_os("SCHEDSIM_DEBUG_QUEUE").map(|_| Default::default()),
-            free_slots: Vec::new(),
-            seq: 0,
             events: 0,
             event_budget: EVENTS_PER_SIM_SECOND_BUDGET.saturating_mul(scenario.duration_ms.div_ceil(1000).max(1)),
             finished: false,
             policy,
             actions: Vec::new(),
-            notes: Vec::new(),
+            notes: policy::Notes::default(),
             pcpus: (0..pcpus)
                 .map(|_| Pcpu {
                     running: None,
@@ -345,7 +310,7 @@ impl Simulation {
             record: opts.trace,
             fault: None,
             rq_dirty: true,
-            rq_seen: vec![None; pcpus],
+            rq_seen: vec![u64::MAX; pcpus],
             wall_ns: 0,
             last_change_at: Nanos::ZERO,
         };
@@ -354,45 +319,7 @@ impl Simulation {
     }
 
     fn push(&mut self, at: Nanos, ev: Ev) {
-        self.seq += 1;
-        let slot = match self.free_slots.pop() {
-            Some(s) => {
-                self.slab[s as usize] = ev;
-                s
-            }
-            None => {
-                self.slab.push(ev);
-                (self.slab.len() - 1) as u32
-            }
-        };
-        let q = Queued { at, seq: self.seq, slot };
-        if at == self.now {
-            self.now_queue.push_back(q);
-        } else {
-            self.queue.push(Reverse(q));
-        }
-    }
-
-    /// The next event in (time, seq) order, if it is before `limit`.
-    fn pop_before(&mut self, limit: Nanos) -> Option<Queued> {
-        let heap_first = self.queue.peek().map(|Reverse(q)| (q.at, q.seq));
-        let now_first = self.now_queue.front().map(|q| (q.at, q.seq));
-        let take_now = match (now_first, heap_first) {
-            (Some(a), Some(b)) => a < b,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        if take_now {
-            let q = self.now_queue.front().expect("checked");
-            if q.at >= limit {
-                return None;
-            }
-            return self.now_queue.pop_front();
-        }
-        match self.queue.peek() {
-            Some(Reverse(q)) if q.at < limit => self.queue.pop().map(|Reverse(q)| q),
-            _ => None,
-        }
+        self.queue.push(at, ev);
     }
 
     fn boot(&mut self) {
@@ -453,9 +380,8 @@ impl Simulation {
                 self.trace.push_boost(BoostRec { t_ns: self.now.0, vcpu: v.0 as u32, kind });
             }
         }
-        for (p, text) in self.notes.drain(..) {
-            self.trace.push_decision(self.now.0, p.0, text);
-        }
+        let (trace, now) = (&mut self.trace, self.now.0);
+        self.notes.drain(|p, text| trace.push_decision(now, p.0, text));
         r
     }
 
@@ -509,20 +435,22 @@ impl Simulation {
             return;
         }
         self.rq_dirty = false;
-        for p in 0..self.pcpus.len() {
+        let versions = self.policy.runqueue_versions();
+        let pcpus = versions.iter().zip(&self.running).zip(self.rq_seen.iter_mut()).enumerate();
+        for (p, ((&ver, running), seen)) in pcpus {
             // Who runs here is part of the snapshot too; the policy's version covers its own state.
-            let version =
-                self.policy.runqueue_version(PcpuId(p)) ^ (self.running[p].map_or(0, |v| v.0 as u64 + 1) << 48);
-            if self.rq_seen[p] == Some(version) {
+            let version = ver ^ (running.map_or(0, |v| v.0 as u64 + 1) << 48);
+            if *seen == version {
                 continue;
             }
-            self.rq_seen[p] = Some(version);
+            *seen = version;
+            let policy = &self.policy;
             let entry = |v: VcpuId| {
-                let s = self.policy.vcpu_sched(v);
+                let s = policy.vcpu_sched(v);
                 RqEntry { vcpu: v.0 as u32, pri: s.pri, credit: s.credit }
             };
-            let running = self.running[p].map(entry);
-            let queued: Vec<RqEntry> = self.policy.runqueue(PcpuId(p)).into_iter().map(entry).collect();
+            let running = running.map(entry);
+            let queued: Vec<RqEntry> = policy.runqueue(PcpuId(p)).into_iter().map(entry).collect();
             self.trace.push_runqueue(p, self.now.0, running, queued);
         }
     }
@@ -540,11 +468,9 @@ impl Simulation {
             return Ok(true);
         }
         for _ in 0..max_events {
-            let Some(Queued { at, slot, .. }) = self.pop_before(self.end) else {
+            let Some((at, ev)) = self.queue.pop_before(self.end) else {
                 break;
             };
-            let ev = self.slab[slot as usize];
-            self.free_slots.push(slot);
             if let Some(c) = self.debug_counts.as_mut() {
                 let name = format!("{ev:?}");
                 *c.entry(name.split(['(', ' ', '{']).next().unwrap_or("").to_string()).or_insert(0u64) += 1;
@@ -561,8 +487,7 @@ impl Simulation {
             self.apply_actions();
             self.snapshot_runqueues();
         }
-        let done = self.queue.peek().is_none_or(|Reverse(q)| q.at >= self.end)
-            && self.now_queue.front().is_none_or(|q| q.at >= self.end);
+        let done = self.queue.is_done_before(self.end);
         if done {
             self.finish();
         }
@@ -585,12 +510,12 @@ impl Simulation {
     fn finish(&mut self) {
         if std::env::var_os("SCHEDSIM_DEBUG_QUEUE").is_some() {
             let mut counts = std::collections::BTreeMap::new();
-            for Reverse(q) in self.queue.iter() {
-                let name = format!("{:?}", self.slab[q.slot as usize]);
+            for (_, ev) in self.queue.iter() {
+                let name = format!("{ev:?}");
                 let kind = name.split(['(', ' ', '{']).next().unwrap_or("").to_string();
                 *counts.entry(kind).or_insert(0) += 1;
             }
-            eprintln!("queue {} slab {} {:?}", self.queue.len(), self.slab.len(), counts);
+            eprintln!("queue {} slab {} {:?}", self.queue.len(), self.queue.slab_len(), counts);
             eprintln!("processed {:?}", self.debug_counts);
         }
         self.now = self.end;
@@ -766,7 +691,7 @@ impl Simulation {
                 };
                 self.rq_dirty = true;
                 if self.record {
-                    self.trace.push_decision(self.now.0, 0, text);
+                    self.trace.push_decision(self.now.0, 0, &text);
                 }
             }
         }
@@ -1221,7 +1146,7 @@ impl Simulation {
         }
         self.pcpus[p.0].seg_task = d.next.and_then(|n| self.vcpus[n.0].current);
         if self.record {
-            self.trace.push_decision(self.now.0, p.0, format!("{trigger}: {}", d.reason));
+            self.trace.push_decision_fmt(self.now.0, p.0, format_args!("{trigger}: {}", d.reason));
         }
         self.pcpus[p.0].slice_timer.cancel();
         if d.next.is_none() && self.policy.timed_idle() {

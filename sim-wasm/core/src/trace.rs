@@ -152,6 +152,8 @@ pub struct Trace {
     /// CPU per domain per aggregate bucket [ns], row-major by bucket.
     agg: Vec<u64>,
     agg_bucket_ns: u64,
+    /// Reused to format decisions before they are copied into the arena.
+    scratch: String,
 }
 
 impl Trace {
@@ -184,6 +186,7 @@ impl Trace {
             detail_until_ns: None,
             agg: vec![0; nb * ndomains],
             agg_bucket_ns,
+            scratch: String::new(),
         }
     }
 
@@ -238,7 +241,18 @@ impl Trace {
         self.segments.push(s);
     }
 
-    pub fn push_decision(&mut self, t_ns: u64, pcpu: usize, text: String) {
+    /// Records a decision whose text is formatted here, through a reused buffer (no allocation per decision).
+    pub fn push_decision_fmt(&mut self, t_ns: u64, pcpu: usize, text: std::fmt::Arguments<'_>) {
+        use std::fmt::Write;
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        // Writing to a String cannot fail.
+        let _ = buf.write_fmt(text);
+        self.push_decision(t_ns, pcpu, &buf);
+        self.scratch = buf;
+    }
+
+    pub fn push_decision(&mut self, t_ns: u64, pcpu: usize, text: &str) {
         // Budget by what is allocated: the record, its text, and a new arena chunk when one is started.
         let need_chunk = self.text.last().is_none_or(|c| c.len() + text.len() > c.capacity());
         let bytes = growth_bytes(&self.decisions) + if need_chunk { TEXT_CHUNK.max(text.len()) } else { 0 };
@@ -252,7 +266,7 @@ impl Trace {
         let chunk = self.text.len() - 1;
         let buf = &mut self.text[chunk];
         let start = buf.len();
-        buf.push_str(&text);
+        buf.push_str(text);
         self.decisions.push(Decision {
             t_ns,
             pcpu: pcpu as u32,

@@ -191,8 +191,8 @@ impl Policy for Arinc653 {
         seen
     }
 
-    fn runqueue_version(&self, p: PcpuId) -> u64 {
-        self.versions.get(p)
+    fn runqueue_versions(&self) -> &[u64] {
+        self.versions.all()
     }
 
     fn timed_idle(&self) -> bool {

@@ -15,6 +15,7 @@ use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
+use std::fmt::Write;
 
 /// Shortest allocation and the slack quantum (BESTEFFORT_QUANTUM) [ns].
 pub const BESTEFFORT_QUANTUM: Nanos = Nanos::from_ms(5);
@@ -241,7 +242,7 @@ impl Policy for Atropos {
                 let (me, them) = (&self.vcpus[v.0], &self.vcpus[cur.0]);
                 if me.st == St::Run && (them.extra || me.deadline < them.deadline) {
                     let (a, b) = (ctx.name(v).to_string(), ctx.name(cur).to_string());
-                    ctx.note(p, || format!("{a} wakes with guaranteed time before {b}'s deadline"));
+                    ctx.note(p, |w| write!(w, "{a} wakes with guaranteed time before {b}'s deadline"));
                     ctx.resched(p);
                 }
             }
@@ -342,8 +343,8 @@ impl Policy for Atropos {
         self.runq[p.0].iter().chain(&self.waitq[p.0]).copied().collect()
     }
 
-    fn runqueue_version(&self, p: PcpuId) -> u64 {
-        self.versions.get(p)
+    fn runqueue_versions(&self) -> &[u64] {
+        self.versions.all()
     }
 
     fn timed_idle(&self) -> bool {

@@ -11,6 +11,7 @@ use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
+use std::fmt::Write;
 
 /// `mcu_advance` of a domain of the default weight 256 (others get 2560 / weight), in thousandths: virtual time
 /// is kept 1000 times finer than Xen's so weights that do not divide 2560 are still honoured exactly.
@@ -219,7 +220,7 @@ impl Policy for Bvt {
             None => ctx.resched(p),
             Some(c) if self.evt(v) < self.evt(c) => {
                 let (a, b) = (ctx.name(v).to_string(), ctx.name(c).to_string());
-                ctx.note(p, || format!("{a} wakes with an earlier effective virtual time than {b}"));
+                ctx.note(p, |w| write!(w, "{a} wakes with an earlier effective virtual time than {b}"));
                 ctx.resched(p);
             }
             Some(_) => {}
@@ -296,7 +297,7 @@ impl Policy for Bvt {
         q
     }
 
-    fn runqueue_version(&self, p: PcpuId) -> u64 {
-        self.versions.get(p)
+    fn runqueue_versions(&self) -> &[u64] {
+        self.versions.all()
     }
 }

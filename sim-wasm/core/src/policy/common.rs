@@ -52,7 +52,7 @@ pub fn us(param: &str, v: &Value, lo: u64, hi: u64) -> Result<Nanos, String> {
     int(param, v, lo, hi).map(Nanos::from_us)
 }
 
-/// Per-pCPU counters for `Policy::runqueue_version`.
+/// Per-pCPU counters for `Policy::runqueue_versions`.
 #[derive(Debug, Clone)]
 pub struct Versions(Vec<u64>);
 
@@ -66,8 +66,8 @@ impl Versions {
     pub fn touch_all(&mut self) {
         self.0.iter_mut().for_each(|x| *x += 1);
     }
-    pub fn get(&self, p: PcpuId) -> u64 {
-        self.0[p.0]
+    pub fn all(&self) -> &[u64] {
+        &self.0
     }
 }
 

@@ -13,6 +13,7 @@ use super::{Action, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
+use std::fmt::Write;
 
 /// Priorities, as in credit.c: higher runs first.
 pub const PRI_BOOST: i8 = 0;
@@ -201,7 +202,7 @@ pub struct Credit {
     sorted: Vec<u64>,
     /// Where the next steal search starts.
     balance_bias: usize,
-    /// Bumped on every change a pCPU's run-queue snapshot could show (see `Policy::runqueue_version`).
+    /// Bumped on every change a pCPU's run-queue snapshot could show (see `Policy::runqueue_versions`).
     versions: Vec<u64>,
     is_driver: Vec<bool>,
     /// Task-aware state: what is inferred about guest tasks, pending events, partial boosts.
@@ -460,34 +461,34 @@ impl Credit {
         self.runq[p.0] = first;
     }
 
-    fn describe(&self, v: VcpuId, ctx: &Ctx) -> String {
+    /// A vCPU as reasons show it; formatting is left to whoever writes the reason (nothing is allocated here).
+    fn describe<'n>(&self, v: VcpuId, names: &'n [String]) -> Described<'n> {
         let c = &self.vcpus[v.0];
-        format!("{} ({}, {} cr)", ctx.name(v), pri_name(c.pri), c.credit)
+        Described { name: &names[v.0], pri: c.pri, credit: c.credit }
     }
 
     /// Wake-up tickling, as `__runq_tickle`: run here if idle; else prefer an idle pCPU; else preempt if better.
-    /// Returns what it did, in words when the run records explanations (else empty).
-    fn tickle(&mut self, v: VcpuId, ctx: &mut Ctx) -> String {
+    /// Returns what it did, for the reason.
+    fn tickle<'n>(&mut self, v: VcpuId, ctx: &mut Ctx<'n>) -> Tickled<'n> {
         let p = self.vcpus[v.0].processor;
-        let say = |ctx: &Ctx, f: &dyn Fn() -> String| if ctx.explain { f() } else { String::new() };
         match ctx.host.running[p.0] {
             None => {
                 ctx.resched(p);
-                say(ctx, &|| format!("pCPU{} idle: runs it", p.0))
+                Tickled::RunsIdle(p)
             }
             Some(cur) => {
                 let n = ctx.host.pcpus;
                 if let Some(idle) = (1..n).map(|i| PcpuId((p.0 + i) % n)).find(|q| ctx.host.running[q.0].is_none()) {
                     ctx.resched(idle);
-                    say(ctx, &|| format!("kicks idle pCPU{} to steal it", idle.0))
+                    Tickled::KicksIdle(idle)
                 } else if self.vcpus[v.0].pri > self.vcpus[cur.0].pri {
                     ctx.resched(p);
                     if self.params.keep_on_runq && self.is_driver[v.0] {
                         self.keep_front[p.0] = true;
                     }
-                    say(ctx, &|| format!("preempts {}", self.describe(cur, ctx)))
+                    Tickled::Preempts(self.describe(cur, ctx.host.vcpu_name))
                 } else {
-                    say(ctx, &|| format!("queues behind {}", self.describe(cur, ctx)))
+                    Tickled::QueuesBehind(self.describe(cur, ctx.host.vcpu_name))
                 }
             }
         }
@@ -506,8 +507,8 @@ impl Credit {
         let p = self.vcpus[to.0].processor;
         self.runq_insert(p, to);
         let how = self.tickle(to, ctx);
-        let name = if ctx.explain { ctx.name(to).to_string() } else { String::new() };
-        ctx.note(p, || format!("event for {name}: aggressive boost {before} -> BOOST, {how}"));
+        let name = &ctx.host.vcpu_name[to.0];
+        ctx.note(p, |w| write!(w, "event for {name}: aggressive boost {before} -> BOOST, {how}"));
     }
 
     /// Carries out an unpause xBalloon asks for, unless the cap keeps the vCPU parked (accounting unparks it).
@@ -522,8 +523,8 @@ impl Credit {
         // Both go through Xen's vcpu_wake, so an UNDER vCPU is boosted (unlike a cap unpark).
         ctx.resume(v);
         let p = self.vcpus[v.0].processor;
-        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
-        ctx.note(p, || format!("xballoon: {name} unpaused ({why})"));
+        let name = &ctx.host.vcpu_name[v.0];
+        ctx.note(p, |w| write!(w, "xballoon: {name} unpaused ({why})"));
     }
 
     /// `csched_load_balance`: steal the first queued vCPU of strictly higher priority than `pri` from a busy peer.
@@ -543,6 +544,38 @@ impl Credit {
             }
         }
         None
+    }
+}
+
+/// A vCPU in a reason: "d2v0 (UNDER, 120 cr)".
+struct Described<'n> {
+    name: &'n str,
+    pri: i8,
+    credit: i64,
+}
+
+impl std::fmt::Display for Described<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}, {} cr)", self.name, pri_name(self.pri), self.credit)
+    }
+}
+
+/// What wake-up tickling did, for the reason.
+enum Tickled<'n> {
+    RunsIdle(PcpuId),
+    KicksIdle(PcpuId),
+    Preempts(Described<'n>),
+    QueuesBehind(Described<'n>),
+}
+
+impl std::fmt::Display for Tickled<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tickled::RunsIdle(p) => write!(f, "pCPU{} idle: runs it", p.0),
+            Tickled::KicksIdle(p) => write!(f, "kicks idle pCPU{} to steal it", p.0),
+            Tickled::Preempts(d) => write!(f, "preempts {d}"),
+            Tickled::QueuesBehind(d) => write!(f, "queues behind {d}"),
+        }
     }
 }
 
@@ -573,13 +606,14 @@ impl Policy for Credit {
         self.runq_insert(p, v);
         let how = self.tickle(v, ctx);
         let after = self.vcpus[v.0].pri;
-        let change = if before == after {
-            pri_name(after).to_string()
-        } else {
-            format!("{} -> {}", pri_name(before), pri_name(after))
-        };
-        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
-        ctx.note(p, || format!("{name} woke on {cause}: {change}, {how}"));
+        let name = &ctx.host.vcpu_name[v.0];
+        ctx.note(p, |w| {
+            if before == after {
+                write!(w, "{name} woke on {cause}: {}, {how}", pri_name(after))
+            } else {
+                write!(w, "{name} woke on {cause}: {} -> {}, {how}", pri_name(before), pri_name(after))
+            }
+        });
     }
 
     fn block_request(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos) {
@@ -647,9 +681,10 @@ impl Policy for Credit {
             self.boost_marks.push((v, "boost"));
         }
         let how = self.tickle(v, ctx);
-        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
-        ctx.note(p, || {
-            format!(
+        let name = &ctx.host.vcpu_name[v.0];
+        ctx.note(p, |w| {
+            write!(
+                w,
                 "event pending for {name}, which has an I/O-bound task: partial boost {} -> BOOST, {how}",
                 pri_name(saved)
             )
@@ -683,8 +718,8 @@ impl Policy for Credit {
                 if ctx.explain {
                     self.boost_marks.push((v, "revoke"));
                 }
-                let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
-                ctx.note(p, || format!("{name} scheduled a task that is not I/O-bound: partial boost revoked"));
+                let name = &ctx.host.vcpu_name[v.0];
+                ctx.note(p, |w| write!(w, "{name} scheduled a task that is not I/O-bound: partial boost revoked"));
             }
         }
     }
@@ -729,12 +764,8 @@ impl Policy for Credit {
                     self.runq_insert(p, to);
                     self.tickle(to, ctx);
                 }
-                let (a, b) = if ctx.explain {
-                    (ctx.name(to).to_string(), ctx.name(from).to_string())
-                } else {
-                    (String::new(), String::new())
-                };
-                ctx.note(p, || format!("{a} inherits {} from {b} (priority inheritance)", pri_name(src)));
+                let (a, b) = (&ctx.host.vcpu_name[to.0], &ctx.host.vcpu_name[from.0]);
+                ctx.note(p, |w| write!(w, "{a} inherits {} from {b} (priority inheritance)", pri_name(src)));
             }
         }
         self.aggressive_event(to, ctx);
@@ -773,7 +804,8 @@ impl Policy for Credit {
                     next: Some(c),
                     slice,
                     reason: if ctx.explain {
-                        format!("{} keeps pCPU{} (ratelimit: ran {} us)", self.describe(c, ctx), p.0, ran.0 / 1000)
+                        let c = self.describe(c, ctx.host.vcpu_name);
+                        format!("{c} keeps pCPU{} (ratelimit: ran {} us)", p.0, ran.0 / 1000)
                     } else {
                         String::new()
                     },
@@ -830,19 +862,26 @@ impl Policy for Credit {
             }
         }
         let reason = if ctx.explain {
-            let prev = match cur {
-                None => "idle".to_string(),
-                Some(c) if cur_runnable => format!("{} descheduled", self.describe(c, ctx)),
-                Some(c) => format!("{} blocked", ctx.name(c)),
+            // One allocation: the parts are written straight into the reason.
+            let names = ctx.host.vcpu_name;
+            let mut s = String::with_capacity(96);
+            let _ = match cur {
+                None => s.write_str("idle"),
+                Some(c) if cur_runnable => write!(s, "{} descheduled", self.describe(c, names)),
+                Some(c) => write!(s, "{} blocked", names[c.0]),
             };
-            let how = match stolen_from {
-                Some(peer) => format!("stolen from pCPU{} ({} here)", peer.0, pri_name(head_pri)),
-                None => "head of its run queue".to_string(),
+            let _ = match (next, stolen_from) {
+                (Some(n), Some(peer)) => write!(
+                    s,
+                    "; runs {}: stolen from pCPU{} ({} here)",
+                    self.describe(n, names),
+                    peer.0,
+                    pri_name(head_pri)
+                ),
+                (Some(n), None) => write!(s, "; runs {}: head of its run queue", self.describe(n, names)),
+                (None, _) => write!(s, "; pCPU{} goes idle", p.0),
             };
-            match next {
-                Some(n) => format!("{prev}; runs {}: {how}", self.describe(n, ctx)),
-                None => format!("{prev}; pCPU{} goes idle", p.0),
-            }
+            s
         } else {
             String::new()
         };
@@ -854,8 +893,8 @@ impl Policy for Credit {
         if let Some(c) = ctx.host.running[p.0] {
             if self.vcpus[c.0].pri == PRI_BOOST && self.pboost[c.0].is_none() && self.inherited[c.0].is_none() {
                 self.vcpus[c.0].pri = PRI_UNDER;
-                let name = if ctx.explain { ctx.name(c).to_string() } else { String::new() };
-                ctx.note(p, || format!("tick: {name} BOOST -> UNDER"));
+                let name = &ctx.host.vcpu_name[c.0];
+                ctx.note(p, |w| write!(w, "tick: {name} BOOST -> UNDER"));
             }
             self.burn(c, ctx.now);
             if self.params.accounting == Accounting::Tick {
@@ -980,8 +1019,8 @@ impl Policy for Credit {
         self.runq[p.0].clone()
     }
 
-    fn runqueue_version(&self, p: PcpuId) -> u64 {
-        self.versions[p.0]
+    fn runqueue_versions(&self) -> &[u64] {
+        &self.versions
     }
 }
 
@@ -1007,7 +1046,7 @@ mod tests {
         names: Vec<String>,
         domains: Vec<DomainInfo>,
         actions: Vec<Action>,
-        notes: Vec<(PcpuId, String)>,
+        notes: crate::policy::Notes,
     }
 
     impl Harness {
@@ -1017,7 +1056,7 @@ mod tests {
                 vcpu_dom.extend(info.vcpus.iter().map(|_| DomId(d)));
             }
             let names = (0..vcpu_dom.len()).map(|i| format!("v{i}")).collect();
-            Harness { running: vec![None; pcpus], vcpu_dom, names, domains, actions: vec![], notes: vec![] }
+            Harness { running: vec![None; pcpus], vcpu_dom, names, domains, actions: vec![], notes: crate::policy::Notes::default() }
         }
         fn ctx(&mut self, now: Nanos) -> Ctx<'_> {
             Ctx {

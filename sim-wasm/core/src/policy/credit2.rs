@@ -19,6 +19,7 @@ use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
+use std::fmt::Write;
 
 /// Credit given at each reset (CSCHED2_CREDIT_INIT) [ns].
 pub const CREDIT_INIT: i64 = 10_000_000;
@@ -217,7 +218,7 @@ impl Credit2 {
         if let Some((score, p)) = lowest {
             if self.vcpus[v.0].credit > score {
                 let (a, b) = (ctx.name(v).to_string(), ctx.host.running[p.0].map(|c| ctx.name(c).to_string()));
-                ctx.note(p, || format!("tickle: {a} has more credit than {}", b.unwrap_or_default()));
+                ctx.note(p, |w| write!(w, "tickle: {a} has more credit than {}", b.unwrap_or_default()));
                 ctx.resched(p);
             }
         }
@@ -265,7 +266,7 @@ impl Credit2 {
         self.move_member(v, to);
         self.runq_insert(v);
         let name = ctx.name(v).to_string();
-        ctx.note(self.rqs[to].pcpus[0], || format!("balance: {name} moves to run queue {to}"));
+        ctx.note(self.rqs[to].pcpus[0], |w| write!(w, "balance: {name} moves to run queue {to}"));
     }
 
     /// credit2.c `balance_load`, on loads counted in runnable vCPUs: push one waiting vCPU to the lightest queue
@@ -331,7 +332,7 @@ impl Policy for Credit2 {
             if load < own_load {
                 self.move_member(v, best);
                 let name = ctx.name(v).to_string();
-                ctx.note(self.rqs[best].pcpus[0], || format!("{name} wakes on the lighter run queue {best}"));
+                ctx.note(self.rqs[best].pcpus[0], |w| write!(w, "{name} wakes on the lighter run queue {best}"));
             }
         }
         self.runq_insert(v);
@@ -464,8 +465,8 @@ impl Policy for Credit2 {
         }
     }
 
-    fn runqueue_version(&self, p: PcpuId) -> u64 {
-        self.versions.get(p)
+    fn runqueue_versions(&self) -> &[u64] {
+        self.versions.all()
     }
 }
 

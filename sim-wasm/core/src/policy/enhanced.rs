@@ -15,6 +15,7 @@ use super::credit::{Credit, PRI_BOOST, PRI_OVER};
 use super::{Ctx, DomainInfo};
 use crate::model::PcpuId;
 use serde_json::Value;
+use std::fmt::Write;
 
 /// Enhanced-scheme state: the credit bar per pCPU and whether migration to empty run queues is on.
 #[derive(Debug, Clone)]
@@ -83,7 +84,7 @@ impl Rule {
                         ctx.resched(q);
                     }
                     let name = ctx.name(cand).to_string();
-                    ctx.note(q, || format!("enhanced: {name} below max_credit, moved to empty pCPU{}", q.0));
+                    ctx.note(q, |w| write!(w, "enhanced: {name} below max_credit, moved to empty pCPU{}", q.0));
                 }
                 None => c.runq_move(p, cand, usize::MAX),
             }

@@ -13,6 +13,7 @@ use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
+use std::fmt::Write;
 
 #[derive(Debug, Clone)]
 struct GDom {
@@ -187,8 +188,8 @@ impl Policy for Gang {
             if ctx.host.running[p].is_none() {
                 ctx.resched(PcpuId(p));
             }
-            let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
-            ctx.note(PcpuId(p), || format!("{name} wakes ({cause}) on its reserved pCPU{p}"));
+            let name = &ctx.host.vcpu_name[v.0];
+            ctx.note(PcpuId(p), |w| write!(w, "{name} wakes ({cause}) on its reserved pCPU{p}"));
         }
     }
 
@@ -269,7 +270,7 @@ impl Policy for Gang {
             .collect()
     }
 
-    fn runqueue_version(&self, p: PcpuId) -> u64 {
-        self.versions[p.0]
+    fn runqueue_versions(&self) -> &[u64] {
+        &self.versions
     }
 }

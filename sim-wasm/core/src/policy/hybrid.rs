@@ -28,6 +28,7 @@ use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::DomainType;
 use crate::time::Nanos;
 use serde_json::Value;
+use std::fmt::Write;
 
 /// Shortest slice given to a vCPU with a little PE left [ns].
 const MIN_SLICE: Nanos = Nanos::from_us(100);
@@ -391,7 +392,7 @@ impl Hybrid {
             ctx.resched(PcpuId(q));
         }
         let name = self.doms[dom].name.clone();
-        ctx.note(PcpuId(p), || format!("co-scheduling {name}: IPI to its siblings' pCPUs"));
+        ctx.note(PcpuId(p), |w| write!(w, "co-scheduling {name}: IPI to its siblings' pCPUs"));
     }
 
     /// Least-loaded pCPU (fewest vCPUs belonging to it) among those `v` may belong to.
@@ -506,8 +507,8 @@ impl Policy for Hybrid {
         if preempt {
             ctx.resched(PcpuId(p));
         }
-        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
-        ctx.note(PcpuId(p), || format!("{name} wakes ({cause}) on pCPU{p}"));
+        let name = &ctx.host.vcpu_name[v.0];
+        ctx.note(PcpuId(p), |w| write!(w, "{name} wakes ({cause}) on pCPU{p}"));
     }
 
     fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx) {
@@ -641,7 +642,7 @@ impl Policy for Hybrid {
             }
         }
         self.allocate();
-        ctx.note(PcpuId(0), || "PE allocation by weight".into());
+        ctx.note(PcpuId(0), |w| w.write_str("PE allocation by weight"));
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
@@ -662,8 +663,8 @@ impl Policy for Hybrid {
         self.runq[p.0].clone()
     }
 
-    fn runqueue_version(&self, p: PcpuId) -> u64 {
-        self.versions[p.0]
+    fn runqueue_versions(&self) -> &[u64] {
+        &self.versions
     }
 }
 
@@ -700,7 +701,7 @@ mod tests {
         let types = [DomainType::Throughput, DomainType::Concurrent];
         let mut h = Hybrid::new(&Value::Null, 4, &info, &types).unwrap();
         let (running, dom, names) = (vec![None; 4], vec![DomId(0); 7], vec![String::new(); 7]);
-        let (mut actions, mut notes) = (Vec::new(), Vec::new());
+        let (mut actions, mut notes) = (Vec::new(), crate::policy::Notes::default());
         let mut ctx = Ctx {
             now: Nanos::ZERO,
             host: super::super::HostView {

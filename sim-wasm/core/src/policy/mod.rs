@@ -63,13 +63,32 @@ pub enum Action {
     ArmBalloon(VcpuId),
 }
 
+/// Explanations written during one hook, back to back in one buffer: no allocation per line once it has grown.
+#[derive(Debug, Default)]
+pub struct Notes {
+    text: String,
+    /// Each line's pCPU and its byte range in `text`.
+    lines: Vec<(PcpuId, usize, usize)>,
+}
+
+impl Notes {
+    /// Hands out every line in order, then empties the buffer (keeping its allocation).
+    pub fn drain(&mut self, mut each: impl FnMut(PcpuId, &str)) {
+        for &(p, a, b) in &self.lines {
+            each(p, &self.text[a..b]);
+        }
+        self.lines.clear();
+        self.text.clear();
+    }
+}
+
 /// The hooks' window on the engine.
 pub struct Ctx<'a> {
     pub now: Nanos,
     pub host: HostView<'a>,
     pub actions: &'a mut Vec<Action>,
     /// One-line explanations the policy wants in the decision log, with the pCPU they concern.
-    pub notes: &'a mut Vec<(PcpuId, String)>,
+    pub notes: &'a mut Notes,
     /// Whether anyone will read explanations: policies skip formatting them when not (batch runs).
     pub explain: bool,
 }
@@ -93,10 +112,13 @@ impl Ctx<'_> {
     pub fn arm_balloon(&mut self, v: VcpuId) {
         self.actions.push(Action::ArmBalloon(v));
     }
-    /// Adds a line to the decision log; `text` is only built when the run records explanations.
-    pub fn note(&mut self, p: PcpuId, text: impl FnOnce() -> String) {
+    /// Adds a line to the decision log; `text` writes it, and runs only when the run records explanations.
+    pub fn note(&mut self, p: PcpuId, text: impl FnOnce(&mut String) -> std::fmt::Result) {
         if self.explain {
-            self.notes.push((p, text()));
+            let start = self.notes.text.len();
+            // Writing to a String cannot fail.
+            let _ = text(&mut self.notes.text);
+            self.notes.lines.push((p, start, self.notes.text.len()));
         }
     }
     pub fn name(&self, v: VcpuId) -> &str {
@@ -218,9 +240,10 @@ pub trait Policy {
     fn belief_threshold(&self) -> Option<i64> {
         None
     }
-    /// A number that changes whenever what `runqueue(p)` and `vcpu_sched` show for pCPU `p` may have changed,
-    /// so the engine records run-queue snapshots only when something moved.
-    fn runqueue_version(&self, p: PcpuId) -> u64;
+    /// Per pCPU, a number that changes whenever what `runqueue(p)` and `vcpu_sched` show for it may have
+    /// changed, so the engine records run-queue snapshots only when something moved. One slice for all pCPUs:
+    /// the engine checks them after every event.
+    fn runqueue_versions(&self) -> &[u64];
 }
 
 /// Builds the policy named by a scenario's policy spec. `types` is each domain's scenario `type` (paper 001).

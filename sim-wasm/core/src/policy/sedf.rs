@@ -16,6 +16,7 @@ use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::time::{ms_to_ns, Nanos};
 use serde_json::{Map, Value};
+use std::fmt::Write;
 
 /// Extra-time quantum (EXTRA_QUANTUM) [ns].
 pub const EXTRA_QUANTUM: u64 = 500_000;
@@ -755,10 +756,6 @@ impl Sedf {
         out
     }
 
-    pub fn version(&self, p: PcpuId) -> u64 {
-        self.versions[p.0]
-    }
-
     pub fn set(&mut self, param: &str, value: &Value) -> Result<(), String> {
         let mut params = self.params.clone();
         params.set(param, value)?;
@@ -807,9 +804,9 @@ impl Policy for Sedf {
         if self.wake_vcpu(v, ctx.now.0, running) {
             ctx.resched(p);
         }
-        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+        let name = &ctx.host.vcpu_name[v.0];
         let label = self.sched_label(v).pri;
-        ctx.note(p, || format!("{name} woke on {cause}: {label}"));
+        ctx.note(p, |w| write!(w, "{name} woke on {cause}: {label}"));
     }
 
     fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx) {
@@ -842,8 +839,8 @@ impl Policy for Sedf {
         self.queued(p, self.current[p.0])
     }
 
-    fn runqueue_version(&self, p: PcpuId) -> u64 {
-        self.version(p)
+    fn runqueue_versions(&self) -> &[u64] {
+        &self.versions
     }
 }
 

@@ -12,6 +12,7 @@
 use super::{Ctx, DomainInfo};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
+use std::fmt::Write;
 
 /// Shares are kept in parts per million so the reservation stays integer nanoseconds.
 const PPM: u64 = 1_000_000;
@@ -153,9 +154,10 @@ impl XBalloon {
                 ctx.timer_at(now + Nanos(reserve));
             }
             let share = x.share_ppm;
-            let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
-            ctx.note(PcpuId(0), || {
-                format!(
+            let name = &ctx.host.vcpu_name[v.0];
+            ctx.note(PcpuId(0), |w| {
+                write!(
+                    w,
                     "xballoon: {name} armed, reserves {} us of {period_ms} ms (share {}%)",
                     reserve / 1000,
                     share / 10_000
@@ -179,12 +181,12 @@ impl XBalloon {
         if !x.armed || x.paused {
             return x.paused;
         }
-        let name = if ctx.explain { ctx.name(v).to_string() } else { String::new() };
+        let name = &ctx.host.vcpu_name[v.0];
         if off >= x.reserve_ns {
             x.armed = false;
             let r = x.reserve_ns;
-            ctx.note(PcpuId(0), || {
-                format!("xballoon: {name} reserved {} us: balloon sleeps, work-conserving", r / 1000)
+            ctx.note(PcpuId(0), |w| {
+                write!(w, "xballoon: {name} reserved {} us: balloon sleeps, work-conserving", r / 1000)
             });
             return false;
         }
@@ -192,7 +194,7 @@ impl XBalloon {
         let left = x.reserve_ns - off;
         ctx.pause(v);
         ctx.timer_at(now + Nanos(left));
-        ctx.note(PcpuId(0), || format!("xballoon: balloon pauses {name} ({} us of reservation left)", left / 1000));
+        ctx.note(PcpuId(0), |w| write!(w, "xballoon: balloon pauses {name} ({} us of reservation left)", left / 1000));
         true
     }
 
@@ -237,7 +239,7 @@ mod tests {
 
     fn with_ctx<R>(now: Nanos, actions: &mut Vec<Action>, f: impl FnOnce(&mut Ctx) -> R) -> R {
         let (running, dom, names, info) = (vec![None], vec![DomId(0), DomId(1)], vec!["a".into(), "b".into()], doms());
-        let mut notes = Vec::new();
+        let mut notes = crate::policy::Notes::default();
         let mut ctx = Ctx {
             now,
             host: HostView { pcpus: 1, running: &running, vcpu_dom: &dom, vcpu_name: &names, domains: &info },

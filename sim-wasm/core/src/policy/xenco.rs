@@ -326,8 +326,8 @@ impl Policy for Xenco {
         self.sedf.runqueue(p)
     }
 
-    fn runqueue_version(&self, p: PcpuId) -> u64 {
-        self.sedf.runqueue_version(p)
+    fn runqueue_versions(&self) -> &[u64] {
+        self.sedf.runqueue_versions()
     }
 }
 

@@ -43,8 +43,7 @@ fn assert_cpu_conserved(sim: &Simulation) {
 /// Every packet sent is delivered or still in flight at the end (on the wire, queued at a backend, pending at a
 /// vCPU); no notification reaches a guest before its vCPU runs.
 fn assert_io_conserved(sim: &Simulation) {
-    let queued = sim.queue.iter().map(|Reverse(q)| q.slot).chain(sim.now_queue.iter().map(|q| q.slot));
-    let mut in_flight = queued.filter(|&s| matches!(sim.slab[s as usize], Ev::NicRx(_) | Ev::PeerRx(_))).count() as u64;
+    let mut in_flight = sim.queue.iter().filter(|(_, ev)| matches!(ev, Ev::NicRx(_) | Ev::PeerRx(_))).count() as u64;
     for t in &sim.tasks {
         if let Work::Driver { queue, current, .. } = &t.work {
             let is_pkt = |i: &DriverItem| matches!(i, DriverItem::Rx(_) | DriverItem::Tx(_));
@@ -325,9 +324,7 @@ fn offered_load_does_not_depend_on_the_policy() {
         let mut v: Vec<(Nanos, PeerId)> = s
             .queue
             .iter()
-            .filter_map(
-                |Reverse(q)| if let Ev::PeerTimer(c) = s.slab[q.slot as usize] { Some((q.at, c)) } else { None },
-            )
+            .filter_map(|(at, ev)| if let Ev::PeerTimer(c) = *ev { Some((at, c)) } else { None })
             .collect();
         v.sort();
         v
