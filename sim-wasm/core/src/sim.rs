@@ -201,6 +201,8 @@ pub struct Simulation {
     rq_dirty: bool,
     /// The run-queue version each pCPU was last snapshotted at (`u64::MAX` before its first snapshot).
     rq_seen: Vec<u64>,
+    /// Reused to build each run-queue snapshot (the trace copies it only when it changed).
+    rq_scratch: Vec<RqEntry>,
     pub(crate) wall_ns: u64,
     /// When a scenario change was last applied to the policy (the run's start if none) [ns]: each task's
     /// `io_bound_after_ms` in the report counts from here.
@@ -311,6 +313,7 @@ impl Simulation {
             fault: None,
             rq_dirty: true,
             rq_seen: vec![u64::MAX; pcpus],
+            rq_scratch: Vec::new(),
             wall_ns: 0,
             last_change_at: Nanos::ZERO,
         };
@@ -450,8 +453,9 @@ impl Simulation {
                 RqEntry { vcpu: v.0 as u32, pri: s.pri, credit: s.credit }
             };
             let running = running.map(entry);
-            let queued: Vec<RqEntry> = policy.runqueue(PcpuId(p)).into_iter().map(entry).collect();
-            self.trace.push_runqueue(p, self.now.0, running, queued);
+            self.rq_scratch.clear();
+            self.rq_scratch.extend(policy.runqueue(PcpuId(p)).into_iter().map(entry));
+            self.trace.push_runqueue(p, self.now.0, running, &self.rq_scratch);
         }
     }
 

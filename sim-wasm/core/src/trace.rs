@@ -322,11 +322,12 @@ impl Trace {
     }
 
     /// Records pCPU `p`'s run queue unless it is unchanged since its last snapshot.
-    pub fn push_runqueue(&mut self, p: usize, t_ns: u64, running: Option<RqEntry>, queued: Vec<RqEntry>) {
+    /// `queued` is copied only when it is kept, so the caller can build it in a reused buffer.
+    pub fn push_runqueue(&mut self, p: usize, t_ns: u64, running: Option<RqEntry>, queued: &[RqEntry]) {
         if self.detail_until_ns.is_some() {
             return;
         }
-        let bytes = growth_bytes(&self.runqueues[p]) + queued.capacity() * std::mem::size_of::<RqEntry>();
+        let bytes = growth_bytes(&self.runqueues[p]) + std::mem::size_of_val(queued);
         let list = &mut self.runqueues[p];
         if let Some(last) = list.last_mut() {
             if last.running == running && last.queued == queued {
@@ -335,12 +336,13 @@ impl Trace {
             if last.t_ns == t_ns {
                 // Several changes within one instant: keep the last state only.
                 last.running = running;
-                last.queued = queued;
+                last.queued.clear();
+                last.queued.extend_from_slice(queued);
                 return;
             }
         }
         if self.spend(t_ns, bytes) {
-            self.runqueues[p].push(RqSnap { t_ns, running, queued });
+            self.runqueues[p].push(RqSnap { t_ns, running, queued: queued.to_vec() });
         }
     }
 

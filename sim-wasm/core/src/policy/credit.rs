@@ -1056,7 +1056,14 @@ mod tests {
                 vcpu_dom.extend(info.vcpus.iter().map(|_| DomId(d)));
             }
             let names = (0..vcpu_dom.len()).map(|i| format!("v{i}")).collect();
-            Harness { running: vec![None; pcpus], vcpu_dom, names, domains, actions: vec![], notes: crate::policy::Notes::default() }
+            Harness {
+                running: vec![None; pcpus],
+                vcpu_dom,
+                names,
+                domains,
+                actions: vec![],
+                notes: crate::policy::Notes::default(),
+            }
         }
         fn ctx(&mut self, now: Nanos) -> Ctx<'_> {
             Ctx {

@@ -134,7 +134,12 @@ impl Simulation {
             DriverItem::Rx(pkt) => {
                 if let Endpoint::Task(t) = pkt.dst {
                     let v = self.tasks[t.0].vcpu;
-                    let cause = if pkt.port != 0 { format!("net rx port {}", pkt.port) } else { "net rx".to_string() };
+                    // Only the decision log shows the port: batch runs skip formatting it.
+                    let cause = if self.record && pkt.port != 0 {
+                        std::borrow::Cow::Owned(format!("net rx port {}", pkt.port))
+                    } else {
+                        std::borrow::Cow::Borrowed("net rx")
+                    };
                     self.post_event(v, GuestEvent::Packet(pkt), Some(dv), &cause);
                 }
             }
