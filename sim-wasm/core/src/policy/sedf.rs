@@ -105,7 +105,8 @@ pub struct SedfParams {
     /// Xen 4.x defaults (`version: "4.x"`): `sedf_alloc_vdata` of 4.1-4.5 creates every vCPU, dom0's too, best
     /// effort with extra weight 1, so dom0 has no reservation and shares extra time equally with the guests.
     /// Xen 3.0 (the default here, paper 004) gave dom0 15 ms every 20 ms and, its extra weight left 0, an L1 score
-    /// by utilisation that wins about 96 of every 97 extra quanta against a best-effort guest.
+    /// by utilisation that wins about 96 of every 97 extra quanta against a best-effort guest. Xen 4.x also takes a
+    /// vCPU off the L0 (penalty) queue after one extra-time run, repaid or not.
     pub xen4: bool,
 }
 
@@ -515,10 +516,13 @@ impl Sedf {
         self.extraq_del(v, i);
         let mut oldscore = self.vcpus[v.0].score[i];
         let mut requeue = true;
+        let xen4 = self.params.xen4;
         let c = &mut self.vcpus[v.0];
         if i == PEN_Q {
             c.short_block_lost -= ran as i64;
-            if c.short_block_lost <= 0 {
+            // Xen 4.x compiles out the "until repaid" test (KAF: else dom0 could take the CPU for seconds): one L0
+            // quantum repays any loss.
+            if c.short_block_lost <= 0 || xen4 {
                 // The loss is repaid: no more place in L0.
                 c.short_block_lost = 0;
                 c.want_pen = false;
