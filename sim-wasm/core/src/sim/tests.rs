@@ -626,6 +626,33 @@ fn enhanced_lone_candidate_runs() {
     assert!(switches(&e) >= switches(&c), "enhanced {} vs credit {}", switches(&e), switches(&c));
 }
 
+/// The enhanced scheduler's decision path (003 4.3) always requeues the running vCPU, so it has no rate limit
+/// unless asked: a stream beside busy dom0 vCPUs gets through at least as well as with Credit's 1 ms limit put
+/// back, for more switches.
+#[test]
+fn enhanced_has_no_rate_limit_by_default() {
+    let busy0 = json!({ "name": "dom0", "role": "driver", "vcpus": 2, "guest": { "scheduler": "cfs" },
+        "tasks": [{ "name": "a", "vcpu": 0, "workload": { "type": "cpu" } },
+                  { "name": "b", "vcpu": 1, "workload": { "type": "cpu" } }] });
+    let sc = scenario(json!({
+        "schema": 1, "id": "enh-rl", "title": "enh-rl", "seed": 1, "duration_ms": 600, "warmup_ms": 100,
+        "host": { "pcpus": 2 },
+        "domains": [
+            busy0,
+            { "name": "net", "tasks": [{ "name": "tx", "workload": {
+                "type": "net_bulk", "direction": "tx", "window_kb": 16, "cpu_us": 20 } }] }
+        ],
+        "policies": [{ "id": "enhanced", "scheduler": "enhanced" },
+                     { "id": "limited", "scheduler": "enhanced", "params": { "ratelimit_us": 1000 } }]
+    }));
+    let (e, l) = (run(&sc, "enhanced"), run(&sc, "limited"));
+    assert_invariants(&e);
+    let switches = |s: &Simulation| s.dom_metrics.iter().map(|m| m.context_switches).sum::<u64>();
+    assert!(switches(&e) > 2 * switches(&l), "no limit {} vs 1 ms limit {}", switches(&e), switches(&l));
+    assert!(e.dom_metrics[1].bytes_out > l.dom_metrics[1].bytes_out);
+    assert!(e.dom_metrics[1].event_latency_ns.max() < l.dom_metrics[1].event_latency_ns.max());
+}
+
 /// Credit2 with one run queue per pCPU: of two CPU-bound domains placed on pCPU0, the second wakes while
 /// pCPU1's queue is empty (the idle domain placed there never runs) and joins that lighter queue, so each gets a
 /// whole pCPU instead of half of pCPU0; the engine invariants hold.
