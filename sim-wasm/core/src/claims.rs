@@ -1,7 +1,7 @@
 //! Scenario claims: statements about the report that the runs must reproduce (direction and rough size of a
 //! paper's effect). A metric is a dotted path into a run object; `*` matches every key at that level.
 
-use crate::scenario::{Claim, Scenario};
+use crate::scenario::{Claim, FactorBound, Scenario};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -71,6 +71,19 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
             return Err(format!("'{}' and '{b_metric}' match different numbers of values", c.metric));
         }
         let lower = c.lower.is_some();
+        let bound = match &c.factor_at_most {
+            None => None,
+            Some(FactorBound::Number(n)) => Some(*n),
+            Some(FactorBound::Metric { policy, metric, scale, min }) => {
+                let found = resolve(run_of(runs, policy).ok_or_else(|| missing(policy))?, metric);
+                let [(_, x)] = found.as_slice() else {
+                    return Err(format!("factor_at_most: '{metric}' must match one value in the run of '{policy}'"));
+                };
+                let m = x.max(min.unwrap_or(f64::NEG_INFINITY)) * scale;
+                values.insert("factor_at_most".into(), Value::from(m));
+                Some(m)
+            }
+        };
         let mut holds = true;
         let (mut va, mut vb) = (Map::new(), Map::new());
         for (i, (path, x)) in ra.iter().enumerate() {
@@ -87,7 +100,7 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
                 (None, Some(d)) => big - small >= d,
                 (None, None) => small < big,
             };
-            holds &= ok;
+            holds &= ok && bound.is_none_or(|m| big <= small * m);
             va.insert(path.clone(), Value::from(*x));
             vb.insert(bpath.clone(), Value::from(*y));
         }
@@ -179,6 +192,31 @@ mod tests {
             json!({"policy":"b","domains":{"x":{"cpu_share":0.30,"fair_share":0.25,"response_ms":{"mean":5.0}},
                                             "y":{"cpu_share":0.70,"fair_share":0.75}}}),
         ]
+    }
+
+    #[test]
+    fn factor_bounded_by_a_metric() {
+        // b's response is 14x lower than a's; the bound is scale x a's y share (0.74 x 20 = 14.8).
+        let bounded = |scale: f64| {
+            claim(json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a",
+                "factor_at_most":{"policy":"a","metric":"domains.y.cpu_share","scale":scale}}))
+        };
+        let (holds, values) = judge(&bounded(20.0), &runs()).unwrap();
+        assert!(holds);
+        assert!((values["factor_at_most"].as_f64().unwrap() - 14.8).abs() < 1e-9);
+        assert!(!judge(&bounded(10.0), &runs()).unwrap().0);
+        // A floor under the metric: 0.74 is taken as 1.0, so 10 x 1.0 bounds the 14x factor too low, 15 x 1.0 not.
+        let floored = |scale: f64| {
+            claim(json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a",
+                "factor_at_most":{"policy":"a","metric":"domains.y.cpu_share","scale":scale,"min":1.0}}))
+        };
+        assert!(!judge(&floored(10.0), &runs()).unwrap().0);
+        assert!(judge(&floored(15.0), &runs()).unwrap().0);
+        let c = claim(json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a","factor_at_most":13}));
+        assert!(!judge(&c, &runs()).unwrap().0);
+        let c = claim(json!({"text":"t","metric":"domains.x.cpu_share","lower":"b","than":"a",
+            "factor_at_most":{"policy":"a","metric":"domains.*.cpu_share"}}));
+        assert!(judge(&c, &runs()).unwrap_err().contains("must match one value"));
     }
 
     #[test]

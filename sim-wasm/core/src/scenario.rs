@@ -486,6 +486,10 @@ pub struct Claim {
     pub by_factor: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by_at_least: Option<f64>,
+    /// An upper bound on the factor between the two sides: a number, or a metric of a run times a scale (001
+    /// Corollary 1: CPS's speed-up over PS is at most 2|Lag|).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor_at_most: Option<FactorBound>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -499,6 +503,27 @@ pub struct Claim {
     pub at_most: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_least: Option<f64>,
+}
+
+/// The most a `higher`/`lower` claim's factor may be.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum FactorBound {
+    Number(f64),
+    /// `scale` times the value of `metric` (which must match one number) in the run of `policy`, taken as at
+    /// least `min` (001 Lemma 1: an ideal PS deviates by one slot, so 2|Lag| never bounds below 2).
+    Metric {
+        policy: String,
+        metric: String,
+        #[serde(default = "unit_scale")]
+        scale: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        min: Option<f64>,
+    },
+}
+
+fn unit_scale() -> f64 {
+    1.0
 }
 
 impl Claim {
