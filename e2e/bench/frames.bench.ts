@@ -96,6 +96,8 @@ test('time to the first complete frame: four columns of a paper scenario', async
 test('frame times while four columns of bench-large play', async ({ page }) => {
   await page.goto('/?testing=1');
   await waitIdle(page);
+  // The scenario's JSON is pasted in the editor panel, which is closed at first.
+  await page.getByTestId('open-editor').click();
   await page.getByTestId('scenario-json').fill(benchLargeFourPolicies());
   const t0 = Date.now();
   await page.getByTestId('run-pasted').click();
