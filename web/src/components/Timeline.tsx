@@ -1,7 +1,7 @@
 // Gantt chart of one run: a lane per pCPU, a rectangle per schedule segment coloured by domain. Segments go to
 // a canvas (a run has tens of thousands); axis, playhead and tooltip stay in React-owned SVG/HTML. d3-zoom only
 // listens for gestures and reports the new time window, which the page shares with every column.
-import { useCallback, useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
 import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
@@ -11,9 +11,11 @@ import { domainColor } from '../lib/palette';
 import { withAlpha } from '../lib/color';
 import { segmentAt, visibleRange, type Lane } from '../lib/series';
 import { anchor, fmt } from '../lib/format';
+import { useVisible } from '../lib/useVisible';
 import { useWidth } from '../lib/useWidth';
 import { useLatestQuery } from '../lib/useLatestQuery';
 import type { View } from '../lib/view';
+import { selectTime, selectView, usePlayhead, type Playhead } from '../lib/playhead';
 import { Tooltip, type Hover } from './Tooltip';
 
 const LANE_GAP = 4;
@@ -39,11 +41,9 @@ interface Props {
   readonly meta: Meta;
   readonly lanes: readonly Lane[];
   readonly durationMs: number;
-  /** Visible time window [ms], shared by all columns. */
-  readonly view: View;
+  /** Playhead and visible time window, shared by all columns: this view follows them every frame. */
+  readonly playhead: Playhead;
   readonly onViewChange: (view: View) => void;
-  /** Playhead [ms]. */
-  readonly time: number;
   /** Where the run lives, for the I/O events of the visible window. */
   readonly client: SimClient;
   readonly runId: string;
@@ -56,7 +56,12 @@ interface IoBar {
   readonly rec: IoRec;
 }
 
-export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, client, runId }: Props) {
+export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, client, runId }: Props) {
+  // Every frame while on screen; off screen nothing until it scrolls back or playback stops.
+  const figureRef = useRef<HTMLElement>(null);
+  const visible = useVisible(figureRef);
+  const view = usePlayhead(playhead, selectView, { visible });
+  const time = usePlayhead(playhead, selectTime, { visible });
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
@@ -291,42 +296,16 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
   const playX = x(time);
 
   return (
-    <figure className="timeline" data-testid="timeline" data-segments={drawn} data-io={ioBars.length}>
-      <figcaption className="legend">
-        {meta.domains.slice(0, LEGEND_MAX).map((d) => (
-          <span key={d.name} className="legend-item">
-            <span className="swatch" style={{ background: domainColor(d.color_index) }} />
-            {d.name}
-          </span>
-        ))}
-        {meta.domains.length > LEGEND_MAX && (
-          <span className="legend-item muted">
-            and {meta.domains.length - LEGEND_MAX} more (hover a segment)
-          </span>
-        )}
-        <span className="legend-item muted">
-          <span className="swatch idle" /> pale: guest idle loop
-        </span>
-        <span className="legend-item muted">
-          I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
-        </span>
-      </figcaption>
+    <figure
+      ref={figureRef}
+      className="timeline"
+      data-testid="timeline"
+      data-segments={drawn}
+      data-io={ioBars.length}
+    >
+      <Legend meta={meta} ioFull={ioFull} />
       <div className="timeline-body">
-        <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
-          {lanes.map((_, p) => (
-            <div key={p} style={{ height: LANE_H, marginBottom: LANE_GAP }}>
-              pCPU {p}
-            </div>
-          ))}
-          <div
-            className="io-label"
-            style={{ height: IO_H, marginBottom: LANE_GAP }}
-            title="I/O notifications"
-          >
-            I/O wait
-          </div>
-          <div className="unit">ms</div>
-        </div>
+        <LaneLabels pcpus={lanes.length} laneH={LANE_H} />
         <div className="plot" ref={plotRef} style={{ height }}>
           <canvas
             ref={canvasRef}
@@ -364,3 +343,44 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
     </figure>
   );
 }
+
+/** The domains' colours. Memoised, like the lane labels: the timeline re-renders every frame while playing. */
+const Legend = memo(function Legend({ meta, ioFull }: { meta: Meta; ioFull: boolean }) {
+  return (
+    <figcaption className="legend">
+      {meta.domains.slice(0, LEGEND_MAX).map((d) => (
+        <span key={d.name} className="legend-item">
+          <span className="swatch" style={{ background: domainColor(d.color_index) }} />
+          {d.name}
+        </span>
+      ))}
+      {meta.domains.length > LEGEND_MAX && (
+        <span className="legend-item muted">
+          and {meta.domains.length - LEGEND_MAX} more (hover a segment)
+        </span>
+      )}
+      <span className="legend-item muted">
+        <span className="swatch idle" /> pale: guest idle loop
+      </span>
+      <span className="legend-item muted">
+        I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
+      </span>
+    </figcaption>
+  );
+});
+
+const LaneLabels = memo(function LaneLabels({ pcpus, laneH }: { pcpus: number; laneH: number }) {
+  return (
+    <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
+      {Array.from({ length: pcpus }, (_, p) => (
+        <div key={p} style={{ height: laneH, marginBottom: LANE_GAP }}>
+          pCPU {p}
+        </div>
+      ))}
+      <div className="io-label" style={{ height: IO_H, marginBottom: LANE_GAP }} title="I/O notifications">
+        I/O wait
+      </div>
+      <div className="unit">ms</div>
+    </div>
+  );
+});
