@@ -19,8 +19,11 @@ const SAMPLE_MS = 10_000;
 const TASK_EVENTS = ['RunTask', 'ThreadControllerImpl::RunTask'];
 /** Wall-clock time of the traced sample that measures CPU per frame [ms]. */
 const CPU_SAMPLE_MS = 4_000;
-/** Simulated time of the bench-large copy [ms]: long enough to play SAMPLE_MS at the chosen speed. */
-const BENCH_DURATION_MS = 10_000;
+/**
+ * Simulated time of the bench-large copy [ms]: longer than SAMPLE_MS at the chosen speed plus the clicks around
+ * it, so the sample never includes the idle frames after playback reaches the end.
+ */
+const BENCH_DURATION_MS = 12_000;
 /** Playback speed while sampling (simulated ms per wall ms): the timeline window pages every second or so. */
 const SPEED = '1';
 
