@@ -7,7 +7,7 @@ import { findEntry, loadIndex, loadScenarioText, type ScenarioIndex } from './li
 import { MAX_COLUMNS } from './lib/url';
 import { LinkError, parseShareUrl, resolveLibraryRef, scenarioLink, toShareSearch } from './lib/share';
 import { findLesson, PENDING_SCENARIOS } from './lib/lessons';
-import { useTheme } from './lib/theme';
+import { ThemeContext, useTheme } from './lib/theme';
 import { chooseBucketMs } from './lib/series';
 import { clampView, defaultView, follow, zoomView, type View } from './lib/view';
 import { toNs } from './lib/decisions';
@@ -631,216 +631,218 @@ export function App() {
   }, [lesson, currentLesson, goToStep, presenting]);
 
   return (
-    <div className={`app${presenting ? ' presenting' : ''}`} data-testid="app" data-presenting={presenting}>
-      <a className="skip-link" href="#views">
-        Skip to the views
-      </a>
-      <header className="topbar">
-        <h1>schedlab</h1>
-        <span className="muted tagline">hypervisor CPU scheduling, side by side</span>
-        <nav className="tools" aria-label="Tools">
-          {(['lessons', 'editor', 'export', 'share'] as const).map((p) => (
+    <ThemeContext.Provider value={theme}>
+      <div className={`app${presenting ? ' presenting' : ''}`} data-testid="app" data-presenting={presenting}>
+        <a className="skip-link" href="#views">
+          Skip to the views
+        </a>
+        <header className="topbar">
+          <h1>schedlab</h1>
+          <span className="muted tagline">hypervisor CPU scheduling, side by side</span>
+          <nav className="tools" aria-label="Tools">
+            {(['lessons', 'editor', 'export', 'share'] as const).map((p) => (
+              <button
+                key={p}
+                type="button"
+                data-testid={`open-${p}`}
+                aria-pressed={open.includes(p)}
+                aria-controls={open.includes(p) ? `panel-${p}` : undefined}
+                onClick={() => togglePanel(p)}
+                disabled={p !== 'lessons' && !current}
+              >
+                {{ lessons: 'Lessons', editor: 'Edit', export: 'Export', share: 'Share link' }[p]}
+              </button>
+            ))}
             <button
-              key={p}
               type="button"
-              data-testid={`open-${p}`}
-              aria-pressed={open.includes(p)}
-              aria-controls={open.includes(p) ? `panel-${p}` : undefined}
-              onClick={() => togglePanel(p)}
-              disabled={p !== 'lessons' && !current}
+              data-testid="present"
+              aria-pressed={presenting}
+              onClick={() => setPresenting((v) => !v)}
+              title="Presentation mode: large type, controls hidden (key P; Escape leaves)"
             >
-              {{ lessons: 'Lessons', editor: 'Edit', export: 'Export', share: 'Share link' }[p]}
+              {presenting ? 'Leave presentation' : 'Present'}
             </button>
-          ))}
-          <button
-            type="button"
-            data-testid="present"
-            aria-pressed={presenting}
-            onClick={() => setPresenting((v) => !v)}
-            title="Presentation mode: large type, controls hidden (key P; Escape leaves)"
-          >
-            {presenting ? 'Leave presentation' : 'Present'}
-          </button>
-          <button
-            type="button"
-            data-testid="theme-toggle"
-            aria-pressed={theme === 'dark'}
-            onClick={toggleTheme}
-            title="Light or dark theme"
-          >
-            {theme === 'dark' ? 'Light theme' : 'Dark theme'}
-          </button>
-        </nav>
-      </header>
-      <ErrorBanner messages={errors} onDismiss={() => setErrors([])} />
-      <div className="layout">
-        <aside>
-          <Library
-            index={index}
-            loading={busyOps > 0}
-            current={current?.id ?? null}
-            onSelect={selectScenario}
-          />
-          <section className="loader" aria-label="Your scenario">
-            <h2>Your scenario</h2>
-            <p className="muted">Change the one on screen, paste or import your own, or export it.</p>
-            <button type="button" onClick={() => togglePanel('editor', true)} disabled={!current}>
-              Edit this scenario
+            <button
+              type="button"
+              data-testid="theme-toggle"
+              aria-pressed={theme === 'dark'}
+              onClick={toggleTheme}
+              title="Light or dark theme"
+            >
+              {theme === 'dark' ? 'Light theme' : 'Dark theme'}
             </button>
-          </section>
-        </aside>
-        <main id="views" tabIndex={-1} data-view={`${view[0]},${view[1]}`}>
-          {currentLesson && lesson && (
-            <LessonPlayer
-              lesson={currentLesson}
-              step={lesson.step}
-              missing={lessonMissing}
-              onStep={(k) => goToStep(lesson.id, k)}
-              onExit={() => {
-                setLesson(null);
-                setLessonMissing(null);
-              }}
+          </nav>
+        </header>
+        <ErrorBanner messages={errors} onDismiss={() => setErrors([])} />
+        <div className="layout">
+          <aside>
+            <Library
+              index={index}
+              loading={busyOps > 0}
+              current={current?.id ?? null}
+              onSelect={selectScenario}
             />
-          )}
-          {open.includes('lessons') && (
-            <div id="panel-lessons">
-              <LessonPicker
-                available={(id) => Boolean(index && findEntry(index, id))}
-                onClose={() => togglePanel('lessons', false)}
-                onPick={(id) => {
-                  togglePanel('lessons', false);
-                  goToStep(id, 0);
+            <section className="loader" aria-label="Your scenario">
+              <h2>Your scenario</h2>
+              <p className="muted">Change the one on screen, paste or import your own, or export it.</p>
+              <button type="button" onClick={() => togglePanel('editor', true)} disabled={!current}>
+                Edit this scenario
+              </button>
+            </section>
+          </aside>
+          <main id="views" tabIndex={-1} data-view={`${view[0]},${view[1]}`}>
+            {currentLesson && lesson && (
+              <LessonPlayer
+                lesson={currentLesson}
+                step={lesson.step}
+                missing={lessonMissing}
+                onStep={(k) => goToStep(lesson.id, k)}
+                onExit={() => {
+                  setLesson(null);
+                  setLessonMissing(null);
                 }}
               />
-            </div>
-          )}
-          {open.includes('share') && current && (
-            <div id="panel-share">
-              <SharePanel url={shareUrl} onClose={() => togglePanel('share', false)} />
-            </div>
-          )}
-          {open.includes('export') && current && (
-            <div id="panel-export">
-              <ExportPanel
-                key={current.key}
-                client={client}
-                scenarioId={current.id ?? current.doc.id ?? null}
-                scenarioName={current.name}
-                runs={compared}
-                claims={claims}
-                view={view}
-                onError={addError}
-                onClose={() => togglePanel('export', false)}
-              />
-            </div>
-          )}
-          {open.includes('editor') && (
-            <div id="panel-editor">
-              <Editor
-                current={editorCurrent}
-                validate={validateText}
-                onRun={submitOwn}
-                onError={addError}
-                onClose={closeEditor}
-              />
-            </div>
-          )}
-          {current ? (
-            <>
-              <section className="scenario-head">
-                <h2>{current.doc.title ?? current.name}</h2>
-                {current.doc.summary && <p>{current.doc.summary}</p>}
-                {current.doc.source && <p className="muted">Source: {current.doc.source}</p>}
-              </section>
-              <Transport
-                playhead={playhead}
-                durationMs={durationMs}
-                playing={playing}
-                speed={speed}
-                disabled={!ready}
-                onToggle={togglePlay}
-                onSpeed={setSpeed}
-                onScrub={seek}
-                onStep={(dir) => void stepDecision(dir)}
-              />
-              {progress !== null && (
-                <div className="progress" data-testid="progress">
-                  <progress max={1} value={progress} />
-                  <span>
-                    Simulating {policies.length} {policies.length === 1 ? 'policy' : 'policies'}…{' '}
-                    {Math.round(progress * 100)}%
-                  </span>
-                  <button type="button" data-testid="cancel-runs" onClick={cancelRuns}>
-                    Stop
-                  </button>
-                </div>
-              )}
-              <ErrorBoundary
-                resetKey={current.key}
-                fallback={(e, reset) => (
-                  <ErrorBanner messages={[`A view failed to draw: ${e.message}`]}>
-                    <button type="button" onClick={reset}>
-                      Try again
+            )}
+            {open.includes('lessons') && (
+              <div id="panel-lessons">
+                <LessonPicker
+                  available={(id) => Boolean(index && findEntry(index, id))}
+                  onClose={() => togglePanel('lessons', false)}
+                  onPick={(id) => {
+                    togglePanel('lessons', false);
+                    goToStep(id, 0);
+                  }}
+                />
+              </div>
+            )}
+            {open.includes('share') && current && (
+              <div id="panel-share">
+                <SharePanel url={shareUrl} onClose={() => togglePanel('share', false)} />
+              </div>
+            )}
+            {open.includes('export') && current && (
+              <div id="panel-export">
+                <ExportPanel
+                  key={current.key}
+                  client={client}
+                  scenarioId={current.id ?? current.doc.id ?? null}
+                  scenarioName={current.name}
+                  runs={compared}
+                  claims={claims}
+                  view={view}
+                  onError={addError}
+                  onClose={() => togglePanel('export', false)}
+                />
+              </div>
+            )}
+            {open.includes('editor') && (
+              <div id="panel-editor">
+                <Editor
+                  current={editorCurrent}
+                  validate={validateText}
+                  onRun={submitOwn}
+                  onError={addError}
+                  onClose={closeEditor}
+                />
+              </div>
+            )}
+            {current ? (
+              <>
+                <section className="scenario-head">
+                  <h2>{current.doc.title ?? current.name}</h2>
+                  {current.doc.summary && <p>{current.doc.summary}</p>}
+                  {current.doc.source && <p className="muted">Source: {current.doc.source}</p>}
+                </section>
+                <Transport
+                  playhead={playhead}
+                  durationMs={durationMs}
+                  playing={playing}
+                  speed={speed}
+                  disabled={!ready}
+                  onToggle={togglePlay}
+                  onSpeed={setSpeed}
+                  onScrub={seek}
+                  onStep={(dir) => void stepDecision(dir)}
+                />
+                {progress !== null && (
+                  <div className="progress" data-testid="progress">
+                    <progress max={1} value={progress} />
+                    <span>
+                      Simulating {policies.length} {policies.length === 1 ? 'policy' : 'policies'}…{' '}
+                      {Math.round(progress * 100)}%
+                    </span>
+                    <button type="button" data-testid="cancel-runs" onClick={cancelRuns}>
+                      Stop
                     </button>
-                  </ErrorBanner>
+                  </div>
                 )}
-              >
-                <div className="column-bar">
-                  {columns.length > 2 &&
-                    columns.map((policy, i) => (
-                      <button
-                        key={i}
-                        type="button"
-                        className="column-toggle"
-                        data-testid="column-toggle"
-                        aria-pressed={!hidden.includes(i)}
-                        onClick={() => toggleColumn(i)}
-                        title={`Show or hide column ${i + 1} (key ${i + 1})`}
-                      >
-                        {i + 1} {labelOf(policy)}
+                <ErrorBoundary
+                  resetKey={current.key}
+                  fallback={(e, reset) => (
+                    <ErrorBanner messages={[`A view failed to draw: ${e.message}`]}>
+                      <button type="button" onClick={reset}>
+                        Try again
                       </button>
-                    ))}
-                  {columns.length < MAX_COLUMNS && (
-                    <button type="button" data-testid="add-column" onClick={addColumn} disabled={!ready}>
-                      + Add column
-                    </button>
+                    </ErrorBanner>
                   )}
-                  <span className="muted keys">
-                    Keys: Space play · ←/→ previous/next decision · +/− zoom · [/] speed
-                    {columns.length > 2 ? ' · 1-4 show/hide columns' : ''}
-                  </span>
-                </div>
-                <div
-                  className="columns"
-                  style={{ gridTemplateColumns: `repeat(${shown.length}, minmax(0, 1fr))` }}
                 >
-                  {shown.map(({ policy, i }) => (
-                    <PolicyColumn
-                      key={i}
-                      index={i}
-                      client={client}
-                      onSeek={seek}
-                      onRemove={columns.length > 1 ? () => removeColumn(i) : undefined}
-                      policy={policy}
-                      policies={policies}
-                      run={runs[policy]}
-                      failed={runs[policy] ? null : runError}
-                      durationMs={durationMs}
-                      playhead={playhead}
-                      onViewChange={onViewChange}
-                      onPolicyChange={(p) => setColumn(i, p)}
-                    />
-                  ))}
-                </div>
-                <ComparisonPanel client={client} runs={compared} />
-                <ClaimsPanel claims={claims} failed={runError} labelOf={labelOf} />
-              </ErrorBoundary>
-            </>
-          ) : (
-            <p className="muted placeholder">{busy ? 'Loading…' : 'Pick a scenario from the library.'}</p>
-          )}
-        </main>
+                  <div className="column-bar">
+                    {columns.length > 2 &&
+                      columns.map((policy, i) => (
+                        <button
+                          key={i}
+                          type="button"
+                          className="column-toggle"
+                          data-testid="column-toggle"
+                          aria-pressed={!hidden.includes(i)}
+                          onClick={() => toggleColumn(i)}
+                          title={`Show or hide column ${i + 1} (key ${i + 1})`}
+                        >
+                          {i + 1} {labelOf(policy)}
+                        </button>
+                      ))}
+                    {columns.length < MAX_COLUMNS && (
+                      <button type="button" data-testid="add-column" onClick={addColumn} disabled={!ready}>
+                        + Add column
+                      </button>
+                    )}
+                    <span className="muted keys">
+                      Keys: Space play · ←/→ previous/next decision · +/− zoom · [/] speed
+                      {columns.length > 2 ? ' · 1-4 show/hide columns' : ''}
+                    </span>
+                  </div>
+                  <div
+                    className="columns"
+                    style={{ gridTemplateColumns: `repeat(${shown.length}, minmax(0, 1fr))` }}
+                  >
+                    {shown.map(({ policy, i }) => (
+                      <PolicyColumn
+                        key={i}
+                        index={i}
+                        client={client}
+                        onSeek={seek}
+                        onRemove={columns.length > 1 ? () => removeColumn(i) : undefined}
+                        policy={policy}
+                        policies={policies}
+                        run={runs[policy]}
+                        failed={runs[policy] ? null : runError}
+                        durationMs={durationMs}
+                        playhead={playhead}
+                        onViewChange={onViewChange}
+                        onPolicyChange={(p) => setColumn(i, p)}
+                      />
+                    ))}
+                  </div>
+                  <ComparisonPanel client={client} runs={compared} />
+                  <ClaimsPanel claims={claims} failed={runError} labelOf={labelOf} />
+                </ErrorBoundary>
+              </>
+            ) : (
+              <p className="muted placeholder">{busy ? 'Loading…' : 'Pick a scenario from the library.'}</p>
+            )}
+          </main>
+        </div>
       </div>
-    </div>
+    </ThemeContext.Provider>
   );
 }

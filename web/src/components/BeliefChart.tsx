@@ -6,7 +6,7 @@ import { scaleLinear } from 'd3-scale';
 import { curveStepAfter, line } from 'd3-shape';
 import type { SimClient } from '../sim/client';
 import type { Inference, Meta, RunResult } from '../sim/types';
-import { domainColor } from '../lib/palette';
+import { useDomainColor } from '../lib/theme';
 import { beliefAt, beliefSeries, nearestWithin, type BeliefSeries } from '../lib/belief';
 import { fmt } from '../lib/format';
 import { nearestIndex } from '../lib/hover';
@@ -51,6 +51,7 @@ function withQuietTasks(series: BeliefSeries[], meta: Meta): BeliefSeries[] {
 }
 
 export function BeliefChart({ client, run, durationMs, playhead }: Props) {
+  const domainColor = useDomainColor();
   const ref = useRef<HTMLDivElement>(null);
   const width = useWidth(ref);
   const { meta, runId } = run;
@@ -95,7 +96,7 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
       };
     });
     return { lines, hidden: all.length - lines.length };
-  }, [inference, meta]);
+  }, [inference, meta, domainColor]);
 
   const x = useMemo(
     () =>

@@ -8,7 +8,7 @@ import { scaleLinear } from 'd3-scale';
 import { line } from 'd3-shape';
 import type { SimClient } from '../sim/client';
 import type { LagData, RunResult } from '../sim/types';
-import { domainColor } from '../lib/palette';
+import { useDomainColor } from '../lib/theme';
 import type { Playhead } from '../lib/playhead';
 import { useWidth } from '../lib/useWidth';
 import { CHART_H as HEIGHT, ChartFrame, M } from './ChartFrame';
@@ -21,6 +21,7 @@ interface Props {
 }
 
 export function LagChart({ client, run, durationMs, playhead }: Props) {
+  const domainColor = useDomainColor();
   const ref = useRef<HTMLDivElement>(null);
   const width = useWidth(ref);
   const [lag, setLag] = useState<LagData | null>(null);
@@ -44,7 +45,7 @@ export function LagChart({ client, run, durationMs, playhead }: Props) {
   const colorOf = useMemo(() => {
     const byName = new Map(run.meta.domains.map((d) => [d.name, domainColor(d.color_index)]));
     return (domain: string) => byName.get(domain) ?? 'currentColor';
-  }, [run.meta.domains]);
+  }, [run.meta.domains, domainColor]);
 
   const x = useMemo(
     () =>

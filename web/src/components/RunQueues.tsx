@@ -7,7 +7,7 @@
 import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
 import type { SimClient } from '../sim/client';
 import type { Meta, RunResult } from '../sim/types';
-import { domainColor } from '../lib/palette';
+import { useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
 import { toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
@@ -86,6 +86,7 @@ function drawRow(
   placed: ReadonlyMap<number, Placed>,
   perRow: number,
   colors: CanvasColors,
+  domainColor: (colorIndex: number) => string,
   font: string,
 ) {
   ctx.textBaseline = 'middle';
@@ -253,6 +254,7 @@ interface Drawn {
 }
 
 export function RunQueues({ client, run, playhead }: Props) {
+  const domainColor = useDomainColor();
   const plotRef = useRef<HTMLDivElement>(null);
   const ref = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
@@ -312,11 +314,11 @@ export function RunQueues({ client, run, playhead }: Props) {
         ctx.save();
         ctx.translate(0, y);
         ctx.clearRect(0, 0, slotsW, h);
-        drawRow(ctx, meta, row, placed, perRow, colors, fontFamily());
+        drawRow(ctx, meta, row, placed, perRow, colors, domainColor, fontFamily());
         ctx.restore();
       }
     },
-    [rows, tops, heights, scroll, slotsW, meta, perRow, colors],
+    [rows, tops, heights, scroll, slotsW, meta, perRow, colors, domainColor],
   );
   const target = useCallback(
     (p: number) => {

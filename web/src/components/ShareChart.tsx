@@ -5,7 +5,7 @@ import { max } from 'd3-array';
 import { scaleLinear } from 'd3-scale';
 import { line } from 'd3-shape';
 import type { RunResult } from '../sim/types';
-import { domainColor } from '../lib/palette';
+import { useDomainColor } from '../lib/theme';
 import { bucketAt, shareColumns } from '../lib/series';
 import { fmt, pct } from '../lib/format';
 import { nearestIndex } from '../lib/hover';
@@ -25,6 +25,7 @@ interface Props {
 }
 
 export function ShareChart({ run, durationMs, playhead }: Props) {
+  const domainColor = useDomainColor();
   const ref = useRef<HTMLDivElement>(null);
   const width = useWidth(ref);
   const { meta, report, bucketMs } = run;
@@ -91,7 +92,7 @@ export function ShareChart({ run, durationMs, playhead }: Props) {
         ))}
       </>
     );
-  }, [meta.domains, series, fair, x, y, bucketMs, width]);
+  }, [meta.domains, series, fair, x, y, bucketMs, width, domainColor]);
 
   /** Names the domain line nearest the pointer with its share in that bucket and its fair share. */
   const describe = (px: number, py: number): string[] | null => {

@@ -9,6 +9,8 @@ export interface CanvasColors {
   readonly bg: string;
   /** A lane's or a slot's empty background: a step off the page's. */
   readonly empty: string;
+  /** A second, fainter empty background (the timeline's I/O strip under the lanes). */
+  readonly emptyAlt: string;
   /** The BOOST label (the page's --bad). */
   readonly bad: string;
   readonly dark: boolean;
@@ -25,6 +27,7 @@ function read(): CanvasColors {
     line: v('--line', '#dddddd'),
     bg: v('--bg', '#fafafa'),
     empty: dark ? '#26262c' : '#f1f1f1',
+    emptyAlt: dark ? '#1f1f24' : '#f6f6f6',
     bad: v('--bad', '#a3201a'),
     dark,
   };
