@@ -157,7 +157,8 @@ function drawRow(
     const w = priW.get(e.pri) ?? 0;
     ctx.globalAlpha = at.alpha;
     ctx.fillStyle = quiet(pri) ? colors.muted : colors.fg;
-    ctx.fillText(fit(ctx, ` · ${e.credit}`, maxW - w), at.x + 9 + w, at.y + CHIP_H / 2 + 8);
+    // Squeezed rather than cut when a long credit does not fit: the number is what the chip is read for.
+    ctx.fillText(` · ${e.credit}`, at.x + 9 + w, at.y + CHIP_H / 2 + 8, Math.max(1, CHIP_W - 11 - w));
   }
   ctx.globalAlpha = 1;
 }
