@@ -1,7 +1,7 @@
 // Task-aware scheduling's inference over time (paper 000 3.3, Fig. 5): each guest task's degree of belief as a
 // step line, the BelThreshold above which a task counts as I/O-bound, and a mark for every partial boost given
 // (triangle) or revoked (cross) along the bottom. Policies that do not infer say so instead of drawing nothing.
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { scaleLinear } from 'd3-scale';
 import { curveStepAfter, line } from 'd3-shape';
 import type { SimClient } from '../sim/client';
@@ -13,8 +13,7 @@ import { nearestIndex } from '../lib/hover';
 import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
 import { PLAYING_REFRESH_MS } from '../lib/useLatestQuery';
 import { useVisible } from '../lib/useVisible';
-import { useWidth } from '../lib/useWidth';
-import { CHART_H as HEIGHT, ChartFrame, M } from './ChartFrame';
+import { CHART_H as HEIGHT, ChartFrame, M, useRunFrame } from './ChartFrame';
 import { LineSwatch } from './LineSwatch';
 /** Height of the band of partial-boost marks at the bottom of the plot [px]. */
 const MARK_BAND = 12;
@@ -52,8 +51,8 @@ function withQuietTasks(series: BeliefSeries[], meta: Meta): BeliefSeries[] {
 
 export function BeliefChart({ client, run, durationMs, playhead }: Props) {
   const domainColor = useDomainColor();
-  const ref = useRef<HTMLDivElement>(null);
-  const width = useWidth(ref);
+  const frame = useRunFrame(durationMs);
+  const { plotRef: ref, width, x } = frame;
   const { meta, runId } = run;
   /** The answer for a run id: a new run shows "loading" until its own answer comes, never the last run's. */
   const [fetched, setFetched] = useState<{
@@ -98,13 +97,6 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
     return { lines, hidden: all.length - lines.length };
   }, [inference, meta, domainColor]);
 
-  const x = useMemo(
-    () =>
-      scaleLinear()
-        .domain([0, durationMs])
-        .range([M.left, width - M.right]),
-    [durationMs, width],
-  );
   const y = useMemo(() => {
     const thr = inference?.threshold ?? 0;
     let lo = Math.min(0, thr);
@@ -240,13 +232,10 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
         'aria-busy': inference === undefined,
       }}
       plotClassName="share-plot belief-plot"
-      plotRef={ref}
-      width={width}
+      frame={frame}
       label="Degree of belief per task over time"
-      x={x}
       y={y}
       yFormat={String}
-      durationMs={durationMs}
       playhead={playhead}
       showView
       describe={describe}

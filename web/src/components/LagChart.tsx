@@ -2,7 +2,7 @@
 // equally among its vCPUs) minus what it received; positive = behind. One line per vCPU in its domain's colour,
 // so co-scheduled siblings move together while asynchronous ones drift apart. D3 computes scales and paths;
 // React renders the SVG (same layout as ShareChart).
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { extent } from 'd3-array';
 import { scaleLinear } from 'd3-scale';
 import { line } from 'd3-shape';
@@ -10,8 +10,7 @@ import type { SimClient } from '../sim/client';
 import type { LagData, RunResult } from '../sim/types';
 import { useDomainColor } from '../lib/theme';
 import type { Playhead } from '../lib/playhead';
-import { useWidth } from '../lib/useWidth';
-import { CHART_H as HEIGHT, ChartFrame, M } from './ChartFrame';
+import { CHART_H as HEIGHT, ChartFrame, M, useRunFrame } from './ChartFrame';
 
 interface Props {
   readonly client: SimClient;
@@ -22,8 +21,8 @@ interface Props {
 
 export function LagChart({ client, run, durationMs, playhead }: Props) {
   const domainColor = useDomainColor();
-  const ref = useRef<HTMLDivElement>(null);
-  const width = useWidth(ref);
+  const frame = useRunFrame(durationMs);
+  const { x } = frame;
   const [lag, setLag] = useState<LagData | null>(null);
   const [error, setError] = useState<string | null>(null);
 
@@ -47,13 +46,6 @@ export function LagChart({ client, run, durationMs, playhead }: Props) {
     return (domain: string) => byName.get(domain) ?? 'currentColor';
   }, [run.meta.domains, domainColor]);
 
-  const x = useMemo(
-    () =>
-      scaleLinear()
-        .domain([0, durationMs])
-        .range([M.left, width - M.right]),
-    [durationMs, width],
-  );
   const y = useMemo(() => {
     const all = lag?.vcpus.flatMap((v) => v.lag_ns) ?? [];
     const [lo = 0, hi = 0] = extent(all);
@@ -90,13 +82,10 @@ export function LagChart({ client, run, durationMs, playhead }: Props) {
       className="share-chart lag-chart"
       testId="lag-chart"
       data={{ 'data-vcpus': lag?.vcpus.length ?? 0 }}
-      plotRef={ref}
-      width={width}
+      frame={frame}
       label="Lag of every vCPU over time"
-      x={x}
       y={y}
       yFormat={String}
-      durationMs={durationMs}
       playhead={playhead}
       legend={
         <span className="legend-item muted">

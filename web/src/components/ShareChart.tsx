@@ -1,6 +1,6 @@
 // Per-domain CPU share of the host over time (one line per domain) against each domain's fair share (dashed, same
 // colour). D3 computes scales and paths; React renders the SVG.
-import { useCallback, useMemo, useRef } from 'react';
+import { useCallback, useMemo } from 'react';
 import { max } from 'd3-array';
 import { scaleLinear } from 'd3-scale';
 import { line } from 'd3-shape';
@@ -12,8 +12,7 @@ import { nearestIndex } from '../lib/hover';
 import { usePlayhead, type Playhead, type PlayheadState } from '../lib/playhead';
 import { PLAYING_REFRESH_MS } from '../lib/useLatestQuery';
 import { useVisible } from '../lib/useVisible';
-import { useWidth } from '../lib/useWidth';
-import { CHART_H as HEIGHT, ChartFrame, M } from './ChartFrame';
+import { CHART_H as HEIGHT, ChartFrame, M, useRunFrame } from './ChartFrame';
 
 /** Beyond this many domains the per-domain legend gives way to the metrics table below. */
 const LEGEND_MAX = 16;
@@ -26,8 +25,8 @@ interface Props {
 
 export function ShareChart({ run, durationMs, playhead }: Props) {
   const domainColor = useDomainColor();
-  const ref = useRef<HTMLDivElement>(null);
-  const width = useWidth(ref);
+  const frame = useRunFrame(durationMs);
+  const { plotRef: ref, width, x } = frame;
   const { meta, report, bucketMs } = run;
 
   const series = useMemo(
@@ -40,13 +39,6 @@ export function ShareChart({ run, durationMs, playhead }: Props) {
   );
   const buckets = series[0]?.length ?? 0;
 
-  const x = useMemo(
-    () =>
-      scaleLinear()
-        .domain([0, durationMs])
-        .range([M.left, width - M.right]),
-    [durationMs, width],
-  );
   const y = useMemo(() => {
     const top = Math.max(
       max(series, (s) => max(s)) ?? 0,
@@ -122,13 +114,10 @@ export function ShareChart({ run, durationMs, playhead }: Props) {
       className="share-chart"
       testId="share-chart"
       data={{ 'data-domains': meta.domains.length }}
-      plotRef={ref}
-      width={width}
+      frame={frame}
       label="CPU share per domain over time"
-      x={x}
       y={y}
       yFormat={pct}
-      durationMs={durationMs}
       playhead={playhead}
       showView
       describe={describe}
