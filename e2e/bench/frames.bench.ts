@@ -19,8 +19,11 @@ const SAMPLE_MS = 10_000;
 const TASK_EVENTS = ['RunTask', 'ThreadControllerImpl::RunTask'];
 /** Wall-clock time of the traced sample that measures CPU per frame [ms]. */
 const CPU_SAMPLE_MS = 4_000;
-/** Simulated time of the bench-large copy [ms]: long enough to play SAMPLE_MS at the chosen speed. */
-const BENCH_DURATION_MS = 10_000;
+/**
+ * Simulated time of the bench-large copy [ms]: longer than SAMPLE_MS at the chosen speed plus the clicks around
+ * it, so the sample never includes the idle frames after playback reaches the end.
+ */
+const BENCH_DURATION_MS = 12_000;
 /** Playback speed while sampling (simulated ms per wall ms): the timeline window pages every second or so. */
 const SPEED = '1';
 
@@ -96,6 +99,8 @@ test('time to the first complete frame: four columns of a paper scenario', async
 test('frame times while four columns of bench-large play', async ({ page }) => {
   await page.goto('/?testing=1');
   await waitIdle(page);
+  // The scenario's JSON is pasted in the editor panel, which is closed at first.
+  await page.getByTestId('open-editor').click();
   await page.getByTestId('scenario-json').fill(benchLargeFourPolicies());
   const t0 = Date.now();
   await page.getByTestId('run-pasted').click();

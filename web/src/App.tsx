@@ -7,10 +7,11 @@ import { findEntry, loadIndex, loadScenarioText, type ScenarioIndex } from './li
 import { MAX_COLUMNS } from './lib/url';
 import { LinkError, parseShareUrl, resolveLibraryRef, scenarioLink, toShareSearch } from './lib/share';
 import { findLesson, PENDING_SCENARIOS } from './lib/lessons';
-import { useTheme } from './lib/theme';
+import { ThemeContext, useTheme } from './lib/theme';
 import { chooseBucketMs } from './lib/series';
 import { clampView, defaultView, follow, zoomView, type View } from './lib/view';
 import { toNs } from './lib/decisions';
+import { Playhead, selectTime, selectView, usePlayhead } from './lib/playhead';
 import { ClaimsPanel } from './components/ClaimsPanel';
 import { ComparisonPanel, type ComparedRun } from './components/ComparisonPanel';
 import { ErrorBanner } from './components/ErrorBanner';
@@ -54,6 +55,9 @@ interface Restore {
 type Panel = 'editor' | 'export' | 'share' | 'lessons';
 const PANELS: readonly Panel[] = ['editor', 'export', 'share', 'lessons'];
 
+/** The page shell follows the playhead only when playback is not moving it. */
+const SHELL = { playingMs: Infinity } as const;
+
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -96,15 +100,23 @@ export function App() {
   const [runError, setRunError] = useState<string | null>(null);
   const [progress, setProgress] = useState<number | null>(null);
   const [busyOps, setBusyOps] = useState(1); // the boot sequence counts as one
-  const [time, setTime] = useState(0);
   const [playing, setPlaying] = useState(false);
   const [speed, setSpeed] = useState(0.25);
-  const [view, setView] = useState<View>([0, 1]);
+  /** Playhead and window: outside React state, so playback re-renders only the views that draw them. */
+  const [playhead] = useState(() => new Playhead());
+  // The page shell (share link, export panel) reads them only when playback is not moving them.
+  const time = usePlayhead(playhead, selectTime, SHELL);
+  const view = usePlayhead(playhead, selectView, SHELL);
+  useEffect(() => playhead.set({ playing }), [playhead, playing]);
+  const setView = useCallback(
+    (next: View | ((v: View) => View)) =>
+      playhead.set({ view: typeof next === 'function' ? next(playhead.view) : next }),
+    [playhead],
+  );
   /** Columns (by index) hidden with the 1-4 keys; cleared whenever the columns change. */
   const [hidden, setHidden] = useState<readonly number[]>([]);
   /** Playhead queries in flight (only tracked for the ?testing=1 idle hook). */
   const [querying, setQuerying] = useState(false);
-  const timeRef = useRef(0);
   const [client] = useState(() => new SimClient());
   const [open, setOpen] = useState<readonly Panel[]>(() => PANELS.filter((p) => urlState.open.includes(p)));
   const [lesson, setLesson] = useState<{ id: string; step: number } | null>(() =>
@@ -122,10 +134,6 @@ export function App() {
 
   const durationMs = current?.doc.duration_ms ?? 0;
   const busy = busyOps > 0 || progress !== null;
-  const viewRef = useRef(view);
-  useEffect(() => {
-    viewRef.current = view;
-  }, [view]);
 
   const addError = useCallback(
     (m: string) => setErrors((prev) => (prev.includes(m) ? prev : [...prev, m])),
@@ -181,13 +189,12 @@ export function App() {
       setProgress(0);
       setPlaying(false);
       const t0 = Math.min(Math.max(restore.time ?? 0, 0), doc.duration_ms);
-      setTime(t0);
-      timeRef.current = t0;
-      setView(
-        restore.view
+      playhead.set({
+        time: t0,
+        view: restore.view
           ? clampView(restore.view, doc.duration_ms)
           : follow(defaultView(doc.duration_ms), t0, doc.duration_ms),
-      );
+      });
 
       // The columns on screen run first so they draw while the others finish.
       const order = [...cols, ...policyIds.filter((p) => !cols.includes(p))];
@@ -211,7 +218,7 @@ export function App() {
       }
       return true;
     },
-    [addError, getClient],
+    [addError, getClient, playhead],
   );
 
   const track = useCallback(async (work: () => Promise<void>) => {
@@ -319,12 +326,12 @@ export function App() {
       const origin = linked
         ? { id: current.id, name: current.name, baseText: current.baseText }
         : { id: null, name, baseText: null };
-      const restore = { time: timeRef.current, view: viewRef.current, hidden };
+      const restore = { time: playhead.time, view: playhead.view, hidden };
       void track(async () => {
         await start(text, origin, keep && keep.length > 0 ? keep : null, restore);
       });
     },
-    [start, track, current, columns, hidden],
+    [start, track, current, columns, hidden, playhead],
   );
 
   const changeColumns = useCallback(
@@ -374,35 +381,26 @@ export function App() {
       // Capped so a tab coming back from the background does not jump.
       const dt = Math.min(now - last, 100);
       last = now;
-      const t = Math.min(durationMs, timeRef.current + dt * speed);
-      timeRef.current = t;
-      setTime(t);
-      setView((v) => follow(v, t, durationMs));
+      const t = Math.min(durationMs, playhead.time + dt * speed);
+      playhead.set({ time: t, view: follow(playhead.view, t, durationMs) });
       if (t >= durationMs) setPlaying(false);
       else raf = requestAnimationFrame(tick);
     };
     raf = requestAnimationFrame(tick);
     return () => cancelAnimationFrame(raf);
-  }, [playing, speed, durationMs]);
+  }, [playing, speed, durationMs, playhead]);
 
   const ready = current !== null && columns.some((c) => runs[c]);
 
   const togglePlay = useCallback(() => {
     if (!ready) return;
-    if (!playing && timeRef.current >= durationMs) {
-      timeRef.current = 0;
-      setTime(0);
-    }
+    if (!playing && playhead.time >= durationMs) playhead.set({ time: 0 });
     setPlaying(!playing);
-  }, [ready, playing, durationMs]);
+  }, [ready, playing, durationMs, playhead]);
 
   const seek = useCallback(
-    (t: number) => {
-      timeRef.current = t;
-      setTime(t);
-      setView((v) => follow(v, t, durationMs));
-    },
-    [durationMs],
+    (t: number) => playhead.set({ time: t, view: follow(playhead.view, t, durationMs) }),
+    [durationMs, playhead],
   );
 
   /** Stops the runs in flight (a long scenario should never hold the page hostage). */
@@ -413,7 +411,7 @@ export function App() {
     setRunError('stopped by you');
   }, [client]);
 
-  const onViewChange = useCallback((v: View) => setView(clampView(v, durationMs)), [durationMs]);
+  const onViewChange = useCallback((v: View) => setView(clampView(v, durationMs)), [durationMs, setView]);
 
   const shown = useMemo(
     () => columns.map((policy, i) => ({ policy, i })).filter(({ i }) => !hidden.includes(i)),
@@ -427,18 +425,18 @@ export function App() {
       if (!firstRun) return;
       setPlaying(false);
       try {
-        const t = await client.adjacentDecision(firstRun.runId, toNs(timeRef.current), dir);
+        const t = await client.adjacentDecision(firstRun.runId, toNs(playhead.time), dir);
         if (t !== null) seek(t / 1e6);
       } catch {
         // The run was released (a new scenario is loading): nothing to step through.
       }
     },
-    [client, firstRun, seek],
+    [client, firstRun, seek, playhead],
   );
 
   const zoom = useCallback(
-    (factor: number) => setView(zoomView(viewRef.current, timeRef.current, factor, durationMs)),
-    [durationMs],
+    (factor: number) => setView(zoomView(playhead.view, playhead.time, factor, durationMs)),
+    [durationMs, setView, playhead],
   );
 
   // Keyboard: Space play/pause, arrows step through decisions, +/- zoom, 1-4 show/hide columns. Keys that the
@@ -590,9 +588,10 @@ export function App() {
         setPlaying(false);
         const dur = current.doc.duration_ms;
         const t = Math.min(s.t_ms, dur);
-        timeRef.current = t;
-        setTime(t);
-        setView((v) => (s.view_ms ? clampView(s.view_ms, dur) : follow(v, t, dur)));
+        playhead.set({
+          time: t,
+          view: s.view_ms ? clampView(s.view_ms, dur) : follow(playhead.view, t, dur),
+        });
         return;
       }
       void track(async () => {
@@ -604,7 +603,7 @@ export function App() {
         }
       });
     },
-    [index, current, columns, changeColumns, track, start, addError],
+    [index, current, columns, changeColumns, track, start, addError, playhead],
   );
   const currentLesson = lesson ? findLesson(lesson.id) : undefined;
   const validateText = useCallback((text: string) => client.validate(text), [client]);
@@ -632,218 +631,218 @@ export function App() {
   }, [lesson, currentLesson, goToStep, presenting]);
 
   return (
-    <div className={`app${presenting ? ' presenting' : ''}`} data-testid="app" data-presenting={presenting}>
-      <a className="skip-link" href="#views">
-        Skip to the views
-      </a>
-      <header className="topbar">
-        <h1>schedlab</h1>
-        <span className="muted tagline">hypervisor CPU scheduling, side by side</span>
-        <nav className="tools" aria-label="Tools">
-          {(['lessons', 'editor', 'export', 'share'] as const).map((p) => (
+    <ThemeContext.Provider value={theme}>
+      <div className={`app${presenting ? ' presenting' : ''}`} data-testid="app" data-presenting={presenting}>
+        <a className="skip-link" href="#views">
+          Skip to the views
+        </a>
+        <header className="topbar">
+          <h1>schedlab</h1>
+          <span className="muted tagline">hypervisor CPU scheduling, side by side</span>
+          <nav className="tools" aria-label="Tools">
+            {(['lessons', 'editor', 'export', 'share'] as const).map((p) => (
+              <button
+                key={p}
+                type="button"
+                data-testid={`open-${p}`}
+                aria-pressed={open.includes(p)}
+                aria-controls={open.includes(p) ? `panel-${p}` : undefined}
+                onClick={() => togglePanel(p)}
+                disabled={p !== 'lessons' && !current}
+              >
+                {{ lessons: 'Lessons', editor: 'Edit', export: 'Export', share: 'Share link' }[p]}
+              </button>
+            ))}
             <button
-              key={p}
               type="button"
-              data-testid={`open-${p}`}
-              aria-pressed={open.includes(p)}
-              aria-controls={open.includes(p) ? `panel-${p}` : undefined}
-              onClick={() => togglePanel(p)}
-              disabled={p !== 'lessons' && !current}
+              data-testid="present"
+              aria-pressed={presenting}
+              onClick={() => setPresenting((v) => !v)}
+              title="Presentation mode: large type, controls hidden (key P; Escape leaves)"
             >
-              {{ lessons: 'Lessons', editor: 'Edit', export: 'Export', share: 'Share link' }[p]}
+              {presenting ? 'Leave presentation' : 'Present'}
             </button>
-          ))}
-          <button
-            type="button"
-            data-testid="present"
-            aria-pressed={presenting}
-            onClick={() => setPresenting((v) => !v)}
-            title="Presentation mode: large type, controls hidden (key P; Escape leaves)"
-          >
-            {presenting ? 'Leave presentation' : 'Present'}
-          </button>
-          <button
-            type="button"
-            data-testid="theme-toggle"
-            aria-pressed={theme === 'dark'}
-            onClick={toggleTheme}
-            title="Light or dark theme"
-          >
-            {theme === 'dark' ? 'Light theme' : 'Dark theme'}
-          </button>
-        </nav>
-      </header>
-      <ErrorBanner messages={errors} onDismiss={() => setErrors([])} />
-      <div className="layout">
-        <aside>
-          <Library
-            index={index}
-            loading={busyOps > 0}
-            current={current?.id ?? null}
-            onSelect={selectScenario}
-          />
-          <section className="loader" aria-label="Your scenario">
-            <h2>Your scenario</h2>
-            <p className="muted">Change the one on screen, paste or import your own, or export it.</p>
-            <button type="button" onClick={() => togglePanel('editor', true)} disabled={!current}>
-              Edit this scenario
+            <button
+              type="button"
+              data-testid="theme-toggle"
+              aria-pressed={theme === 'dark'}
+              onClick={toggleTheme}
+              title="Light or dark theme"
+            >
+              {theme === 'dark' ? 'Light theme' : 'Dark theme'}
             </button>
-          </section>
-        </aside>
-        <main id="views" tabIndex={-1} data-view={`${view[0]},${view[1]}`}>
-          {currentLesson && lesson && (
-            <LessonPlayer
-              lesson={currentLesson}
-              step={lesson.step}
-              missing={lessonMissing}
-              onStep={(k) => goToStep(lesson.id, k)}
-              onExit={() => {
-                setLesson(null);
-                setLessonMissing(null);
-              }}
+          </nav>
+        </header>
+        <ErrorBanner messages={errors} onDismiss={() => setErrors([])} />
+        <div className="layout">
+          <aside>
+            <Library
+              index={index}
+              loading={busyOps > 0}
+              current={current?.id ?? null}
+              onSelect={selectScenario}
             />
-          )}
-          {open.includes('lessons') && (
-            <div id="panel-lessons">
-              <LessonPicker
-                available={(id) => Boolean(index && findEntry(index, id))}
-                onClose={() => togglePanel('lessons', false)}
-                onPick={(id) => {
-                  togglePanel('lessons', false);
-                  goToStep(id, 0);
+            <section className="loader" aria-label="Your scenario">
+              <h2>Your scenario</h2>
+              <p className="muted">Change the one on screen, paste or import your own, or export it.</p>
+              <button type="button" onClick={() => togglePanel('editor', true)} disabled={!current}>
+                Edit this scenario
+              </button>
+            </section>
+          </aside>
+          <main id="views" tabIndex={-1} data-view={`${view[0]},${view[1]}`}>
+            {currentLesson && lesson && (
+              <LessonPlayer
+                lesson={currentLesson}
+                step={lesson.step}
+                missing={lessonMissing}
+                onStep={(k) => goToStep(lesson.id, k)}
+                onExit={() => {
+                  setLesson(null);
+                  setLessonMissing(null);
                 }}
               />
-            </div>
-          )}
-          {open.includes('share') && current && (
-            <div id="panel-share">
-              <SharePanel url={shareUrl} onClose={() => togglePanel('share', false)} />
-            </div>
-          )}
-          {open.includes('export') && current && (
-            <div id="panel-export">
-              <ExportPanel
-                key={current.key}
-                client={client}
-                scenarioId={current.id ?? current.doc.id ?? null}
-                scenarioName={current.name}
-                runs={compared}
-                claims={claims}
-                view={view}
-                onError={addError}
-                onClose={() => togglePanel('export', false)}
-              />
-            </div>
-          )}
-          {open.includes('editor') && (
-            <div id="panel-editor">
-              <Editor
-                current={editorCurrent}
-                validate={validateText}
-                onRun={submitOwn}
-                onError={addError}
-                onClose={closeEditor}
-              />
-            </div>
-          )}
-          {current ? (
-            <>
-              <section className="scenario-head">
-                <h2>{current.doc.title ?? current.name}</h2>
-                {current.doc.summary && <p>{current.doc.summary}</p>}
-                {current.doc.source && <p className="muted">Source: {current.doc.source}</p>}
-              </section>
-              <Transport
-                time={time}
-                durationMs={durationMs}
-                playing={playing}
-                speed={speed}
-                disabled={!ready}
-                onToggle={togglePlay}
-                onSpeed={setSpeed}
-                onScrub={seek}
-                onStep={(dir) => void stepDecision(dir)}
-              />
-              {progress !== null && (
-                <div className="progress" data-testid="progress">
-                  <progress max={1} value={progress} />
-                  <span>
-                    Simulating {policies.length} {policies.length === 1 ? 'policy' : 'policies'}…{' '}
-                    {Math.round(progress * 100)}%
-                  </span>
-                  <button type="button" data-testid="cancel-runs" onClick={cancelRuns}>
-                    Stop
-                  </button>
-                </div>
-              )}
-              <ErrorBoundary
-                resetKey={current.key}
-                fallback={(e, reset) => (
-                  <ErrorBanner messages={[`A view failed to draw: ${e.message}`]}>
-                    <button type="button" onClick={reset}>
-                      Try again
+            )}
+            {open.includes('lessons') && (
+              <div id="panel-lessons">
+                <LessonPicker
+                  available={(id) => Boolean(index && findEntry(index, id))}
+                  onClose={() => togglePanel('lessons', false)}
+                  onPick={(id) => {
+                    togglePanel('lessons', false);
+                    goToStep(id, 0);
+                  }}
+                />
+              </div>
+            )}
+            {open.includes('share') && current && (
+              <div id="panel-share">
+                <SharePanel url={shareUrl} onClose={() => togglePanel('share', false)} />
+              </div>
+            )}
+            {open.includes('export') && current && (
+              <div id="panel-export">
+                <ExportPanel
+                  key={current.key}
+                  client={client}
+                  scenarioId={current.id ?? current.doc.id ?? null}
+                  scenarioName={current.name}
+                  runs={compared}
+                  claims={claims}
+                  view={view}
+                  onError={addError}
+                  onClose={() => togglePanel('export', false)}
+                />
+              </div>
+            )}
+            {open.includes('editor') && (
+              <div id="panel-editor">
+                <Editor
+                  current={editorCurrent}
+                  validate={validateText}
+                  onRun={submitOwn}
+                  onError={addError}
+                  onClose={closeEditor}
+                />
+              </div>
+            )}
+            {current ? (
+              <>
+                <section className="scenario-head">
+                  <h2>{current.doc.title ?? current.name}</h2>
+                  {current.doc.summary && <p>{current.doc.summary}</p>}
+                  {current.doc.source && <p className="muted">Source: {current.doc.source}</p>}
+                </section>
+                <Transport
+                  playhead={playhead}
+                  durationMs={durationMs}
+                  playing={playing}
+                  speed={speed}
+                  disabled={!ready}
+                  onToggle={togglePlay}
+                  onSpeed={setSpeed}
+                  onScrub={seek}
+                  onStep={(dir) => void stepDecision(dir)}
+                />
+                {progress !== null && (
+                  <div className="progress" data-testid="progress">
+                    <progress max={1} value={progress} />
+                    <span>
+                      Simulating {policies.length} {policies.length === 1 ? 'policy' : 'policies'}…{' '}
+                      {Math.round(progress * 100)}%
+                    </span>
+                    <button type="button" data-testid="cancel-runs" onClick={cancelRuns}>
+                      Stop
                     </button>
-                  </ErrorBanner>
+                  </div>
                 )}
-              >
-                <div className="column-bar">
-                  {columns.length > 2 &&
-                    columns.map((policy, i) => (
-                      <button
-                        key={i}
-                        type="button"
-                        className="column-toggle"
-                        data-testid="column-toggle"
-                        aria-pressed={!hidden.includes(i)}
-                        onClick={() => toggleColumn(i)}
-                        title={`Show or hide column ${i + 1} (key ${i + 1})`}
-                      >
-                        {i + 1} {labelOf(policy)}
+                <ErrorBoundary
+                  resetKey={current.key}
+                  fallback={(e, reset) => (
+                    <ErrorBanner messages={[`A view failed to draw: ${e.message}`]}>
+                      <button type="button" onClick={reset}>
+                        Try again
                       </button>
-                    ))}
-                  {columns.length < MAX_COLUMNS && (
-                    <button type="button" data-testid="add-column" onClick={addColumn} disabled={!ready}>
-                      + Add column
-                    </button>
+                    </ErrorBanner>
                   )}
-                  <span className="muted keys">
-                    Keys: Space play · ←/→ previous/next decision · +/− zoom · [/] speed
-                    {columns.length > 2 ? ' · 1-4 show/hide columns' : ''}
-                  </span>
-                </div>
-                <div
-                  className="columns"
-                  style={{ gridTemplateColumns: `repeat(${shown.length}, minmax(0, 1fr))` }}
                 >
-                  {shown.map(({ policy, i }) => (
-                    <PolicyColumn
-                      key={i}
-                      index={i}
-                      client={client}
-                      onSeek={seek}
-                      onRemove={columns.length > 1 ? () => removeColumn(i) : undefined}
-                      policy={policy}
-                      policies={policies}
-                      run={runs[policy]}
-                      failed={runs[policy] ? null : runError}
-                      durationMs={durationMs}
-                      view={view}
-                      time={time}
-                      playing={playing}
-                      onViewChange={onViewChange}
-                      onPolicyChange={(p) => setColumn(i, p)}
-                    />
-                  ))}
-                </div>
-                <ComparisonPanel client={client} runs={compared} />
-                <ClaimsPanel claims={claims} failed={runError} labelOf={labelOf} />
-              </ErrorBoundary>
-            </>
-          ) : (
-            <p className="muted placeholder">{busy ? 'Loading…' : 'Pick a scenario from the library.'}</p>
-          )}
-        </main>
+                  <div className="column-bar">
+                    {columns.length > 2 &&
+                      columns.map((policy, i) => (
+                        <button
+                          key={i}
+                          type="button"
+                          className="column-toggle"
+                          data-testid="column-toggle"
+                          aria-pressed={!hidden.includes(i)}
+                          onClick={() => toggleColumn(i)}
+                          title={`Show or hide column ${i + 1} (key ${i + 1})`}
+                        >
+                          {i + 1} {labelOf(policy)}
+                        </button>
+                      ))}
+                    {columns.length < MAX_COLUMNS && (
+                      <button type="button" data-testid="add-column" onClick={addColumn} disabled={!ready}>
+                        + Add column
+                      </button>
+                    )}
+                    <span className="muted keys">
+                      Keys: Space play · ←/→ previous/next decision · +/− zoom · [/] speed
+                      {columns.length > 2 ? ' · 1-4 show/hide columns' : ''}
+                    </span>
+                  </div>
+                  <div
+                    className="columns"
+                    style={{ gridTemplateColumns: `repeat(${shown.length}, minmax(0, 1fr))` }}
+                  >
+                    {shown.map(({ policy, i }) => (
+                      <PolicyColumn
+                        key={i}
+                        index={i}
+                        client={client}
+                        onSeek={seek}
+                        onRemove={columns.length > 1 ? () => removeColumn(i) : undefined}
+                        policy={policy}
+                        policies={policies}
+                        run={runs[policy]}
+                        failed={runs[policy] ? null : runError}
+                        durationMs={durationMs}
+                        playhead={playhead}
+                        onViewChange={onViewChange}
+                        onPolicyChange={(p) => setColumn(i, p)}
+                      />
+                    ))}
+                  </div>
+                  <ComparisonPanel client={client} runs={compared} />
+                  <ClaimsPanel claims={claims} failed={runError} labelOf={labelOf} />
+                </ErrorBoundary>
+              </>
+            ) : (
+              <p className="muted placeholder">{busy ? 'Loading…' : 'Pick a scenario from the library.'}</p>
+            )}
+          </main>
+        </div>
       </div>
-    </div>
+    </ThemeContext.Provider>
   );
 }

@@ -1,23 +1,20 @@
 // Task-aware scheduling's inference over time (paper 000 3.3, Fig. 5): each guest task's degree of belief as a
 // step line, the BelThreshold above which a task counts as I/O-bound, and a mark for every partial boost given
 // (triangle) or revoked (cross) along the bottom. Policies that do not infer say so instead of drawing nothing.
-import { useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { scaleLinear } from 'd3-scale';
 import { curveStepAfter, line } from 'd3-shape';
 import type { SimClient } from '../sim/client';
 import type { Inference, Meta, RunResult } from '../sim/types';
-import { domainColor } from '../lib/palette';
+import { useDomainColor } from '../lib/theme';
 import { beliefAt, beliefSeries, nearestWithin, type BeliefSeries } from '../lib/belief';
 import { fmt } from '../lib/format';
-import { nearestIndex, pointerIn } from '../lib/hover';
-import { useWidth } from '../lib/useWidth';
-import type { View } from '../lib/view';
-import { RunAxes } from './RunAxes';
-import { M } from './ShareChart';
+import { nearestIndex } from '../lib/hover';
+import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
+import { PLAYING_REFRESH_MS } from '../lib/useLatestQuery';
+import { useVisible } from '../lib/useVisible';
+import { CHART_H as HEIGHT, ChartFrame, M, useRunFrame } from './ChartFrame';
 import { LineSwatch } from './LineSwatch';
-import { Tooltip, type Hover } from './Tooltip';
-
-const HEIGHT = 150;
 /** Height of the band of partial-boost marks at the bottom of the plot [px]. */
 const MARK_BAND = 12;
 /** Most task lines drawn (the highest beliefs first); a note counts the rest. */
@@ -29,9 +26,7 @@ interface Props {
   readonly client: SimClient;
   readonly run: RunResult;
   readonly durationMs: number;
-  readonly view: View;
-  /** Playhead [ms]. */
-  readonly time: number;
+  readonly playhead: Playhead;
 }
 
 interface Line {
@@ -54,9 +49,10 @@ function withQuietTasks(series: BeliefSeries[], meta: Meta): BeliefSeries[] {
   return [...series, ...quiet].sort((a, b) => a.task - b.task);
 }
 
-export function BeliefChart({ client, run, durationMs, view, time }: Props) {
-  const ref = useRef<HTMLDivElement>(null);
-  const width = useWidth(ref);
+export function BeliefChart({ client, run, durationMs, playhead }: Props) {
+  const domainColor = useDomainColor();
+  const frame = useRunFrame(durationMs);
+  const { plotRef: ref, width, x } = frame;
   const { meta, runId } = run;
   /** The answer for a run id: a new run shows "loading" until its own answer comes, never the last run's. */
   const [fetched, setFetched] = useState<{
@@ -64,7 +60,6 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
     readonly inference: Inference | null;
     readonly error: string | null;
   } | null>(null);
-  const [hover, setHover] = useState<Hover | null>(null);
 
   useEffect(() => {
     let live = true;
@@ -100,15 +95,8 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
       };
     });
     return { lines, hidden: all.length - lines.length };
-  }, [inference, meta]);
+  }, [inference, meta, domainColor]);
 
-  const x = useMemo(
-    () =>
-      scaleLinear()
-        .domain([0, durationMs])
-        .range([M.left, width - M.right]),
-    [durationMs, width],
-  );
   const y = useMemo(() => {
     const thr = inference?.threshold ?? 0;
     let lo = Math.min(0, thr);
@@ -137,6 +125,9 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
       return gen(pts) ?? '';
     });
   }, [lines, x, y, durationMs]);
+  // The legend reads the beliefs at the playhead: a few times a second while playing, never off screen.
+  const visible = useVisible(ref);
+  const time = usePlayhead(playhead, selectTime, { playingMs: PLAYING_REFRESH_MS, visible });
 
   const boosts = useMemo(() => inference?.boosts ?? [], [inference]);
   const boostTimes = useMemo(() => Float64Array.from(boosts, (b) => b.t_ns / 1e6), [boosts]);
@@ -156,6 +147,39 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
     return { given, revoked, count };
   }, [boosts, boostTimes, x, markY]);
   const given = marks.count;
+  const thr = inference?.threshold ?? 0;
+
+  // Memoised as elements: a legend update or a hover does not reconcile the lines.
+  const drawn = useMemo(
+    () => (
+      <>
+        <line
+          className="threshold-line"
+          data-testid="belief-threshold"
+          x1={M.left}
+          x2={width - M.right}
+          y1={y(thr)}
+          y2={y(thr)}
+        />
+        <text x={width - M.right - 2} y={y(thr) - 3} textAnchor="end" className="threshold-label">
+          BelThreshold {thr}
+        </text>
+        {lines.map((l, i) => (
+          <path
+            key={l.series.task}
+            className="belief-line"
+            data-task={l.name}
+            d={paths[i]}
+            stroke={l.color}
+            strokeDasharray={l.dash || undefined}
+          />
+        ))}
+        <path className="boost-mark" data-testid="boost-marks" d={marks.given || undefined} />
+        <path className="revoke-mark" d={marks.revoked || undefined} />
+      </>
+    ),
+    [lines, paths, marks, width, y, thr],
+  );
 
   if (inference === null) {
     return (
@@ -169,118 +193,75 @@ export function BeliefChart({ client, run, durationMs, view, time }: Props) {
     );
   }
 
-  const playX = x(Math.min(Math.max(time, 0), durationMs));
-  const thr = inference?.threshold ?? 0;
-
-  const onPointerMove = (e: PointerEvent<SVGSVGElement>) => {
-    const { px, py } = pointerIn(e);
+  const describe = (px: number, py: number): string[] | null => {
     const t = x.invert(px);
-    if (px < M.left || px > width - M.right || t < 0) {
-      setHover(null);
-      return;
-    }
+    if (px < M.left || px > width - M.right || t < 0) return null;
     if (py >= markY - MARK_BAND / 2 - 2 && py <= markY + MARK_BAND) {
       const i = nearestWithin(boostTimes, t, x.invert(px + 5) - t);
       const b = i >= 0 ? boosts[i] : undefined;
       if (b) {
         const vcpu = meta.vcpus[b.vcpu]?.name ?? `vCPU ${b.vcpu}`;
-        setHover({
-          x: px,
-          y: py,
-          lines: [
-            b.kind === 'boost' ? `partial boost of ${vcpu}` : `partial boost of ${vcpu} revoked`,
-            b.kind === 'boost'
-              ? 'an event is pending and the vCPU has an I/O-bound task'
-              : 'its guest switched to a task that is not I/O-bound',
-            `t = ${fmt(boostTimes[i]!, 6)} ms`,
-          ],
-        });
-        return;
+        return [
+          b.kind === 'boost' ? `partial boost of ${vcpu}` : `partial boost of ${vcpu} revoked`,
+          b.kind === 'boost'
+            ? 'an event is pending and the vCPU has an I/O-bound task'
+            : 'its guest switched to a task that is not I/O-bound',
+          `t = ${fmt(boostTimes[i]!, 6)} ms`,
+        ];
       }
     }
     const best =
       lines[nearestIndex(lines.length, (i) => Math.abs(y(beliefAt(lines[i]!.series, t)) - py), 12)];
-    if (!best) {
-      setHover(null);
-      return;
-    }
+    if (!best) return null;
     const b = beliefAt(best.series, t);
-    setHover({
-      x: px,
-      y: py,
-      lines: [
-        `${best.name}: belief ${b}`,
-        b > thr ? `inferred I/O-bound (above ${thr})` : `not I/O-bound (threshold ${thr})`,
-        `t = ${fmt(t, 6)} ms`,
-      ],
-    });
+    return [
+      `${best.name}: belief ${b}`,
+      b > thr ? `inferred I/O-bound (above ${thr})` : `not I/O-bound (threshold ${thr})`,
+      `t = ${fmt(t, 6)} ms`,
+    ];
   };
 
   return (
-    <figure
+    <ChartFrame
       className="belief-chart"
-      data-testid="belief-chart"
-      data-infers="true"
-      data-tasks={lines.length}
-      data-boosts={given}
-      aria-busy={inference === undefined}
+      testId="belief-chart"
+      data={{
+        'data-infers': 'true',
+        'data-tasks': lines.length,
+        'data-boosts': given,
+        'aria-busy': inference === undefined,
+      }}
+      plotClassName="share-plot belief-plot"
+      frame={frame}
+      label="Degree of belief per task over time"
+      y={y}
+      yFormat={String}
+      playhead={playhead}
+      showView
+      describe={describe}
+      legend={
+        <>
+          {lines.map((l) => {
+            const b = beliefAt(l.series, time);
+            return (
+              <span key={l.series.task} className="legend-item" data-task={l.name}>
+                <LineSwatch color={l.color} dash={l.dash} width={22} />
+                {l.name} {b}
+                {b > thr && <b className="io-bound"> I/O-bound</b>}
+              </span>
+            );
+          })}
+          {hiddenTasks > 0 && <span className="legend-item muted">and {hiddenTasks} more tasks</span>}
+          {inference && lines.length === 0 && (
+            <span className="legend-item muted">No task has changed its degree of belief.</span>
+          )}
+          <span className="legend-item muted">
+            belief at the playhead; dashed: BelThreshold; ▲ {given} partial boosts, ✕ revoked; ms
+          </span>
+        </>
+      }
     >
-      <div ref={ref} className="share-plot belief-plot">
-        <svg
-          width={width}
-          height={HEIGHT}
-          role="img"
-          aria-label="Degree of belief per task over time"
-          onPointerMove={onPointerMove}
-          onPointerLeave={() => setHover(null)}
-        >
-          <RunAxes x={x} y={y} width={width} height={HEIGHT} m={M} view={view} yFormat={String} />
-          <line
-            className="threshold-line"
-            data-testid="belief-threshold"
-            x1={M.left}
-            x2={width - M.right}
-            y1={y(thr)}
-            y2={y(thr)}
-          />
-          <text x={width - M.right - 2} y={y(thr) - 3} textAnchor="end" className="threshold-label">
-            BelThreshold {thr}
-          </text>
-          {lines.map((l, i) => (
-            <path
-              key={l.series.task}
-              className="belief-line"
-              data-task={l.name}
-              d={paths[i]}
-              stroke={l.color}
-              strokeDasharray={l.dash || undefined}
-            />
-          ))}
-          <path className="boost-mark" data-testid="boost-marks" d={marks.given || undefined} />
-          <path className="revoke-mark" d={marks.revoked || undefined} />
-          <line className="playhead" x1={playX} x2={playX} y1={M.top} y2={HEIGHT - M.bottom} />
-        </svg>
-        <Tooltip hover={hover} width={width} />
-      </div>
-      <figcaption className="legend">
-        {lines.map((l) => {
-          const b = beliefAt(l.series, time);
-          return (
-            <span key={l.series.task} className="legend-item" data-task={l.name}>
-              <LineSwatch color={l.color} dash={l.dash} width={22} />
-              {l.name} {b}
-              {b > thr && <b className="io-bound"> I/O-bound</b>}
-            </span>
-          );
-        })}
-        {hiddenTasks > 0 && <span className="legend-item muted">and {hiddenTasks} more tasks</span>}
-        {inference && lines.length === 0 && (
-          <span className="legend-item muted">No task has changed its degree of belief.</span>
-        )}
-        <span className="legend-item muted">
-          belief at the playhead; dashed: BelThreshold; ▲ {given} partial boosts, ✕ revoked; ms
-        </span>
-      </figcaption>
-    </figure>
+      {drawn}
+    </ChartFrame>
   );
 }

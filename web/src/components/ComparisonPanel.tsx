@@ -6,7 +6,7 @@ import { curveStepAfter, line } from 'd3-shape';
 import type { SimClient } from '../sim/client';
 import type { RunResult } from '../sim/types';
 import { summaryColumns } from '../lib/summary';
-import { domainColor } from '../lib/palette';
+import { useDomainColor } from '../lib/theme';
 import { cdfAt, cdfFromPairs, logDomain, type CdfPoint } from '../lib/cdf';
 import { fmt } from '../lib/format';
 import { useWidth } from '../lib/useWidth';
@@ -50,6 +50,7 @@ function serverDomains(run: RunResult): number[] {
 }
 
 function CdfChart({ client, runs }: Props) {
+  const domainColor = useDomainColor();
   const ref = useRef<HTMLDivElement>(null);
   const width = useWidth(ref);
   const [curves, setCurves] = useState<readonly Curve[] | null>(null);
@@ -88,7 +89,7 @@ function CdfChart({ client, runs }: Props) {
     return () => {
       live = false;
     };
-  }, [client, runs]);
+  }, [client, runs, domainColor]);
 
   const x = useMemo(
     () =>
@@ -226,6 +227,7 @@ function CdfChart({ client, runs }: Props) {
 }
 
 function LatencyTable({ runs }: { runs: readonly ComparedRun[] }) {
+  const domainColor = useDomainColor();
   const domains = runs[0]?.run.meta.domains ?? [];
   const rows = domains.flatMap((d) =>
     runs.flatMap((c) => {

@@ -5,6 +5,8 @@ import type { SimClient } from '../sim/client';
 import type { RunResult } from '../sim/types';
 import { toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
+import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
+import { useVisible } from '../lib/useVisible';
 
 /** Decisions shown before (including the current one) and after the playhead. */
 export const LOG_BEFORE = 13;
@@ -13,10 +15,7 @@ export const LOG_AFTER = 12;
 interface Props {
   readonly client: SimClient;
   readonly run: RunResult;
-  /** Playhead [ms]. */
-  readonly time: number;
-  /** Playback is running: refresh every PLAYING_REFRESH_MS, not every frame. */
-  readonly playing?: boolean;
+  readonly playhead: Playhead;
   readonly onSeek: (timeMs: number) => void;
 }
 
@@ -25,15 +24,18 @@ function stamp(tNs: number): string {
   return (tNs / 1e6).toFixed(3);
 }
 
-export function EventLog({ client, run, time, onSeek, playing = false }: Props) {
+export function EventLog({ client, run, playhead, onSeek }: Props) {
   const listRef = useRef<HTMLOListElement>(null);
-  const tNs = toNs(time);
+  const sectionRef = useRef<HTMLElement>(null);
+  // Nobody reads a log that changes 60 times a second: a few updates a second while playing, none off screen.
+  const visible = useVisible(sectionRef);
+  const tNs = toNs(usePlayhead(playhead, selectTime, { playingMs: PLAYING_REFRESH_MS, visible }));
   const { runId } = run;
   const query = useCallback(
     () => client.decisionsAround(runId, tNs, LOG_BEFORE, LOG_AFTER),
     [client, runId, tNs],
   );
-  const { value, error } = useLatestQuery(query, playing ? PLAYING_REFRESH_MS : 0);
+  const { value, error } = useLatestQuery(query);
   const items = useMemo(() => value?.items ?? [], [value]);
   const current = value?.current ?? -1;
 
@@ -50,6 +52,7 @@ export function EventLog({ client, run, time, onSeek, playing = false }: Props) 
 
   return (
     <section
+      ref={sectionRef}
       className="event-log"
       data-testid="event-log"
       aria-label="Scheduling decisions near the playhead"

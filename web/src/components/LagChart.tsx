@@ -2,29 +2,27 @@
 // equally among its vCPUs) minus what it received; positive = behind. One line per vCPU in its domain's colour,
 // so co-scheduled siblings move together while asynchronous ones drift apart. D3 computes scales and paths;
 // React renders the SVG (same layout as ShareChart).
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { extent } from 'd3-array';
 import { scaleLinear } from 'd3-scale';
 import { line } from 'd3-shape';
 import type { SimClient } from '../sim/client';
 import type { LagData, RunResult } from '../sim/types';
-import { domainColor } from '../lib/palette';
-import { anchor } from '../lib/format';
-import { useWidth } from '../lib/useWidth';
-
-const HEIGHT = 150;
-const M = { top: 8, right: 8, bottom: 20, left: 40 };
+import { useDomainColor } from '../lib/theme';
+import type { Playhead } from '../lib/playhead';
+import { CHART_H as HEIGHT, ChartFrame, M, useRunFrame } from './ChartFrame';
 
 interface Props {
   readonly client: SimClient;
   readonly run: RunResult;
   readonly durationMs: number;
-  readonly time: number;
+  readonly playhead: Playhead;
 }
 
-export function LagChart({ client, run, durationMs, time }: Props) {
-  const ref = useRef<HTMLDivElement>(null);
-  const width = useWidth(ref);
+export function LagChart({ client, run, durationMs, playhead }: Props) {
+  const domainColor = useDomainColor();
+  const frame = useRunFrame(durationMs);
+  const { x } = frame;
   const [lag, setLag] = useState<LagData | null>(null);
   const [error, setError] = useState<string | null>(null);
 
@@ -46,15 +44,8 @@ export function LagChart({ client, run, durationMs, time }: Props) {
   const colorOf = useMemo(() => {
     const byName = new Map(run.meta.domains.map((d) => [d.name, domainColor(d.color_index)]));
     return (domain: string) => byName.get(domain) ?? 'currentColor';
-  }, [run.meta.domains]);
+  }, [run.meta.domains, domainColor]);
 
-  const x = useMemo(
-    () =>
-      scaleLinear()
-        .domain([0, durationMs])
-        .range([M.left, width - M.right]),
-    [durationMs, width],
-  );
   const y = useMemo(() => {
     const all = lag?.vcpus.flatMap((v) => v.lag_ns) ?? [];
     const [lo = 0, hi = 0] = extent(all);
@@ -65,57 +56,38 @@ export function LagChart({ client, run, durationMs, time }: Props) {
       .nice();
   }, [lag]);
 
-  const paths = useMemo(() => {
-    if (!lag) return [];
-    return lag.vcpus.map((v) => {
-      const gen = line<number>()
-        .x((_, i) => x((v.t_ns[i] ?? 0) / 1e6))
-        .y((l) => y(l / 1e6));
-      return gen(v.lag_ns as number[]) ?? '';
-    });
-  }, [lag, x, y]);
+  // Memoised as elements: the frame re-renders, the lines only when the data or the width change.
+  const lines = useMemo(
+    () =>
+      lag?.vcpus.map((v) => {
+        const gen = line<number>()
+          .x((_, i) => x((v.t_ns[i] ?? 0) / 1e6))
+          .y((l) => y(l / 1e6));
+        return (
+          <path
+            key={v.name}
+            className="share-line lag-line"
+            data-vcpu={v.name}
+            d={gen(v.lag_ns as number[]) ?? ''}
+            stroke={colorOf(v.domain)}
+          />
+        );
+      }),
+    [lag, x, y, colorOf],
+  );
 
   const worst = run.report.fairness?.max_abs_lag_ms;
-  const playX = x(Math.min(Math.max(time, 0), durationMs));
-  const xTicks = x.ticks(Math.max(2, Math.floor(width / 100)));
-  const xFormat = x.tickFormat(Math.max(2, Math.floor(width / 100)), '~f');
-
   return (
-    <figure className="share-chart lag-chart" data-testid="lag-chart" data-vcpus={lag?.vcpus.length ?? 0}>
-      <div ref={ref} className="share-plot">
-        <svg width={width} height={HEIGHT} role="img" aria-label="Lag of every vCPU over time">
-          {y.ticks(4).map((t) => (
-            <g key={t} transform={`translate(0, ${y(t)})`}>
-              <line x1={M.left} x2={width - M.right} className="grid" />
-              <text x={M.left - 4} dy="0.32em" textAnchor="end" className="tick">
-                {t}
-              </text>
-            </g>
-          ))}
-          {xTicks.map((t) => (
-            <text
-              key={t}
-              x={x(t)}
-              y={HEIGHT - 4}
-              textAnchor={anchor(x(t) - M.left, width - M.left)}
-              className="tick"
-            >
-              {xFormat(t)}
-            </text>
-          ))}
-          {lag?.vcpus.map((v, i) => (
-            <path
-              key={v.name}
-              className="share-line lag-line"
-              data-vcpu={v.name}
-              d={paths[i]}
-              stroke={colorOf(v.domain)}
-            />
-          ))}
-          <line className="playhead" x1={playX} x2={playX} y1={M.top} y2={HEIGHT - M.bottom} />
-        </svg>
-      </div>
-      <figcaption className="legend">
+    <ChartFrame
+      className="share-chart lag-chart"
+      testId="lag-chart"
+      data={{ 'data-vcpus': lag?.vcpus.length ?? 0 }}
+      frame={frame}
+      label="Lag of every vCPU over time"
+      y={y}
+      yFormat={String}
+      playhead={playhead}
+      legend={
         <span className="legend-item muted">
           {error
             ? `Lag unavailable: ${error}`
@@ -123,7 +95,9 @@ export function LagChart({ client, run, durationMs, time }: Props) {
                 worst != null ? `${worst.toFixed(1)} ms` : '–'
               }`}
         </span>
-      </figcaption>
-    </figure>
+      }
+    >
+      {lines}
+    </ChartFrame>
   );
 }

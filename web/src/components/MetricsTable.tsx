@@ -1,6 +1,6 @@
 import { memo } from 'react';
 import type { Meta, RunReport, Summary } from '../sim/types';
-import { domainColor } from '../lib/palette';
+import { useDomainColor } from '../lib/theme';
 import { fmt, pct } from '../lib/format';
 
 interface Props {
@@ -16,6 +16,7 @@ function meanP99(s: Summary | undefined): string {
 /** The report's headline figures per domain (DESIGN.md 5); absent keys show a dash, never a made-up zero. */
 /** Memoised: it does not depend on the playhead, and the page re-renders on every playback frame. */
 export const MetricsTable = memo(function MetricsTable({ meta, report }: Props) {
+  const domainColor = useDomainColor();
   const anyResponse = meta.domains.some((d) => report.domains[d.name]?.response_ms);
   return (
     <div className="metrics-scroll">

@@ -1,4 +1,4 @@
-import { useMemo } from 'react';
+import { memo, useMemo } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult, ScenarioPolicy } from '../sim/types';
 import { splitSegments } from '../lib/series';
@@ -10,6 +10,7 @@ import { MetricsTable } from './MetricsTable';
 import { ShareChart } from './ShareChart';
 import { Timeline } from './Timeline';
 import type { View } from '../lib/view';
+import type { Playhead } from '../lib/playhead';
 
 interface Props {
   readonly policy: string;
@@ -19,10 +20,8 @@ interface Props {
   /** Why the run will not come, if it failed. */
   readonly failed: string | null;
   readonly durationMs: number;
-  readonly view: View;
-  readonly time: number;
-  /** While playing, the text views (run queues, log) refresh a few times a second rather than every frame. */
-  readonly playing?: boolean;
+  /** The shared playhead and time window: each view subscribes at the rate it draws them. */
+  readonly playhead: Playhead;
   readonly onViewChange: (view: View) => void;
   readonly onPolicyChange: (policy: string) => void;
   readonly client: SimClient;
@@ -41,15 +40,14 @@ function showsLag(run: RunResult, scheduler: string | undefined): boolean {
   );
 }
 
-export function PolicyColumn({
+/** Memoised: while playing only the views subscribed to the playhead re-render, never the column. */
+export const PolicyColumn = memo(function PolicyColumn({
   policy,
   policies,
   run,
   failed,
   durationMs,
-  view,
-  time,
-  playing = false,
+  playhead,
   onViewChange,
   onPolicyChange,
   client,
@@ -97,14 +95,13 @@ export function PolicyColumn({
       </header>
       {run ? (
         <>
-          <RunQueues client={client} run={run} time={time} playing={playing} />
+          <RunQueues client={client} run={run} playhead={playhead} />
           <Timeline
             meta={run.meta}
             lanes={lanes}
             durationMs={durationMs}
-            view={view}
+            playhead={playhead}
             onViewChange={onViewChange}
-            time={time}
             client={client}
             runId={run.runId}
           />
@@ -114,11 +111,11 @@ export function PolicyColumn({
               run queues and the log stop there, shares continue.
             </p>
           )}
-          <EventLog client={client} run={run} time={time} onSeek={onSeek} playing={playing} />
-          <ShareChart run={run} durationMs={durationMs} view={view} time={time} />
-          <BeliefChart client={client} run={run} durationMs={durationMs} view={view} time={time} />
+          <EventLog client={client} run={run} playhead={playhead} onSeek={onSeek} />
+          <ShareChart run={run} durationMs={durationMs} playhead={playhead} />
+          <BeliefChart client={client} run={run} durationMs={durationMs} playhead={playhead} />
           {showsLag(run, policies.find((p) => p.id === policy)?.scheduler) && (
-            <LagChart client={client} run={run} durationMs={durationMs} time={time} />
+            <LagChart client={client} run={run} durationMs={durationMs} playhead={playhead} />
           )}
           <MetricsTable meta={run.meta} report={run.report} />
         </>
@@ -127,4 +124,4 @@ export function PolicyColumn({
       )}
     </section>
   );
-}
+});

@@ -1,19 +1,22 @@
 // Gantt chart of one run: a lane per pCPU, a rectangle per schedule segment coloured by domain. Segments go to
 // a canvas (a run has tens of thousands); axis, playhead and tooltip stay in React-owned SVG/HTML. d3-zoom only
 // listens for gestures and reports the new time window, which the page shares with every column.
-import { useCallback, useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
 import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
 import type { SimClient } from '../sim/client';
 import type { IoRec, Meta } from '../sim/types';
-import { domainColor } from '../lib/palette';
+import { useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
 import { segmentAt, visibleRange, type Lane } from '../lib/series';
 import { anchor, fmt } from '../lib/format';
+import { useVisible } from '../lib/useVisible';
+import { useCanvasColors } from '../lib/canvasColors';
 import { useWidth } from '../lib/useWidth';
 import { useLatestQuery } from '../lib/useLatestQuery';
 import type { View } from '../lib/view';
+import { selectTime, selectView, usePlayhead, type Playhead } from '../lib/playhead';
 import { Tooltip, type Hover } from './Tooltip';
 
 const LANE_GAP = 4;
@@ -39,11 +42,9 @@ interface Props {
   readonly meta: Meta;
   readonly lanes: readonly Lane[];
   readonly durationMs: number;
-  /** Visible time window [ms], shared by all columns. */
-  readonly view: View;
+  /** Playhead and visible time window, shared by all columns: this view follows them every frame. */
+  readonly playhead: Playhead;
   readonly onViewChange: (view: View) => void;
-  /** Playhead [ms]. */
-  readonly time: number;
   /** Where the run lives, for the I/O events of the visible window. */
   readonly client: SimClient;
   readonly runId: string;
@@ -56,7 +57,15 @@ interface IoBar {
   readonly rec: IoRec;
 }
 
-export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, client, runId }: Props) {
+export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, client, runId }: Props) {
+  const domainColor = useDomainColor();
+  // The lanes' empty background follows the page's theme (a canvas cannot read CSS variables).
+  const theme = useCanvasColors();
+  // Every frame while on screen; off screen nothing until it scrolls back or playback stops.
+  const figureRef = useRef<HTMLElement>(null);
+  const visible = useVisible(figureRef);
+  const view = usePlayhead(playhead, selectView, { visible });
+  const time = usePlayhead(playhead, selectTime, { visible });
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
@@ -108,7 +117,7 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
   const colors = useMemo(() => {
     const busy = meta.vcpus.map((v) => domainColor(meta.domains[v.domain]?.color_index ?? v.domain));
     return { busy, idle: busy.map((c) => withAlpha(c, IDLE_ALPHA)) };
-  }, [meta]);
+  }, [meta, domainColor]);
 
   const ranges = useMemo(() => lanes.map((lane) => visibleRange(lane, t0, t1)), [lanes, t0, t1]);
   const drawn = ranges.reduce((n, [lo, hi]) => n + hi - lo, 0);
@@ -116,7 +125,11 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
   // The segments and I/O bars of four window widths around the view ([ioFrom, ioFrom + 4w], the I/O fetch's
   // range) are drawn once into an offscreen strip; each frame only copies the visible part of it. So a view that
   // follows the playhead costs one drawImage per frame, and the strip is redrawn once per window width.
-  const stripRef = useRef<{ canvas: HTMLCanvasElement; deps: readonly unknown[] } | null>(null);
+  const stripRef = useRef<{
+    canvas: HTMLCanvasElement;
+    deps: readonly unknown[];
+    ioBars: readonly IoBar[];
+  } | null>(null);
   useEffect(() => {
     const canvas = canvasRef.current;
     const ctx = canvas?.getContext('2d');
@@ -128,53 +141,58 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
     if (canvas.width !== cw) canvas.width = cw;
     if (canvas.height !== ch) canvas.height = ch;
 
-    const deps = [lanes, ioFrom, w, width, lanesH, colors, LANE_H, ioTop, ioBars, dpr];
+    const deps = [lanes, ioFrom, w, width, lanesH, colors, theme, LANE_H, ioTop, dpr];
     const cached = stripRef.current;
-    if (!cached || cached.deps.some((d, i) => d !== deps[i])) {
+    const lanesStale = !cached || cached.deps.some((d, i) => d !== deps[i]);
+    // The I/O events of a new window arrive a moment after the window moves: then only their strip is redrawn.
+    if (lanesStale || cached.ioBars !== ioBars) {
       const strip = cached?.canvas ?? document.createElement('canvas');
       const sw = 4 * width;
-      strip.width = Math.max(1, Math.round(sw * dpr));
-      strip.height = ch;
+      if (lanesStale) {
+        strip.width = Math.max(1, Math.round(sw * dpr));
+        strip.height = ch;
+      }
       const sctx = strip.getContext('2d');
       if (!sctx) return;
       sctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       const k = width / w;
       const sx = (t: number) => Math.min(sw, Math.max(0, (t - ioFrom) * k));
-      lanes.forEach((lane, p) => {
-        const y = PAD_TOP + p * (LANE_H + LANE_GAP);
-        sctx.fillStyle = '#f1f1f1';
-        sctx.fillRect(0, y, sw, LANE_H);
-        const [lo, hi] = visibleRange(lane, ioFrom, ioFrom + 4 * w);
-        let runColor = '';
-        let runX0 = 0;
-        let runX1 = -1;
-        const flush = () => {
-          if (runX1 > runX0 - 1 && runColor) {
-            sctx.fillStyle = runColor;
-            sctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
+      if (lanesStale)
+        lanes.forEach((lane, p) => {
+          const y = PAD_TOP + p * (LANE_H + LANE_GAP);
+          sctx.fillStyle = theme.empty;
+          sctx.fillRect(0, y, sw, LANE_H);
+          const [lo, hi] = visibleRange(lane, ioFrom, ioFrom + 4 * w);
+          let runColor = '';
+          let runX0 = 0;
+          let runX1 = -1;
+          const flush = () => {
+            if (runX1 > runX0 - 1 && runColor) {
+              sctx.fillStyle = runColor;
+              sctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
+            }
+          };
+          for (let i = lo; i < hi; i++) {
+            const v = lane.vcpu[i]!;
+            const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
+            const x0 = sx(lane.start[i]!);
+            const x1 = sx(lane.end[i]!);
+            // A sliver inside a pixel the current rectangle already paints adds nothing visible: skip it, so a
+            // zoomed-out lane of thousands of short I/O runs costs about one fillRect per pixel column.
+            if (x1 - x0 < 1 && x1 <= Math.ceil(runX1)) continue;
+            if (color === runColor && x0 - runX1 < 0.5) {
+              runX1 = Math.max(runX1, x1);
+            } else {
+              flush();
+              runColor = color;
+              runX0 = x0;
+              runX1 = x1;
+            }
           }
-        };
-        for (let i = lo; i < hi; i++) {
-          const v = lane.vcpu[i]!;
-          const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
-          const x0 = sx(lane.start[i]!);
-          const x1 = sx(lane.end[i]!);
-          // A sliver inside a pixel the current rectangle already paints adds nothing visible: skip it, so a
-          // zoomed-out lane of thousands of short I/O runs costs about one fillRect per pixel column.
-          if (x1 - x0 < 1 && x1 <= Math.ceil(runX1)) continue;
-          if (color === runColor && x0 - runX1 < 0.5) {
-            runX1 = Math.max(runX1, x1);
-          } else {
-            flush();
-            runColor = color;
-            runX0 = x0;
-            runX1 = x1;
-          }
-        }
-        flush();
-      });
+          flush();
+        });
       // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
-      sctx.fillStyle = '#f6f6f6';
+      sctx.fillStyle = theme.emptyAlt;
       sctx.fillRect(0, ioTop, sw, IO_H);
       for (const b of ioBars) {
         const x0 = sx(b.from);
@@ -186,14 +204,14 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
         sctx.globalAlpha = 1;
         sctx.fillRect(Math.max(0, x1 - 1), ioTop, 2, IO_H);
       }
-      stripRef.current = { canvas: strip, deps };
+      stripRef.current = { canvas: strip, deps, ioBars };
     }
     const strip = stripRef.current!.canvas;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, cw, ch);
     const offset = Math.round((t0 - ioFrom) * (width / w) * dpr);
     ctx.drawImage(strip, offset, 0, cw, ch, 0, 0, cw, ch);
-  }, [lanes, t0, w, ioFrom, width, lanesH, colors, LANE_H, ioTop, ioBars]);
+  }, [lanes, t0, w, ioFrom, width, lanesH, colors, theme, LANE_H, ioTop, ioBars]);
 
   // Attach d3-zoom once per geometry. Programmatic transforms (below) carry no sourceEvent and are ignored,
   // so syncing from the shared view never echoes back.
@@ -291,42 +309,16 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
   const playX = x(time);
 
   return (
-    <figure className="timeline" data-testid="timeline" data-segments={drawn} data-io={ioBars.length}>
-      <figcaption className="legend">
-        {meta.domains.slice(0, LEGEND_MAX).map((d) => (
-          <span key={d.name} className="legend-item">
-            <span className="swatch" style={{ background: domainColor(d.color_index) }} />
-            {d.name}
-          </span>
-        ))}
-        {meta.domains.length > LEGEND_MAX && (
-          <span className="legend-item muted">
-            and {meta.domains.length - LEGEND_MAX} more (hover a segment)
-          </span>
-        )}
-        <span className="legend-item muted">
-          <span className="swatch idle" /> pale: guest idle loop
-        </span>
-        <span className="legend-item muted">
-          I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
-        </span>
-      </figcaption>
+    <figure
+      ref={figureRef}
+      className="timeline"
+      data-testid="timeline"
+      data-segments={drawn}
+      data-io={ioBars.length}
+    >
+      <Legend meta={meta} ioFull={ioFull} />
       <div className="timeline-body">
-        <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
-          {lanes.map((_, p) => (
-            <div key={p} style={{ height: LANE_H, marginBottom: LANE_GAP }}>
-              pCPU {p}
-            </div>
-          ))}
-          <div
-            className="io-label"
-            style={{ height: IO_H, marginBottom: LANE_GAP }}
-            title="I/O notifications"
-          >
-            I/O wait
-          </div>
-          <div className="unit">ms</div>
-        </div>
+        <LaneLabels pcpus={lanes.length} laneH={LANE_H} />
         <div className="plot" ref={plotRef} style={{ height }}>
           <canvas
             ref={canvasRef}
@@ -364,3 +356,45 @@ export function Timeline({ meta, lanes, durationMs, view, onViewChange, time, cl
     </figure>
   );
 }
+
+/** The domains' colours. Memoised, like the lane labels: the timeline re-renders every frame while playing. */
+const Legend = memo(function Legend({ meta, ioFull }: { meta: Meta; ioFull: boolean }) {
+  const domainColor = useDomainColor();
+  return (
+    <figcaption className="legend">
+      {meta.domains.slice(0, LEGEND_MAX).map((d) => (
+        <span key={d.name} className="legend-item">
+          <span className="swatch" style={{ background: domainColor(d.color_index) }} />
+          {d.name}
+        </span>
+      ))}
+      {meta.domains.length > LEGEND_MAX && (
+        <span className="legend-item muted">
+          and {meta.domains.length - LEGEND_MAX} more (hover a segment)
+        </span>
+      )}
+      <span className="legend-item muted">
+        <span className="swatch idle" /> pale: guest idle loop
+      </span>
+      <span className="legend-item muted">
+        I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
+      </span>
+    </figcaption>
+  );
+});
+
+const LaneLabels = memo(function LaneLabels({ pcpus, laneH }: { pcpus: number; laneH: number }) {
+  return (
+    <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
+      {Array.from({ length: pcpus }, (_, p) => (
+        <div key={p} style={{ height: laneH, marginBottom: LANE_GAP }}>
+          pCPU {p}
+        </div>
+      ))}
+      <div className="io-label" style={{ height: IO_H, marginBottom: LANE_GAP }} title="I/O notifications">
+        I/O wait
+      </div>
+      <div className="unit">ms</div>
+    </div>
+  );
+});

@@ -1,8 +1,9 @@
 import { ms } from '../lib/format';
+import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
 import { SPEEDS } from '../lib/speed';
 
 interface Props {
-  readonly time: number;
+  readonly playhead: Playhead;
   readonly durationMs: number;
   readonly playing: boolean;
   readonly speed: number;
@@ -16,7 +17,7 @@ interface Props {
 
 /** The one playhead shared by every column: play/pause (Space), step (arrows), speed ([ and ]), scrub. */
 export function Transport({
-  time,
+  playhead,
   durationMs,
   playing,
   speed,
@@ -26,6 +27,8 @@ export function Transport({
   onScrub,
   onStep,
 }: Props) {
+  // The clock and the slider follow every frame; they are all this component re-renders for while playing.
+  const time = usePlayhead(playhead, selectTime);
   return (
     <div className="transport">
       {onStep && (

@@ -10,7 +10,14 @@ export const OKABE_ITO = [
   '#000000', // black
 ] as const;
 
-export function domainColor(colorIndex: number): string {
-  const n = OKABE_ITO.length;
-  return OKABE_ITO[((Math.trunc(colorIndex) % n) + n) % n]!;
+/**
+ * The palette on a dark background: Okabe-Ito's black is next to invisible there, so it becomes a light grey
+ * (the palette's other hues read on both backgrounds).
+ */
+export const OKABE_ITO_DARK = [...OKABE_ITO.slice(0, 7), '#D4D4D4'] as const;
+
+export function domainColor(colorIndex: number, dark = false): string {
+  const palette = dark ? OKABE_ITO_DARK : OKABE_ITO;
+  const n = palette.length;
+  return palette[((Math.trunc(colorIndex) % n) + n) % n]!;
 }

@@ -1,6 +1,7 @@
 // Light and dark themes (issue 9): the choice is the user's, kept in localStorage; the first visit follows the
 // system's preference. The palette stays Okabe-Ito in both (lib/palette.ts).
-import { useCallback, useEffect, useState } from 'react';
+import { createContext, useCallback, useContext, useEffect, useState } from 'react';
+import { domainColor } from './palette';
 
 export type Theme = 'light' | 'dark';
 const KEY = 'schedlab.theme';
@@ -35,4 +36,13 @@ export function useTheme(): [Theme, () => void] {
     });
   }, []);
   return [theme, toggle];
+}
+
+/** The theme on screen, for views whose colours are not CSS (canvas, inline swatches, SVG strokes). */
+export const ThemeContext = createContext<Theme>('light');
+
+/** domainColor for the theme on screen; a new function when the theme changes, so memoised views redraw. */
+export function useDomainColor(): (colorIndex: number) => string {
+  const dark = useContext(ThemeContext) === 'dark';
+  return useCallback((colorIndex: number) => domainColor(colorIndex, dark), [dark]);
 }
