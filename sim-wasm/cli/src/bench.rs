@@ -1,9 +1,9 @@
 //! `schedsim bench`: simulation speed of whole scenarios (every policy, one after another, on one thread so that
-//! the figures are comparable between scenarios and machines).
+//! the figures are comparable between scenarios and machines), with the trace the page replays and without it.
 
 use schedsim_core::metrics::peak_rss_mb;
 use schedsim_core::scenario::Scenario;
-use schedsim_core::sim::{SimError, Simulation};
+use schedsim_core::sim::{SimError, SimOptions, Simulation};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -25,21 +25,31 @@ pub struct BenchRow {
     /// This scenario's `sim_seconds_per_wall_second` over the first scenario's in the same invocation (1 for the
     /// first): how much faster or slower it simulates, on the same machine under the same load.
     pub relative_speed: f64,
+    /// The same runs without the trace (as `run`, `check` and `sweep` do): simulated seconds per wall second.
+    pub batch_sim_seconds_per_wall_second: f64,
+    /// Recording the trace's cost: batch speed over traced speed, both measured here, back to back.
+    pub trace_slowdown: f64,
 }
 
-/// Runs every policy of the scenario once and measures it; `relative_speed` is left at 1 for [`set_relative`].
-pub fn run(sc: &Scenario) -> Result<BenchRow, SimError> {
-    let mut sim_s = 0.0;
+/// Runs every policy of the scenario once; returns (events, wall seconds).
+fn time_runs(sc: &Scenario, opts: SimOptions) -> Result<(u64, f64), SimError> {
     let mut events = 0u64;
     let t0 = Instant::now();
     for p in &sc.policies {
-        let mut sim = Simulation::new(sc, &p.id)?;
+        let mut sim = Simulation::with_options(sc, &p.id, opts)?;
         sim.run()?;
-        sim_s += sc.duration_ms as f64 / 1000.0;
         events += sim.events();
     }
     // Guards the divisions below against a clock that did not advance on a trivial scenario.
-    let wall = t0.elapsed().as_secs_f64().max(1e-9);
+    Ok((events, t0.elapsed().as_secs_f64().max(1e-9)))
+}
+
+/// Runs every policy of the scenario once recording the trace (as the page does), then once more without it,
+/// and measures both; `relative_speed` is left at 1 for [`set_relative`].
+pub fn run(sc: &Scenario) -> Result<BenchRow, SimError> {
+    let sim_s = sc.policies.len() as f64 * sc.duration_ms as f64 / 1000.0;
+    let (events, wall) = time_runs(sc, SimOptions::default())?;
+    let (_, batch_wall) = time_runs(sc, SimOptions { trace: false, ..SimOptions::default() })?;
     Ok(BenchRow {
         scenario: sc.id.clone(),
         sim_seconds_per_wall_second: sim_s / wall,
@@ -49,6 +59,8 @@ pub fn run(sc: &Scenario) -> Result<BenchRow, SimError> {
         sim_seconds: sim_s,
         wall_seconds: wall,
         relative_speed: 1.0,
+        batch_sim_seconds_per_wall_second: sim_s / batch_wall,
+        trace_slowdown: wall / batch_wall,
     })
 }
 
@@ -74,6 +86,8 @@ mod tests {
             sim_seconds: 0.0,
             wall_seconds: 0.0,
             relative_speed: 1.0,
+            batch_sim_seconds_per_wall_second: 0.0,
+            trace_slowdown: 1.0,
         }
     }
 
