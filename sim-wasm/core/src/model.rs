@@ -256,8 +256,9 @@ pub enum Work {
         queue: VecDeque<Packet>,
         /// Segments received by the kernel but not yet acknowledged (delayed ACK: one ACK per two).
         unacked: u32,
-        /// Socket receive buffer [segments]: the sender may have at most this much unread or in flight.
-        window: u32,
+        /// Socket receive buffer [segments]: the sender may have at most this much unread or in flight; None =
+        /// unlimited (the kernel takes whatever arrives and ACKs advertise no window).
+        window: Option<u32>,
         /// What the sender still sees open of the last advertised window [segments]; a read that opens the
         /// window well beyond it sends a window update.
         advertised: u32,

@@ -106,7 +106,7 @@ fn work_of(t: &TaskSpec, kinds: &mut DomKinds) -> Work {
                     cpu_ns: us_to_ns(s.cpu_us),
                     queue: VecDeque::new(),
                     unacked: 0,
-                    window,
+                    window: s.flow_control.then_some(window),
                     advertised: window,
                 }
             } else {

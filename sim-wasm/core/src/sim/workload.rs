@@ -106,12 +106,14 @@ impl Simulation {
             {
                 // The kernel's TCP receive path acknowledges in softirq as segments arrive, one ACK per two
                 // (delayed ACK); the task copies the data out later. Until it does, the data fills the socket
-                // buffer, so each ACK advertises less room and a reader that does not run stops the sender.
+                // buffer, so each ACK advertises less room and a reader that does not run stops the sender
+                // (with flow control; without, ACKs advertise no window).
                 *unacked += 1;
                 *advertised = advertised.saturating_sub(1);
                 queue.push_back(pkt);
                 if *unacked >= 2 {
-                    let (n, free) = (std::mem::take(unacked), window.saturating_sub(queue.len() as u32));
+                    let n = std::mem::take(unacked);
+                    let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32));
                     *advertised = free;
                     self.guest_ack(t, pkt.src, pkt.port, n, free);
                 }
@@ -228,9 +230,10 @@ impl Simulation {
                 // Once the reader has drained the socket, a lone unacknowledged segment is acknowledged now
                 // rather than after the delayed-ACK timer. A read that at least doubles a window the sender sees
                 // at half or less sends a window update (Linux's tcp_cleanup_rbuf), or the sender would stall.
-                let free = window.saturating_sub(queue.len() as u32);
+                let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32));
                 let lone = queue.is_empty() && *unacked > 0;
-                let update = 2 * *advertised <= *window && free >= 2 * *advertised && free > *advertised;
+                let update =
+                    window.is_some_and(|w| 2 * *advertised <= w && free >= 2 * *advertised && free > *advertised);
                 if lone || update {
                     let n = std::mem::take(unacked);
                     *advertised = free;
