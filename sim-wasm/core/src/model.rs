@@ -174,7 +174,13 @@ pub struct Packet {
     pub port: u16,
     /// Segments a TCP acknowledgement covers (delayed ACKs cover two); 1 otherwise.
     pub segs: u32,
+    /// Receive window a TCP acknowledgement advertises: free space in the receiver's socket buffer beyond what
+    /// it acknowledges [segments]; `NO_RWND` when the receiver never limits the sender.
+    pub rwnd: u32,
 }
+
+/// `Packet::rwnd` of packets whose receiver drains at once (or that are no acknowledgement).
+pub const NO_RWND: u32 = u32::MAX;
 
 /// TCP/UDP payload per full-size packet [bytes].
 pub const MSS: u32 = 1448;
@@ -246,9 +252,16 @@ pub enum Work {
     /// Receiving end of a bulk TCP stream: consumes data packets, acknowledges each.
     BulkRx {
         cpu_ns: u64,
+        /// Segments the kernel holds for the reader (the socket buffer's unread data).
         queue: VecDeque<Packet>,
         /// Segments received by the kernel but not yet acknowledged (delayed ACK: one ACK per two).
         unacked: u32,
+        /// Socket receive buffer [segments]: the sender may have at most this much unread or in flight; None =
+        /// unlimited (the kernel takes whatever arrives and ACKs advertise no window).
+        window: Option<u32>,
+        /// What the sender still sees open of the last advertised window [segments]; a read that opens the
+        /// window well beyond it sends a window update.
+        advertised: u32,
     },
     /// Sending end of a bulk TCP stream: sends while its window allows.
     BulkTx { cpu_ns: u64, peer: PeerId, window: u32, in_flight: u32 },
@@ -309,8 +322,8 @@ pub enum Peer {
     Client { server: TaskId, think: (u64, u64), request_bytes: u32, tcp: bool, port: u16, rng: Box<Stream> },
     /// Answers every request at once (the far end of an `io_loop` over the network).
     Echo,
-    /// Sends a bulk stream to `task` while its window allows (in packets).
-    BulkSender { task: TaskId, window: u32, in_flight: u32 },
+    /// Sends a bulk stream to `task` while its window and the receiver's advertised window allow (in packets).
+    BulkSender { task: TaskId, window: u32, in_flight: u32, rwnd: u32 },
     /// Acknowledges every data packet it receives.
     BulkSink,
     /// Plays a stream out of a buffer; counts under-runs.

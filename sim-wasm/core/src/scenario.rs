@@ -339,6 +339,9 @@ pub struct NetBulkSpec {
     /// Guest CPU per packet [us].
     #[serde(default = "five")]
     pub cpu_us: f64,
+    /// rx only: the receiver's socket buffer (window_kb) limits the sender, as TCP's advertised window does.
+    #[serde(default)]
+    pub flow_control: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -34,9 +34,19 @@ pub fn per_domain<'a>(
     params: &'a Value,
     domains: &[DomainInfo],
 ) -> Result<Vec<Option<&'a Map<String, Value>>>, String> {
-    let mut out = vec![None; domains.len()];
-    let Some(obj) = params.get("domains") else { return Ok(out) };
+    let Some(obj) = params.get("domains") else { return Ok(vec![None; domains.len()]) };
     let map = obj.as_object().ok_or_else(|| format!("{scheduler}.domains: expected an object, got {obj}"))?;
+    by_domain_name(scheduler, map, domains)
+}
+
+/// The entries of a `{ NAME: {...} }` table in domain order (None = not named), with errors for names that are
+/// no domain of the scenario.
+pub fn by_domain_name<'a>(
+    scheduler: &str,
+    map: &'a Map<String, Value>,
+    domains: &[DomainInfo],
+) -> Result<Vec<Option<&'a Map<String, Value>>>, String> {
+    let mut out = vec![None; domains.len()];
     for (name, v) in map {
         let d = domains
             .iter()

@@ -7,7 +7,7 @@
 //! strictly better work from busy peers. Capped domains whose credit falls below -cap are parked (paused) until
 //! accounting brings them back above zero.
 
-use super::tavs::{Inference, Portmap, TavsParams};
+use super::tavs::{Evidence, Inference, Portmap, TavsParams};
 use super::xballoon::{XBalloon, XbEffect};
 use super::{Action, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
@@ -207,6 +207,8 @@ pub struct Credit {
     is_driver: Vec<bool>,
     /// Task-aware state: what is inferred about guest tasks, pending events, partial boosts.
     inf: Inference,
+    /// The scenario's domains, to resolve `tavs.domains` overrides again when a change sets a tunable.
+    domains: Vec<DomainInfo>,
     pending: Vec<bool>,
     /// A partial boost in progress: when it began and the priority to restore.
     pboost: Vec<Option<(Nanos, i8)>>,
@@ -255,6 +257,7 @@ impl Credit {
         let params = CreditParams::from_value(params)?;
         let xb = XBalloon::new(params.tslice(), pcpus, domains);
         let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
+        let (ev, fallback) = Self::evidence(&params, domains)?;
         let mut vcpus = vec![
             CVcpu {
                 dom: DomId(0),
@@ -288,7 +291,8 @@ impl Credit {
             balance_bias: 0,
             versions: vec![0; pcpus],
             is_driver: domains.iter().flat_map(|d| d.vcpus.iter().map(move |_| d.is_driver)).collect(),
-            inf: Inference::new(nv),
+            inf: Inference::new(ev, fallback),
+            domains: domains.to_vec(),
             pending: vec![false; nv],
             pboost: vec![None; nv],
             pb_place: vec![None; nv],
@@ -308,6 +312,15 @@ impl Credit {
             enhanced: None,
             xb,
         })
+    }
+
+    /// Each vCPU's inference tunables and the policy-wide ones (defaults while task-aware scheduling is off).
+    fn evidence(params: &CreditParams, domains: &[DomainInfo]) -> Result<(Vec<Evidence>, Evidence), String> {
+        let nv = domains.iter().map(|d| d.vcpus.len()).sum();
+        match &params.tavs {
+            Some(tp) => Ok((tp.per_vcpu(domains)?, tp.evidence.clone())),
+            None => Ok((vec![Evidence::default(); nv], Evidence::default())),
+        }
     }
 
     pub fn params(&self) -> &CreditParams {
@@ -619,7 +632,7 @@ impl Policy for Credit {
     fn block_request(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
         if tp.inspection_window > 0 {
-            let marked = self.inf.window_has_io_bound(tp, v, tp.inspection_window);
+            let marked = self.inf.window_has_io_bound(v, tp.inspection_window);
             self.block_marks.insert((task.0, issued_at.0), marked);
         }
     }
@@ -661,7 +674,7 @@ impl Policy for Credit {
         if !c.on_runq || c.parked || self.pboost[v.0].is_some() || c.pri == PRI_BOOST {
             return;
         }
-        if !self.inf.has_io_bound_task(tp, v) {
+        if !self.inf.has_io_bound_task(v) {
             return;
         }
         // PBratio: partial boosting may take at most this fraction of the vCPU's CPU use.
@@ -693,11 +706,11 @@ impl Policy for Credit {
 
     fn guest_task_switch(&mut self, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
-        self.inf.task_switch(tp, v, prev, next, ctx.now);
+        self.inf.task_switch(v, prev, next, ctx.now);
         // Posterior correlation: the first task the guest schedules after the packets arrived.
         if let Some(port) = self.awaiting[v.0].take() {
             if let Some(bits) = tp.portmap_bits {
-                let io = next.is_some_and(|t| self.inf.is_io_bound(tp, t));
+                let io = next.is_some_and(|t| self.inf.is_io_bound(t));
                 self.portmap.update(bits, self.vcpus[v.0].dom.0, port, io);
             }
         }
@@ -706,7 +719,7 @@ impl Policy for Credit {
         }
         let p = self.vcpus[v.0].processor;
         match next {
-            Some(t) if self.inf.is_io_bound(tp, t) => {
+            Some(t) if self.inf.is_io_bound(t) => {
                 self.hits += 1;
             }
             _ => {
@@ -725,7 +738,7 @@ impl Policy for Credit {
     }
 
     fn task_belief(&self, t: TaskId) -> Option<(i64, bool)> {
-        self.params.tavs.as_ref().map(|tp| (self.inf.belief(t), self.inf.is_io_bound(tp, t)))
+        self.params.tavs.as_ref().map(|_| (self.inf.belief(t), self.inf.is_io_bound(t)))
     }
 
     fn take_belief_changes(&mut self) -> Vec<(TaskId, i64)> {
@@ -745,7 +758,7 @@ impl Policy for Credit {
     }
 
     fn belief_threshold(&self) -> Option<i64> {
-        self.params.tavs.as_ref().map(|tp| tp.bel_threshold)
+        self.params.tavs.as_ref().map(|tp| tp.evidence.bel_threshold)
     }
 
     fn event_sent(&mut self, from: VcpuId, to: VcpuId, ctx: &mut Ctx) {
@@ -1007,7 +1020,13 @@ impl Policy for Credit {
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
-        self.params.set(param, value)
+        // On a copy, so that a change naming no domain of the scenario leaves the policy as it was.
+        let mut params = self.params.clone();
+        params.set(param, value)?;
+        let (ev, fallback) = Self::evidence(&params, &self.domains)?;
+        self.inf.set_evidence(ev, fallback);
+        self.params = params;
+        Ok(())
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
@@ -1155,16 +1174,15 @@ mod tests {
     /// Five observations of `io` running 50 us right after an event on `v` make it I/O-bound (belief 25); the
     /// guest is back in `burn` afterwards. Returns the time after them.
     fn make_io_bound(c: &mut Credit, v: VcpuId, io: TaskId, burn: TaskId) -> Nanos {
-        let tp = c.params.tavs.clone().unwrap();
         let mut t = Nanos::from_ms(1);
-        c.inf.task_switch(&tp, v, None, Some(burn), t);
+        c.inf.task_switch(v, None, Some(burn), t);
         for _ in 0..5 {
             c.inf.vcpu_scheduled(v, true, t);
-            c.inf.task_switch(&tp, v, Some(burn), Some(io), t + Nanos::from_us(10));
-            c.inf.task_switch(&tp, v, Some(io), Some(burn), t + Nanos::from_us(60));
+            c.inf.task_switch(v, Some(burn), Some(io), t + Nanos::from_us(10));
+            c.inf.task_switch(v, Some(io), Some(burn), t + Nanos::from_us(60));
             t += Nanos::from_ms(1);
         }
-        assert!(c.inf.is_io_bound(&tp, io));
+        assert!(c.inf.is_io_bound(io));
         t
     }
 

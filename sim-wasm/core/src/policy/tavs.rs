@@ -4,24 +4,102 @@
 //! A task switch is positive evidence when the previous task ran no longer than IOthreshold after being scheduled
 //! in response to a pending event; negative evidence when it ran longer; otherwise ambiguous. The degree of belief
 //! moves by PositiveEv / NegativeEv within a clamp; a task is inferred I/O-bound when it exceeds BelThreshold.
+//! Those inference tunables may differ per domain (the paper tracks a Windows guest with a 2 ms IOthreshold beside
+//! Linux guests at 0.5 ms, section 5); the partial-boosting ones are the policy's.
 
+use super::common;
+use super::DomainInfo;
 use crate::model::{TaskId, VcpuId};
 use crate::time::Nanos;
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+/// Tunables of Algorithm 1, the inference of I/O-bound tasks (defaults from paper 000, section 5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    /// IOthreshold: longest run after an event that still counts as I/O-bound behaviour [ns].
+    pub io_threshold: Nanos,
+    /// PositiveEv: belief added for a short run after an event [belief units].
+    pub positive_ev: i64,
+    /// NegativeEv: belief taken for a run longer than IOthreshold [belief units].
+    pub negative_ev: i64,
+    /// BelThreshold: a task is I/O-bound while its belief is above this [belief units].
+    pub bel_threshold: i64,
+    /// Clamp of the degree of belief [belief units], so a task's history cannot outweigh its present for long.
+    pub belief_min: i64,
+    pub belief_max: i64,
+}
+
+impl Default for Evidence {
+    fn default() -> Evidence {
+        Evidence {
+            io_threshold: Nanos::from_us(500),
+            positive_ev: 5,
+            negative_ev: 20,
+            bel_threshold: 20,
+            belief_min: -100,
+            belief_max: 300,
+        }
+    }
+}
+
+/// A number parameter in `lo..=hi`, or an error naming it by `label`.
+fn number(label: &str, v: &Value, lo: f64, hi: f64) -> Result<f64, String> {
+    v.as_f64()
+        .filter(|x| (lo..=hi).contains(x))
+        .ok_or_else(|| format!("{label}: expected a number in {lo}..={hi}, got {v}"))
+}
+
+/// The keys of `Evidence`, the ones `tavs.domains.NAME` may override.
+const EVIDENCE_KEYS: [&str; 6] =
+    ["io_threshold_us", "positive_ev", "negative_ev", "bel_threshold", "belief_min", "belief_max"];
+
+impl Evidence {
+    /// Sets one inference tunable; `label` names it in errors. `Ok(false)` if `param` is none of them.
+    fn set(&mut self, label: &str, param: &str, v: &Value) -> Result<bool, String> {
+        let num = |lo: f64, hi: f64| number(label, v, lo, hi);
+        match param {
+            "io_threshold_us" => self.io_threshold = Nanos((num(0.0, 1e6)? * 1000.0).round() as u64),
+            "positive_ev" => self.positive_ev = num(0.0, 1e6)? as i64,
+            "negative_ev" => self.negative_ev = num(0.0, 1e6)? as i64,
+            "bel_threshold" => self.bel_threshold = num(-1e6, 1e6)? as i64,
+            "belief_min" => self.belief_min = num(-1e6, 1e6)? as i64,
+            "belief_max" => self.belief_max = num(-1e6, 1e6)? as i64,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// A copy with a domain's overrides applied.
+    fn with(&self, name: &str, overrides: &Map<String, Value>) -> Result<Evidence, String> {
+        let mut e = self.clone();
+        for (k, v) in overrides {
+            if !e.set(&format!("tavs.domains.{name}.{k}"), k, v)? {
+                return Err(format!(
+                    "tavs.domains.{name}: unknown parameter '{k}' (per domain: {})",
+                    EVIDENCE_KEYS.join(", ")
+                ));
+            }
+        }
+        if e.belief_min > e.belief_max {
+            return Err(format!(
+                "tavs.domains.{name}: belief_min {} is above belief_max {}",
+                e.belief_min, e.belief_max
+            ));
+        }
+        Ok(e)
+    }
+}
 
 /// Tunables of task-aware scheduling (defaults from paper 000, section 5).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TavsParams {
     /// Fraction of a vCPU's CPU use that partial boosting may take (0 = plain Credit).
     pub pb_ratio: f64,
-    /// Longest run after an event that still counts as I/O-bound behaviour [ns].
-    pub io_threshold: Nanos,
-    pub positive_ev: i64,
-    pub negative_ev: i64,
-    pub bel_threshold: i64,
-    /// Clamp of the degree of belief.
-    pub belief_min: i64,
-    pub belief_max: i64,
+    /// Inference tunables of every domain `domains` does not override.
+    pub evidence: Evidence,
+    /// Per-domain overrides of `evidence`, by domain name, as given (`tavs.domains.NAME.KEY`); only the keys given
+    /// are overridden, so a later change of the policy-wide value still reaches the others.
+    pub domains: Map<String, Value>,
     /// Longest a partial boost may last [ns] (a tick).
     pub max_boost: Nanos,
     /// Network correlation: `None` boosts on any pending event (NC); `Some(n)` keeps an n-bit saturating
@@ -41,12 +119,8 @@ impl Default for TavsParams {
     fn default() -> TavsParams {
         TavsParams {
             pb_ratio: 0.125,
-            io_threshold: Nanos::from_us(500),
-            positive_ev: 5,
-            negative_ev: 20,
-            bel_threshold: 20,
-            belief_min: -100,
-            belief_max: 300,
+            evidence: Evidence::default(),
+            domains: Map::new(),
             max_boost: Nanos::from_ms(10),
             portmap_bits: None,
             inspection_window: 0,
@@ -71,19 +145,30 @@ impl TavsParams {
     }
 
     pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        let num = |lo: f64, hi: f64| -> Result<f64, String> {
-            v.as_f64()
-                .filter(|x| (lo..=hi).contains(x))
-                .ok_or_else(|| format!("tavs.{param}: expected a number in {lo}..={hi}, got {v}"))
-        };
+        let num = |lo: f64, hi: f64| number(&format!("tavs.{param}"), v, lo, hi);
+        if self.evidence.set(&format!("tavs.{param}"), param, v)? {
+            if self.evidence.belief_min > self.evidence.belief_max {
+                return Err(format!(
+                    "tavs: belief_min {} is above belief_max {}",
+                    self.evidence.belief_min, self.evidence.belief_max
+                ));
+            }
+            return Ok(());
+        }
         match param {
             "pb_ratio" => self.pb_ratio = num(0.0, 1.0)?,
-            "io_threshold_us" => self.io_threshold = Nanos((num(0.0, 1e6)? * 1000.0).round() as u64),
-            "positive_ev" => self.positive_ev = num(0.0, 1e6)? as i64,
-            "negative_ev" => self.negative_ev = num(0.0, 1e6)? as i64,
-            "bel_threshold" => self.bel_threshold = num(-1e6, 1e6)? as i64,
-            "belief_min" => self.belief_min = num(-1e6, 1e6)? as i64,
-            "belief_max" => self.belief_max = num(-1e6, 1e6)? as i64,
+            "domains" => {
+                let map = v.as_object().ok_or_else(|| format!("tavs.domains: expected an object, got {v}"))?;
+                for (name, o) in map {
+                    self.set_domain(name, o)?;
+                }
+            }
+            p if p.starts_with("domains.") => {
+                // A change of one domain's tunable: `domains.NAME.KEY`.
+                let (name, key) =
+                    p[8..].rsplit_once('.').ok_or_else(|| format!("tavs.{p}: expected domains.NAME.KEY"))?;
+                self.set_domain(name, &serde_json::json!({ key: v }))?;
+            }
             "max_boost_ms" => self.max_boost = Nanos((num(0.0, 1000.0)? * 1e6).round() as u64),
             "correlation" => match v.as_str() {
                 Some("none") => self.portmap_bits = None,
@@ -97,19 +182,44 @@ impl TavsParams {
                 return Err(format!(
                     "unknown tavs parameter '{other}' (known: pb_ratio, io_threshold_us, positive_ev, negative_ev, \
                      bel_threshold, belief_min, belief_max, max_boost_ms, correlation, portmap_bits, inspection_window, \
-                     track_cost_ns)"
+                     track_cost_ns, domains)"
                 ))
             }
         }
-        if self.belief_min > self.belief_max {
-            return Err(format!("tavs: belief_min {} is above belief_max {}", self.belief_min, self.belief_max));
-        }
         Ok(())
+    }
+
+    /// Adds a domain's overrides (checked now; the name is checked against the scenario by `per_vcpu`).
+    fn set_domain(&mut self, name: &str, v: &Value) -> Result<(), String> {
+        let o = v.as_object().ok_or_else(|| format!("tavs.domains.{name}: expected an object, got {v}"))?;
+        let mut merged = self.domains.get(name).and_then(Value::as_object).cloned().unwrap_or_default();
+        merged.extend(o.iter().map(|(k, x)| (k.clone(), x.clone())));
+        self.evidence.with(name, &merged)?;
+        self.domains.insert(name.to_string(), Value::Object(merged));
+        Ok(())
+    }
+
+    /// The inference tunables of each vCPU: its domain's overrides over the policy-wide ones.
+    pub fn per_vcpu(&self, domains: &[DomainInfo]) -> Result<Vec<Evidence>, String> {
+        let per = common::by_domain_name("tavs", &self.domains, domains)?;
+        let mut out = vec![self.evidence.clone(); domains.iter().map(|d| d.vcpus.len()).sum()];
+        for (d, o) in domains.iter().zip(per) {
+            let e = match o {
+                Some(o) => self.evidence.with(&d.name, o)?,
+                None => continue,
+            };
+            for v in &d.vcpus {
+                out[v.0] = e.clone();
+            }
+        }
+        Ok(out)
     }
 }
 
 #[derive(Debug, Clone, Default)]
 struct TaskInf {
+    /// The vCPU the task last ran on: its domain's tunables judge it.
+    vcpu: Option<usize>,
     belief: i64,
     first_scheduled: bool,
     after_event: bool,
@@ -122,6 +232,9 @@ const RECENT_KEPT: usize = 64;
 /// What the hypervisor has inferred about guest tasks.
 #[derive(Debug, Clone, Default)]
 pub struct Inference {
+    /// Each vCPU's inference tunables (its domain's), and those of tasks not seen yet.
+    ev: Vec<Evidence>,
+    fallback: Evidence,
     tasks: Vec<TaskInf>,
     /// The task whose address space each vCPU has loaded.
     current: Vec<Option<TaskId>>,
@@ -134,12 +247,29 @@ pub struct Inference {
 }
 
 impl Inference {
-    pub fn new(nvcpus: usize) -> Inference {
+    /// An inference over vCPUs judged by `ev` (one entry per vCPU); `fallback` for tasks never seen running.
+    pub fn new(ev: Vec<Evidence>, fallback: Evidence) -> Inference {
+        let nvcpus = ev.len();
         Inference {
+            ev,
+            fallback,
             current: vec![None; nvcpus],
             seen: vec![Vec::new(); nvcpus],
             recent: vec![Default::default(); nvcpus],
             ..Inference::default()
+        }
+    }
+
+    /// New tunables (a scenario change); beliefs so far are kept, as the paper's on-the-fly IOthreshold change.
+    pub fn set_evidence(&mut self, ev: Vec<Evidence>, fallback: Evidence) {
+        self.ev = ev;
+        self.fallback = fallback;
+    }
+
+    fn evidence_of(&self, t: TaskId) -> &Evidence {
+        match self.tasks.get(t.0).and_then(|x| x.vcpu) {
+            Some(v) => &self.ev[v],
+            None => &self.fallback,
         }
     }
 
@@ -161,8 +291,9 @@ impl Inference {
     }
 
     /// Algorithm 1, TaskSwitch: classify the observation of `prev` and start observing `next`.
-    pub fn task_switch(&mut self, p: &TavsParams, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, now: Nanos) {
+    pub fn task_switch(&mut self, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, now: Nanos) {
         self.current[v.0] = next;
+        let p = self.ev[v.0].clone();
         if let Some(n) = next {
             if !self.seen[v.0].contains(&n) {
                 self.seen[v.0].push(n);
@@ -177,6 +308,7 @@ impl Inference {
         // Whether the next task runs in the wake of a pending event (positive evidence passes it on).
         let mut next_after_event = false;
         if let Some(t) = prev {
+            self.task(t).vcpu = Some(v.0);
             let ti = self.task(t).clone();
             let run_time = now.saturating_sub(ti.last_scheduled);
             let mut delta = 0;
@@ -201,6 +333,7 @@ impl Inference {
         }
         if let Some(n) = next {
             let ni = self.task(n);
+            ni.vcpu = Some(v.0);
             ni.first_scheduled = false;
             ni.last_scheduled = now;
             ni.after_event = next_after_event;
@@ -211,18 +344,19 @@ impl Inference {
         self.tasks.get(t.0).map_or(0, |x| x.belief)
     }
 
-    pub fn is_io_bound(&self, p: &TavsParams, t: TaskId) -> bool {
-        self.belief(t) > p.bel_threshold
+    /// Whether `t`'s belief is above its domain's BelThreshold.
+    pub fn is_io_bound(&self, t: TaskId) -> bool {
+        self.belief(t) > self.evidence_of(t).bel_threshold
     }
 
     /// Whether any task seen on `v` is inferred I/O-bound.
-    pub fn has_io_bound_task(&self, p: &TavsParams, v: VcpuId) -> bool {
-        self.seen[v.0].iter().any(|&t| self.is_io_bound(p, t))
+    pub fn has_io_bound_task(&self, v: VcpuId) -> bool {
+        self.seen[v.0].iter().any(|&t| self.is_io_bound(t))
     }
 
     /// Block correlation (3.5.1): whether one of the last `window` tasks scheduled on `v` is I/O-bound.
-    pub fn window_has_io_bound(&self, p: &TavsParams, v: VcpuId, window: usize) -> bool {
-        self.recent[v.0].iter().rev().take(window).any(|&t| self.is_io_bound(p, t))
+    pub fn window_has_io_bound(&self, v: VcpuId, window: usize) -> bool {
+        self.recent[v.0].iter().rev().take(window).any(|&t| self.is_io_bound(t))
     }
 
     pub fn current(&self, v: VcpuId) -> Option<TaskId> {
@@ -264,47 +398,45 @@ mod tests {
     /// T1's short run before the preemption is ambiguous.
     #[test]
     fn evidence_follows_algorithm_1() {
-        let p = TavsParams::default();
-        let mut inf = Inference::new(1);
+        let mut inf = Inference::new(vec![Evidence::default()], Evidence::default());
         let v = VcpuId(0);
         let (t1, t2, t4) = (TaskId(1), TaskId(2), TaskId(4));
-        inf.task_switch(&p, v, None, Some(t1), Nanos(0));
+        inf.task_switch(v, None, Some(t1), Nanos(0));
         inf.vcpu_scheduled(v, true, Nanos::from_ms(100));
         // T2 preempts T1 at once: ambiguity for T1.
-        inf.task_switch(&p, v, Some(t1), Some(t2), Nanos::from_ms(100) + Nanos::from_us(10));
+        inf.task_switch(v, Some(t1), Some(t2), Nanos::from_ms(100) + Nanos::from_us(10));
         assert_eq!(inf.belief(t1), 0);
         // T2 runs 200 us, below IOthreshold: positive.
-        inf.task_switch(&p, v, Some(t2), Some(t4), Nanos::from_ms(100) + Nanos::from_us(210));
+        inf.task_switch(v, Some(t2), Some(t4), Nanos::from_ms(100) + Nanos::from_us(210));
         assert_eq!(inf.belief(t2), 5);
         // T4 runs 30 ms: negative.
-        inf.task_switch(&p, v, Some(t4), Some(t2), Nanos::from_ms(130) + Nanos::from_us(210));
+        inf.task_switch(v, Some(t4), Some(t2), Nanos::from_ms(130) + Nanos::from_us(210));
         assert_eq!(inf.belief(t4), -20);
         // Without a pending event, T2's short run proves nothing.
-        inf.task_switch(&p, v, Some(t2), Some(t4), Nanos::from_ms(130) + Nanos::from_us(300));
+        inf.task_switch(v, Some(t2), Some(t4), Nanos::from_ms(130) + Nanos::from_us(300));
         assert_eq!(inf.belief(t2), 5);
     }
 
     #[test]
     fn belief_is_clamped_and_thresholded() {
-        let p = TavsParams::default();
-        let mut inf = Inference::new(1);
+        let mut inf = Inference::new(vec![Evidence::default()], Evidence::default());
         let v = VcpuId(0);
         let (io, cpu) = (TaskId(0), TaskId(1));
         let mut now = Nanos(0);
-        inf.task_switch(&p, v, None, Some(cpu), now);
+        inf.task_switch(v, None, Some(cpu), now);
         for _ in 0..200 {
             inf.vcpu_scheduled(v, true, now);
             now += Nanos::from_us(1);
-            inf.task_switch(&p, v, Some(cpu), Some(io), now);
+            inf.task_switch(v, Some(cpu), Some(io), now);
             now += Nanos::from_us(100);
-            inf.task_switch(&p, v, Some(io), Some(cpu), now);
+            inf.task_switch(v, Some(io), Some(cpu), now);
             now += Nanos::from_ms(20);
-            inf.task_switch(&p, v, Some(cpu), Some(cpu), now);
+            inf.task_switch(v, Some(cpu), Some(cpu), now);
         }
         assert_eq!(inf.belief(io), 300);
         assert_eq!(inf.belief(cpu), -100);
-        assert!(inf.is_io_bound(&p, io) && !inf.is_io_bound(&p, cpu));
-        assert!(inf.has_io_bound_task(&p, v));
+        assert!(inf.is_io_bound(io) && !inf.is_io_bound(cpu));
+        assert!(inf.has_io_bound_task(v));
     }
 
     /// Fig. 4: a 2-bit counter predicts I/O after two hits and keeps predicting through one miss.
@@ -335,6 +467,64 @@ mod tests {
         assert!(TavsParams::from_value(&serde_json::json!({"pb_ratio": 2})).is_err());
         assert!(TavsParams::from_value(&serde_json::json!({"belief_min": 10, "belief_max": 5})).is_err());
         let p = TavsParams::from_value(&serde_json::json!({"io_threshold_us": 2000})).unwrap();
-        assert_eq!(p.io_threshold, Nanos::from_ms(2));
+        assert_eq!(p.evidence.io_threshold, Nanos::from_ms(2));
+        let bad_key = serde_json::json!({"domains": {"d1": {"pb_ratio": 0.5}}});
+        assert!(TavsParams::from_value(&bad_key)
+            .unwrap_err()
+            .contains("tavs.domains.d1: unknown parameter 'pb_ratio'"));
+        let bad_clamp = serde_json::json!({"belief_max": 50, "domains": {"d1": {"belief_min": 60}}});
+        assert!(TavsParams::from_value(&bad_clamp).is_err());
+    }
+
+    fn two_domains() -> Vec<DomainInfo> {
+        (0..2)
+            .map(|i| DomainInfo {
+                name: format!("d{i}"),
+                weight: 256,
+                cap_pct: 0,
+                vcpus: vec![VcpuId(i)],
+                is_driver: false,
+            })
+            .collect()
+    }
+
+    /// The same observations on two domains: the one whose PositiveEv, BelThreshold and IOthreshold are
+    /// overridden infers differently; the other keeps the policy-wide tunables.
+    #[test]
+    fn per_domain_evidence_changes_only_that_domain() {
+        let params = serde_json::json!({"positive_ev": 4, "domains": {"d1": {"positive_ev": 10, "bel_threshold": 25}}});
+        let p = TavsParams::from_value(&params).unwrap();
+        let doms = two_domains();
+        let mut inf = Inference::new(p.per_vcpu(&doms).unwrap(), p.evidence.clone());
+        // Tasks 0 and 1 are I/O loops in d0 and d1; 2 and 3 their domains' busy loops.
+        let mut now = Nanos(0);
+        for (v, cpu) in [(VcpuId(0), TaskId(2)), (VcpuId(1), TaskId(3))] {
+            inf.task_switch(v, None, Some(cpu), now);
+        }
+        for _ in 0..3 {
+            for (v, io, cpu) in [(VcpuId(0), TaskId(0), TaskId(2)), (VcpuId(1), TaskId(1), TaskId(3))] {
+                inf.vcpu_scheduled(v, true, now);
+                inf.task_switch(v, Some(cpu), Some(io), now + Nanos::from_us(1));
+                inf.task_switch(v, Some(io), Some(cpu), now + Nanos::from_us(301));
+            }
+            now += Nanos::from_ms(30);
+        }
+        assert_eq!(inf.belief(TaskId(0)), 12, "d0 keeps the policy-wide PositiveEv 4");
+        assert_eq!(inf.belief(TaskId(1)), 30, "d1 adds its own PositiveEv 10");
+        assert!(!inf.is_io_bound(TaskId(0)), "12 is below d0's BelThreshold 20");
+        assert!(inf.is_io_bound(TaskId(1)), "30 is above d1's BelThreshold 25");
+        // A change of d0's IOthreshold below the 300 us runs turns d0's next observation negative, not d1's.
+        let mut p2 = p.clone();
+        p2.set("domains.d0.io_threshold_us", &serde_json::json!(100)).unwrap();
+        inf.set_evidence(p2.per_vcpu(&doms).unwrap(), p2.evidence.clone());
+        for (v, io, cpu) in [(VcpuId(0), TaskId(0), TaskId(2)), (VcpuId(1), TaskId(1), TaskId(3))] {
+            inf.vcpu_scheduled(v, true, now);
+            inf.task_switch(v, Some(cpu), Some(io), now + Nanos::from_us(1));
+            inf.task_switch(v, Some(io), Some(cpu), now + Nanos::from_us(301));
+        }
+        assert_eq!(inf.belief(TaskId(0)), 12 - 20);
+        assert_eq!(inf.belief(TaskId(1)), 40);
+        let unknown = TavsParams::from_value(&serde_json::json!({"domains": {"nope": {}}})).unwrap();
+        assert!(unknown.per_vcpu(&doms).unwrap_err().contains("tavs.domains.nope"));
     }
 }

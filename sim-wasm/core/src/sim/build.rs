@@ -102,7 +102,13 @@ fn work_of(t: &TaskSpec, kinds: &mut DomKinds) -> Work {
             kinds.bulk = true;
             let window = (s.window_kb * 1024).div_ceil(MSS).max(1);
             if s.direction == "rx" {
-                Work::BulkRx { cpu_ns: us_to_ns(s.cpu_us), queue: VecDeque::new(), unacked: 0 }
+                Work::BulkRx {
+                    cpu_ns: us_to_ns(s.cpu_us),
+                    queue: VecDeque::new(),
+                    unacked: 0,
+                    window: s.flow_control.then_some(window),
+                    advertised: window,
+                }
             } else {
                 Work::BulkTx { cpu_ns: us_to_ns(s.cpu_us), peer: PeerId(0), window, in_flight: 0 }
             }
@@ -297,7 +303,7 @@ pub(super) fn build(sc: &Scenario) -> Built {
                 let p = PeerId(peers.len());
                 if s.direction == "rx" {
                     let window = (s.window_kb * 1024).div_ceil(MSS).max(1);
-                    peers.push(Peer::BulkSender { task: id, window, in_flight: 0 });
+                    peers.push(Peer::BulkSender { task: id, window, in_flight: 0, rwnd: window });
                 } else {
                     peers.push(Peer::BulkSink);
                     if let Work::BulkTx { peer, .. } = &mut tasks[id.0].work {

@@ -185,8 +185,9 @@ impl Simulation {
     /// A bulk sender sends while its window has room.
     fn bulk_pump(&mut self, p: PeerId) {
         loop {
-            let Peer::BulkSender { task, window, in_flight } = &mut self.peers[p.0] else { return };
-            if *in_flight >= *window {
+            let Peer::BulkSender { task, window, in_flight, rwnd } = &mut self.peers[p.0] else { return };
+            // TCP flow control: never more in flight than the receiver's socket buffer has room for.
+            if *in_flight >= (*window).min(*rwnd) {
                 return;
             }
             *in_flight += 1;
@@ -198,6 +199,7 @@ impl Simulation {
                 origin_at: self.now,
                 port: BULK_PORT,
                 segs: 1,
+                rwnd: NO_RWND,
             };
             self.peer_send(pkt);
         }
@@ -240,6 +242,7 @@ impl Simulation {
                         origin_at: now,
                         port,
                         segs: 1,
+                        rwnd: NO_RWND,
                     };
                     self.peer_send(ack);
                 }
@@ -248,9 +251,10 @@ impl Simulation {
                 let back = Packet { src: Endpoint::Peer(p), dst: pkt.src, kind: PKind::Response, ..pkt };
                 self.peer_send(back);
             }
-            Peer::BulkSender { in_flight, .. } => {
+            Peer::BulkSender { in_flight, rwnd, .. } => {
                 if pkt.kind == PKind::Ack {
                     *in_flight = in_flight.saturating_sub(pkt.segs);
+                    *rwnd = pkt.rwnd;
                     self.bulk_pump(p);
                 }
             }
@@ -263,6 +267,7 @@ impl Simulation {
                         kind: PKind::Ack,
                         bytes: ACK_BYTES,
                         segs: 1,
+                        rwnd: NO_RWND,
                         ..pkt
                     };
                     self.peer_send(ack);
@@ -300,6 +305,7 @@ impl Simulation {
                     origin_at: now,
                     port: *port,
                     segs: 1,
+                    rwnd: NO_RWND,
                 };
                 self.peer_send(pkt);
             }
@@ -332,12 +338,13 @@ impl Simulation {
             origin_at: self.now,
             port,
             segs: 1,
+            rwnd: NO_RWND,
         };
         self.guest_send(t, pkt);
     }
 
-    /// A pure acknowledgement from a guest task, covering `segs` segments.
-    pub(super) fn guest_ack(&mut self, t: TaskId, to: Endpoint, port: u16, segs: u32) {
+    /// A pure acknowledgement from a guest task, covering `segs` segments and advertising `rwnd` free segments.
+    pub(super) fn guest_ack(&mut self, t: TaskId, to: Endpoint, port: u16, segs: u32, rwnd: u32) {
         let pkt = Packet {
             src: Endpoint::Task(t),
             dst: to,
@@ -346,6 +353,7 @@ impl Simulation {
             origin_at: self.now,
             port,
             segs,
+            rwnd,
         };
         self.guest_send(t, pkt);
     }

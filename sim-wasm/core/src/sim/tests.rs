@@ -1049,3 +1049,43 @@ fn io_threshold_change_takes_effect() {
     let crossed = raise.trace().beliefs(Some(wget)).into_iter().find(|b| b.belief > 20).unwrap();
     assert_eq!(crossed.t_ns, 1_500_000_000 + (after * 1e6).round() as u64);
 }
+
+/// TCP flow control: with it, the receiver's unread data never exceeds its socket buffer (window_kb), even when
+/// the reader waits behind CPU-bound domains, and the stream still flows; without it, unread data piles up.
+#[test]
+fn flow_control_bounds_the_receive_buffer() {
+    let most_unread = |flow_control: bool| {
+        let sc = scenario(json!({
+            "schema": 1, "id": "rwnd", "title": "rwnd", "seed": 2, "duration_ms": 3000, "warmup_ms": 0,
+            "host": { "pcpus": 1, "net": { "latency_us": 100, "mbps": 1000 } },
+            "domains": [
+                { "name": "dom0", "role": "driver" },
+                { "name": "rx", "tasks": [
+                    { "name": "iperf", "workload": { "type": "net_bulk", "direction": "rx", "window_kb": 16,
+                                                     "flow_control": flow_control } },
+                    cpu_task("burn") ] },
+                { "name": "c1", "tasks": [cpu_task("burn")] },
+                { "name": "c2", "tasks": [cpu_task("burn")] }
+            ],
+            "policies": [{ "id": "credit", "scheduler": "credit" }]
+        }));
+        let mut sim = Simulation::new(&sc, "credit").unwrap();
+        let mut most = 0;
+        while !sim.step(200).unwrap() {
+            for t in &sim.tasks {
+                if let Work::BulkRx { queue, .. } = &t.work {
+                    most = most.max(queue.len());
+                }
+            }
+        }
+        assert_io_conserved(&sim);
+        let mbps = sim.report(&RunOptions::default())["domains"]["rx"]["throughput"]["mbps"].as_f64().unwrap_or(0.0);
+        (most, mbps)
+    };
+    // 16 KiB is 12 segments of 1448 bytes.
+    let (bounded, mbps) = most_unread(true);
+    assert!(bounded <= 12, "{bounded} segments unread with a 12-segment buffer");
+    assert!(mbps > 1.0, "the stream stalled: {mbps} Mbit/s");
+    let (unbounded, _) = most_unread(false);
+    assert!(unbounded > 12, "without flow control unread data piles up ({unbounded} segments)");
+}

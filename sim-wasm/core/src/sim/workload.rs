@@ -101,14 +101,21 @@ impl Simulation {
                     m.bytes_in += u64::from(bytes);
                 }
             }
-            (GuestEvent::Packet(pkt), Work::BulkRx { queue, unacked, .. }) if pkt.kind == PKind::Data => {
+            (GuestEvent::Packet(pkt), Work::BulkRx { queue, unacked, window, advertised, .. })
+                if pkt.kind == PKind::Data =>
+            {
                 // The kernel's TCP receive path acknowledges in softirq as segments arrive, one ACK per two
-                // (delayed ACK); the task copies the data out later.
+                // (delayed ACK); the task copies the data out later. Until it does, the data fills the socket
+                // buffer, so each ACK advertises less room and a reader that does not run stops the sender
+                // (with flow control; without, ACKs advertise no window).
                 *unacked += 1;
-                let ack = (*unacked >= 2).then(|| std::mem::take(unacked));
+                *advertised = advertised.saturating_sub(1);
                 queue.push_back(pkt);
-                if let Some(n) = ack {
-                    self.guest_ack(t, pkt.src, pkt.port, n);
+                if *unacked >= 2 {
+                    let n = std::mem::take(unacked);
+                    let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32));
+                    *advertised = free;
+                    self.guest_ack(t, pkt.src, pkt.port, n, free);
                 }
             }
             (GuestEvent::Packet(pkt), Work::BulkTx { in_flight, .. }) if pkt.kind == PKind::Ack => {
@@ -162,6 +169,7 @@ impl Simulation {
                     origin_at: req.origin_at,
                     port: *port,
                     segs: 1,
+                    rwnd: NO_RWND,
                 };
                 if in_window {
                     self.dom_metrics[dom.0].requests_served += 1;
@@ -186,6 +194,7 @@ impl Simulation {
                     origin_at: req.origin_at,
                     port,
                     segs: 1,
+                    rwnd: NO_RWND,
                 });
                 if call.is_some() {
                     *waiting = Some(req);
@@ -213,16 +222,22 @@ impl Simulation {
                     self.echo_request(t, p, port);
                 }
             }
-            Work::BulkRx { queue, unacked, .. } => {
+            Work::BulkRx { queue, unacked, window, advertised, .. } => {
                 let pkt = queue.pop_front().expect("a bulk receiver burst consumes a packet");
                 if in_window {
                     self.dom_metrics[dom.0].bytes_in += u64::from(pkt.bytes);
                 }
                 // Once the reader has drained the socket, a lone unacknowledged segment is acknowledged now
-                // rather than after the delayed-ACK timer.
-                let lone = (queue.is_empty() && *unacked > 0).then(|| std::mem::take(unacked));
-                if let Some(n) = lone {
-                    self.guest_ack(t, pkt.src, pkt.port, n);
+                // rather than after the delayed-ACK timer. A read that at least doubles a window the sender sees
+                // at half or less sends a window update (Linux's tcp_cleanup_rbuf), or the sender would stall.
+                let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32));
+                let lone = queue.is_empty() && *unacked > 0;
+                let update =
+                    window.is_some_and(|w| 2 * *advertised <= w && free >= 2 * *advertised && free > *advertised);
+                if lone || update {
+                    let n = std::mem::take(unacked);
+                    *advertised = free;
+                    self.guest_ack(t, pkt.src, pkt.port, n, free);
                 }
             }
             Work::BulkTx { peer, in_flight, .. } => {
@@ -235,6 +250,7 @@ impl Simulation {
                     origin_at: now,
                     port: BULK_PORT,
                     segs: 1,
+                    rwnd: NO_RWND,
                 };
                 self.guest_send(t, pkt);
             }
@@ -248,6 +264,7 @@ impl Simulation {
                     origin_at: now,
                     port: 0,
                     segs: 1,
+                    rwnd: NO_RWND,
                 };
                 if in_window {
                     self.dom_metrics[dom.0].bytes_out += u64::from(MSS);
