@@ -212,7 +212,8 @@ mod tests {
         };
         assert!(!judge(&floored(10.0), &runs()).unwrap().0);
         assert!(judge(&floored(15.0), &runs()).unwrap().0);
-        let c = claim(json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a","factor_at_most":13}));
+        let c =
+            claim(json!({"text":"t","metric":"domains.x.response_ms.mean","lower":"b","than":"a","factor_at_most":13}));
         assert!(!judge(&c, &runs()).unwrap().0);
         let c = claim(json!({"text":"t","metric":"domains.x.cpu_share","lower":"b","than":"a",
             "factor_at_most":{"policy":"a","metric":"domains.*.cpu_share"}}));

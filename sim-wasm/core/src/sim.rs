@@ -203,6 +203,9 @@ pub struct Simulation {
     rq_seen: Vec<u64>,
     /// Reused to build each run-queue snapshot (the trace copies it only when it changed).
     rq_scratch: Vec<RqEntry>,
+    /// Reused for the policy's belief changes and partial-boost marks after each hook.
+    belief_buf: Vec<(TaskId, i64)>,
+    boost_buf: Vec<(VcpuId, &'static str)>,
     pub(crate) wall_ns: u64,
     /// When a scenario change was last applied to the policy (the run's start if none) [ns]: each task's
     /// `io_bound_after_ms` in the report counts from here.
@@ -314,6 +317,8 @@ impl Simulation {
             rq_dirty: true,
             rq_seen: vec![u64::MAX; pcpus],
             rq_scratch: Vec::new(),
+            belief_buf: Vec::new(),
+            boost_buf: Vec::new(),
             wall_ns: 0,
             last_change_at: Nanos::ZERO,
         };
@@ -370,22 +375,34 @@ impl Simulation {
         };
         let r = f(self.policy.as_mut(), &mut ctx);
         self.rq_dirty = true;
-        for (t, b) in self.policy.take_belief_changes() {
+        // Drained whether or not anyone records them, so batch runs do not pile them up.
+        self.policy.drain_marks(&mut self.belief_buf, &mut self.boost_buf);
+        if !self.belief_buf.is_empty() || !self.boost_buf.is_empty() {
+            self.take_marks();
+        }
+        let (trace, now) = (&mut self.trace, self.now.0);
+        self.notes.drain(|p, text| trace.push_decision(now, p.0, text));
+        r
+    }
+
+    /// Records the belief changes and partial-boost marks a hook left (rare next to hooks: kept off the hot path).
+    #[inline(never)]
+    fn take_marks(&mut self) {
+        let (mut beliefs, mut boosts) = (std::mem::take(&mut self.belief_buf), std::mem::take(&mut self.boost_buf));
+        for &(t, b) in &beliefs {
             if self.record {
                 self.trace.push_belief(BeliefRec { t_ns: self.now.0, task: t.0 as u32, belief: b });
             }
             self.note_inferred(t);
         }
-        // Drained whether or not anyone records them, so batch runs do not pile them up.
-        let marks = self.policy.take_boost_marks();
         if self.record {
-            for (v, kind) in marks {
+            for &(v, kind) in &boosts {
                 self.trace.push_boost(BoostRec { t_ns: self.now.0, vcpu: v.0 as u32, kind });
             }
         }
-        let (trace, now) = (&mut self.trace, self.now.0);
-        self.notes.drain(|p, text| trace.push_decision(now, p.0, text));
-        r
+        beliefs.clear();
+        boosts.clear();
+        (self.belief_buf, self.boost_buf) = (beliefs, boosts);
     }
 
     /// Records when a task is first inferred I/O-bound after the last change (adaptation time in the report).

@@ -491,7 +491,9 @@ impl Credit {
             }
             Some(cur) => {
                 let n = ctx.host.pcpus;
-                if let Some(idle) = (1..n).map(|i| PcpuId((p.0 + i) % n)).find(|q| ctx.host.running[q.0].is_none()) {
+                // The other pCPUs from p + 1 round to p - 1 (no division per step: this runs on every wake).
+                let mut others = (p.0 + 1..n).chain(0..p.0).map(PcpuId);
+                if let Some(idle) = others.find(|q| ctx.host.running[q.0].is_none()) {
                     ctx.resched(idle);
                     Tickled::KicksIdle(idle)
                 } else if self.vcpus[v.0].pri > self.vcpus[cur.0].pri {
@@ -543,8 +545,8 @@ impl Credit {
     /// `csched_load_balance`: steal the first queued vCPU of strictly higher priority than `pri` from a busy peer.
     fn steal(&mut self, p: PcpuId, pri: i8, ctx: &Ctx) -> Option<(VcpuId, PcpuId)> {
         let n = ctx.host.pcpus;
-        for i in 0..n {
-            let peer = PcpuId((self.balance_bias + i) % n);
+        let bias = self.balance_bias.min(n);
+        for peer in (bias..n).chain(0..bias).map(PcpuId) {
             if peer == p || ctx.host.running[peer.0].is_none() || self.runq[peer.0].is_empty() {
                 continue;
             }
@@ -741,8 +743,11 @@ impl Policy for Credit {
         self.params.tavs.as_ref().map(|_| (self.inf.belief(t), self.inf.is_io_bound(t)))
     }
 
-    fn take_belief_changes(&mut self) -> Vec<(TaskId, i64)> {
-        self.inf.take_changes()
+    fn drain_marks(&mut self, beliefs: &mut Vec<(TaskId, i64)>, boosts: &mut Vec<(VcpuId, &'static str)>) {
+        self.inf.drain_changes(beliefs);
+        if !self.boost_marks.is_empty() {
+            boosts.append(&mut self.boost_marks);
+        }
     }
 
     fn tracking_cost(&self, _v: VcpuId) -> Nanos {
@@ -751,10 +756,6 @@ impl Policy for Credit {
 
     fn partial_boosts(&self) -> Option<(u64, u64)> {
         self.params.tavs.as_ref().map(|_| (self.boosts, self.hits))
-    }
-
-    fn take_boost_marks(&mut self) -> Vec<(VcpuId, &'static str)> {
-        std::mem::take(&mut self.boost_marks)
     }
 
     fn belief_threshold(&self) -> Option<i64> {

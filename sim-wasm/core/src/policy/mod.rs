@@ -218,10 +218,10 @@ pub trait Policy {
     fn task_belief(&self, _t: TaskId) -> Option<(i64, bool)> {
         None
     }
-    /// Belief changes since the last call, for the trace: (task, new degree of belief).
-    fn take_belief_changes(&mut self) -> Vec<(TaskId, i64)> {
-        Vec::new()
-    }
+    /// Appends what happened since the last call: belief changes (task, new degree of belief) and partial-boost
+    /// marks (vCPU, "boost" or "revoke"; only kept while `Ctx::explain` is on, so batch runs do not grow a list
+    /// nobody reads). One call after every hook, into buffers the engine reuses.
+    fn drain_marks(&mut self, _beliefs: &mut Vec<(TaskId, i64)>, _boosts: &mut Vec<(VcpuId, &'static str)>) {}
     /// Hypervisor time spent on `v` to observe one guest address-space switch (task tracking): charged to the
     /// vCPU, not given to its guest [ns]. Zero for policies that do not track tasks.
     fn tracking_cost(&self, _v: VcpuId) -> Nanos {
@@ -230,11 +230,6 @@ pub trait Policy {
     /// Partial boosts so far and how many of them reached an I/O-bound task (hits), if the policy boosts so.
     fn partial_boosts(&self) -> Option<(u64, u64)> {
         None
-    }
-    /// Partial-boost marks since the last call, for the trace: (vCPU, "boost" or "revoke"). Only kept while
-    /// `Ctx::explain` is on, so batch runs do not grow a list nobody reads.
-    fn take_boost_marks(&mut self) -> Vec<(VcpuId, &'static str)> {
-        Vec::new()
     }
     /// The degree of belief above which a task is inferred I/O-bound (BelThreshold), if the policy infers.
     fn belief_threshold(&self) -> Option<i64> {

@@ -363,8 +363,11 @@ impl Inference {
         self.current[v.0]
     }
 
-    pub fn take_changes(&mut self) -> Vec<(TaskId, i64)> {
-        std::mem::take(&mut self.changes)
+    /// Moves the belief changes since the last call to the end of `out`.
+    pub fn drain_changes(&mut self, out: &mut Vec<(TaskId, i64)>) {
+        if !self.changes.is_empty() {
+            out.append(&mut self.changes);
+        }
     }
 }
 
