@@ -12,7 +12,7 @@ import { withAlpha } from '../lib/color';
 import { toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
-import { useCanvasColors, type CanvasColors } from '../lib/canvasColors';
+import { fontFamily, useCanvasColors, type CanvasColors } from '../lib/canvasColors';
 import {
   CHIP_H,
   CHIP_W,
@@ -49,13 +49,6 @@ interface Placed {
   readonly x: number;
   readonly y: number;
   readonly alpha: number;
-}
-
-/** The page's font, read once: getComputedStyle in every draw forces a style recalculation each time. */
-let pageFont: string | null = null;
-function fontFamily(): string {
-  pageFont ??= getComputedStyle(document.body).fontFamily || 'sans-serif';
-  return pageFont;
 }
 
 function reducedMotion(): boolean {
