@@ -1,5 +1,6 @@
+import { useCallback, useRef } from 'react';
 import { ms } from '../lib/format';
-import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
+import { usePlayheadEffect, type Playhead, type PlayheadState } from '../lib/playhead';
 import { SPEEDS } from '../lib/speed';
 
 interface Props {
@@ -27,8 +28,23 @@ export function Transport({
   onScrub,
   onStep,
 }: Props) {
-  // The clock and the slider follow every frame; they are all this component re-renders for while playing.
-  const time = usePlayhead(playhead, selectTime);
+  // The clock and the slider follow every frame, written straight to the DOM: a playing frame renders nothing.
+  const slider = useRef<HTMLInputElement>(null);
+  const clock = useRef<HTMLOutputElement>(null);
+  const show = useCallback(
+    ({ time }: PlayheadState) => {
+      const input = slider.current;
+      const out = clock.current;
+      // The slider's max is set by React in the same commit, before this runs.
+      if (input) input.value = String(Math.min(time, durationMs));
+      if (out) {
+        out.dataset.ms = String(time);
+        out.textContent = ms(time);
+      }
+    },
+    [durationMs],
+  );
+  usePlayheadEffect(playhead, show);
   return (
     <div className="transport">
       {onStep && (
@@ -82,15 +98,12 @@ export function Transport({
         min={0}
         max={durationMs}
         step={Math.max(durationMs / 10000, 0.001)}
-        value={Math.min(time, durationMs)}
+        ref={slider}
         disabled={disabled}
         onChange={(e) => onScrub(Number(e.target.value))}
       />
       <span className="time">
-        <output data-testid="playhead-time" data-ms={time}>
-          {ms(time)}
-        </output>{' '}
-        / {ms(durationMs)} ms
+        <output ref={clock} data-testid="playhead-time" /> / {ms(durationMs)} ms
       </span>
     </div>
   );
