@@ -415,15 +415,6 @@ export function RunQueues({ client, run, playhead }: Props) {
           className={scroll ? 'rq-rows scroll' : 'rq-rows'}
           onScroll={scroll ? onScroll : undefined}
         >
-          {/* One canvas for every pCPU's chips: a canvas is a compositor layer, and 64 of them cost more per frame than the drawing. */}
-          <canvas
-            ref={canvasRef}
-            className="rq-canvas"
-            style={{ left: LABEL_W, width: slotsW, height: totalH }}
-            onPointerMove={onPointerMove}
-            onPointerLeave={() => setHover(null)}
-            aria-hidden="true"
-          />
           {rows.map((row, p) => {
             const snap = value?.[p] ?? null;
             return (
@@ -439,6 +430,17 @@ export function RunQueues({ client, run, playhead }: Props) {
               />
             );
           })}
+          {/* One canvas for every pCPU's chips: a canvas is a compositor layer, and 64 of them cost more per
+              frame than the drawing. After the rows, so it paints over them: before them, each row's positioned
+              box overlapped a composited canvas and had to become a layer of its own. */}
+          <canvas
+            ref={canvasRef}
+            className="rq-canvas"
+            style={{ left: LABEL_W, width: slotsW, height: totalH }}
+            onPointerMove={onPointerMove}
+            onPointerLeave={() => setHover(null)}
+            aria-hidden="true"
+          />
         </div>
         <Tooltip hover={hover} width={width} />
       </div>
