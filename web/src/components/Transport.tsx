@@ -1,5 +1,6 @@
 import { useCallback, useRef } from 'react';
 import { ms } from '../lib/format';
+import { PLAYING_REFRESH_MS } from '../lib/useLatestQuery';
 import { usePlayheadEffect, type Playhead, type PlayheadState } from '../lib/playhead';
 import { SPEEDS } from '../lib/speed';
 
@@ -28,7 +29,10 @@ export function Transport({
   onScrub,
   onStep,
 }: Props) {
-  // The clock and the slider follow every frame, written straight to the DOM: a playing frame renders nothing.
+  // The clock and the slider are written straight to the DOM, a few times a second while playing: every frame,
+  // repainting them cost more main-thread time than all four columns' timelines (paint, layerize and commit of
+  // the sticky bar, measured on bench-large), and a clock that changes 60 times a second cannot be read anyway.
+  // Scrubbing and stepping show at once.
   const slider = useRef<HTMLInputElement>(null);
   const clock = useRef<HTMLOutputElement>(null);
   const show = useCallback(
@@ -44,7 +48,7 @@ export function Transport({
     },
     [durationMs],
   );
-  usePlayheadEffect(playhead, show);
+  usePlayheadEffect(playhead, show, { playingMs: PLAYING_REFRESH_MS });
   return (
     <div className="transport">
       {onStep && (
