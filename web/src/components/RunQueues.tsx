@@ -11,7 +11,7 @@ import { useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
 import { toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
-import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
+import { selectPlaying, selectTime, usePlayhead, type Playhead } from '../lib/playhead';
 import { fontFamily, useCanvasColors, type CanvasColors } from '../lib/canvasColors';
 import {
   CHIP_H,
@@ -265,6 +265,17 @@ export function RunQueues({ client, run, playhead }: Props) {
   const perRow = Math.max(1, Math.floor((slotsW + GAP) / (CHIP_W + GAP)));
   const scroll = meta.pcpus > ROWS_BEFORE_SCROLL;
   const animate = meta.pcpus <= ANIMATE_MAX_PCPUS;
+  // The rows' elements (chips as hidden test hooks, screen-reader text) show the queues as they were when
+  // playback last stopped: while playing, rewriting hundreds of hidden elements ten times a second cost more main-
+  // thread time than drawing the chips. The canvas and the rows' heights follow playback.
+  const playing = usePlayhead(playhead, selectPlaying);
+  const [held, setHeld] = useState(value);
+  if (!playing && held !== value) setHeld(value);
+  const domValue = playing ? held : value;
+  const domRows = useMemo(
+    () => Array.from({ length: meta.pcpus }, (_, p) => queueRow(domValue?.[p] ?? null)),
+    [domValue, meta.pcpus],
+  );
   const rows = useMemo(
     () => Array.from({ length: meta.pcpus }, (_, p) => queueRow(value?.[p] ?? null)),
     [value, meta.pcpus],
@@ -415,8 +426,8 @@ export function RunQueues({ client, run, playhead }: Props) {
           className={scroll ? 'rq-rows scroll' : 'rq-rows'}
           onScroll={scroll ? onScroll : undefined}
         >
-          {rows.map((row, p) => {
-            const snap = value?.[p] ?? null;
+          {domRows.map((row, p) => {
+            const snap = domValue?.[p] ?? null;
             return (
               <RowDom
                 key={p}

@@ -128,3 +128,4 @@ export function usePlayhead<T>(
 
 export const selectTime = (s: PlayheadState): number => s.time;
 export const selectView = (s: PlayheadState): View => s.view;
+export const selectPlaying = (s: PlayheadState): boolean => s.playing;
