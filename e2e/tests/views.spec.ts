@@ -126,8 +126,8 @@ test('the I/O strip shows how long an event waited, with a tooltip', async ({ pa
   await seekTo(page, 30000);
   const timeline = column(page, 'credit').getByTestId('timeline');
   await expect.poll(async () => Number(await timeline.getAttribute('data-io'))).toBeGreaterThan(0);
-  // The strip is the canvas's bottom 16 px.
-  const tip = await sweepFor(page, timeline.locator('canvas'), 10, 'notification');
+  // The strip is the 16 px above the time axis (the canvas's bottom 18 px).
+  const tip = await sweepFor(page, timeline.locator('canvas'), 28, 'notification');
   expect(tip).toMatch(/notification for/);
   expect(tip).toMatch(/delivered at/);
 });

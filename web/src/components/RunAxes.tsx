@@ -1,9 +1,9 @@
 // The frame of a chart over the whole run (share, belief, Lag): y grid with labels, x ticks in ms, and, where the
 // chart shows it, the timelines' window shaded. Drawn first, so the chart's lines and playhead sit on top.
-import { memo } from 'react';
+import { memo, useCallback, useRef } from 'react';
 import type { ScaleLinear } from 'd3-scale';
 import { anchor } from '../lib/format';
-import { selectTime, selectView, usePlayhead, type Playhead } from '../lib/playhead';
+import { usePlayheadEffect, type Playhead, type PlayheadState } from '../lib/playhead';
 
 export interface Margins {
   readonly top: number;
@@ -25,7 +25,10 @@ interface Props {
   readonly yFormat: (v: number) => string;
 }
 
-/** The moving part of the frame: its own component, so a playing window redraws one rect, not the axes. */
+/**
+ * The moving part of the frame: the shaded window, moved by writing its attributes as the playhead store
+ * changes, so a playing frame re-renders nothing.
+ */
 function ViewWindow({
   playhead,
   visible,
@@ -39,10 +42,20 @@ function ViewWindow({
   top: number;
   height: number;
 }) {
-  const [v0, v1] = usePlayhead(playhead, selectView, { visible });
-  return (
-    <rect className="view-window" x={x(v0)} width={Math.max(1, x(v1) - x(v0))} y={top} height={height} />
+  const ref = useRef<SVGRectElement>(null);
+  const draw = useCallback(
+    ({ view: [v0, v1] }: PlayheadState) => {
+      const x0 = String(x(v0));
+      const w = String(Math.max(1, x(v1) - x(v0)));
+      const rect = ref.current;
+      // Unchanged attributes are not written: a window that does not move costs nothing.
+      if (rect && rect.getAttribute('x') !== x0) rect.setAttribute('x', x0);
+      if (rect && rect.getAttribute('width') !== w) rect.setAttribute('width', w);
+    },
+    [x],
   );
+  usePlayheadEffect(playhead, draw, { visible });
+  return <rect ref={ref} className="view-window" y={top} height={height} />;
 }
 
 /** Memoised: its inputs change with the width or the data, never with the playhead. */
@@ -93,8 +106,8 @@ export const RunAxes = memo(function RunAxes({
 });
 
 /**
- * The playhead as a vertical line from `y1` to `y2` at `x(time)`, clamped to [0, durationMs]. Re-renders on
- * every playhead move, alone: the chart around it does not.
+ * The playhead as a vertical line from `y1` to `y2` at `x(time)`, clamped to [0, durationMs]. Moved by writing
+ * its attributes as the playhead store changes: the chart around it, and the line itself, never re-render.
  */
 export function PlayheadLine({
   playhead,
@@ -111,7 +124,18 @@ export function PlayheadLine({
   y1: number;
   y2: number;
 }) {
-  const time = usePlayhead(playhead, selectTime, { visible });
-  const px = x(Math.min(Math.max(time, 0), durationMs));
-  return <line className="playhead" x1={px} x2={px} y1={y1} y2={y2} />;
+  const ref = useRef<SVGLineElement>(null);
+  const draw = useCallback(
+    ({ time }: PlayheadState) => {
+      const px = String(x(Math.min(Math.max(time, 0), durationMs)));
+      const line = ref.current;
+      if (line && line.getAttribute('x1') !== px) {
+        line.setAttribute('x1', px);
+        line.setAttribute('x2', px);
+      }
+    },
+    [x, durationMs],
+  );
+  usePlayheadEffect(playhead, draw, { visible });
+  return <line ref={ref} className="playhead" y1={y1} y2={y2} />;
 }

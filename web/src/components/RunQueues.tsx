@@ -11,8 +11,8 @@ import { useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
 import { toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
-import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
-import { useCanvasColors, type CanvasColors } from '../lib/canvasColors';
+import { selectPlaying, selectTime, usePlayhead, type Playhead } from '../lib/playhead';
+import { fontFamily, useCanvasColors, type CanvasColors } from '../lib/canvasColors';
 import {
   CHIP_H,
   CHIP_W,
@@ -49,13 +49,6 @@ interface Placed {
   readonly x: number;
   readonly y: number;
   readonly alpha: number;
-}
-
-/** The page's font, read once: getComputedStyle in every draw forces a style recalculation each time. */
-let pageFont: string | null = null;
-function fontFamily(): string {
-  pageFont ??= getComputedStyle(document.body).fontFamily || 'sans-serif';
-  return pageFont;
 }
 
 function reducedMotion(): boolean {
@@ -272,6 +265,17 @@ export function RunQueues({ client, run, playhead }: Props) {
   const perRow = Math.max(1, Math.floor((slotsW + GAP) / (CHIP_W + GAP)));
   const scroll = meta.pcpus > ROWS_BEFORE_SCROLL;
   const animate = meta.pcpus <= ANIMATE_MAX_PCPUS;
+  // The rows' elements (chips as hidden test hooks, screen-reader text) show the queues as they were when
+  // playback last stopped: while playing, rewriting hundreds of hidden elements ten times a second cost more main-
+  // thread time than drawing the chips. The canvas and the rows' heights follow playback.
+  const playing = usePlayhead(playhead, selectPlaying);
+  const [held, setHeld] = useState(value);
+  if (!playing && held !== value) setHeld(value);
+  const domValue = playing ? held : value;
+  const domRows = useMemo(
+    () => Array.from({ length: meta.pcpus }, (_, p) => queueRow(domValue?.[p] ?? null)),
+    [domValue, meta.pcpus],
+  );
   const rows = useMemo(
     () => Array.from({ length: meta.pcpus }, (_, p) => queueRow(value?.[p] ?? null)),
     [value, meta.pcpus],
@@ -422,17 +426,8 @@ export function RunQueues({ client, run, playhead }: Props) {
           className={scroll ? 'rq-rows scroll' : 'rq-rows'}
           onScroll={scroll ? onScroll : undefined}
         >
-          {/* One canvas for every pCPU's chips: a canvas is a compositor layer, and 64 of them cost more per frame than the drawing. */}
-          <canvas
-            ref={canvasRef}
-            className="rq-canvas"
-            style={{ left: LABEL_W, width: slotsW, height: totalH }}
-            onPointerMove={onPointerMove}
-            onPointerLeave={() => setHover(null)}
-            aria-hidden="true"
-          />
-          {rows.map((row, p) => {
-            const snap = value?.[p] ?? null;
+          {domRows.map((row, p) => {
+            const snap = domValue?.[p] ?? null;
             return (
               <RowDom
                 key={p}
@@ -446,6 +441,17 @@ export function RunQueues({ client, run, playhead }: Props) {
               />
             );
           })}
+          {/* One canvas for every pCPU's chips: a canvas is a compositor layer, and 64 of them cost more per
+              frame than the drawing. After the rows, so it paints over them: before them, each row's positioned
+              box overlapped a composited canvas and had to become a layer of its own. */}
+          <canvas
+            ref={canvasRef}
+            className="rq-canvas"
+            style={{ left: LABEL_W, width: slotsW, height: totalH }}
+            onPointerMove={onPointerMove}
+            onPointerLeave={() => setHover(null)}
+            aria-hidden="true"
+          />
         </div>
         <Tooltip hover={hover} width={width} />
       </div>

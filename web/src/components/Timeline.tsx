@@ -1,5 +1,7 @@
-// Gantt chart of one run: a lane per pCPU, a rectangle per schedule segment coloured by domain. Segments go to
-// a canvas (a run has tens of thousands); axis, playhead and tooltip stay in React-owned SVG/HTML. d3-zoom only
+// Gantt chart of one run: a lane per pCPU, a rectangle per schedule segment coloured by domain. Segments, the
+// time axis and the playhead share one canvas (a run has tens of thousands of segments, and a playing window
+// moves the axis every frame), which playback draws straight from the Playhead store: a frame costs no React
+// render and changes nothing in the DOM. Legend, lane labels and tooltip stay React-owned HTML. d3-zoom only
 // listens for gestures and reports the new time window, which the page shares with every column.
 import { memo, useCallback, useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
 import { scaleLinear } from 'd3-scale';
@@ -12,11 +14,11 @@ import { withAlpha } from '../lib/color';
 import { segmentAt, visibleRange, type Lane } from '../lib/series';
 import { anchor, fmt } from '../lib/format';
 import { useVisible } from '../lib/useVisible';
-import { useCanvasColors } from '../lib/canvasColors';
+import { fontFamily, useCanvasColors } from '../lib/canvasColors';
 import { useWidth } from '../lib/useWidth';
-import { useLatestQuery } from '../lib/useLatestQuery';
+import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import type { View } from '../lib/view';
-import { selectTime, selectView, usePlayhead, type Playhead } from '../lib/playhead';
+import { usePlayhead, usePlayheadEffect, type Playhead, type PlayheadState } from '../lib/playhead';
 import { Tooltip, type Hover } from './Tooltip';
 
 const LANE_GAP = 4;
@@ -50,6 +52,26 @@ interface Props {
   readonly runId: string;
 }
 
+/** The axis line and tick marks, and the playhead (as styles.css .axis-line and .playhead draw them in SVG). */
+const AXIS_COLOR = '#888';
+const PLAYHEAD_COLOR = '#c00';
+const PLAYHEAD_W = 1.5;
+
+/**
+ * The window's cell on a grid of window widths: its width, rounded (a window that follows the playhead keeps its
+ * width, but t1 - t0 jitters in the last bits), and `from`, one width before the cell the window starts in.
+ * The strip and the I/O fetch cover [from, from + 4w]: a window that follows the playhead moves to a new cell
+ * once per window width, not per frame.
+ */
+function gridOf([t0, t1]: View): { w: number; from: number } {
+  const w = Number((t1 - t0).toPrecision(9));
+  return { w, from: w > 0 ? (Math.floor(t0 / w) - 1) * w : 0 };
+}
+const selectGrid = (s: PlayheadState): string => {
+  const { w, from } = gridOf(s.view);
+  return `${w} ${from}`;
+};
+
 /** A delivered notification as a bar from when it became pending to when its vCPU ran [ms]. */
 interface IoBar {
   readonly from: number;
@@ -64,11 +86,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   // Every frame while on screen; off screen nothing until it scrolls back or playback stops.
   const figureRef = useRef<HTMLElement>(null);
   const visible = useVisible(figureRef);
-  const view = usePlayhead(playhead, selectView, { visible });
-  const time = usePlayhead(playhead, selectTime, { visible });
+  // React hears of the window only when it moves to a new grid cell (the I/O fetch); the canvas follows every frame.
+  const [w, ioFrom] = usePlayhead(playhead, selectGrid, { visible }).split(' ').map(Number) as [
+    number,
+    number,
+  ];
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
-  const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
   const onViewChangeRef = useRef(onViewChange);
   const [hover, setHover] = useState<Hover | null>(null);
   const width = useWidth(plotRef);
@@ -76,13 +100,9 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   const ioTop = meta.pcpus * (LANE_H + LANE_GAP) + PAD_TOP;
   const lanesH = ioTop + IO_H + LANE_GAP;
   const height = lanesH + AXIS_H;
-  const [t0, t1] = view;
 
   // Notifications delivered from one window before the view to two after it (a wait may start long before its
-  // delivery), on a grid of window widths: a view that follows the playhead refetches once per window, not per frame.
-  // Rounded: a window that follows the playhead keeps its width, but t1 - t0 jitters in the last bits.
-  const w = Number((t1 - t0).toPrecision(9));
-  const ioFrom = w > 0 ? (Math.floor(t0 / w) - 1) * w : 0;
+  // delivery): the grid cell's range.
   const ioQuery = useCallback(
     () =>
       client.ioEvents(
@@ -112,146 +132,199 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     () => scaleLinear().domain([0, durationMs]).range([0, width]),
     [durationMs, width],
   );
-  const x = useMemo(() => scaleLinear().domain([t0, t1]).range([0, width]), [t0, t1, width]);
 
   const colors = useMemo(() => {
     const busy = meta.vcpus.map((v) => domainColor(meta.domains[v.domain]?.color_index ?? v.domain));
     return { busy, idle: busy.map((c) => withAlpha(c, IDLE_ALPHA)) };
   }, [meta, domainColor]);
 
-  const ranges = useMemo(() => lanes.map((lane) => visibleRange(lane, t0, t1)), [lanes, t0, t1]);
-  const drawn = ranges.reduce((n, [lo, hi]) => n + hi - lo, 0);
-
-  // The segments and I/O bars of four window widths around the view ([ioFrom, ioFrom + 4w], the I/O fetch's
-  // range) are drawn once into an offscreen strip; each frame only copies the visible part of it. So a view that
-  // follows the playhead costs one drawImage per frame, and the strip is redrawn once per window width.
+  // The segments and I/O bars of the window's grid cell ([from, from + 4w]) are drawn once into an offscreen
+  // strip; each frame only copies the visible part of it and draws the axis and playhead over it. So a view that
+  // follows the playhead costs one drawImage and a few ticks per frame, and the strip is redrawn once per window
+  // width (or when the I/O events of a new cell arrive: then only their strip).
   const stripRef = useRef<{
     canvas: HTMLCanvasElement;
     deps: readonly unknown[];
     ioBars: readonly IoBar[];
   } | null>(null);
-  useEffect(() => {
-    const canvas = canvasRef.current;
-    const ctx = canvas?.getContext('2d');
-    if (!canvas || !ctx || !(w > 0)) return;
-    const dpr = window.devicePixelRatio || 1;
-    const cw = Math.max(1, Math.round(width * dpr));
-    const ch = Math.round(lanesH * dpr);
-    // Resizing a canvas reallocates and clears it: only when the size really changes.
-    if (canvas.width !== cw) canvas.width = cw;
-    if (canvas.height !== ch) canvas.height = ch;
+  const segmentsShown = useRef(-1);
+  const segmentsAt = useRef(-Infinity);
+  const paint = useCallback(
+    (s: PlayheadState) => {
+      const canvas = canvasRef.current;
+      const ctx = canvas?.getContext('2d');
+      const { w, from } = gridOf(s.view);
+      if (!canvas || !ctx || !(w > 0) || width <= 0) return;
+      const [t0, t1] = s.view;
+      const dpr = window.devicePixelRatio || 1;
+      const cw = Math.max(1, Math.round(width * dpr));
+      const ch = Math.round(height * dpr);
+      const sh = Math.round(lanesH * dpr);
+      // Resizing a canvas reallocates and clears it: only when the size really changes.
+      if (canvas.width !== cw) canvas.width = cw;
+      if (canvas.height !== ch) canvas.height = ch;
 
-    const deps = [lanes, ioFrom, w, width, lanesH, colors, theme, LANE_H, ioTop, dpr];
-    const cached = stripRef.current;
-    const lanesStale = !cached || cached.deps.some((d, i) => d !== deps[i]);
-    // The I/O events of a new window arrive a moment after the window moves: then only their strip is redrawn.
-    if (lanesStale || cached.ioBars !== ioBars) {
-      const strip = cached?.canvas ?? document.createElement('canvas');
-      const sw = 4 * width;
-      if (lanesStale) {
-        strip.width = Math.max(1, Math.round(sw * dpr));
-        strip.height = ch;
-      }
-      const sctx = strip.getContext('2d');
-      if (!sctx) return;
-      sctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      const k = width / w;
-      const sx = (t: number) => Math.min(sw, Math.max(0, (t - ioFrom) * k));
-      if (lanesStale)
-        lanes.forEach((lane, p) => {
-          const y = PAD_TOP + p * (LANE_H + LANE_GAP);
-          sctx.fillStyle = theme.empty;
-          sctx.fillRect(0, y, sw, LANE_H);
-          const [lo, hi] = visibleRange(lane, ioFrom, ioFrom + 4 * w);
-          let runColor = '';
-          let runX0 = 0;
-          let runX1 = -1;
-          const flush = () => {
-            if (runX1 > runX0 - 1 && runColor) {
-              sctx.fillStyle = runColor;
-              sctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
+      const deps = [lanes, from, w, width, lanesH, colors, theme, LANE_H, ioTop, dpr];
+      const cached = stripRef.current;
+      const lanesStale = !cached || cached.deps.some((d, i) => d !== deps[i]);
+      if (lanesStale || cached.ioBars !== ioBars) {
+        const strip = cached?.canvas ?? document.createElement('canvas');
+        const sw = 4 * width;
+        if (lanesStale) {
+          strip.width = Math.max(1, Math.round(sw * dpr));
+          strip.height = sh;
+        }
+        const sctx = strip.getContext('2d');
+        if (!sctx) return;
+        sctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+        const k = width / w;
+        const sx = (t: number) => Math.min(sw, Math.max(0, (t - from) * k));
+        if (lanesStale)
+          lanes.forEach((lane, p) => {
+            const y = PAD_TOP + p * (LANE_H + LANE_GAP);
+            sctx.fillStyle = theme.empty;
+            sctx.fillRect(0, y, sw, LANE_H);
+            const [lo, hi] = visibleRange(lane, from, from + 4 * w);
+            let runColor = '';
+            let runX0 = 0;
+            let runX1 = -1;
+            const flush = () => {
+              if (runX1 > runX0 - 1 && runColor) {
+                sctx.fillStyle = runColor;
+                sctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
+              }
+            };
+            for (let i = lo; i < hi; i++) {
+              const v = lane.vcpu[i]!;
+              const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
+              const x0 = sx(lane.start[i]!);
+              const x1 = sx(lane.end[i]!);
+              // A sliver inside a pixel the current rectangle already paints adds nothing visible: skip it, so a
+              // zoomed-out lane of thousands of short I/O runs costs about one fillRect per pixel column.
+              if (x1 - x0 < 1 && x1 <= Math.ceil(runX1)) continue;
+              if (color === runColor && x0 - runX1 < 0.5) {
+                runX1 = Math.max(runX1, x1);
+              } else {
+                flush();
+                runColor = color;
+                runX0 = x0;
+                runX1 = x1;
+              }
             }
-          };
-          for (let i = lo; i < hi; i++) {
-            const v = lane.vcpu[i]!;
-            const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
-            const x0 = sx(lane.start[i]!);
-            const x1 = sx(lane.end[i]!);
-            // A sliver inside a pixel the current rectangle already paints adds nothing visible: skip it, so a
-            // zoomed-out lane of thousands of short I/O runs costs about one fillRect per pixel column.
-            if (x1 - x0 < 1 && x1 <= Math.ceil(runX1)) continue;
-            if (color === runColor && x0 - runX1 < 0.5) {
-              runX1 = Math.max(runX1, x1);
-            } else {
-              flush();
-              runColor = color;
-              runX0 = x0;
-              runX1 = x1;
-            }
-          }
-          flush();
-        });
-      // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
-      sctx.fillStyle = theme.emptyAlt;
-      sctx.fillRect(0, ioTop, sw, IO_H);
-      for (const b of ioBars) {
-        const x0 = sx(b.from);
-        const x1 = sx(b.to);
-        if (x1 <= 0 || x0 >= sw) continue;
-        sctx.fillStyle = colors.busy[b.rec.vcpu] ?? '#888';
-        sctx.globalAlpha = 0.55;
-        sctx.fillRect(x0, ioTop + 2, Math.max(1, x1 - x0), IO_H - 4);
-        sctx.globalAlpha = 1;
-        sctx.fillRect(Math.max(0, x1 - 1), ioTop, 2, IO_H);
+            flush();
+          });
+        // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
+        // Bars fetched for the previous cell are drawn where they fall until this cell's arrive.
+        sctx.fillStyle = theme.emptyAlt;
+        sctx.fillRect(0, ioTop, sw, IO_H);
+        for (const b of ioBars) {
+          const x0 = sx(b.from);
+          const x1 = sx(b.to);
+          if (x1 <= 0 || x0 >= sw) continue;
+          sctx.fillStyle = colors.busy[b.rec.vcpu] ?? '#888';
+          sctx.globalAlpha = 0.55;
+          sctx.fillRect(x0, ioTop + 2, Math.max(1, x1 - x0), IO_H - 4);
+          sctx.globalAlpha = 1;
+          sctx.fillRect(Math.max(0, x1 - 1), ioTop, 2, IO_H);
+        }
+        stripRef.current = { canvas: strip, deps, ioBars };
       }
-      stripRef.current = { canvas: strip, deps, ioBars };
-    }
-    const strip = stripRef.current!.canvas;
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.clearRect(0, 0, cw, ch);
-    const offset = Math.round((t0 - ioFrom) * (width / w) * dpr);
-    ctx.drawImage(strip, offset, 0, cw, ch, 0, 0, cw, ch);
-  }, [lanes, t0, w, ioFrom, width, lanesH, colors, theme, LANE_H, ioTop, ioBars]);
+      const strip = stripRef.current!.canvas;
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.clearRect(0, 0, cw, ch);
+      const offset = Math.round((t0 - from) * (width / w) * dpr);
+      ctx.drawImage(strip, offset, 0, cw, sh, 0, 0, cw, sh);
 
-  // Attach d3-zoom once per geometry. Programmatic transforms (below) carry no sourceEvent and are ignored,
-  // so syncing from the shared view never echoes back.
+      // The time axis under the lanes. No digit grouping: "1500", not "1,500" (the unit sits under the labels).
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const x = scaleLinear().domain([t0, t1]).range([0, width]);
+      const n = Math.max(2, Math.floor(width / 90));
+      const tickFormat = x.tickFormat(n, '~f');
+      ctx.fillStyle = AXIS_COLOR;
+      ctx.fillRect(0, lanesH, width, 1);
+      ctx.font = `11px ${fontFamily()}`;
+      ctx.textBaseline = 'alphabetic';
+      for (const t of x.ticks(n)) {
+        const tx = x(t);
+        ctx.fillStyle = AXIS_COLOR;
+        ctx.fillRect(Math.round(tx) - 0.5, lanesH, 1, 4);
+        const a = anchor(tx, width);
+        ctx.textAlign = a === 'middle' ? 'center' : a;
+        ctx.fillStyle = theme.muted;
+        ctx.fillText(tickFormat(t), tx, lanesH + 14);
+      }
+      const px = x(s.time);
+      if (px >= 0 && px <= width) {
+        ctx.strokeStyle = PLAYHEAD_COLOR;
+        ctx.lineWidth = PLAYHEAD_W;
+        ctx.beginPath();
+        ctx.moveTo(px, 0);
+        ctx.lineTo(px, lanesH);
+        ctx.stroke();
+      }
+
+      // How many segments the window shows (a test hook): a few times a second while playing, so most playing
+      // frames change nothing in the DOM.
+      const now = performance.now();
+      if (!s.playing || now - segmentsAt.current >= PLAYING_REFRESH_MS) {
+        segmentsAt.current = now;
+        const shown = lanes.reduce((sum, lane) => {
+          const [lo, hi] = visibleRange(lane, t0, t1);
+          return sum + hi - lo;
+        }, 0);
+        if (shown !== segmentsShown.current) {
+          segmentsShown.current = shown;
+          figureRef.current?.setAttribute('data-segments', String(shown));
+        }
+      }
+    },
+    [lanes, width, height, lanesH, colors, theme, LANE_H, ioTop, ioBars],
+  );
+  usePlayheadEffect(playhead, paint, { visible });
+
+  // Attach d3-zoom once per geometry. Its transform is synced from the shared window only when a gesture may
+  // start (in its filter), not every frame; those programmatic transforms carry no sourceEvent and are ignored,
+  // so syncing never echoes back.
   useEffect(() => {
     const canvas = canvasRef.current;
     if (!canvas || width <= 0 || durationMs <= 0) return;
-    const behavior = zoom<HTMLCanvasElement, unknown>()
+    const behavior: ZoomBehavior<HTMLCanvasElement, unknown> = zoom<HTMLCanvasElement, unknown>()
       .scaleExtent([1, Math.max(1, durationMs / MIN_WINDOW_MS)])
       .extent([
         [0, 0],
-        [width, lanesH],
+        [width, height],
       ])
       .translateExtent([
         [0, 0],
-        [width, lanesH],
+        [width, height],
       ])
+      .filter((event: MouseEvent) => {
+        const [t0, t1] = playhead.view;
+        if (t1 > t0) {
+          const k = durationMs / (t1 - t0);
+          behavior.transform(select(canvas), zoomIdentity.translate(-k * baseScale(t0), 0).scale(k));
+        }
+        // d3-zoom's default filter: no secondary buttons, no ctrl-click (ctrl-wheel zooms).
+        return (!event.ctrlKey || event.type === 'wheel') && !event.button;
+      })
       .on('zoom', (event: D3ZoomEvent<HTMLCanvasElement, unknown>) => {
         if (!event.sourceEvent) return;
         const [a, b] = event.transform.rescaleX(baseScale).domain();
         onViewChangeRef.current([a!, b!]);
       });
-    zoomRef.current = behavior;
     const selection = select(canvas).call(behavior);
     return () => {
       selection.on('.zoom', null);
-      zoomRef.current = null;
     };
-  }, [width, lanesH, durationMs, baseScale]);
+  }, [width, height, durationMs, baseScale, playhead]);
 
-  useEffect(() => {
-    const canvas = canvasRef.current;
-    const behavior = zoomRef.current;
-    if (!canvas || !behavior || t1 <= t0) return;
-    const k = durationMs / (t1 - t0);
-    behavior.transform(select(canvas), zoomIdentity.translate(-k * baseScale(t0), 0).scale(k));
-  }, [t0, t1, durationMs, baseScale]);
+  /** Time [ms] -> x [px] in the window on screen now. */
+  const xNow = () => scaleLinear().domain(playhead.view).range([0, width]);
 
   /** The notification under the pointer in the I/O strip: the bar it is on, else a delivery within 4 px. */
   const ioHover = (px: number, py: number): Hover | null => {
     if (py > ioTop + IO_H) return null;
+    const x = xNow();
     const t = x.invert(px);
     const slack = x.invert(px + 4) - t;
     const on = ioBars.filter((b) => b.from - slack <= t && t <= b.to + slack);
@@ -285,7 +358,7 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
       setHover(null);
       return;
     }
-    const t = x.invert(px);
+    const t = xNow().invert(px);
     const i = segmentAt(lane, t);
     const lines =
       i < 0
@@ -303,53 +376,19 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     setHover({ x: px, y: e.clientY - rect.top, lines });
   };
 
-  const ticks = x.ticks(Math.max(2, Math.floor(width / 90)));
-  // No digit grouping: "1500", not "1,500" (the unit sits under the lane labels).
-  const tickFormat = x.tickFormat(Math.max(2, Math.floor(width / 90)), '~f');
-  const playX = x(time);
-
   return (
-    <figure
-      ref={figureRef}
-      className="timeline"
-      data-testid="timeline"
-      data-segments={drawn}
-      data-io={ioBars.length}
-    >
+    <figure ref={figureRef} className="timeline" data-testid="timeline" data-io={ioBars.length}>
       <Legend meta={meta} ioFull={ioFull} />
       <div className="timeline-body">
         <LaneLabels pcpus={lanes.length} laneH={LANE_H} />
         <div className="plot" ref={plotRef} style={{ height }}>
           <canvas
             ref={canvasRef}
-            style={{ width, height: lanesH }}
+            style={{ width, height }}
             onPointerMove={onPointerMove}
             onPointerLeave={() => setHover(null)}
             aria-label="Schedule per pCPU: scroll to zoom, drag to pan"
           />
-          <svg className="overlay" width={width} height={height} aria-hidden="true">
-            <g transform={`translate(0, ${lanesH})`}>
-              <line x1={0} x2={width} y1={0.5} y2={0.5} className="axis-line" />
-              {ticks.map((t) => (
-                <g key={t} transform={`translate(${x(t)}, 0)`}>
-                  <line y1={0} y2={4} className="axis-line" />
-                  <text y={14} textAnchor={anchor(x(t), width)} className="tick">
-                    {tickFormat(t)}
-                  </text>
-                </g>
-              ))}
-            </g>
-            {playX >= 0 && playX <= width && (
-              <line
-                className="playhead"
-                x1={playX}
-                x2={playX}
-                y1={0}
-                y2={lanesH}
-                data-testid="timeline-playhead"
-              />
-            )}
-          </svg>
           <Tooltip hover={hover} width={width} />
         </div>
       </div>
@@ -357,7 +396,7 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   );
 }
 
-/** The domains' colours. Memoised, like the lane labels: the timeline re-renders every frame while playing. */
+/** The domains' colours. Memoised, like the lane labels: the timeline re-renders once per window width while playing. */
 const Legend = memo(function Legend({ meta, ioFull }: { meta: Meta; ioFull: boolean }) {
   const domainColor = useDomainColor();
   return (

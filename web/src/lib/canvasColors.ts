@@ -50,3 +50,10 @@ export function useCanvasColors(): CanvasColors {
   }, []);
   return colors;
 }
+
+/** The page's font family, read once: getComputedStyle in every draw forces a style recalculation each time. */
+let pageFont: string | null = null;
+export function fontFamily(): string {
+  pageFont ??= getComputedStyle(document.body).fontFamily || 'sans-serif';
+  return pageFont;
+}

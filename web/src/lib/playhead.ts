@@ -2,7 +2,7 @@
 // React state the whole page (four columns of charts, tables and logs) would re-render 60 times a second. Each
 // view subscribes instead, at the rate it needs: playhead lines and the timeline every frame, text views a few
 // times a second, the page shell only when playback stops.
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { View } from './view';
 
 export interface PlayheadState {
@@ -63,31 +63,32 @@ export interface PlayheadOptions {
 }
 
 /**
- * `select(state)` of the playhead, re-rendering the caller at the rate it needs (see PlayheadOptions). Throttled
- * updates are trailing, so the last position always shows. `select` should return equal (===) values for
- * states the caller draws alike: unchanged selections cost no render.
+ * Calls `draw(state)` on playhead changes at the rate the caller needs (see PlayheadOptions), outside React: for
+ * views that write the DOM or a canvas themselves, so a playing frame costs them no render. Throttled updates are
+ * trailing, so the last position always shows; `draw` also runs on subscribing (catching up with whatever moved
+ * meanwhile) and whenever it changes.
  */
-export function usePlayhead<T>(
+export function usePlayheadEffect(
   playhead: Playhead,
-  select: (s: PlayheadState) => T,
+  draw: (s: PlayheadState) => void,
   { playingMs = 0, visible = true }: PlayheadOptions = {},
-): T {
-  const [value, setValue] = useState(() => select(playhead.get()));
-  const selectRef = useRef(select);
-  useEffect(() => {
-    selectRef.current = select;
-  }, [select]);
+): void {
+  const drawRef = useRef(draw);
+  // A new `draw` (new data, a new size) draws at once, playing or not.
+  useLayoutEffect(() => {
+    drawRef.current = draw;
+    draw(playhead.get());
+  }, [draw, playhead]);
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     let last = -Infinity;
     let timer = 0;
     const apply = () => {
       clearTimeout(timer);
       timer = 0;
       last = performance.now();
-      setValue(() => selectRef.current(playhead.get()));
+      drawRef.current(playhead.get());
     };
-    // Catch up with whatever moved while this subscription was not listening (new options, a remount).
     apply();
     const unsubscribe = playhead.subscribe((s) => {
       if (!s.playing) apply();
@@ -103,9 +104,28 @@ export function usePlayhead<T>(
       clearTimeout(timer);
     };
   }, [playhead, playingMs, visible]);
+}
 
+/**
+ * `select(state)` of the playhead, re-rendering the caller at the rate it needs (see PlayheadOptions). Throttled
+ * updates are trailing, so the last position always shows. `select` should return equal (===) values for
+ * states the caller draws alike: unchanged selections cost no render.
+ */
+export function usePlayhead<T>(
+  playhead: Playhead,
+  select: (s: PlayheadState) => T,
+  options: PlayheadOptions = {},
+): T {
+  const [value, setValue] = useState(() => select(playhead.get()));
+  const selectRef = useRef(select);
+  useEffect(() => {
+    selectRef.current = select;
+  }, [select]);
+  const update = useCallback((s: PlayheadState) => setValue(() => selectRef.current(s)), []);
+  usePlayheadEffect(playhead, update, options);
   return value;
 }
 
 export const selectTime = (s: PlayheadState): number => s.time;
 export const selectView = (s: PlayheadState): View => s.view;
+export const selectPlaying = (s: PlayheadState): boolean => s.playing;
