@@ -14,7 +14,8 @@ const SUB_BITS: u32 = 10;
 pub struct Samples {
     exact: Vec<u64>,
     /// Bucket index -> count, once the exact list outgrew `EXACT_SAMPLES`.
-    hist: Option<std::collections::BTreeMap<u32, u64>>,
+    /// Count per bucket index, grown to the highest bucket seen (dense: a push is one add, not a tree walk).
+    hist: Option<Vec<u64>>,
     count: u64,
     sum: u128,
     max: u64,
@@ -28,6 +29,20 @@ fn bucket_of(v: u64) -> u32 {
     let mag = 63 - v.leading_zeros(); // >= SUB_BITS
     let shift = mag - SUB_BITS;
     ((mag - SUB_BITS + 1) << SUB_BITS) | ((v >> shift) as u32 & ((1 << SUB_BITS) - 1))
+}
+
+/// Counts `v` in a dense histogram, growing it to `v`'s bucket.
+fn count_in(h: &mut Vec<u64>, v: u64) {
+    let b = bucket_of(v) as usize;
+    if b >= h.len() {
+        h.resize(b + 1, 0);
+    }
+    h[b] += 1;
+}
+
+/// The non-empty buckets of a dense histogram, as (bucket index, count) in increasing value.
+fn nonzero(h: &[u64]) -> impl Iterator<Item = (u32, u64)> + '_ {
+    h.iter().enumerate().filter(|(_, &c)| c > 0).map(|(b, &c)| (b as u32, c))
 }
 
 /// The smallest value in a bucket.
@@ -47,13 +62,13 @@ impl Samples {
         self.sum += u128::from(v);
         self.max = self.max.max(v);
         match &mut self.hist {
-            Some(h) => *h.entry(bucket_of(v)).or_insert(0) += 1,
+            Some(h) => count_in(h, v),
             None => {
                 self.exact.push(v);
                 if self.exact.len() > EXACT_SAMPLES {
-                    let mut h = std::collections::BTreeMap::new();
+                    let mut h = Vec::new();
                     for x in self.exact.drain(..) {
-                        *h.entry(bucket_of(x)).or_insert(0) += 1;
+                        count_in(&mut h, x);
                     }
                     self.exact = Vec::new();
                     self.hist = Some(h);
@@ -78,7 +93,7 @@ impl Samples {
     /// point per histogram bucket (at its floor). For CDF plots.
     pub fn points(&self) -> Vec<(u64, u64)> {
         match &self.hist {
-            Some(h) => h.iter().map(|(&b, &c)| (bucket_floor(b), c)).collect(),
+            Some(h) => nonzero(h).map(|(b, c)| (bucket_floor(b), c)).collect(),
             None => {
                 let mut v = self.exact.clone();
                 v.sort_unstable();
@@ -101,7 +116,7 @@ impl Samples {
             None => sorted[rank as usize - 1],
             Some(h) => {
                 let mut seen = 0;
-                for (&b, &c) in h {
+                for (b, c) in nonzero(h) {
                     seen += c;
                     if seen >= rank {
                         return bucket_floor(b).min(self.max);
