@@ -241,7 +241,7 @@ impl Policy for Atropos {
             Some(cur) => {
                 let (me, them) = (&self.vcpus[v.0], &self.vcpus[cur.0]);
                 if me.st == St::Run && (them.extra || me.deadline < them.deadline) {
-                    let (a, b) = (ctx.name(v).to_string(), ctx.name(cur).to_string());
+                    let (a, b) = (&ctx.host.vcpu_name[v.0], &ctx.host.vcpu_name[cur.0]);
                     ctx.note(p, |w| write!(w, "{a} wakes with guaranteed time before {b}'s deadline"));
                     ctx.resched(p);
                 }

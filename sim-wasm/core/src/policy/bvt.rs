@@ -219,7 +219,7 @@ impl Policy for Bvt {
         match running {
             None => ctx.resched(p),
             Some(c) if self.evt(v) < self.evt(c) => {
-                let (a, b) = (ctx.name(v).to_string(), ctx.name(c).to_string());
+                let (a, b) = (&ctx.host.vcpu_name[v.0], &ctx.host.vcpu_name[c.0]);
                 ctx.note(p, |w| write!(w, "{a} wakes with an earlier effective virtual time than {b}"));
                 ctx.resched(p);
             }

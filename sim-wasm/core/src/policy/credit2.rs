@@ -217,7 +217,8 @@ impl Credit2 {
         }
         if let Some((score, p)) = lowest {
             if self.vcpus[v.0].credit > score {
-                let (a, b) = (ctx.name(v).to_string(), ctx.host.running[p.0].map(|c| ctx.name(c).to_string()));
+                let (a, b) =
+                    (&ctx.host.vcpu_name[v.0], ctx.host.running[p.0].map(|c| ctx.host.vcpu_name[c.0].as_str()));
                 ctx.note(p, |w| write!(w, "tickle: {a} has more credit than {}", b.unwrap_or_default()));
                 ctx.resched(p);
             }
@@ -265,7 +266,7 @@ impl Credit2 {
         self.runq_remove(v);
         self.move_member(v, to);
         self.runq_insert(v);
-        let name = ctx.name(v).to_string();
+        let name = &ctx.host.vcpu_name[v.0];
         ctx.note(self.rqs[to].pcpus[0], |w| write!(w, "balance: {name} moves to run queue {to}"));
     }
 
@@ -331,7 +332,7 @@ impl Policy for Credit2 {
         {
             if load < own_load {
                 self.move_member(v, best);
-                let name = ctx.name(v).to_string();
+                let name = &ctx.host.vcpu_name[v.0];
                 ctx.note(self.rqs[best].pcpus[0], |w| write!(w, "{name} wakes on the lighter run queue {best}"));
             }
         }

@@ -88,7 +88,7 @@ impl Rule {
                     if ctx.host.running[q.0].is_none() {
                         ctx.resched(q);
                     }
-                    let name = ctx.name(cand).to_string();
+                    let name = &ctx.host.vcpu_name[cand.0];
                     ctx.note(q, |w| write!(w, "enhanced: {name} below max_credit, moved to empty pCPU{}", q.0));
                 }
                 None => c.runq_move(p, cand, usize::MAX),
