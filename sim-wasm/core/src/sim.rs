@@ -798,10 +798,13 @@ impl Simulation {
             GuestEvent::DriverKick => {
                 self.vcpus[v.0].tasks.iter().copied().find(|t| matches!(self.tasks[t.0].work, Work::Driver { .. }))
             }
-            GuestEvent::BlkDone { task, .. }
-            | GuestEvent::Timer(task)
-            | GuestEvent::Ipi(task)
-            | GuestEvent::Virq(task) => Some(*task),
+            GuestEvent::BlkDone { task, .. } => {
+                // blkfront's interrupt handler restarts the request queue (blkif_int ->
+                // kick_pending_request_queues): requests held by the plug go out with the completion.
+                self.unplug(v);
+                Some(*task)
+            }
+            GuestEvent::Timer(task) | GuestEvent::Ipi(task) | GuestEvent::Virq(task) => Some(*task),
             GuestEvent::Unplug => {
                 self.unplug(v);
                 None

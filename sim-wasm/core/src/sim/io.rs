@@ -50,11 +50,8 @@ impl Simulation {
         }
     }
 
-    /// The frontend hands a block request to the backend; the hypervisor sees who is running when it does.
+    /// The frontend hands a block request to the backend.
     fn block_kick(&mut self, v: VcpuId, item: DriverItem) {
-        if let DriverItem::BlkSubmit { task, issued_at, .. } = item {
-            self.with_ctx(|pol, _| pol.block_request(v, task, issued_at));
-        }
         let dom = self.vcpus[v.0].dom;
         self.driver_enqueue(dom, item, Some(v));
     }
@@ -154,6 +151,10 @@ impl Simulation {
                 }
             },
             DriverItem::BlkSubmit { task, bytes, issued_at } => {
+                // The backend maps the request's grant now: block correlation looks at the tasks the guest has
+                // scheduled by this time, which may be later than the request (000 3.5.1, Fig. 5a).
+                let v = self.tasks[task.0].vcpu;
+                self.with_ctx(|pol, _| pol.block_request(v, task, issued_at));
                 let start = self.disk.busy_until.max(self.now);
                 let service =
                     self.disk.rng.exponential(self.disk.mean_ns) + (f64::from(bytes) * self.disk.ns_per_byte) as u64;
