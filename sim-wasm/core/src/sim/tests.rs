@@ -382,6 +382,51 @@ fn guest_wakeup_preemption() {
     assert!(r.max() < 1_000_000, "max response {} ns", r.max());
 }
 
+/// Linux O(1) guest: a task that used its slice without being interactive goes to the expired array and waits
+/// until no task is left in the active one (then the arrays switch); a woken task is active again; the expired
+/// array is served anyway once it has starved MAX_SLEEP_AVG per runnable task.
+#[test]
+fn guest_expired_array() {
+    let sc = scenario(json!({
+        "schema": 1, "id": "o1", "title": "o1", "seed": 2, "duration_ms": 3000, "warmup_ms": 0,
+        "host": { "pcpus": 1 },
+        "domains": [{ "name": "g", "tasks": [cpu_task("b1"), cpu_task("b2"), cpu_task("b3")] }],
+        "policies": [{ "id": "p", "scheduler": "credit" }]
+    }));
+    let mut sim = Simulation::new(&sc, "p").unwrap();
+    let (v, [b1, b2, b3]) = (VcpuId(0), [TaskId(0), TaskId(1), TaskId(2)]);
+    sim.vcpus[v.0].runnable = vec![b1, b2, b3];
+    // TASK_INTERACTIVE for nice 0: dynamic priority 118 or better, i.e. sleep_avg of at least 70% of the maximum.
+    sim.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG * 7 / 10;
+    assert!(sim.interactive(b1));
+    sim.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG * 6 / 10;
+    assert!(!sim.interactive(b1));
+    // An expired task is passed over while an active one is runnable, whatever their order and priorities.
+    sim.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG;
+    sim.tasks[b1.0].expired = true;
+    assert_eq!(sim.guest_pick(v), Some(b2));
+    // Once every runnable task is expired, the arrays switch and the best priority runs.
+    sim.tasks[b2.0].expired = true;
+    sim.tasks[b3.0].expired = true;
+    sim.vcpus[v.0].expired_since = Some(Nanos::ZERO);
+    sim.expired_swap(v);
+    assert!([b1, b2, b3].iter().all(|t| !sim.tasks[t.0].expired));
+    assert_eq!(sim.vcpus[v.0].expired_since, None);
+    assert_eq!(sim.guest_pick(v), Some(b1));
+    // Starvation: 3 runnable tasks, so the expired array may wait 3 x MAX_SLEEP_AVG before every task expires.
+    sim.vcpus[v.0].current = Some(b2);
+    sim.vcpus[v.0].expired_since = Some(Nanos::ZERO);
+    sim.now = Nanos(3 * MAX_SLEEP_AVG - 1);
+    assert!(!sim.expired_starving(v));
+    sim.now = Nanos(3 * MAX_SLEEP_AVG);
+    assert!(sim.expired_starving(v));
+    // Run for real: three busy loops expire in turn and share the vCPU evenly.
+    let sim = run(&sc, "p");
+    let cpu: Vec<u64> = (0..3).map(|t| sim.task_metrics[t].cpu_ns).collect();
+    let (lo, hi) = (*cpu.iter().min().unwrap(), *cpu.iter().max().unwrap());
+    assert!(hi - lo <= 100_000_000, "busy loops' CPU {cpu:?} ns");
+}
+
 #[test]
 fn event_budget_stops_runaway_runs() {
     let sc = io_scenario();
