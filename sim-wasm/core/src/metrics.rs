@@ -170,6 +170,9 @@ pub struct TaskMetrics {
     pub io_done: u64,
     /// Of that, hypervisor time spent tracking the switches to it (task-aware scheduling) [ns].
     pub tracking_ns: u64,
+    /// Response times of its requests as its clients see them (servers; the domain's `responses_ns` mixes all its
+    /// servers, while paper 000's Fig. 13 is about one of them) [ns].
+    pub responses_ns: Samples,
     /// When the policy first inferred it I/O-bound after the last scenario change (or the start) [ns].
     pub inferred_io_at: Option<crate::time::Nanos>,
 }

@@ -271,6 +271,9 @@ impl Simulation {
             if matches!(self.tasks[k].work, crate::model::Work::IoLoop { .. }) {
                 t.insert("io_per_s".into(), json!(round6(self.task_metrics[k].io_done as f64 / measured_s)));
             }
+            if let Some(s) = Summary::of(&self.task_metrics[k].responses_ns) {
+                t.insert("response_ms".into(), serde_json::to_value(s).expect("summary"));
+            }
             if let Some((belief, io_bound)) = self.task_belief(crate::model::TaskId(k)) {
                 t.insert("belief".into(), json!(belief));
                 t.insert("io_bound".into(), json!(io_bound));
@@ -321,8 +324,12 @@ impl Simulation {
             run.insert("jobs".into(), Value::Object(jobs));
         }
         if let Some((count, hits)) = self.partial_boosts() {
-            let pbhr = if count > 0 { round6(hits as f64 / count as f64) } else { 0.0 };
-            run.insert("partial_boosts".into(), json!({ "count": count, "hits": hits, "pbhr": pbhr }));
+            let mut pb = json!({ "count": count, "hits": hits });
+            // With no boost the ratio does not exist (0/0): omitted, not reported as 0.
+            if count > 0 {
+                pb["pbhr"] = json!(round6(hits as f64 / count as f64));
+            }
+            run.insert("partial_boosts".into(), pb);
         }
         if self.scenario.domains.iter().any(|d| d.role == Role::Driver) {
             // Which driver domains exist is part of the run's shape, for the UI.

@@ -210,6 +210,9 @@ pub struct Simulation {
     /// When a scenario change was last applied to the policy (the run's start if none) [ns]: each task's
     /// `io_bound_after_ms` in the report counts from here.
     pub(crate) last_change_at: Nanos,
+    /// The policy's partial boosts and hits when the measured window began (taken by the first event at or after
+    /// the warm-up), so the report counts only the window's, as every other metric.
+    pb_at_warmup: Option<(u64, u64)>,
 }
 
 /// O(1) scheduler base time slices: 100 ms at nice 0, 800 ms at -20, 5 ms at 19 [ns].
@@ -321,6 +324,7 @@ impl Simulation {
             boost_buf: Vec::new(),
             wall_ns: 0,
             last_change_at: Nanos::ZERO,
+            pb_at_warmup: None,
         };
         sim.boot();
         Ok(sim)
@@ -497,6 +501,9 @@ impl Simulation {
                 *c.entry(name.split(['(', ' ', '{']).next().unwrap_or("").to_string()).or_insert(0u64) += 1;
             }
             self.now = at;
+            if self.pb_at_warmup.is_none() && at >= self.warmup {
+                self.pb_at_warmup = Some(self.policy.partial_boosts().unwrap_or((0, 0)));
+            }
             self.events += 1;
             if self.events > self.event_budget {
                 return Err(SimError::EventBudget { events: self.events, at_ns: at.0 });
@@ -596,9 +603,13 @@ impl Simulation {
         self.policy.task_belief(t)
     }
 
-    /// Partial boosts and hits so far, if the policy boosts partially.
+    /// Partial boosts and hits within the measured window so far, if the policy boosts partially. A boost begun
+    /// in the warm-up that hits after it counts as a hit of none, so hits are capped at the boosts.
     pub fn partial_boosts(&self) -> Option<(u64, u64)> {
-        self.policy.partial_boosts()
+        let (b, h) = self.policy.partial_boosts()?;
+        let (b0, h0) = self.pb_at_warmup.unwrap_or((b, h));
+        let boosts = b - b0;
+        Some((boosts, (h - h0).min(boosts)))
     }
 
     /// How the policy sees a vCPU now (priority class and credit).

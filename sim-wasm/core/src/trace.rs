@@ -111,7 +111,7 @@ const AGG_MAX_CELLS: u64 = 4_000_000;
 /// The records of a time-sorted list in `[from_ns, to_ns)`, at most `limit`.
 fn window<T>(list: &[T], t: impl Fn(&T) -> u64, from_ns: u64, to_ns: u64, limit: usize) -> &[T] {
     let a = list.partition_point(|r| t(r) < from_ns);
-    let b = list.partition_point(|r| t(r) < to_ns).min(a + limit);
+    let b = list.partition_point(|r| t(r) < to_ns).min(a.saturating_add(limit));
     &list[a..b.max(a)]
 }
 
@@ -542,6 +542,18 @@ mod tests {
         t.push_segment(Segment { pcpu: 0, start: 20, end: 30, vcpu: 0, task: 1 });
         assert_eq!(t.segments().len(), 2);
         assert_eq!(t.segments()[0].end, 20);
+    }
+
+    /// A window query with no limit (`usize::MAX`) past its first record returns the records, not an empty
+    /// slice from an overflowed end.
+    #[test]
+    fn window_without_limit() {
+        let mut t = Trace::new(1, vec![0], 1, 100);
+        for t_ns in [5, 10, 10, 20] {
+            t.push_task_state(TaskRec { t_ns, task: 0, state: "runnable" });
+        }
+        assert_eq!(t.task_states(10, 11, usize::MAX).len(), 2);
+        assert_eq!(t.task_states(6, 100, 1).len(), 1);
     }
 
     #[test]

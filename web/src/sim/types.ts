@@ -68,7 +68,7 @@ export interface RunReport {
     Record<string, { readonly cpu_ms: number; readonly belief?: number; readonly io_bound?: boolean }>
   >;
   readonly fairness?: { readonly jain?: number; readonly max_abs_lag_ms?: number };
-  readonly partial_boosts?: { readonly count: number; readonly hits: number; readonly pbhr: number };
+  readonly partial_boosts?: { readonly count: number; readonly hits: number; readonly pbhr?: number };
   readonly jobs?: Readonly<
     Record<
       string,

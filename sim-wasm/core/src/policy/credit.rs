@@ -219,7 +219,10 @@ pub struct Credit {
     cpu_used: Vec<u64>,
     pb_used: Vec<u64>,
     boosts: u64,
+    /// Partial boosts during which an I/O-bound task ran (the paper's h = 1), and whether the boost in progress
+    /// on each vCPU has already counted as one: PBHR is per boost, however many I/O-bound tasks it runs.
     hits: u64,
+    pb_hit: Vec<bool>,
     /// Partial boosts given and revoked since the trace last took them (only while explaining).
     boost_marks: Vec<(VcpuId, &'static str)>,
     /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
@@ -300,6 +303,7 @@ impl Credit {
             pb_used: vec![0; nv],
             boosts: 0,
             hits: 0,
+            pb_hit: vec![false; nv],
             boost_marks: Vec::new(),
             portmap: Portmap::default(),
             block_marks: Default::default(),
@@ -689,6 +693,7 @@ impl Policy for Credit {
         self.pb_place[v.0] = q.iter().position(|&u| u == v).and_then(|i| q.get(i + 1).copied());
         self.runq_remove(v);
         self.pboost[v.0] = Some((ctx.now, saved));
+        self.pb_hit[v.0] = false;
         self.vcpus[v.0].pri = PRI_BOOST;
         self.runq_insert(p, v);
         self.boosts += 1;
@@ -722,7 +727,9 @@ impl Policy for Credit {
         let p = self.vcpus[v.0].processor;
         match next {
             Some(t) if self.inf.is_io_bound(t) => {
-                self.hits += 1;
+                if !std::mem::replace(&mut self.pb_hit[v.0], true) {
+                    self.hits += 1;
+                }
             }
             _ => {
                 // The guest moved on to a task that is not I/O-bound: revoke the CPU at once, charging the
@@ -1214,6 +1221,39 @@ mod tests {
         let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
         assert_eq!(d.next, Some(VcpuId(1)));
         assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 is back before v3, where it was");
+    }
+
+    /// PBHR (000 5.2) counts boosts, h = 1 per boost during which an I/O-bound task ran: a boost that runs two
+    /// I/O-bound tasks in a row is one hit, and one whose guest goes straight to its busy loop is a miss.
+    #[test]
+    fn pbhr_counts_each_boost_once() {
+        let info = doms(&[(256, 0, 1), (256, 0, 1)]);
+        let mut h = Harness::new(info.clone(), 1);
+        let mut c = Credit::new(&serde_json::json!({"tavs": {"pb_ratio": 1.0}}), 1, &info).unwrap();
+        let (io1, io2, burn, v1) = (TaskId(0), TaskId(1), TaskId(2), VcpuId(1));
+        make_io_bound(&mut c, v1, io1, burn);
+        let mut t = make_io_bound(&mut c, v1, io2, burn);
+        c.cpu_used[1] = 10_000_000;
+        for (tasks, hits) in [(&[io1, io2, burn][..], 1), (&[burn][..], 1), (&[io2, burn][..], 2)] {
+            h.running[0] = Some(VcpuId(0));
+            c.runq_insert(PcpuId(0), v1);
+            c.event_pending(v1, Some(7), &mut h.ctx(t));
+            assert_eq!(c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t)).next, Some(v1));
+            h.running[0] = Some(v1);
+            let mut prev = burn;
+            for &next in tasks {
+                t += Nanos::from_us(20);
+                c.guest_task_switch(v1, Some(prev), Some(next), &mut h.ctx(t));
+                prev = next;
+            }
+            t += Nanos::from_us(20);
+            c.do_schedule(PcpuId(0), Some(v1), true, &mut h.ctx(t));
+            // Back to a queue of v1 alone for the next round.
+            c.runq_remove(VcpuId(0));
+            c.runq_remove(v1);
+            assert_eq!(c.partial_boosts(), Some((c.boosts, hits)), "after {tasks:?}");
+        }
+        assert_eq!(c.boosts, 3);
     }
 
     /// Block correlation (000 3.5.1): a completion boosts only if an I/O-bound task was among the last N tasks

@@ -230,6 +230,7 @@ impl Simulation {
                 let dom = self.tasks[server.0].dom;
                 if in_window {
                     self.dom_metrics[dom.0].responses_ns.push((now - pkt.origin_at).0);
+                    self.task_metrics[server.0].responses_ns.push((now - pkt.origin_at).0);
                 }
                 let wait = rng.uniform(think.0, think.1);
                 let (server, tcp, port) = (*server, *tcp, *port);

@@ -344,6 +344,9 @@ fn every_request_is_answered() {
     let answered = sim.dom_metrics[1].responses_ns.len();
     assert!(answered > 50, "too few responses: {answered}");
     assert!(served >= answered && served - answered <= 2, "served {served}, answered {answered}");
+    // The domain's only server has all of its responses (per task, as paper 000's Fig. 13 needs them).
+    let srv = sim.tasks.iter().position(|t| t.name == "srv").unwrap();
+    assert_eq!(sim.task_metrics[srv].responses_ns.len(), answered);
     // Event latency is recorded for every notification and never negative; none exceeds the run.
     assert!(sim.dom_metrics[1].event_latency_ns.max() <= sim.end.0);
 }
@@ -462,7 +465,7 @@ fn trace_records_notifications_and_task_states() {
 #[test]
 fn pb_ratio_zero_is_plain_credit() {
     let sc = scenario(json!({
-        "schema": 1, "id": "pb0", "title": "pb0", "seed": 9, "duration_ms": 8000, "warmup_ms": 500,
+        "schema": 1, "id": "pb0", "title": "pb0", "seed": 9, "duration_ms": 8000, "warmup_ms": 3000,
         "host": { "pcpus": 2 },
         "domains": [
             { "name": "dom0", "role": "driver" },
@@ -484,6 +487,7 @@ fn pb_ratio_zero_is_plain_credit() {
     assert_eq!(a["domains"], b["domains"]);
     assert_eq!(a["fairness"], b["fairness"]);
     assert_eq!(b["partial_boosts"]["count"], 0);
+    assert!(b["partial_boosts"].get("pbhr").is_none(), "no boost, no hit ratio (not 0)");
     // The inference did run, and with an allowance the same host is scheduled differently.
     assert!(b["tasks"]["mixed/srv"]["belief"].as_i64().unwrap() > 20);
     // The trace's belief history ends where the report's belief is.
@@ -491,11 +495,12 @@ fn pb_ratio_zero_is_plain_credit() {
     let history = zero.trace().beliefs(Some(srv));
     assert_eq!(history.last().map(|r| r.belief), b["tasks"]["mixed/srv"]["belief"].as_i64());
     assert_ne!(plain.trace().segments(), on.trace().segments());
-    // The trace marks every partial boost the report counts (the belief view draws them), and only TAVS has
-    // a BelThreshold to draw.
-    let given = on.trace().boosts().iter().filter(|r| r.kind == "boost").count() as u64;
-    assert!(given > 0);
-    assert_eq!(Some(given), on.report(&opts)["partial_boosts"]["count"].as_u64());
+    // The trace marks every partial boost (the belief view draws them); the report counts those of the measured
+    // window, as every other metric. Only TAVS has a BelThreshold to draw.
+    let given = |from: u64| on.trace().boosts().iter().filter(|r| r.kind == "boost" && r.t_ns >= from).count();
+    assert!(given(0) > given(Nanos::from_ms(3000).0), "some boosts fall in the warm-up");
+    let measured = on.report(&opts)["partial_boosts"]["count"].as_u64();
+    assert_eq!(Some(given(Nanos::from_ms(3000).0) as u64), measured);
     assert!(on.trace().boosts().windows(2).all(|w| w[0].t_ns <= w[1].t_ns));
     assert!(zero.trace().boosts().is_empty() && plain.trace().boosts().is_empty());
     assert_eq!((plain.belief_threshold(), on.belief_threshold()), (None, Some(20)));
