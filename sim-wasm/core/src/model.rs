@@ -412,6 +412,8 @@ pub struct Vcpu {
     /// When it last left a pCPU while runnable (time its guest did not run) [ns].
     pub descheduled_at: Option<Nanos>,
     /// CFS: the smallest vruntime on this vCPU's run queue, never decreasing [ns].
+    /// Linux O(1): when the first task of the current expired array expired (starvation check) [ns].
+    pub expired_since: Option<Nanos>,
     pub min_vruntime: u64,
     /// The guest's CPU balloon task on this vCPU (xBalloon), if it runs one.
     pub balloon: Option<TaskId>,
@@ -437,6 +439,9 @@ pub struct Task {
     pub slice_left: u64,
     /// Linux O(1) interactivity estimate: recent sleep minus run time, in [0, MAX_SLEEP_AVG] [ns].
     pub sleep_avg: u64,
+    /// Linux O(1): in the expired array (used its slice without being interactive); waits until the active
+    /// array is empty.
+    pub expired: bool,
     pub blocked_since: Nanos,
     /// CFS virtual runtime: CPU time (as its guest clock charges it) weighted by nice [ns].
     pub vruntime: u64,

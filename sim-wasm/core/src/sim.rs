@@ -795,10 +795,13 @@ impl Simulation {
             GuestEvent::DriverKick => {
                 self.vcpus[v.0].tasks.iter().copied().find(|t| matches!(self.tasks[t.0].work, Work::Driver { .. }))
             }
-            GuestEvent::BlkDone { task, .. }
-            | GuestEvent::Timer(task)
-            | GuestEvent::Ipi(task)
-            | GuestEvent::Virq(task) => Some(*task),
+            GuestEvent::BlkDone { task, .. } => {
+                // blkfront's interrupt handler restarts the request queue (blkif_int ->
+                // kick_pending_request_queues): requests held by the plug go out with the completion.
+                self.unplug(v);
+                Some(*task)
+            }
+            GuestEvent::Timer(task) | GuestEvent::Ipi(task) | GuestEvent::Virq(task) => Some(*task),
             GuestEvent::Unplug => {
                 self.unplug(v);
                 None
@@ -822,6 +825,8 @@ impl Simulation {
         let task = &mut self.tasks[t.0];
         task.burst_left = burst;
         task.sleep_avg = (task.sleep_avg + (now - task.blocked_since).0).min(MAX_SLEEP_AVG);
+        // O(1) wakes a task into the active array.
+        task.expired = false;
         if cfs {
             // Sleeper credit: a waking task is placed at most half a latency period behind the queue.
             task.vruntime = task.vruntime.max(min_vr.saturating_sub(CFS_LATENCY / 2));
@@ -873,8 +878,44 @@ impl Simulation {
         if self.is_cfs(v) {
             rq.iter().copied().min_by_key(|t| self.tasks[t.0].vruntime)
         } else {
-            rq.iter().copied().min_by_key(|&t| self.prio(t))
+            rq.iter().copied().min_by_key(|&t| (self.tasks[t.0].expired, self.prio(t)))
         }
+    }
+
+    /// O(1)'s TASK_INTERACTIVE: the dynamic priority is at least 2 (plus a quarter of the nice value) better than
+    /// the static one, i.e. a nice-0 task has slept at least 70% of MAX_SLEEP_AVG recently.
+    fn interactive(&self, t: TaskId) -> bool {
+        match self.tasks[t.0].priority {
+            Priority::Rt(_) => true,
+            Priority::Nice(n) => self.prio(t) <= 120 + i64::from(n) - (i64::from(n) * 10 / 40 + 2),
+        }
+    }
+
+    /// O(1)'s EXPIRED_STARVING: the expired array has waited STARVATION_LIMIT (MAX_SLEEP_AVG) per runnable task,
+    /// or holds a task of better static priority than the current one.
+    fn expired_starving(&self, v: VcpuId) -> bool {
+        let vc = &self.vcpus[v.0];
+        let waited = vc.expired_since.is_some_and(|s| self.now - s >= Nanos(MAX_SLEEP_AVG * vc.runnable.len() as u64));
+        let nice = |t: TaskId| match self.tasks[t.0].priority {
+            Priority::Rt(_) => i64::MIN,
+            Priority::Nice(n) => i64::from(n),
+        };
+        let better_expired =
+            vc.current.is_some_and(|c| vc.runnable.iter().any(|&t| self.tasks[t.0].expired && nice(t) < nice(c)));
+        waited || better_expired
+    }
+
+    /// O(1)'s array switch: when no runnable task is left in the active array, the expired one becomes active.
+    fn expired_swap(&mut self, v: VcpuId) {
+        let vc = &self.vcpus[v.0];
+        if vc.runnable.is_empty() || vc.runnable.iter().any(|&t| !self.tasks[t.0].expired) {
+            return;
+        }
+        for i in 0..self.vcpus[v.0].runnable.len() {
+            let t = self.vcpus[v.0].runnable[i];
+            self.tasks[t.0].expired = false;
+        }
+        self.vcpus[v.0].expired_since = None;
     }
 
     /// Whether the balloon steps aside for task `t`: RT tasks outrank it, and so does a task that got an event
@@ -1010,6 +1051,9 @@ impl Simulation {
     /// with nothing to run, the vCPU blocks.
     fn guest_run(&mut self, v: VcpuId) {
         let Some(p) = self.vcpus[v.0].on_pcpu else { return };
+        if !self.is_cfs(v) {
+            self.expired_swap(v);
+        }
         let next = self.guest_pick(v);
         let prev = self.vcpus[v.0].current;
         if next != prev {
@@ -1063,8 +1107,13 @@ impl Simulation {
         if self.tasks[t.0].burst_left == Some(0) {
             self.burst_done(t);
         } else if self.tasks[t.0].slice_left == 0 {
-            // Round robin: to the back of the queue with a fresh slice.
+            // Round robin: to the back of the queue with a fresh slice; O(1) sends a task that is not interactive
+            // (or any task while the expired array starves) to the expired array.
             self.tasks[t.0].slice_left = guest_slice(self.tasks[t.0].priority);
+            if !self.is_cfs(v) && (!self.interactive(t) || self.expired_starving(v)) {
+                self.tasks[t.0].expired = true;
+                self.vcpus[v.0].expired_since.get_or_insert(self.now);
+            }
             let rq = &mut self.vcpus[v.0].runnable;
             rq.retain(|&x| x != t);
             rq.push(t);

@@ -200,8 +200,8 @@ pub trait Policy {
     fn io_request(&mut self, _dom: DomId, _driver: DomId, _kind: IoKind, _ctx: &mut Ctx) {}
     /// The driver domain finished an item of `dom`: handed to the guest, put on the wire or given to the disk.
     fn io_complete(&mut self, _dom: DomId, _driver: DomId, _kind: IoKind, _ctx: &mut Ctx) {}
-    /// The guest on `v` handed the driver domain a block request of `task` issued at `issued_at` (grant mapping:
-    /// what block correlation sees, 000 3.5.1).
+    /// The driver domain maps the grant of a block request of `task` (on `v`) issued at `issued_at`: what block
+    /// correlation sees (000 3.5.1); the guest may have scheduled other tasks since it sent the request.
     fn block_request(&mut self, _v: VcpuId, _task: TaskId, _issued_at: Nanos) {}
     /// That request completed and its notification goes to `v`: delivered at once, or `held` pending (then this
     /// comes just before `event_pending`).

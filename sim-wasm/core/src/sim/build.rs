@@ -37,6 +37,7 @@ fn new_task(dom: usize, vcpu: VcpuId, name: String, priority: Priority, work: Wo
         burst_left: Some(0),
         slice_left: guest_slice(priority),
         sleep_avg: 0,
+        expired: false,
         blocked_since: Nanos::ZERO,
         vruntime: 0,
         last_event: None,
@@ -192,6 +193,7 @@ pub(super) fn build(sc: &Scenario) -> Built {
                 blocked_since: Some(Nanos::ZERO),
                 descheduled_at: None,
                 min_vruntime: 0,
+                expired_since: None,
                 balloon: None,
                 balloon_since: Nanos::ZERO,
             });

@@ -52,8 +52,8 @@ impl Simulation {
         }
     }
 
-    /// The frontend hands a block request to the backend; the hypervisor sees who is running when it does. A
-    /// driver domain owns the disk: its own requests go to the device with no backend hop and no kick.
+    /// The frontend hands a block request to the backend. A driver domain owns the disk: its own requests go to
+    /// the device with no backend hop and no kick.
     fn block_kick(&mut self, v: VcpuId, item: DriverItem) {
         let dom = self.vcpus[v.0].dom;
         if self.dom_info[dom.0].is_driver {
@@ -61,9 +61,6 @@ impl Simulation {
                 self.disk_submit(task, bytes, issued_at);
             }
             return;
-        }
-        if let DriverItem::BlkSubmit { task, issued_at, .. } = item {
-            self.with_ctx(|pol, _| pol.block_request(v, task, issued_at));
         }
         self.driver_enqueue(dom, item, Some(v));
     }
@@ -162,7 +159,13 @@ impl Simulation {
                     self.driver_enqueue(dom, DriverItem::Rx(pkt), Some(dv));
                 }
             },
-            DriverItem::BlkSubmit { task, bytes, issued_at } => self.disk_submit(task, bytes, issued_at),
+            DriverItem::BlkSubmit { task, bytes, issued_at } => {
+                // The backend maps the request's grant now: block correlation looks at the tasks the guest has
+                // scheduled by this time, which may be later than the request (000 3.5.1, Fig. 5a).
+                let v = self.tasks[task.0].vcpu;
+                self.with_ctx(|pol, _| pol.block_request(v, task, issued_at));
+                self.disk_submit(task, bytes, issued_at);
+            }
             DriverItem::BlkDone { task, bytes, issued_at } => {
                 let v = self.tasks[task.0].vcpu;
                 self.post_event(v, GuestEvent::BlkDone { task, bytes, issued_at }, Some(dv), "block I/O done");

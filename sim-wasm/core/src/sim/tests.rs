@@ -388,6 +388,51 @@ fn guest_wakeup_preemption() {
     assert!(r.max() < 1_000_000, "max response {} ns", r.max());
 }
 
+/// Linux O(1) guest: a task that used its slice without being interactive goes to the expired array and waits
+/// until no task is left in the active one (then the arrays switch); a woken task is active again; the expired
+/// array is served anyway once it has starved MAX_SLEEP_AVG per runnable task.
+#[test]
+fn guest_expired_array() {
+    let sc = scenario(json!({
+        "schema": 1, "id": "o1", "title": "o1", "seed": 2, "duration_ms": 3000, "warmup_ms": 0,
+        "host": { "pcpus": 1 },
+        "domains": [{ "name": "g", "tasks": [cpu_task("b1"), cpu_task("b2"), cpu_task("b3")] }],
+        "policies": [{ "id": "p", "scheduler": "credit" }]
+    }));
+    let mut sim = Simulation::new(&sc, "p").unwrap();
+    let (v, [b1, b2, b3]) = (VcpuId(0), [TaskId(0), TaskId(1), TaskId(2)]);
+    sim.vcpus[v.0].runnable = vec![b1, b2, b3];
+    // TASK_INTERACTIVE for nice 0: dynamic priority 118 or better, i.e. sleep_avg of at least 70% of the maximum.
+    sim.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG * 7 / 10;
+    assert!(sim.interactive(b1));
+    sim.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG * 6 / 10;
+    assert!(!sim.interactive(b1));
+    // An expired task is passed over while an active one is runnable, whatever their order and priorities.
+    sim.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG;
+    sim.tasks[b1.0].expired = true;
+    assert_eq!(sim.guest_pick(v), Some(b2));
+    // Once every runnable task is expired, the arrays switch and the best priority runs.
+    sim.tasks[b2.0].expired = true;
+    sim.tasks[b3.0].expired = true;
+    sim.vcpus[v.0].expired_since = Some(Nanos::ZERO);
+    sim.expired_swap(v);
+    assert!([b1, b2, b3].iter().all(|t| !sim.tasks[t.0].expired));
+    assert_eq!(sim.vcpus[v.0].expired_since, None);
+    assert_eq!(sim.guest_pick(v), Some(b1));
+    // Starvation: 3 runnable tasks, so the expired array may wait 3 x MAX_SLEEP_AVG before every task expires.
+    sim.vcpus[v.0].current = Some(b2);
+    sim.vcpus[v.0].expired_since = Some(Nanos::ZERO);
+    sim.now = Nanos(3 * MAX_SLEEP_AVG - 1);
+    assert!(!sim.expired_starving(v));
+    sim.now = Nanos(3 * MAX_SLEEP_AVG);
+    assert!(sim.expired_starving(v));
+    // Run for real: three busy loops expire in turn and share the vCPU evenly.
+    let sim = run(&sc, "p");
+    let cpu: Vec<u64> = (0..3).map(|t| sim.task_metrics[t].cpu_ns).collect();
+    let (lo, hi) = (*cpu.iter().min().unwrap(), *cpu.iter().max().unwrap());
+    assert!(hi - lo <= 100_000_000, "busy loops' CPU {cpu:?} ns");
+}
+
 #[test]
 fn event_budget_stops_runaway_runs() {
     let sc = io_scenario();
@@ -789,6 +834,38 @@ fn server_requests_do_their_block_io() {
     assert!(fastest >= 300_000 + 3 * 163_840, "a response after {fastest} ns: before its CPU and I/O were done");
     let cpu = sim.task_metrics[1].cpu_ns;
     assert!(cpu.abs_diff(served * 300_000) <= 2 * 300_000, "{cpu} ns of CPU for {served} requests");
+}
+
+/// blkfront restarts the guest's request queue on every completion interrupt: two readers sharing a plugged queue
+/// hand each other's requests to the driver as their reads complete, instead of waiting for the unplug timer.
+#[test]
+fn block_completions_dispatch_plugged_requests() {
+    let readers = |n: usize| {
+        let tasks: Vec<Value> = (0..n)
+            .map(|i| json!({ "name": format!("r{i}"), "workload": { "type": "io_loop", "io": "disk", "cpu_us": 0 } }))
+            .collect();
+        scenario(json!({
+            "schema": 1, "id": "plug2", "title": "plug2", "seed": 3, "duration_ms": 2000, "warmup_ms": 0,
+            "host": { "pcpus": 1, "disk": { "service_us": 100 } },
+            "domains": [
+                { "name": "dom0", "role": "driver" },
+                { "name": "rd", "guest": { "block_unplug_us": 50000 }, "tasks": tasks }
+            ],
+            "policies": [{ "id": "credit", "scheduler": "credit" }]
+        }))
+    };
+    let reads_per_s = |sim: &Simulation, task: &str| {
+        let r = sim.report(&RunOptions::default());
+        r["tasks"][format!("rd/{task}")]["io_per_s"].as_f64().expect("io_per_s")
+    };
+    let lone = run(&readers(1), "credit");
+    let pair = run(&readers(2), "credit");
+    assert_io_conserved(&pair);
+    // Alone, every read waits out the 50 ms timer; in a pair, each completion sends the other's read.
+    assert!(reads_per_s(&lone, "r0") <= 20.5, "lone reader: {}", reads_per_s(&lone, "r0"));
+    for t in ["r0", "r1"] {
+        assert!(reads_per_s(&pair, t) > 500.0, "{t} in a pair: {}", reads_per_s(&pair, t));
+    }
 }
 
 fn xballoon_host(pcpus: u32, guest: Value, neighbour: bool, scheduler: &str) -> Scenario {
