@@ -221,6 +221,8 @@ pub enum Work {
         tcp: bool,
         queue: VecDeque<Packet>,
         port: u16,
+        /// Block I/O each request does (a database's page reads and log writes), if any.
+        disk: Option<ServerDisk>,
     },
     /// One tier of a request chain: serve, call the next tier, answer upstream when it answers.
     Tier {
@@ -238,7 +240,12 @@ pub enum Work {
     /// I/O then `cpu_ns` of CPU, in a loop.
     IoLoop {
         disk: bool,
+        /// Disk I/O writes (direct I/O: data goes out to the disk) rather than reads.
+        write: bool,
         cpu_ns: u64,
+        /// Block-layer CPU per request the task pays itself [ns]: a driver domain owns the disk, so its own tasks
+        /// submit and complete their requests in their own kernel (no backend); 0 in a guest, whose backend pays.
+        own_block_ns: u64,
         /// Block size for disk I/O [bytes].
         bytes: u32,
         /// Set while the CPU part runs after an I/O completed.
@@ -302,6 +309,28 @@ pub enum Work {
     },
 }
 
+/// A server's per-request block I/O: the request's CPU is split into `reads + writes + 1` equal bursts with one
+/// synchronous block request (through the driver domain's block backend) between consecutive bursts; reads come
+/// first (page misses while the query runs), then writes (the commit's log flush).
+#[derive(Clone, Copy, Debug)]
+pub struct ServerDisk {
+    pub reads: u32,
+    pub writes: u32,
+    /// Size of each request [bytes].
+    pub bytes: u32,
+    /// Requests of the current client request completed so far.
+    pub done: u32,
+    /// A request is at the disk; the server waits for it.
+    pub waiting: bool,
+}
+
+impl ServerDisk {
+    /// Block requests per client request.
+    pub fn ios(&self) -> u32 {
+        self.reads + self.writes
+    }
+}
+
 /// The threads of one barrier job and its progress.
 pub struct BarrierGroup {
     /// Job key in the report: `DOMAIN/TASK`.
@@ -353,6 +382,9 @@ pub struct Disk {
     /// Transfer time per byte [ns].
     pub ns_per_byte: f64,
     pub rng: Stream,
+    /// Requests that reached the disk and requests it finished, over the whole run (tests check conservation).
+    pub submitted: u64,
+    pub completed: u64,
 }
 
 pub struct Vcpu {

@@ -697,10 +697,7 @@ impl Simulation {
             Ev::NicRx(pkt) => self.nic_rx(pkt),
             Ev::PeerRx(pkt) => self.peer_rx(pkt),
             Ev::PeerTimer(p) => self.peer_timer(p),
-            Ev::DiskDone { task, bytes, issued_at } => {
-                let dom = self.tasks[task.0].dom;
-                self.driver_enqueue(dom, DriverItem::BlkDone { task, bytes, issued_at }, None);
-            }
+            Ev::DiskDone { task, bytes, issued_at } => self.disk_done(task, bytes, issued_at),
             Ev::TaskTimer(t) => {
                 let v = self.tasks[t.0].vcpu;
                 self.post_event(v, GuestEvent::Timer(t), None, "timer");

@@ -3,7 +3,7 @@
 //! disk. Every random stream is named after what it drives, so it is independent of scheduling.
 
 use super::*;
-use crate::scenario::{Domain, PipeSpec, RtTag, TaskSpec};
+use crate::scenario::{DiskOp, Domain, PipeSpec, RtTag, TaskSpec};
 
 /// Which report metrics apply to a domain, from the workloads it runs.
 #[derive(Debug, Clone, Default)]
@@ -45,7 +45,9 @@ fn new_task(dom: usize, vcpu: VcpuId, name: String, priority: Priority, work: Wo
     }
 }
 
-fn work_of(t: &TaskSpec, kinds: &mut DomKinds) -> Work {
+/// The task's work. `own_block_ns` is the block-layer CPU per request a task of this domain pays itself (the
+/// driver domain's `costs.block_us`, 0 in a guest).
+fn work_of(t: &TaskSpec, kinds: &mut DomKinds, own_block_ns: u64) -> Work {
     match &t.workload {
         Workload::Cpu => Work::Cpu,
         Workload::Server(s) => {
@@ -56,11 +58,25 @@ fn work_of(t: &TaskSpec, kinds: &mut DomKinds) -> Work {
                 tcp: s.proto == "tcp",
                 queue: VecDeque::new(),
                 port: s.port,
+                disk: s.disk.as_ref().map(|k| ServerDisk {
+                    reads: k.reads,
+                    writes: k.writes,
+                    bytes: k.block_kb * 1024,
+                    done: 0,
+                    waiting: false,
+                }),
             }
         }
         Workload::Interactive(s) => {
             kinds.server = true;
-            Work::Server { cpu_ns: us_to_ns(s.cpu_us), response_bytes: 64, tcp: false, queue: VecDeque::new(), port: 0 }
+            Work::Server {
+                cpu_ns: us_to_ns(s.cpu_us),
+                response_bytes: 64,
+                tcp: false,
+                queue: VecDeque::new(),
+                port: 0,
+                disk: None,
+            }
         }
         Workload::Tier(s) => {
             kinds.server = true;
@@ -79,7 +95,9 @@ fn work_of(t: &TaskSpec, kinds: &mut DomKinds) -> Work {
             kinds.io_loop = true;
             Work::IoLoop {
                 disk: s.io == "disk",
+                write: false,
                 cpu_ns: us_to_ns(s.cpu_us),
+                own_block_ns,
                 bytes: s.block_kb * 1024,
                 computing: true,
                 issued_at: Nanos::ZERO,
@@ -91,7 +109,9 @@ fn work_of(t: &TaskSpec, kinds: &mut DomKinds) -> Work {
             kinds.disk_reader = true;
             Work::IoLoop {
                 disk: true,
+                write: s.op == DiskOp::Write,
                 cpu_ns: us_to_ns(s.cpu_us),
+                own_block_ns,
                 bytes: s.block_kb * 1024,
                 computing: true,
                 issued_at: Nanos::ZERO,
@@ -239,7 +259,8 @@ pub(super) fn build(sc: &Scenario) -> Built {
                 continue;
             }
             let k = spec.vcpu.map_or(j % dom.vcpus as usize, |v| v as usize);
-            let work = work_of(spec, &mut k_dom);
+            let own_block_ns = if dom.role == Role::Driver { us_to_ns(dom.costs.block_us) } else { 0 };
+            let work = work_of(spec, &mut k_dom, own_block_ns);
             let id = add(&mut tasks, &mut vcpus, k, new_task(d, VcpuId(first), spec.name.clone(), pr, work));
             from_spec.push((id, d, spec));
         }
@@ -341,6 +362,8 @@ pub(super) fn build(sc: &Scenario) -> Built {
         mean_ns: us_to_ns(sc.host.disk.service_us),
         ns_per_byte: 1000.0 / sc.host.disk.mb_per_s,
         rng: Stream::new(sc.seed, "disk"),
+        submitted: 0,
+        completed: 0,
     };
     Built { vcpus, dom_info, tasks, peers, groups, kinds, driver_task_of, disk }
 }

@@ -4,8 +4,10 @@
 //! (`costs.packet_us`, `costs.block_us` split between submission and completion) and notifies the receiving vCPU
 //! through an event channel. Packets between two domains of the host cross the backend twice (out of one guest,
 //! into the other), as through dom0's bridge. The wire is a FIFO per direction with serialisation and latency;
-//! the disk serves one request at a time. Peers are the machines outside: closed-loop clients, an echo host, bulk
-//! TCP senders and sinks, and stream receivers with playback buffers.
+//! the disk serves one request at a time, in arrival order. A driver domain's own tasks own the disk: their block
+//! requests go to it directly (they pay the block CPU themselves and take the disk interrupt). Peers are the
+//! machines outside: closed-loop clients, an echo host, bulk TCP senders and sinks, and stream receivers with
+//! playback buffers.
 
 use super::*;
 use crate::policy::IoKind;
@@ -50,9 +52,16 @@ impl Simulation {
         }
     }
 
-    /// The frontend hands a block request to the backend.
+    /// The frontend hands a block request to the backend. A driver domain owns the disk: its own requests go to
+    /// the device with no backend hop and no kick.
     fn block_kick(&mut self, v: VcpuId, item: DriverItem) {
         let dom = self.vcpus[v.0].dom;
+        if self.dom_info[dom.0].is_driver {
+            if let DriverItem::BlkSubmit { task, bytes, issued_at } = item {
+                self.disk_submit(task, bytes, issued_at);
+            }
+            return;
+        }
         self.driver_enqueue(dom, item, Some(v));
     }
     /// Queues an I/O item at the driver domain serving `dom` and notifies its backend's vCPU.
@@ -155,17 +164,36 @@ impl Simulation {
                 // scheduled by this time, which may be later than the request (000 3.5.1, Fig. 5a).
                 let v = self.tasks[task.0].vcpu;
                 self.with_ctx(|pol, _| pol.block_request(v, task, issued_at));
-                let start = self.disk.busy_until.max(self.now);
-                let service =
-                    self.disk.rng.exponential(self.disk.mean_ns) + (f64::from(bytes) * self.disk.ns_per_byte) as u64;
-                self.disk.busy_until = start + Nanos(service);
-                let at = self.disk.busy_until;
-                self.push(at, Ev::DiskDone { task, bytes, issued_at });
+                self.disk_submit(task, bytes, issued_at);
             }
             DriverItem::BlkDone { task, bytes, issued_at } => {
                 let v = self.tasks[task.0].vcpu;
                 self.post_event(v, GuestEvent::BlkDone { task, bytes, issued_at }, Some(dv), "block I/O done");
             }
+        }
+    }
+
+    /// A request reaches the disk, which serves one at a time in arrival order (one FIFO for every domain).
+    fn disk_submit(&mut self, task: TaskId, bytes: u32, issued_at: Nanos) {
+        self.disk.submitted += 1;
+        let start = self.disk.busy_until.max(self.now);
+        let service = self.disk.rng.exponential(self.disk.mean_ns) + (f64::from(bytes) * self.disk.ns_per_byte) as u64;
+        self.disk.busy_until = start + Nanos(service);
+        let at = self.disk.busy_until;
+        self.push(at, Ev::DiskDone { task, bytes, issued_at });
+    }
+
+    /// The disk finished a request. Its interrupt goes to the driver domain: a guest's completion is handed to the
+    /// block backend, which passes it on; a driver domain's own request completes in its own kernel, on the vCPU
+    /// of the task that waits for it.
+    pub(super) fn disk_done(&mut self, task: TaskId, bytes: u32, issued_at: Nanos) {
+        self.disk.completed += 1;
+        let dom = self.tasks[task.0].dom;
+        if self.dom_info[dom.0].is_driver {
+            let v = self.tasks[task.0].vcpu;
+            self.post_event(v, GuestEvent::BlkDone { task, bytes, issued_at }, None, "disk interrupt");
+        } else {
+            self.driver_enqueue(dom, DriverItem::BlkDone { task, bytes, issued_at }, None);
         }
     }
 

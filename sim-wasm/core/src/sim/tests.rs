@@ -138,7 +138,11 @@ fn arb_scenario() -> impl Strategy<Value = Value> {
         |(pcpus, ndom, boost, seed, ratelimit, tslice)| {
             let doms: Vec<_> = (0..ndom).map(arb_domain).collect();
             doms.prop_map(move |mut ds| {
-                ds.insert(0, json!({ "name": "dom0", "role": "driver", "costs": { "packet_us": 15 } }));
+                // Every other host's dom0 also writes to the disk itself (direct I/O, no backend hop).
+                let own =
+                    json!({ "name": "iozone", "workload": { "type": "disk_reader", "op": "write", "block_kb": 256 } });
+                let tasks = if seed % 2 == 0 { vec![own] } else { vec![] };
+                ds.insert(0, json!({ "name": "dom0", "role": "driver", "costs": { "packet_us": 15 }, "tasks": tasks }));
                 json!({
                     "schema": 1, "id": "prop", "title": "prop", "seed": seed, "duration_ms": 1500, "warmup_ms": 100,
                     "host": { "pcpus": pcpus },
@@ -175,6 +179,8 @@ fn assert_invariants(sim: &Simulation) {
     assert_cpu_conserved(sim);
     assert_no_double_running(sim);
     assert_io_conserved(sim);
+    let at_disk = sim.queue.iter().filter(|(_, ev)| matches!(ev, Ev::DiskDone { .. })).count() as u64;
+    assert_eq!(sim.disk.submitted, sim.disk.completed + at_disk, "disk requests submitted = done + at the disk");
 }
 
 proptest! {
@@ -747,6 +753,92 @@ fn plugged_block_requests_wait_for_the_unplug() {
     assert_io_conserved(&plugged);
     assert!(mean_ms(&plain) < 1.0, "unplugged reads take {} ms", mean_ms(&plain));
     assert!(mean_ms(&plugged) >= 3.0, "plugged reads take {} ms", mean_ms(&plugged));
+}
+
+/// A host whose disk serves every request in exactly `bytes / 100 MB/s` (no positioning time), with dom0's own
+/// direct-I/O writer (64 KiB) and, if given, one guest task.
+fn own_disk_host(guest_task: Option<Value>) -> Scenario {
+    let mut domains = vec![json!({ "name": "dom0", "role": "driver", "costs": { "block_us": 40 },
+        "tasks": [{ "name": "iozone", "workload": { "type": "disk_reader", "op": "write", "block_kb": 64, "cpu_us": 10 } }] })];
+    if let Some(t) = guest_task {
+        domains.push(json!({ "name": "g", "tasks": [t] }));
+    }
+    scenario(json!({
+        "schema": 1, "id": "own-disk", "title": "own disk", "seed": 4, "duration_ms": 1000, "warmup_ms": 0,
+        "host": { "pcpus": 2, "disk": { "service_us": 0, "mb_per_s": 100 } },
+        "domains": domains,
+        "policies": [{ "id": "credit", "scheduler": "credit" }]
+    }))
+}
+
+/// The disk served enough requests for `assert_invariants`' disk conservation check (every request that reached
+/// the disk completed or is still at it) to mean something.
+fn assert_disk_used(sim: &Simulation) {
+    assert!(sim.disk.submitted > 100, "the check is not vacuous: {} requests", sim.disk.submitted);
+}
+
+/// A driver domain owns the disk: its own writes go to the disk without its block backend (which never runs and
+/// the policy never hears of), the task pays `block_us` per request itself, and the disk interrupt wakes it.
+#[test]
+fn driver_domain_own_disk_io_skips_the_backend() {
+    let sc = own_disk_host(None);
+    let sim = run(&sc, "credit");
+    assert_invariants(&sim);
+    assert_disk_used(&sim);
+    let r = sim.report(&RunOptions::default());
+    assert_eq!(r["tasks"]["dom0/backend"]["cpu_ms"].as_f64(), Some(0.0), "the backend handled dom0's own I/O");
+    let writes = sim.task_metrics[1].io_done;
+    // One request at a time: the disk's 655 us per 64 KiB plus the task's 10 + 40 us of CPU.
+    assert!((1400..=1530).contains(&writes), "{writes} writes in 1 s");
+    let cpu = sim.task_metrics[1].cpu_ns;
+    assert!(cpu.abs_diff(writes * 50_000) <= 50_000, "{cpu} ns of CPU for {writes} writes");
+    let m = &sim.dom_metrics[0];
+    assert_eq!((m.bytes_in, m.bytes_out), (0, writes * 65536), "writes count as data out");
+    assert!(r["domains"]["dom0"]["throughput"]["mbps"].as_f64().unwrap() > 700.0);
+}
+
+/// dom0's own requests and a guest's requests through blkback share one FIFO disk: it never serves two at once
+/// (total service fits in the run), it is kept busy while both wait, and the two alternate.
+#[test]
+fn disk_is_one_fifo_for_driver_and_guest_requests() {
+    let reader = json!({ "name": "r", "workload": { "type": "disk_reader", "block_kb": 64, "cpu_us": 10 } });
+    let sc = own_disk_host(Some(reader));
+    let sim = run(&sc, "credit");
+    assert_invariants(&sim);
+    assert_disk_used(&sim);
+    let (w, r) = (sim.task_metrics[1].io_done, sim.task_metrics[2].io_done);
+    let per_req = 655_360;
+    assert!((w + r) * per_req <= sim.end.0, "the disk served {w} + {r} requests of {per_req} ns in 1 s");
+    assert!((w + r) * per_req >= sim.end.0 * 95 / 100, "the disk idled: {w} + {r} requests");
+    assert!(w.abs_diff(r) <= 2, "FIFO alternation: dom0 {w}, guest {r}");
+    // The backend handled exactly the guest's requests: half of block_us at submission, half at completion.
+    let backend = sim.task_metrics[0].cpu_ns;
+    assert!(backend.abs_diff(r * 40_000) <= 40_000, "backend {backend} ns for {r} guest reads");
+}
+
+/// A server with per-request block I/O answers each request after its reads and writes went through blkback;
+/// its CPU is split around them.
+#[test]
+fn server_requests_do_their_block_io() {
+    let srv = json!({ "name": "db", "workload": { "type": "server", "port": 3306, "cpu_us": 300, "clients": 2,
+        "think_ms": [0, 1], "disk": { "reads": 2, "writes": 1, "block_kb": 16 } } });
+    let mut v = io_scenario_json();
+    v["domains"] =
+        json!([{ "name": "dom0", "role": "driver", "costs": { "block_us": 20 } }, { "name": "g", "tasks": [srv] }]);
+    v["host"]["disk"] = json!({ "service_us": 100, "mb_per_s": 100 });
+    let sim = run(&scenario(v), "credit");
+    assert_invariants(&sim);
+    assert_disk_used(&sim);
+    let m = &sim.dom_metrics[1];
+    let served = m.requests_served;
+    assert!(served > 200, "{served} requests");
+    // Three block requests per answered request (plus those of requests still in progress).
+    let ios = m.io_latency_ns.len();
+    assert!(ios >= 3 * served && ios <= 3 * served + 6, "{ios} block requests for {served} requests");
+    let fastest = m.responses_ns.points().first().map_or(0, |p| p.0);
+    assert!(fastest >= 300_000 + 3 * 163_840, "a response after {fastest} ns: before its CPU and I/O were done");
+    let cpu = sim.task_metrics[1].cpu_ns;
+    assert!(cpu.abs_diff(served * 300_000) <= 2 * 300_000, "{cpu} ns of CPU for {served} requests");
 }
 
 /// blkfront restarts the guest's request queue on every completion interrupt: two readers sharing a plugged queue

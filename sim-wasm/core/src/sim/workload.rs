@@ -38,7 +38,16 @@ impl Simulation {
     pub(super) fn begin_burst(&mut self, t: TaskId) -> Option<Option<u64>> {
         match &mut self.tasks[t.0].work {
             Work::Cpu => Some(None),
-            Work::Server { queue, cpu_ns, .. } => (!queue.is_empty()).then_some(Some(*cpu_ns)),
+            Work::Server { queue, cpu_ns, disk, .. } => match disk {
+                _ if queue.is_empty() => None,
+                Some(d) if d.waiting => None,
+                // The request's CPU in equal parts around its block requests (the rounding goes to the last).
+                Some(d) => {
+                    let (n, k) = (u64::from(d.ios()) + 1, u64::from(d.done));
+                    Some(Some(*cpu_ns * (k + 1) / n - *cpu_ns * k / n))
+                }
+                None => Some(Some(*cpu_ns)),
+            },
             Work::Tier { queue, cpu_ns, waiting, answered, .. } => {
                 if *answered {
                     Some(Some(0))
@@ -48,7 +57,7 @@ impl Simulation {
                     Some(Some(*cpu_ns))
                 }
             }
-            Work::IoLoop { computing, cpu_ns, .. } => computing.then_some(Some(*cpu_ns)),
+            Work::IoLoop { computing, cpu_ns, own_block_ns, .. } => computing.then_some(Some(*cpu_ns + *own_block_ns)),
             Work::BulkRx { queue, cpu_ns, .. } => (!queue.is_empty()).then_some(Some(*cpu_ns)),
             Work::BulkTx { in_flight, window, cpu_ns, .. } => (in_flight < window).then_some(Some(*cpu_ns)),
             Work::Stream { to_send, cpu_ns, .. } => (!to_send.is_empty()).then_some(Some(*cpu_ns)),
@@ -91,14 +100,25 @@ impl Simulation {
                     m.io_latency_ns.push(lat);
                 }
             }
-            (GuestEvent::BlkDone { bytes, issued_at, .. }, Work::IoLoop { computing, .. }) => {
+            (GuestEvent::BlkDone { bytes, issued_at, .. }, Work::IoLoop { computing, write, .. }) => {
                 *computing = true;
                 if in_window {
                     self.task_metrics[t.0].io_done += 1;
                     let m = &mut self.dom_metrics[dom];
                     m.io_done += 1;
                     m.io_latency_ns.push((now - issued_at).0);
-                    m.bytes_in += u64::from(bytes);
+                    if *write {
+                        m.bytes_out += u64::from(bytes);
+                    } else {
+                        m.bytes_in += u64::from(bytes);
+                    }
+                }
+            }
+            (GuestEvent::BlkDone { issued_at, .. }, Work::Server { disk: Some(d), .. }) => {
+                d.waiting = false;
+                d.done += 1;
+                if in_window {
+                    self.dom_metrics[dom].io_latency_ns.push((now - issued_at).0);
                 }
             }
             (GuestEvent::Packet(pkt), Work::BulkRx { queue, unacked, window, advertised, .. })
@@ -154,12 +174,22 @@ impl Simulation {
 
     /// The task finished a burst: do what its workload does at that point.
     pub(super) fn workload_burst_done(&mut self, t: TaskId) {
-        let dom = self.tasks[t.0].dom;
+        let (dom, v) = (self.tasks[t.0].dom, self.tasks[t.0].vcpu);
         let in_window = self.in_window(self.now);
         let now = self.now;
         match &mut self.tasks[t.0].work {
             Work::Cpu => {}
-            Work::Server { queue, response_bytes, port, .. } => {
+            Work::Server { queue, response_bytes, port, disk, .. } => {
+                if let Some(d) = disk {
+                    if d.done < d.ios() {
+                        // The next block request of this client request; the server waits for it.
+                        d.waiting = true;
+                        let bytes = d.bytes;
+                        self.guest_block_submit(v, DriverItem::BlkSubmit { task: t, bytes, issued_at: now });
+                        return;
+                    }
+                    d.done = 0;
+                }
                 let req = queue.pop_front().expect("a server burst serves a queued request");
                 let resp = Packet {
                     src: Endpoint::Task(t),
@@ -216,7 +246,6 @@ impl Simulation {
                 *issued_at = now;
                 let (disk, bytes, peer, port) = (*disk, *bytes, *peer, *port);
                 if disk {
-                    let v = self.tasks[t.0].vcpu;
                     self.guest_block_submit(v, DriverItem::BlkSubmit { task: t, bytes, issued_at: now });
                 } else if let Some(p) = peer {
                     self.echo_request(t, p, port);
