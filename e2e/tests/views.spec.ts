@@ -185,6 +185,19 @@ test('a long run shows its progress and can be stopped', async ({ page }) => {
   await expect(page.getByTestId('claims-panel')).toContainText('Not evaluated');
 });
 
+test('a long summary starts folded to a few lines and unfolds on request', async ({ page }) => {
+  await openScenario(page, FIG10, { policies: 'credit,tavs' });
+  const text = page.locator('.scenario-head p').first();
+  const toggle = page.getByRole('button', { name: 'Show the whole summary' });
+  await expect(text).toHaveClass(/folded/);
+  await expect(toggle).toHaveAttribute('aria-expanded', 'false');
+  const folded = (await text.boundingBox())?.height ?? 0;
+  await toggle.click();
+  await expect(text).not.toHaveClass(/folded/);
+  await expect(page.getByRole('button', { name: 'Show less' })).toHaveAttribute('aria-expanded', 'true');
+  expect((await text.boundingBox())?.height ?? 0).toBeGreaterThan(folded * 1.5);
+});
+
 test('the comparison shows fairness and whole-run figures and the claims per policy', async ({ page }) => {
   await openScenario(page, FIG10);
   const summary = page.getByTestId('summary-table');

@@ -24,6 +24,7 @@ import { Editor } from './components/Editor';
 import { ExportPanel } from './components/ExportPanel';
 import { LessonPicker, LessonPlayer } from './components/Lessons';
 import { SharePanel } from './components/SharePanel';
+import { ScenarioSummary } from './components/ScenarioSummary';
 
 declare global {
   interface Window {
@@ -750,7 +751,7 @@ export function App() {
               <>
                 <section className="scenario-head">
                   <h2>{current.doc.title ?? current.name}</h2>
-                  {current.doc.summary && <p>{current.doc.summary}</p>}
+                  {current.doc.summary && <ScenarioSummary key={current.key} text={current.doc.summary} />}
                   {current.doc.source && <p className="muted">Source: {current.doc.source}</p>}
                 </section>
                 <Transport
