@@ -411,9 +411,9 @@ pub struct Vcpu {
     pub blocked_since: Option<Nanos>,
     /// When it last left a pCPU while runnable (time its guest did not run) [ns].
     pub descheduled_at: Option<Nanos>,
-    /// CFS: the smallest vruntime on this vCPU's run queue, never decreasing [ns].
     /// Linux O(1): when the first task of the current expired array expired (starvation check) [ns].
     pub expired_since: Option<Nanos>,
+    /// CFS: the smallest vruntime on this vCPU's run queue, never decreasing [ns].
     pub min_vruntime: u64,
     /// The guest's CPU balloon task on this vCPU (xBalloon), if it runs one.
     pub balloon: Option<TaskId>,
