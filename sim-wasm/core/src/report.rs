@@ -46,7 +46,7 @@ pub fn with_overrides(sc: &Scenario, opts: &RunOptions) -> Result<Scenario, Stri
 
 /// Runs the named policies (all when `policies` is empty) and builds the report, claims included.
 pub fn run_scenario(sc: &Scenario, policies: &[String], opts: &RunOptions) -> Result<Report, SimError> {
-    let sc = with_overrides(sc, opts).map_err(SimError::Policy)?;
+    let sc = with_overrides(sc, opts).map_err(SimError::Options)?;
     let ids: Vec<String> =
         if policies.is_empty() { sc.policies.iter().map(|p| p.id.clone()).collect() } else { policies.to_vec() };
     let mut runs = Vec::with_capacity(ids.len());
@@ -126,10 +126,11 @@ impl Simulation {
     /// Shares and entitlements over the measured window (see [`Entitlements`]).
     fn entitlements(&self) -> Entitlements {
         let measured_ns = (self.end - self.warmup).0.max(1);
-        let pcpus = self.pcpus.len() as f64;
+        let pcpus = self.host.pcpus.len() as f64;
         let host_ns = measured_ns as f64 * pcpus;
-        let weights: Vec<u32> = self.dom_info.iter().map(|d| d.weight).collect();
+        let weights: Vec<u32> = self.host.dom_info.iter().map(|d| d.weight).collect();
         let bounds: Vec<f64> = self
+            .host
             .dom_info
             .iter()
             .map(|d| {
@@ -146,14 +147,15 @@ impl Simulation {
         // Which domains stayed busy (runnable at least 99% of the time): fairness is judged over them, against
         // the work-conserving entitlement in which idle domains keep only what they used.
         let busy: Vec<bool> = self
+            .host
             .dom_info
             .iter()
             .enumerate()
             .map(|(i, info)| {
-                (self.dom_metrics[i].blocked_ns as f64) <= 0.01 * measured_ns as f64 * info.vcpus.len() as f64
+                (self.measure.dom_metrics[i].blocked_ns as f64) <= 0.01 * measured_ns as f64 * info.vcpus.len() as f64
             })
             .collect();
-        let shares: Vec<f64> = self.dom_metrics.iter().map(|m| m.cpu_ns as f64 / host_ns).collect();
+        let shares: Vec<f64> = self.measure.dom_metrics.iter().map(|m| m.cpu_ns as f64 / host_ns).collect();
         let wc_bounds: Vec<f64> =
             bounds.iter().enumerate().map(|(i, &b)| if busy[i] { b } else { b.min(shares[i] * pcpus) }).collect();
         let wc_fair = fair_shares(pcpus, &weights, &wc_bounds);
@@ -165,20 +167,21 @@ impl Simulation {
     /// busy, what it used otherwise), split equally among its vCPUs as the paper does.
     pub fn lag_series(&self) -> LagSeries {
         let e = self.entitlements();
-        let pcpus = self.pcpus.len() as f64;
+        let pcpus = self.host.pcpus.len() as f64;
         let rates: Vec<f64> = self
+            .host
             .vcpus
             .iter()
-            .map(|v| e.wc_fair[v.dom.0] * pcpus / self.dom_info[v.dom.0].vcpus.len().max(1) as f64)
+            .map(|v| e.wc_fair[v.dom.0] * pcpus / self.host.dom_info[v.dom.0].vcpus.len().max(1) as f64)
             .collect();
-        self.usage.lag(&rates, self.warmup.0, self.end.0)
+        self.measure.usage.lag(&rates, self.warmup.0, self.end.0)
     }
 
     /// The run object of the report (claims are attached by [`run_scenario`], which sees every run).
     pub fn report(&self, opts: &RunOptions) -> Value {
         let measured_ns = (self.end - self.warmup).0.max(1);
         let measured_s = measured_ns as f64 / 1e9;
-        let pcpus = self.pcpus.len() as f64;
+        let pcpus = self.host.pcpus.len() as f64;
         let host_ns = measured_ns as f64 * pcpus;
         let Entitlements { fair, wc_fair, busy, shares } = self.entitlements();
         let lags = self.lag_series();
@@ -186,8 +189,8 @@ impl Simulation {
         let mut domains = Map::new();
         let mut ratios = Vec::new();
         let mut max_lag_ms: f64 = 0.0;
-        for (i, info) in self.dom_info.iter().enumerate() {
-            let m = &self.dom_metrics[i];
+        for (i, info) in self.host.dom_info.iter().enumerate() {
+            let m = &self.measure.dom_metrics[i];
             let share = shares[i];
             let mut d = Map::new();
             d.insert("cpu_ms".into(), json!(round6(m.cpu_ns as f64 / 1e6)));
@@ -200,7 +203,7 @@ impl Simulation {
             if let Some(s) = Summary::of(&m.event_latency_ns) {
                 d.insert("event_latency_ms".into(), serde_json::to_value(s).expect("summary"));
             }
-            let kinds = &self.kinds[i];
+            let kinds = &self.host.kinds[i];
             let mut thr = Map::new();
             if kinds.server {
                 thr.insert("requests_per_s".into(), json!(round6(m.requests_served as f64 / measured_s)));
@@ -216,8 +219,10 @@ impl Simulation {
                 let bits = (m.bytes_in + m.bytes_out) as f64 * 8.0;
                 thr.insert("mbps".into(), json!(round6(bits / 1e6 / measured_s)));
             }
-            let cpu_tasks: Vec<usize> = (0..self.tasks.len())
-                .filter(|&k| self.tasks[k].dom.0 == i && matches!(self.tasks[k].work, crate::model::Work::Cpu))
+            let cpu_tasks: Vec<usize> = (0..self.guests.tasks.len())
+                .filter(|&k| {
+                    self.guests.tasks[k].dom.0 == i && matches!(self.guests.tasks[k].work, crate::model::Work::Cpu)
+                })
                 .collect();
             if kinds.pipe {
                 thr.insert("messages_per_s".into(), json!(round6(m.messages as f64 / measured_s)));
@@ -227,7 +232,9 @@ impl Simulation {
                 // tracking switches to them is not their work).
                 let ns: u64 = cpu_tasks
                     .iter()
-                    .map(|&k| self.task_metrics[k].cpu_ns.saturating_sub(self.task_metrics[k].tracking_ns))
+                    .map(|&k| {
+                        self.measure.task_metrics[k].cpu_ns.saturating_sub(self.measure.task_metrics[k].tracking_ns)
+                    })
                     .sum();
                 thr.insert("progress_per_s".into(), json!(round6(ns as f64 / 1e6 / measured_s)));
             }
@@ -264,21 +271,21 @@ impl Simulation {
         }
 
         let mut tasks = Map::new();
-        for (k, t) in self.tasks.iter().enumerate() {
-            let path = format!("{}/{}", self.dom_info[t.dom.0].name, t.name);
+        for (k, t) in self.guests.tasks.iter().enumerate() {
+            let path = format!("{}/{}", self.host.dom_info[t.dom.0].name, t.name);
             let mut t = Map::new();
-            t.insert("cpu_ms".into(), json!(round6(self.task_metrics[k].cpu_ns as f64 / 1e6)));
-            if matches!(self.tasks[k].work, crate::model::Work::IoLoop { .. }) {
-                t.insert("io_per_s".into(), json!(round6(self.task_metrics[k].io_done as f64 / measured_s)));
+            t.insert("cpu_ms".into(), json!(round6(self.measure.task_metrics[k].cpu_ns as f64 / 1e6)));
+            if matches!(self.guests.tasks[k].work, crate::model::Work::IoLoop { .. }) {
+                t.insert("io_per_s".into(), json!(round6(self.measure.task_metrics[k].io_done as f64 / measured_s)));
             }
-            if let Some(s) = Summary::of(&self.task_metrics[k].responses_ns) {
+            if let Some(s) = Summary::of(&self.measure.task_metrics[k].responses_ns) {
                 t.insert("response_ms".into(), serde_json::to_value(s).expect("summary"));
             }
             if let Some((belief, io_bound)) = self.task_belief(crate::model::TaskId(k)) {
                 t.insert("belief".into(), json!(belief));
                 t.insert("io_bound".into(), json!(io_bound));
-                if let Some(at) = self.task_metrics[k].inferred_io_at {
-                    let after = at.saturating_sub(self.last_change_at);
+                if let Some(at) = self.measure.task_metrics[k].inferred_io_at {
+                    let after = at.saturating_sub(self.measure.last_change_at);
                     t.insert("io_bound_after_ms".into(), json!(round6(after.as_ms_f64())));
                 }
             }
@@ -286,7 +293,7 @@ impl Simulation {
         }
 
         let mut jobs = Map::new();
-        for g in &self.groups {
+        for g in &self.guests.groups {
             let mut j = Map::new();
             if let Some(done) = g.done_at {
                 j.insert("makespan_ms".into(), json!(round6(done.as_ms_f64())));
@@ -308,14 +315,14 @@ impl Simulation {
         run.insert("sim_ms".into(), json!(self.now.0 / 1_000_000));
         run.insert("events".into(), json!(self.events));
         if !opts.deterministic {
-            run.insert("wall_ms".into(), json!(round6(self.wall_ns as f64 / 1e6)));
+            run.insert("wall_ms".into(), json!(round6(self.measure.wall_ns as f64 / 1e6)));
         }
         // Context switches host-wide, the count paper 004 (4.5) took from XenMon: every time a pCPU switched to a
         // different vCPU (from idle or from another vCPU) in the measured window; the domains' counts summed.
-        let switches: u64 = self.dom_metrics.iter().map(|m| m.context_switches).sum();
+        let switches: u64 = self.measure.dom_metrics.iter().map(|m| m.context_switches).sum();
         run.insert(
             "host".into(),
-            json!({ "busy_share": round6(self.busy_ns as f64 / host_ns), "context_switches": switches }),
+            json!({ "busy_share": round6(self.measure.busy_ns as f64 / host_ns), "context_switches": switches }),
         );
         run.insert("domains".into(), Value::Object(domains));
         run.insert("tasks".into(), Value::Object(tasks));

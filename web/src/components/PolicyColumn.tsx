@@ -33,11 +33,10 @@ interface Props {
   readonly index: number;
 }
 
-/** Lag (paper 001) matters where co-scheduling does: a concurrent domain, or a co-scheduling policy. */
-function showsLag(run: RunResult, scheduler: string | undefined): boolean {
-  return (
-    scheduler === 'hybrid' || scheduler === 'gang' || run.meta.domains.some((d) => d.concurrent === true)
-  );
+/** Lag (paper 001) matters where co-scheduling does: a concurrent domain, or a policy whose scheduler the
+ * simulator says is judged by Lag. */
+function showsLag(run: RunResult): boolean {
+  return run.meta.caps?.lag === true || run.meta.domains.some((d) => d.concurrent === true);
 }
 
 /** Memoised: while playing only the views subscribed to the playhead re-render, never the column. */
@@ -114,7 +113,7 @@ export const PolicyColumn = memo(function PolicyColumn({
           <EventLog client={client} run={run} playhead={playhead} onSeek={onSeek} />
           <ShareChart run={run} durationMs={durationMs} playhead={playhead} />
           <BeliefChart client={client} run={run} durationMs={durationMs} playhead={playhead} />
-          {showsLag(run, policies.find((p) => p.id === policy)?.scheduler) && (
+          {showsLag(run) && (
             <LagChart client={client} run={run} durationMs={durationMs} playhead={playhead} />
           )}
           <MetricsTable meta={run.meta} report={run.report} />

@@ -26,6 +26,17 @@ export interface MetaTask {
   readonly path: string;
 }
 
+/** What the run's scheduler is, from the simulator's scheduler registry: views are chosen by these, never by
+ * scheduler name. */
+export interface Caps {
+  /** Co-schedules a domain's vCPUs (paper 001's hybrid and gang schedulers). */
+  readonly co_schedules: boolean;
+  /** Infers guest tasks' I/O-boundness in this run (task-aware Credit, paper 000). */
+  readonly beliefs: boolean;
+  /** Lag against ideal processor sharing is the measure of interest (paper 001). */
+  readonly lag: boolean;
+}
+
 export interface Meta {
   readonly pcpus: number;
   readonly duration_ns: number;
@@ -36,6 +47,8 @@ export interface Meta {
   /** Trace detail (segments, run queues, decisions) stops here: its memory budget was spent. Shares over time
    * stay complete. Null when the whole run is detailed [ns]. */
   readonly trace_detail_until_ns?: number | null;
+  /** The scheduler's capabilities. */
+  readonly caps?: Caps;
 }
 
 export interface Summary {

@@ -9,7 +9,7 @@
 //! if enough unreserved pCPUs are free. Leftover pCPUs stay idle: that is the cost of strictness. Caps are ignored.
 
 use super::hybrid::{share_by_weight, HybridParams};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -43,6 +43,14 @@ pub struct Gang {
     /// Slots since the last PE allocation.
     slots: u64,
     versions: Vec<u64>,
+}
+
+/// Checks a run-time change: the hybrid scheduler's slot parameters; gang has no domain types.
+pub fn check_param(param: &str, value: &Value) -> Result<(), String> {
+    if param.starts_with("domain_type.") {
+        return Err(format!("{param}: the gang scheduler co-schedules every domain; it has no domain types"));
+    }
+    HybridParams::default().set(param, value)
 }
 
 impl Gang {
@@ -176,7 +184,7 @@ impl Policy for Gang {
         PcpuId(self.doms[self.vcpu_dom[v.0]].vcpus.iter().position(|&u| u == v).unwrap_or(0))
     }
 
-    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx) {
         self.runnable[v.0] = true;
         let d = self.vcpu_dom[v.0];
         self.doms[d].active = true;

@@ -12,7 +12,7 @@
 //! extra time (UNBLOCK_EXTRA_SUPPORT, the mode compiled into Xen 3.0); one that wakes later starts a new period.
 //! Placement is static (round robin over pCPUs, no load balancing, as in Xen's SEDF).
 
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::time::{ms_to_ns, Nanos};
 use serde_json::{Map, Value};
@@ -815,7 +815,7 @@ impl Policy for Sedf {
         self.vcpus[v.0].processor
     }
 
-    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx) {
         let p = self.vcpus[v.0].processor;
         let running = ctx.host.running[p.0];
         if self.wake_vcpu(v, ctx.now.0, running) {

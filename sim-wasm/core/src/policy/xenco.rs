@@ -15,7 +15,7 @@
 //! woken in the period it blocked in keep the rest of its slice (which the preference needs to act on it).
 
 use super::sedf::{RunKind, Sedf, SedfParams, EXTRA_QUANTUM};
-use super::{Ctx, Decision, DomainInfo, IoKind, Policy, Timers, VcpuSched};
+use super::{Ctx, Decision, DomainInfo, IoKind, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use serde_json::Value;
 
@@ -234,7 +234,7 @@ impl Policy for Xenco {
         self.sedf.init_vcpu(v, ctx)
     }
 
-    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx) {
         self.sedf.wake(v, cause, ctx);
     }
 

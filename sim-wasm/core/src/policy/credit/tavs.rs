@@ -7,9 +7,8 @@
 //! Those inference tunables may differ per domain (the paper tracks a Windows guest with a 2 ms IOthreshold beside
 //! Linux guests at 0.5 ms, section 5); the partial-boosting ones are the policy's.
 
-use super::common;
-use super::DomainInfo;
 use crate::model::{TaskId, VcpuId};
+use crate::policy::{common, DomainInfo};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
 
