@@ -300,6 +300,17 @@ impl Simulation {
             }
             j.insert("phases_done".into(), json!(g.phases_done));
             j.insert("spin_ms".into(), json!(round6(g.spin_ns as f64 / 1e6)));
+            // Per thread, by the vCPU it runs on: where the spinning happened.
+            let by_vcpu: Map<String, Value> = g
+                .members
+                .iter()
+                .zip(&g.spin_ns_by_member)
+                .map(|(m, &ns)| {
+                    let v = self.guests.tasks[m.0].vcpu;
+                    (self.host.vcpus[v.0].name.clone(), json!(round6(ns as f64 / 1e6)))
+                })
+                .collect();
+            j.insert("spin_ms_by_vcpu".into(), Value::Object(by_vcpu));
             jobs.insert(g.key.clone(), Value::Object(j));
         }
 

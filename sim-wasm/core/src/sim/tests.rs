@@ -273,6 +273,40 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Weights and caps still give their shares with pCPUs on their own clocks: on random hosts of CPU-bound
+    /// domains (1-8 pCPUs, weights 1-1024, caps of 10-100% per vCPU or none), Credit gives every domain its fair
+    /// share (weighted max-min, bounded by its vCPUs and cap) within 0.05 of the host over 4 s.
+    #[test]
+    fn credit_shares_stay_fair_on_random_hosts(
+        pcpus in 1u64..=8,
+        doms in proptest::collection::vec((1u64..=4, 1u64..=1024, prop_oneof![Just(0u64), 10u64..=100]), 2..=4),
+        seed in 0u64..1_000_000,
+    ) {
+        let domains: Vec<Value> = doms
+            .iter()
+            .enumerate()
+            .map(|(i, &(n, weight, cap))| {
+                let tasks: Vec<Value> =
+                    (0..n).map(|k| json!({ "name": format!("t{k}"), "vcpu": k, "workload": { "type": "cpu" } })).collect();
+                json!({ "name": format!("d{i}"), "vcpus": n, "weight": weight, "cap_pct": cap * n, "tasks": tasks })
+            })
+            .collect();
+        let sc = scenario(json!({
+            "schema": 1, "id": "fair", "title": "fair", "seed": seed, "duration_ms": 5000, "warmup_ms": 1000,
+            "host": { "pcpus": pcpus }, "domains": domains,
+            "policies": [{ "id": "p", "scheduler": "credit" }]
+        }));
+        let report = crate::report::run_scenario(&sc, &[], &RunOptions::default()).unwrap();
+        for (name, d) in report.runs[0]["domains"].as_object().unwrap() {
+            let (share, fair) = (d["cpu_share"].as_f64().unwrap(), d["fair_share"].as_f64().unwrap());
+            prop_assert!((share - fair).abs() <= 0.05, "{name}: cpu_share {share} against fair_share {fair} ({doms:?} on {pcpus} pCPUs)");
+        }
+    }
+}
+
 #[test]
 fn caps_hold_over_accounting_windows() {
     for pcpus in [1, 2] {
