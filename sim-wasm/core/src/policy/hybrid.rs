@@ -23,6 +23,7 @@
 //! also be co-scheduled with no PE left, but only onto pCPUs that have nothing better to do (work conservation
 //! without hurting anyone's entitlement). Caps are not part of the paper's scheduler: `cap_pct` is ignored here.
 
+use super::common::Versions;
 use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::{DomainType, Scenario};
@@ -161,7 +162,7 @@ pub struct Hybrid {
     cosched: Option<Cosched>,
     /// Where the next steal search starts, so no peer is always looked at first.
     balance_bias: usize,
-    versions: Vec<u64>,
+    versions: Versions,
 }
 
 /// Load-time checks of a hybrid (`every_domain` false) or gang (true) policy, number `i` of the scenario.
@@ -245,7 +246,7 @@ impl Hybrid {
             forced: vec![None; pcpus],
             cosched: None,
             balance_bias: 0,
-            versions: vec![0; pcpus],
+            versions: Versions::new(pcpus),
         };
         for (name, t) in &params.types {
             h.set_type(name, *t)?;
@@ -275,7 +276,7 @@ impl Hybrid {
     }
 
     fn touch(&mut self, p: usize) {
-        self.versions[p] += 1;
+        self.versions.touch(PcpuId(p));
     }
 
     fn con(&self, v: VcpuId) -> bool {
@@ -481,7 +482,7 @@ impl Hybrid {
                 }
             }
         }
-        self.versions.iter_mut().for_each(|x| *x += 1);
+        self.versions.touch_all();
         Ok(())
     }
 
@@ -703,7 +704,7 @@ impl Policy for Hybrid {
     }
 
     fn runqueue_versions(&self) -> &[u64] {
-        &self.versions
+        self.versions.all()
     }
 }
 
