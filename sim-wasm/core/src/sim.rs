@@ -13,7 +13,7 @@ mod queue;
 mod timing;
 mod workload;
 
-use crate::metrics::{DomMetrics, TaskMetrics};
+use crate::metrics::{Distribution, DomMetrics, TaskMetrics};
 use crate::model::*;
 use crate::policy::registry::{self, Caps};
 use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause, MASTER_PCPU};
@@ -616,15 +616,9 @@ impl Simulation {
         &self.rec.trace
     }
 
-    /// Distribution points (value [ns], count) of a domain's metric: "response", "event_latency" or "io_latency".
-    pub fn distribution(&self, domain: usize, metric: &str) -> Vec<(u64, u64)> {
-        let Some(m) = self.measure.dom_metrics.get(domain) else { return Vec::new() };
-        match metric {
-            "response" => m.responses_ns.points(),
-            "event_latency" => m.event_latency_ns.points(),
-            "io_latency" => m.io_latency_ns.points(),
-            _ => Vec::new(),
-        }
+    /// Distribution points (value [ns], count) of one of a domain's distributions (empty for no such domain).
+    pub fn distribution(&self, domain: usize, metric: Distribution) -> Vec<(u64, u64)> {
+        self.measure.dom_metrics.get(domain).map_or_else(Vec::new, |m| m.samples(metric).points())
     }
 
     /// BelThreshold of the policy's task inference, if it infers.

@@ -8,6 +8,7 @@
 //! their pCPU). A domain is charged PE for every pCPU it holds. A domain that wakes mid-slot is admitted at once
 //! if enough unreserved pCPUs are free. Leftover pCPUs stay idle: that is the cost of strictness. Caps are ignored.
 
+use super::common::Versions;
 use super::hybrid::{share_by_weight, HybridParams};
 use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
@@ -42,7 +43,7 @@ pub struct Gang {
     last_pcpu: Vec<Option<usize>>,
     /// Slots since the last PE allocation.
     slots: u64,
-    versions: Vec<u64>,
+    versions: Versions,
 }
 
 /// Checks a run-time change: the hybrid scheduler's slot parameters; gang has no domain types.
@@ -90,7 +91,7 @@ impl Gang {
             held_since: vec![Nanos::ZERO; pcpus],
             slot_end: Nanos::ZERO,
             slots: 0,
-            versions: vec![0; pcpus],
+            versions: Versions::new(pcpus),
         };
         g.allocate();
         // The first slot starts at boot; domains are admitted as they wake.
@@ -170,7 +171,7 @@ impl Gang {
             self.admit(d, now);
         }
         self.slot_end = now + self.params.slot();
-        self.versions.iter_mut().for_each(|x| *x += 1);
+        self.versions.touch_all();
     }
 }
 
@@ -192,7 +193,7 @@ impl Policy for Gang {
             return;
         }
         if let Some(p) = self.plan.iter().position(|&x| x == Some(v)) {
-            self.versions[p] += 1;
+            self.versions.touch(PcpuId(p));
             if ctx.host.running[p].is_none() {
                 ctx.resched(PcpuId(p));
             }
@@ -279,6 +280,6 @@ impl Policy for Gang {
     }
 
     fn runqueue_versions(&self) -> &[u64] {
-        &self.versions
+        self.versions.all()
     }
 }

@@ -28,6 +28,7 @@
 //! also be co-scheduled with no PE left, but only onto pCPUs that have nothing better to do (work conservation
 //! without hurting anyone's entitlement). Caps are not part of the paper's scheduler: `cap_pct` is ignored here.
 
+use super::common::Versions;
 use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::{DomainType, Scenario};
@@ -168,7 +169,7 @@ pub struct Hybrid {
     balance_bias: usize,
     /// Slot ticks each pCPU has taken (the BSP allocates PE every `alloc_slots` of its own).
     ticks: Vec<u64>,
-    versions: Vec<u64>,
+    versions: Versions,
 }
 
 /// Load-time checks of a hybrid (`every_domain` false) or gang (true) policy, number `i` of the scenario.
@@ -253,7 +254,7 @@ impl Hybrid {
             cosched: None,
             balance_bias: 0,
             ticks: vec![0; pcpus],
-            versions: vec![0; pcpus],
+            versions: Versions::new(pcpus),
         };
         for (name, t) in &params.types {
             h.set_type(name, *t)?;
@@ -283,7 +284,7 @@ impl Hybrid {
     }
 
     fn touch(&mut self, p: usize) {
-        self.versions[p] += 1;
+        self.versions.touch(PcpuId(p));
     }
 
     fn con(&self, v: VcpuId) -> bool {
@@ -494,7 +495,7 @@ impl Hybrid {
                 }
             }
         }
-        self.versions.iter_mut().for_each(|x| *x += 1);
+        self.versions.touch_all();
         Ok(())
     }
 
@@ -737,7 +738,7 @@ impl Policy for Hybrid {
     }
 
     fn runqueue_versions(&self) -> &[u64] {
-        &self.versions
+        self.versions.all()
     }
 }
 

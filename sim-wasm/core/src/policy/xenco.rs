@@ -14,6 +14,7 @@
 //! driver-domain preference and the anticipation are options (the paper's Table 2), and so is letting a vCPU
 //! woken in the period it blocked in keep the rest of its slice (which the preference needs to act on it).
 
+use super::common;
 use super::sedf::{RunKind, Sedf, SedfParams, EXTRA_QUANTUM};
 use super::{Ctx, Decision, DomainInfo, IoKind, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
@@ -48,7 +49,7 @@ impl XencoOpts {
             "resume_on_wake" => &mut self.resume_on_wake,
             _ => return Ok(false),
         };
-        *slot = v.as_bool().ok_or_else(|| format!("{param}: expected true or false, got {v}"))?;
+        *slot = common::boolean(param, v)?;
         Ok(true)
     }
 

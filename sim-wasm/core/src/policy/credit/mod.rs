@@ -650,114 +650,22 @@ impl Policy for Credit {
     }
 
     fn block_request(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos) {
-        let Some(tp) = self.params.tavs.as_ref() else { return };
-        if tp.inspection_window > 0 {
-            let marked = self.inf.window_has_io_bound(v, tp.inspection_window);
-            self.block_marks.insert((task.0, issued_at.0), marked);
-        }
+        self.mark_block_request(v, task, issued_at);
     }
 
     fn block_done(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos, held: bool) {
-        let Some(tp) = self.params.tavs.as_ref() else { return };
-        // Without block correlation every completion counts as possibly the I/O-bound task's.
-        let marked = tp.inspection_window == 0 || self.block_marks.remove(&(task.0, issued_at.0)).unwrap_or(false);
-        self.block_event[v.0] = held.then_some(marked);
+        self.mark_block_done(v, task, issued_at, held);
     }
 
     fn event_pending(&mut self, v: VcpuId, port: Option<u16>, ctx: &mut Ctx) {
         if let Some(e) = self.xb.event_pending(v) {
             self.xb_effect(e, ctx);
         }
-        let Some(tp) = self.params.tavs.as_ref() else { return };
-        self.pending[v.0] = true;
-        // Block correlation: a completion boosts only if its request was attributed to an I/O-bound task.
-        let block = self.block_event[v.0].take();
-        if block == Some(false) {
-            return;
-        }
-        // Only I/O notifications boost: a guest timer, an IPI or the block unplug timer is no I/O event.
-        if port.is_none() && block.is_none() && !self.is_driver[v.0] {
-            return;
-        }
-        if let Some(port) = port {
-            if !self.pending_ports[v.0].contains(&port) {
-                self.pending_ports[v.0].push(port);
-            }
-            // Portmap correlation: boost only if packets to this port have been waking I/O-bound tasks.
-            if let Some(bits) = tp.portmap_bits {
-                if !self.portmap.predicts_io(bits, self.vcpus[v.0].dom.0, port) {
-                    return;
-                }
-            }
-        }
-        let c = &self.vcpus[v.0];
-        if !c.on_runq || c.parked || self.pboost[v.0].is_some() || c.pri == PRI_BOOST {
-            return;
-        }
-        if !self.inf.has_io_bound_task(v) {
-            return;
-        }
-        // PBratio: partial boosting may take at most this fraction of the vCPU's CPU use.
-        if (self.pb_used[v.0] as f64) >= tp.pb_ratio * self.cpu_used[v.0] as f64 {
-            return;
-        }
-        let saved = c.pri;
-        let p = self.vcpus[v.0].processor;
-        let q = &self.runq[p.0];
-        self.pb_place[v.0] = q.iter().position(|&u| u == v).and_then(|i| q.get(i + 1).copied());
-        self.runq_remove(v);
-        self.pboost[v.0] = Some((ctx.now, saved));
-        self.pb_hit[v.0] = false;
-        self.vcpus[v.0].pri = PRI_BOOST;
-        self.runq_insert(p, v);
-        self.boosts += 1;
-        if ctx.explain {
-            self.boost_marks.push((v, "boost"));
-        }
-        let how = self.tickle(v, ctx);
-        let name = &ctx.host.vcpu_name[v.0];
-        ctx.note(p, |w| {
-            write!(
-                w,
-                "event pending for {name}, which has an I/O-bound task: partial boost {} -> BOOST, {how}",
-                pri_name(saved)
-            )
-        });
+        self.partial_boost_on_event(v, port, ctx);
     }
 
     fn guest_task_switch(&mut self, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, ctx: &mut Ctx) {
-        let Some(tp) = self.params.tavs.as_ref() else { return };
-        self.inf.task_switch(v, prev, next, ctx.now);
-        // Posterior correlation: the first task the guest schedules after the packets arrived.
-        if let Some(port) = self.awaiting[v.0].take() {
-            if let Some(bits) = tp.portmap_bits {
-                let io = next.is_some_and(|t| self.inf.is_io_bound(t));
-                self.portmap.update(bits, self.vcpus[v.0].dom.0, port, io);
-            }
-        }
-        if self.pboost[v.0].is_none() {
-            return;
-        }
-        let p = self.vcpus[v.0].processor;
-        match next {
-            Some(t) if self.inf.is_io_bound(t) => {
-                if !std::mem::replace(&mut self.pb_hit[v.0], true) {
-                    self.hits += 1;
-                }
-            }
-            _ => {
-                // The guest moved on to a task that is not I/O-bound: revoke the CPU at once, charging the
-                // boosted run to the PBratio allowance before the boost state is gone.
-                self.burn(v, ctx.now);
-                self.end_pboost(v);
-                ctx.resched(p);
-                if ctx.explain {
-                    self.boost_marks.push((v, "revoke"));
-                }
-                let name = &ctx.host.vcpu_name[v.0];
-                ctx.note(p, |w| write!(w, "{name} scheduled a task that is not I/O-bound: partial boost revoked"));
-            }
-        }
+        self.observe_task_switch(v, prev, next, ctx);
     }
 
     fn task_belief(&self, t: TaskId) -> Option<(i64, bool)> {
