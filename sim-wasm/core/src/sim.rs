@@ -195,7 +195,7 @@ pub struct Simulation {
 pub(crate) struct HostState {
     pub(crate) pcpus: Vec<Pcpu>,
     /// The vCPU on each pCPU (the policies' `HostView::running`).
-    pub(crate) running: Vec<Option<VcpuId>>,
+    running: Vec<Option<VcpuId>>,
     pub(crate) vcpus: Vec<Vcpu>,
     /// Each vCPU's domain and short name, for the policies' `HostView`.
     vcpu_dom: Vec<DomId>,
@@ -221,9 +221,9 @@ pub(crate) struct Measurement {
     /// Busy time of all pCPUs within the measured window [ns].
     pub(crate) busy_ns: u64,
     /// Notifications handed to a guest whose vCPU was not on a pCPU (must stay 0: delivery waits for the vCPU).
-    pub(crate) early_deliveries: u64,
+    early_deliveries: u64,
     /// Balloon pauses while an event waited for the guest or a task it woke was runnable (must stay 0).
-    pub(crate) balloon_violations: u64,
+    balloon_violations: u64,
     /// CPU each vCPU received over time, for Lag (paper 001).
     pub(crate) usage: VcpuUsage,
     pub(crate) wall_ns: u64,
@@ -248,7 +248,7 @@ struct Recording {
     rq_scratch: Vec<RqEntry>,
     /// Reused for the policy's belief changes and partial-boost marks after each hook.
     belief_buf: Vec<(TaskId, i64)>,
-    boost_buf: Vec<(VcpuId, &'static str)>,
+    boost_buf: Vec<(VcpuId, policy::BoostMark)>,
 }
 
 impl Simulation {
@@ -433,7 +433,7 @@ impl Simulation {
         }
         if self.rec.on {
             for &(v, kind) in &boosts {
-                self.rec.trace.push_boost(BoostRec { t_ns: self.now.0, vcpu: v.0 as u32, kind });
+                self.rec.trace.push_boost(BoostRec { t_ns: self.now.0, vcpu: v.0 as u32, kind: kind.as_str() });
             }
         }
         beliefs.clear();

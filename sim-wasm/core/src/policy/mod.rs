@@ -54,6 +54,23 @@ pub enum WakeCause {
     BarrierIpi,
 }
 
+/// A partial boost given or revoked (task-aware scheduling), for the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoostMark {
+    Boost,
+    Revoke,
+}
+
+impl BoostMark {
+    /// The mark as the trace names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BoostMark::Boost => "boost",
+            BoostMark::Revoke => "revoke",
+        }
+    }
+}
+
 /// The kind of item that kicked a driver domain's backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackendWork {
@@ -297,9 +314,9 @@ pub trait Policy {
         None
     }
     /// Appends what happened since the last call: belief changes (task, new degree of belief) and partial-boost
-    /// marks (vCPU, "boost" or "revoke"; only kept while `Ctx::explain` is on, so batch runs do not grow a list
+    /// marks (vCPU, boost or revoke; only kept while `Ctx::explain` is on, so batch runs do not grow a list
     /// nobody reads). One call after every hook, into buffers the engine reuses.
-    fn drain_marks(&mut self, _beliefs: &mut Vec<(TaskId, i64)>, _boosts: &mut Vec<(VcpuId, &'static str)>) {}
+    fn drain_marks(&mut self, _beliefs: &mut Vec<(TaskId, i64)>, _boosts: &mut Vec<(VcpuId, BoostMark)>) {}
     /// Hypervisor time spent on `v` to observe one guest address-space switch (task tracking): charged to the
     /// vCPU, not given to its guest [ns]. Zero for policies that do not track tasks.
     fn tracking_cost(&self, _v: VcpuId) -> Nanos {

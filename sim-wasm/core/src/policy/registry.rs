@@ -191,6 +191,7 @@ impl SchedulerRules for Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// The schema's scheduler enum and this table name the same schedulers (a new scheduler needs both).
     #[test]
@@ -214,5 +215,28 @@ mod tests {
         assert!(lookup("gang").unwrap().caps.co_schedules && !lookup("credit").unwrap().caps.co_schedules);
         assert!(lookup("nope").is_none());
         assert!(build("nope", &Setup { params: &Value::Null, pcpus: 1, domains: &[], types: &[] }).is_err());
+    }
+
+    /// The rules the scenario format hands over: co-scheduling needs, type changes naming domains, run-time
+    /// parameters each scheduler accepts.
+    #[test]
+    fn scenario_rules_come_from_the_table() {
+        let load = |scheduler: &str, params: Value, change: Value| {
+            Scenario::from_value(serde_json::json!({"schema":1,"id":"t","title":"t","seed":1,"duration_ms":1000,
+                "host":{"pcpus":1},
+                "domains":[{"name":"a","vcpus":2,"type":"concurrent","tasks":[{"name":"b","workload":{"type":"cpu"}}]}],
+                "policies":[{"id":"p","scheduler":scheduler,"params":params}],
+                "changes":[{"at_ms":10,"policy":"p","param":change["param"],"value":change["value"]}]}))
+        };
+        let e = load("hybrid", json!({}), json!({"param":"slot_ms","value":10})).unwrap_err().to_string();
+        assert!(e.contains("domains[0].vcpus: 2 co-scheduled vCPUs under policy 'p'"), "{e}");
+        let e = load("credit", json!({}), json!({"param":"domain_type.a","value":"throughput"})).unwrap_err();
+        assert!(e.to_string().contains("changes[0]: unknown credit parameter"), "{e}");
+        let ok = json!({"domain_type.a":"throughput"});
+        let e = load("hybrid", ok, json!({"param":"domain_type.x","value":"concurrent"})).unwrap_err().to_string();
+        assert!(e.contains("changes[0].param: no domain 'x'"), "{e}");
+        let e = load("gang", json!({}), json!({"param":"domain_type.a","value":"concurrent"})).unwrap_err().to_string();
+        assert!(e.contains("changes[0]: domain_type.a: the gang scheduler") && e.contains("domains[0].vcpus"), "{e}");
+        assert!(load("credit", json!({}), json!({"param":"tslice_ms","value":10})).is_ok());
     }
 }

@@ -22,10 +22,10 @@ pub(super) const BULK_PORT: u16 = 5001;
 const UNPLUG_THRESH: usize = 4;
 
 /// The I/O path's state: guest block queues, the driver domains' backends, the wire, the disk and the peers.
-pub(crate) struct IoState {
+pub(super) struct IoState {
     /// Per vCPU: block requests held by the guest's plugged queue, and whether its unplug timer is armed.
     pub(super) plugged: Vec<(Vec<DriverItem>, bool)>,
-    pub(crate) peers: Vec<Peer>,
+    pub(super) peers: Vec<Peer>,
     /// The backend task of each domain's driver domain (None for domains with no driver).
     pub(super) driver_task_of: Vec<Option<TaskId>>,
     pub(super) link_in: Link,
@@ -33,8 +33,8 @@ pub(crate) struct IoState {
     pub(super) disk: Disk,
     /// Packets put on their way (by a guest or a peer) and packets that reached their final endpoint, over the
     /// whole run: the difference is what is still in flight (an invariant the tests check).
-    pub(crate) packets_sent: u64,
-    pub(crate) packets_consumed: u64,
+    pub(super) packets_sent: u64,
+    pub(super) packets_consumed: u64,
 }
 
 impl Simulation {

@@ -18,7 +18,9 @@ pub mod xballoon;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::{self, Versions};
-use crate::policy::{Action, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU};
+use crate::policy::{
+    Action, BoostMark, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU,
+};
 use crate::time::Nanos;
 use serde_json::Value;
 use std::fmt::Write;
@@ -239,7 +241,7 @@ pub struct Credit {
     hits: u64,
     pb_hit: Vec<bool>,
     /// Partial boosts given and revoked since the trace last took them (only while explaining).
-    boost_marks: Vec<(VcpuId, &'static str)>,
+    boost_marks: Vec<(VcpuId, BoostMark)>,
     /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
     portmap: Portmap,
     pending_ports: Vec<Vec<u16>>,
@@ -672,7 +674,7 @@ impl Policy for Credit {
         self.params.tavs.as_ref().map(|_| (self.inf.belief(t), self.inf.is_io_bound(t)))
     }
 
-    fn drain_marks(&mut self, beliefs: &mut Vec<(TaskId, i64)>, boosts: &mut Vec<(VcpuId, &'static str)>) {
+    fn drain_marks(&mut self, beliefs: &mut Vec<(TaskId, i64)>, boosts: &mut Vec<(VcpuId, BoostMark)>) {
         self.inf.drain_changes(beliefs);
         if !self.boost_marks.is_empty() {
             boosts.append(&mut self.boost_marks);

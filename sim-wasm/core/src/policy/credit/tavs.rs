@@ -11,7 +11,7 @@
 
 use super::{pri_name, Credit, PRI_BOOST};
 use crate::model::{TaskId, VcpuId};
-use crate::policy::{common, Ctx, DomainInfo};
+use crate::policy::{common, BoostMark, Ctx, DomainInfo};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
 use std::fmt::Write;
@@ -462,7 +462,7 @@ impl Credit {
         self.runq_insert(p, v);
         self.boosts += 1;
         if ctx.explain {
-            self.boost_marks.push((v, "boost"));
+            self.boost_marks.push((v, BoostMark::Boost));
         }
         let how = self.tickle(v, ctx);
         let name = &ctx.host.vcpu_name[v.0];
@@ -504,7 +504,7 @@ impl Credit {
                 self.end_pboost(v);
                 ctx.resched(p);
                 if ctx.explain {
-                    self.boost_marks.push((v, "revoke"));
+                    self.boost_marks.push((v, BoostMark::Revoke));
                 }
                 let name = &ctx.host.vcpu_name[v.0];
                 ctx.note(p, |w| write!(w, "{name} scheduled a task that is not I/O-bound: partial boost revoked"));
