@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct ClaimResult {
     pub text: String,
     pub holds: bool,
@@ -13,6 +14,7 @@ pub struct ClaimResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     /// The numbers it was judged on: `{policy: {metric path: value}}`, plus `target` for `near` claims.
+    #[cfg_attr(test, ts(type = "unknown"))]
     pub values: Value,
     /// Why it could not be judged (a missing metric or run), when so.
     #[serde(skip_serializing_if = "Option::is_none")]

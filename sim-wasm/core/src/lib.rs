@@ -14,6 +14,8 @@
 //! - A **scenario** file ([`scenario`]) describes host, domains, policies and the claims the runs must reproduce;
 //!   the **report** ([`report`]) and the **trace** ([`trace`]) are what the CLI prints and the UI replays.
 
+#[cfg(test)]
+mod bindings;
 pub mod claims;
 pub mod metrics;
 pub mod model;

@@ -53,6 +53,7 @@ impl std::error::Error for SimError {}
 
 /// Names and shapes the UI needs to label the trace.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Meta {
     pub scenario: String,
     pub policy: String,
@@ -73,6 +74,7 @@ pub struct Meta {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct MetaDomain {
     pub name: String,
     pub role: &'static str,
@@ -85,6 +87,7 @@ pub struct MetaDomain {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct MetaVcpu {
     pub domain: usize,
     pub index: usize,
@@ -92,6 +95,7 @@ pub struct MetaVcpu {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct MetaTask {
     pub domain: usize,
     pub name: String,
