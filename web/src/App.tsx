@@ -61,9 +61,10 @@ export function App() {
   const ready = current !== null && columns.some((c) => runs[c]);
   const firstRun = shown.map(({ policy }) => runs[policy]).find((r) => r !== undefined);
 
+  const { toggle } = playback;
   const togglePlay = useCallback(() => {
-    if (ready) playback.toggle();
-  }, [ready, playback]);
+    if (ready) toggle();
+  }, [ready, toggle]);
   const stepDecision = useDecisionStep(client, firstRun?.runId, playback);
   const changeSpeed = useCallback((dir: 1 | -1) => setSpeed((v) => nextSpeed(v, dir)), [setSpeed]);
   useShortcuts({
@@ -90,31 +91,12 @@ export function App() {
     });
   }, [shown, runs, labelOf]);
 
-  /**
-   * Runs the editor's draft. An edit of a library scenario (same id) stays linked to it, so its share link is
-   * the id plus a patch; the columns, playhead and window stay where they were.
-   */
-  const { runText } = scenario;
+  // The editor's draft keeps the columns, playhead and window on screen.
+  const { runDraft } = scenario;
   const submitOwn = useCallback(
-    (text: string, name: string) => {
-      let id: unknown = null;
-      let keep: string[] | null = null;
-      try {
-        const doc = JSON.parse(text) as { id?: unknown; policies?: { id?: unknown }[] };
-        id = doc.id;
-        const ids = (Array.isArray(doc.policies) ? doc.policies : []).map((p) => p?.id);
-        keep = columns.filter((c) => ids.includes(c));
-      } catch {
-        // Not JSON: the simulator's validation names the problem.
-      }
-      const linked = current?.id != null && current.baseText !== null && id === current.id;
-      const origin = linked
-        ? { id: current.id, name: current.name, baseText: current.baseText }
-        : { id: null, name, baseText: null };
-      const restore = { time: playhead.time, view: playhead.view, hidden };
-      runText(text, origin, keep && keep.length > 0 ? keep : null, restore);
-    },
-    [runText, current, columns, hidden, playhead],
+    (text: string, name: string) =>
+      runDraft(text, name, columns, { time: playhead.time, view: playhead.view, hidden }),
+    [runDraft, columns, hidden, playhead],
   );
   const validateText = useCallback((text: string) => client.validate(text), [client]);
   // Stable props: the editor (a form of the whole scenario) must not re-render on every playhead frame.

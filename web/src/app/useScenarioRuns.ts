@@ -36,7 +36,7 @@ export interface Restore {
 }
 
 /** Where a scenario's text came from. */
-export interface Origin {
+interface Origin {
   readonly id: string | null;
   readonly name: string;
   readonly baseText: string | null;
@@ -78,13 +78,12 @@ export interface ScenarioRuns {
   readonly selectScenario: (id: string) => void;
   /** Loads a library entry and runs it with the preferred columns, from `restore`. */
   readonly openEntry: (entry: ScenarioEntry, preferred: readonly string[] | null, restore?: Restore) => void;
-  /** Runs a scenario text (a user's own or an edit of the library scenario on screen); old errors go. */
-  readonly runText: (
-    text: string,
-    origin: Origin,
-    preferred: readonly string[] | null,
-    restore: Restore,
-  ) => void;
+  /**
+   * Runs the editor's draft `text` (named `name` unless it is the library scenario on screen), keeping those of
+   * `columns` it still has, from `restore`; old errors go. An edit of a library scenario (same id) stays linked
+   * to it, so its share link is the id plus a patch.
+   */
+  readonly runDraft: (text: string, name: string, columns: readonly string[], restore: Restore) => void;
   /** Stops the runs in flight (a long scenario should never hold the page hostage). */
   readonly cancelRuns: () => void;
 }
@@ -260,14 +259,28 @@ export function useScenarioRuns({
     [index, openEntry, clearErrors],
   );
 
-  const runText = useCallback(
-    (text: string, origin: Origin, preferred: readonly string[] | null, restore: Restore) => {
+  const runDraft = useCallback(
+    (text: string, name: string, columns: readonly string[], restore: Restore) => {
       clearErrors();
+      let id: unknown = null;
+      let keep: string[] | null = null;
+      try {
+        const doc = JSON.parse(text) as { id?: unknown; policies?: { id?: unknown }[] };
+        id = doc.id;
+        const ids = (Array.isArray(doc.policies) ? doc.policies : []).map((p) => p?.id);
+        keep = columns.filter((c) => ids.includes(c));
+      } catch {
+        // Not JSON: the simulator's validation names the problem.
+      }
+      const linked = current?.id != null && current.baseText !== null && id === current.id;
+      const origin = linked
+        ? { id: current.id, name: current.name, baseText: current.baseText }
+        : { id: null, name, baseText: null };
       void track(async () => {
-        await start(text, origin, preferred, restore);
+        await start(text, origin, keep && keep.length > 0 ? keep : null, restore);
       });
     },
-    [track, start, clearErrors],
+    [track, start, clearErrors, current],
   );
 
   const cancelRuns = useCallback(() => {
@@ -289,7 +302,7 @@ export function useScenarioRuns({
     querying,
     selectScenario,
     openEntry,
-    runText,
+    runDraft,
     cancelRuns,
   };
 }
