@@ -20,10 +20,13 @@ use ts_rs::{Config, TS};
 /// The committed bindings, relative to this crate.
 const COMMITTED: &str = "../../web/src/sim/generated";
 
+/// Exports one type and every type it refers to.
+type Export = fn(&Config) -> Result<(), ts_rs::ExportError>;
+
 /// Writes every root type and what it refers to into `dir`, one file per type.
 fn export_into(dir: &Path) {
     let cfg = Config::new().with_large_int("number").with_out_dir(dir);
-    let roots: [fn(&Config) -> Result<(), ts_rs::ExportError>; 8] = [
+    let roots: [Export; 9] = [
         Report::export_all,
         LagReport::export_all,
         Meta::export_all,
@@ -32,11 +35,11 @@ fn export_into(dir: &Path) {
         BeliefRec::export_all,
         BoostRec::export_all,
         TaskRec::export_all,
+        RqSnap::export_all,
     ];
     for export in roots {
         export(&cfg).expect("bindings export");
     }
-    RqSnap::export_all(&cfg).expect("bindings export");
 }
 
 /// File name -> contents of the `.ts` files in `dir` (none when it does not exist).
