@@ -570,6 +570,7 @@ pub struct Ablation {
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ClaimStatus {
     /// The paper's result is not reproduced by the model; the claim stays as a finding, with `paper` and
