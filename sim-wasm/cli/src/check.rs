@@ -213,7 +213,18 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                 let _ = write!(text, "{mark} {}{variant} [{policy}] {}", f.scenario.id, c.text);
                 let mut notes = Vec::new();
                 if show_seeds {
-                    notes.push(format!("{}/{n} seeds", o.held()));
+                    let failed: Vec<String> = o
+                        .seeds
+                        .iter()
+                        .zip(&o.on_scenario)
+                        .filter(|(_, r)| !r.holds)
+                        .map(|(s, _)| s.to_string())
+                        .collect();
+                    notes.push(match failed.len() {
+                        0 => format!("{}/{n} seeds", o.held()),
+                        1 => format!("{}/{n} seeds; failed: seed {}", o.held(), failed[0]),
+                        _ => format!("{}/{n} seeds; failed: seeds {}", o.held(), failed.join(", ")),
+                    });
                 }
                 if let Some(ab) = &c.without {
                     let still = o.ablation_held();
@@ -471,6 +482,7 @@ mod tests {
             policy: None,
             values: Value::Null,
             error: None,
+            absent: false,
             status: None,
         };
         ClaimOutcome {

@@ -111,7 +111,9 @@ fn check_passes_an_effect_claim_only_if_its_ablation_fails() {
         let guests: Vec<&Value> = d.iter().filter(|d| d["role"] != "driver").collect();
         let w = |x: &Value| x["weight"].as_u64().unwrap_or(256);
         let (a, b) = (guests[0], guests[1]);
-        if w(a) > w(b) { (a["name"].as_str().unwrap().to_string(), b["name"].as_str().unwrap().to_string()) } else {
+        if w(a) > w(b) {
+            (a["name"].as_str().unwrap().to_string(), b["name"].as_str().unwrap().to_string())
+        } else {
             (b["name"].as_str().unwrap().to_string(), a["name"].as_str().unwrap().to_string())
         }
     };
@@ -130,17 +132,22 @@ fn check_passes_an_effect_claim_only_if_its_ablation_fails() {
     doc["duration_ms"] = 3000.into();
     doc["warmup_ms"] = 500.into();
     doc["claims"] = serde_json::json!([
-            claim("equal weights", equal),
-            claim("relabelled", serde_json::json!([{ "op": "add", "path": "/policies/0/label", "value": "x" }])),
-            { "text": "a result the model does not give", "metric": "fairness.jain", "policy": "credit",
-              "at_most": -1, "status": "not_reproduced", "paper": "-1 (made up)", "reason": "test" }
-        ]);
+        claim("equal weights", equal),
+        claim("relabelled", serde_json::json!([{ "op": "add", "path": "/policies/0/label", "value": "x" }])),
+        { "text": "a result the model does not give", "metric": "fairness.jain", "policy": "credit",
+          "at_most": -1, "status": "not_reproduced", "paper": "-1 (made up)", "reason": "test" }
+    ]);
     let file = std::env::temp_dir().join(format!("schedsim-cli-test-{}-ablation.json", std::process::id()));
     std::fs::write(&file, doc.to_string()).unwrap();
     let out = schedsim(&["check", file.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(text.contains("(equal weights)") && text.contains("without 'equal weights': fails 1/1"), "{text}");
-    assert!(text.contains("FAIL credit-weights [credit] weights give shares (relabelled) (without 'relabelled': still holds 1/1)"), "{text}");
+    assert!(
+        text.contains(
+            "FAIL credit-weights [credit] weights give shares (relabelled) (without 'relabelled': still holds 1/1)"
+        ),
+        "{text}"
+    );
     assert!(text.contains("n/r  credit-weights [credit] a result the model does not give (not reproduced)"), "{text}");
     // Both runs' values are printed for a claim with an ablation.
     assert!(text.contains("       without: {"), "{text}");

@@ -115,7 +115,9 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> {
             Some(FactorBound::Metric { policy, metric, scale, min }) => {
                 let found = resolve(run_of(runs, policy).ok_or_else(|| missing(policy))?, metric);
                 let [(_, x)] = found.as_slice() else {
-                    return Err(format!("factor_at_most: '{metric}' must match one value in the run of '{policy}'").into());
+                    return Err(
+                        format!("factor_at_most: '{metric}' must match one value in the run of '{policy}'").into()
+                    );
                 };
                 let m = x.max(min.unwrap_or(f64::NEG_INFINITY)) * scale;
                 values.insert("factor_at_most".into(), Value::from(m));
@@ -205,9 +207,15 @@ pub fn evaluate(sc: &Scenario, runs: &[Value]) -> Vec<ClaimResult> {
         .map(|c| {
             let policy = c.subject().map(str::to_string);
             match judge(c, runs) {
-                Ok((holds, values)) => {
-                    ClaimResult { text: c.text.clone(), holds, policy, values, error: None, absent: false, status: c.status }
-                }
+                Ok((holds, values)) => ClaimResult {
+                    text: c.text.clone(),
+                    holds,
+                    policy,
+                    values,
+                    error: None,
+                    absent: false,
+                    status: c.status,
+                },
                 Err(e) => {
                     let (absent, e) = match e {
                         Unjudged::Absent(e) => (true, e),

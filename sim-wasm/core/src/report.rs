@@ -252,7 +252,7 @@ pub fn with_overrides(sc: &Scenario, opts: &RunOptions) -> Result<Scenario, Stri
 
 /// Runs the named policies (all when `policies` is empty) and builds the report, claims included.
 pub fn run_scenario(sc: &Scenario, policies: &[String], opts: &RunOptions) -> Result<Report, SimError> {
-    let sc = with_overrides(sc, opts).map_err(SimError::Policy)?;
+    let sc = with_overrides(sc, opts).map_err(SimError::Options)?;
     let ids: Vec<String> =
         if policies.is_empty() { sc.policies.iter().map(|p| p.id.clone()).collect() } else { policies.to_vec() };
     let mut runs = Vec::with_capacity(ids.len());
@@ -327,10 +327,11 @@ impl Simulation {
     /// Shares and entitlements over the measured window (see [`Entitlements`]).
     fn entitlements(&self) -> Entitlements {
         let measured_ns = (self.end - self.warmup).0.max(1);
-        let pcpus = self.pcpus.len() as f64;
+        let pcpus = self.host.pcpus.len() as f64;
         let host_ns = measured_ns as f64 * pcpus;
-        let weights: Vec<u32> = self.dom_info.iter().map(|d| d.weight).collect();
+        let weights: Vec<u32> = self.host.dom_info.iter().map(|d| d.weight).collect();
         let bounds: Vec<f64> = self
+            .host
             .dom_info
             .iter()
             .map(|d| {
@@ -347,14 +348,15 @@ impl Simulation {
         // Which domains stayed busy (runnable at least 99% of the time): fairness is judged over them, against
         // the work-conserving entitlement in which idle domains keep only what they used.
         let busy: Vec<bool> = self
+            .host
             .dom_info
             .iter()
             .enumerate()
             .map(|(i, info)| {
-                (self.dom_metrics[i].blocked_ns as f64) <= 0.01 * measured_ns as f64 * info.vcpus.len() as f64
+                (self.measure.dom_metrics[i].blocked_ns as f64) <= 0.01 * measured_ns as f64 * info.vcpus.len() as f64
             })
             .collect();
-        let shares: Vec<f64> = self.dom_metrics.iter().map(|m| m.cpu_ns as f64 / host_ns).collect();
+        let shares: Vec<f64> = self.measure.dom_metrics.iter().map(|m| m.cpu_ns as f64 / host_ns).collect();
         let wc_bounds: Vec<f64> =
             bounds.iter().enumerate().map(|(i, &b)| if busy[i] { b } else { b.min(shares[i] * pcpus) }).collect();
         let wc_fair = fair_shares(pcpus, &weights, &wc_bounds);
@@ -366,13 +368,14 @@ impl Simulation {
     /// busy, what it used otherwise), split equally among its vCPUs as the paper does.
     pub fn lag_series(&self) -> LagSeries {
         let e = self.entitlements();
-        let pcpus = self.pcpus.len() as f64;
+        let pcpus = self.host.pcpus.len() as f64;
         let rates: Vec<f64> = self
+            .host
             .vcpus
             .iter()
-            .map(|v| e.wc_fair[v.dom.0] * pcpus / self.dom_info[v.dom.0].vcpus.len().max(1) as f64)
+            .map(|v| e.wc_fair[v.dom.0] * pcpus / self.host.dom_info[v.dom.0].vcpus.len().max(1) as f64)
             .collect();
-        self.usage.lag(&rates, self.warmup.0, self.end.0)
+        self.measure.usage.lag(&rates, self.warmup.0, self.end.0)
     }
 
     /// Every vCPU's Lag series ([`Simulation::lag_series`]) with its name and domain, for the page.
@@ -402,7 +405,7 @@ impl Simulation {
     pub fn run_report(&self, opts: &RunOptions) -> RunReport {
         let measured_ns = (self.end - self.warmup).0.max(1);
         let measured_s = measured_ns as f64 / 1e9;
-        let pcpus = self.pcpus.len() as f64;
+        let pcpus = self.host.pcpus.len() as f64;
         let host_ns = measured_ns as f64 * pcpus;
         let Entitlements { fair, wc_fair, busy, shares } = self.entitlements();
         let lags = self.lag_series();
@@ -411,12 +414,14 @@ impl Simulation {
         let mut domains = IndexMap::new();
         let mut ratios = Vec::new();
         let mut max_lag_ms: f64 = 0.0;
-        for (i, info) in self.dom_info.iter().enumerate() {
-            let m = &self.dom_metrics[i];
+        for (i, info) in self.host.dom_info.iter().enumerate() {
+            let m = &self.measure.dom_metrics[i];
             let share = shares[i];
-            let kinds = &self.kinds[i];
-            let cpu_tasks: Vec<usize> = (0..self.tasks.len())
-                .filter(|&k| self.tasks[k].dom.0 == i && matches!(self.tasks[k].work, crate::model::Work::Cpu))
+            let kinds = &self.host.kinds[i];
+            let cpu_tasks: Vec<usize> = (0..self.guests.tasks.len())
+                .filter(|&k| {
+                    self.guests.tasks[k].dom.0 == i && matches!(self.guests.tasks[k].work, crate::model::Work::Cpu)
+                })
                 .collect();
             let throughput = Throughput {
                 requests_per_s: kinds.server.then(|| per_s(m.requests_served)),
@@ -432,7 +437,9 @@ impl Simulation {
                 progress_per_s: (!cpu_tasks.is_empty()).then(|| {
                     let ns: u64 = cpu_tasks
                         .iter()
-                        .map(|&k| self.task_metrics[k].cpu_ns.saturating_sub(self.task_metrics[k].tracking_ns))
+                        .map(|&k| {
+                            self.measure.task_metrics[k].cpu_ns.saturating_sub(self.measure.task_metrics[k].tracking_ns)
+                        })
                         .sum();
                     round6(ns as f64 / 1e6 / measured_s)
                 }),
@@ -469,8 +476,8 @@ impl Simulation {
         }
 
         let mut tasks = IndexMap::new();
-        for (k, t) in self.tasks.iter().enumerate() {
-            let tm = &self.task_metrics[k];
+        for (k, t) in self.guests.tasks.iter().enumerate() {
+            let tm = &self.measure.task_metrics[k];
             let belief = self.task_belief(crate::model::TaskId(k));
             let report = TaskReport {
                 cpu_ms: round6(tm.cpu_ns as f64 / 1e6),
@@ -480,12 +487,13 @@ impl Simulation {
                 io_bound: belief.map(|(_, io)| io),
                 io_bound_after_ms: belief
                     .and(tm.inferred_io_at)
-                    .map(|at| round6(at.saturating_sub(self.last_change_at).as_ms_f64())),
+                    .map(|at| round6(at.saturating_sub(self.measure.last_change_at).as_ms_f64())),
             };
-            tasks.insert(format!("{}/{}", self.dom_info[t.dom.0].name, t.name), report);
+            tasks.insert(format!("{}/{}", self.host.dom_info[t.dom.0].name, t.name), report);
         }
 
         let jobs: IndexMap<String, JobReport> = self
+            .guests
             .groups
             .iter()
             .map(|g| {
@@ -512,13 +520,13 @@ impl Simulation {
             scheduler: self.scenario.policy(&self.policy_id).map(|p| p.scheduler.clone()),
             sim_ms: self.now.0 / 1_000_000,
             events: self.events,
-            wall_ms: (!opts.deterministic).then(|| round6(self.wall_ns as f64 / 1e6)),
+            wall_ms: (!opts.deterministic).then(|| round6(self.measure.wall_ns as f64 / 1e6)),
             // Context switches host-wide, the count paper 004 (4.5) took from XenMon: every time a pCPU switched
             // to a different vCPU (from idle or from another vCPU) in the measured window; the domains' counts
             // summed.
             host: HostReport {
-                busy_share: round6(self.busy_ns as f64 / host_ns),
-                context_switches: self.dom_metrics.iter().map(|m| m.context_switches).sum(),
+                busy_share: round6(self.measure.busy_ns as f64 / host_ns),
+                context_switches: self.measure.dom_metrics.iter().map(|m| m.context_switches).sum(),
             },
             domains,
             tasks,

@@ -4,6 +4,7 @@
 //! crosses as JSON strings that the TypeScript side parses into `readonly` types; bulk series (schedule segments,
 //! share samples) cross as `Float64Array`s. Nothing here decides anything: every function forwards to the core.
 
+use schedsim_core::metrics::Distribution;
 use schedsim_core::{report, scenario::Scenario, sim};
 use wasm_bindgen::prelude::*;
 
@@ -152,7 +153,8 @@ impl Simulation {
     /// A domain's distribution as flattened (value_ms, count) pairs in increasing value, for CDFs. `metric` is
     /// "response", "event_latency" or "io_latency" (empty when the domain has none).
     pub fn distribution(&self, domain: u32, metric: &str) -> js_sys::Float64Array {
-        let pts = self.inner.distribution(domain as usize, metric);
+        let pts =
+            Distribution::from_name(metric).map_or_else(Vec::new, |m| self.inner.distribution(domain as usize, m));
         let flat: Vec<f64> = pts.iter().flat_map(|&(v, c)| [v as f64 / 1e6, c as f64]).collect();
         js_sys::Float64Array::from(flat.as_slice())
     }

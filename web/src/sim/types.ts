@@ -3,6 +3,7 @@
 // re-exports them and adds the types that only the page has.
 export type { BeliefRec } from './generated/BeliefRec';
 export type { BoostRec } from './generated/BoostRec';
+export type { Caps } from './generated/Caps';
 export type { ClaimResult } from './generated/ClaimResult';
 export type { Decision } from './generated/Decision';
 export type { DomainReport } from './generated/DomainReport';
