@@ -16,6 +16,8 @@
 //! - Module layers: `time` <- `scenario` (the file format) <- `model` <- `policy` (schedulers and their registry) <-
 //!   `load` (a scenario checked by its schedulers' rules) <- `sim` <- `report`.
 
+#[cfg(test)]
+mod bindings;
 pub mod claims;
 mod load;
 pub mod metrics;

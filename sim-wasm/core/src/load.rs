@@ -16,4 +16,9 @@ impl Scenario {
     pub fn from_value(value: Value) -> Result<Scenario, ScenarioError> {
         Scenario::parse_value(value, &Registry)
     }
+
+    /// The scenario with claim `k`'s ablation applied (see [`Scenario::ablated_with`]); `None` without one.
+    pub fn ablated(&self, k: usize) -> Option<Result<Scenario, ScenarioError>> {
+        self.ablated_with(k, &Registry)
+    }
 }

@@ -213,6 +213,7 @@ pub struct TaskMetrics {
 
 /// A distribution summary in milliseconds.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Summary {
     pub count: u64,
     pub mean: f64,

@@ -83,6 +83,10 @@ pub struct Scenario {
     /// is shown to come from the mechanism rather than from one tuned setting.
     #[serde(default)]
     pub variants: Vec<Variant>,
+    /// The validated document this scenario was read from (a variant's: with its patch applied), so that a
+    /// claim's ablation can patch exactly what was run.
+    #[serde(skip)]
+    pub doc: Value,
 }
 
 /// A named change of the setting (e.g. one CPU-bound domain fewer) under which the scenario's claims must hold.
@@ -563,6 +567,37 @@ pub struct Claim {
     pub at_most: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_least: Option<f64>,
+    /// The counterfactual of an effect claim: the scenario with the credited mechanism switched off. `check`
+    /// passes the claim only if it holds on the scenario and fails on this ablation, for every seed and variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without: Option<Ablation>,
+    /// `not_reproduced`: the paper's result does not come out of the model (see `reason`); reported, not failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ClaimStatus>,
+    /// What the paper reports for this statement (value and figure), for the fidelity table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<String>,
+    /// Why a `not_reproduced` claim does not hold in the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A claim's ablation: a label for people and a JSON Patch (RFC 6902) on the scenario that switches the
+/// mechanism off (a policy parameter, a domain's type, a feature flag).
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Ablation {
+    pub label: String,
+    pub patch: Value,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimStatus {
+    /// The paper's result is not reproduced by the model; the claim stays as a finding, with `paper` and
+    /// `reason`.
+    NotReproduced,
 }
 
 /// The most a `higher`/`lower` claim's factor may be.
@@ -590,6 +625,26 @@ impl Claim {
     /// The policy whose run this claim is about (reported in that run's `claims`).
     pub fn subject(&self) -> Option<&str> {
         self.lower.as_deref().or(self.higher.as_deref()).or(self.policy.as_deref())
+    }
+
+    /// Whether the claim is kept as a finding the model does not reproduce.
+    pub fn not_reproduced(&self) -> bool {
+        self.status == Some(ClaimStatus::NotReproduced)
+    }
+
+    /// Every policy whose run the claim reads.
+    pub fn policies(&self) -> Vec<&str> {
+        let bound = match &self.factor_at_most {
+            Some(FactorBound::Metric { policy, .. }) => Some(policy.as_str()),
+            _ => None,
+        };
+        let mut out: Vec<&str> = [self.lower.as_deref(), self.higher.as_deref(), self.than.as_deref()]
+            .into_iter()
+            .chain([self.policy.as_deref(), bound])
+            .flatten()
+            .collect();
+        out.dedup();
+        out
     }
 }
 
@@ -664,14 +719,55 @@ impl Scenario {
         let mut sc: Scenario =
             serde_json::from_value(value.clone()).map_err(|e| ScenarioError::one(format!("(scenario): {e}")))?;
         sc.check(rules)?;
-        sc.build_variants(&value, rules)?;
+        sc.doc = value;
+        sc.build_variants(rules)?;
+        for v in &sc.variants {
+            if let Some(vs) = &v.scenario {
+                vs.check_ablations(rules).map_err(|e| ScenarioError::one(format!("variants ('{}'): {e}", v.label)))?;
+            }
+        }
+        sc.check_ablations(rules)?;
         Ok(sc)
+    }
+
+    /// The scenario with claim `k`'s ablation applied (`None` when the claim has none). The result keeps the
+    /// claims (so they can be judged on it) but neither variants nor ablations of its own.
+    pub fn ablated_with(&self, k: usize, rules: &dyn SchedulerRules) -> Option<Result<Scenario, ScenarioError>> {
+        let ab = self.claims.get(k)?.without.as_ref()?;
+        let at = |e: String| ScenarioError::one(format!("claims[{k}].without ('{}'): {e}", ab.label));
+        Some((|| {
+            let patch: json_patch::Patch = serde_json::from_value(ab.patch.clone()).map_err(|e| at(e.to_string()))?;
+            let mut doc = self.doc.clone();
+            json_patch::patch(&mut doc, &patch).map_err(|e| at(e.to_string()))?;
+            if let Some(obj) = doc.as_object_mut() {
+                obj.remove("variants");
+                // The same seed as what was run (a `--seed` override lives in `self`, not in the document).
+                obj.insert("seed".into(), Value::from(self.seed));
+                obj.insert("duration_ms".into(), Value::from(self.duration_ms));
+            }
+            for c in doc.get_mut("claims").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Some(obj) = c.as_object_mut() {
+                    obj.remove("without");
+                }
+            }
+            Scenario::parse_value(doc, rules).map_err(|e| at(e.to_string()))
+        })())
+    }
+
+    /// Builds every claim's ablation once, so a patch that no longer fits is reported when the file is loaded.
+    fn check_ablations(&self, rules: &dyn SchedulerRules) -> Result<(), ScenarioError> {
+        for k in 0..self.claims.len() {
+            if let Some(r) = self.ablated_with(k, rules) {
+                r?;
+            }
+        }
+        Ok(())
     }
 
     /// Applies each variant's JSON Patch (RFC 6902) to the scenario and validates the result, so a variant that no
     /// longer fits the scenario is reported when the file is loaded, naming the variant.
-    fn build_variants(&mut self, value: &Value, rules: &dyn SchedulerRules) -> Result<(), ScenarioError> {
-        let mut base = value.clone();
+    fn build_variants(&mut self, rules: &dyn SchedulerRules) -> Result<(), ScenarioError> {
+        let mut base = self.doc.clone();
         if let Some(obj) = base.as_object_mut() {
             obj.remove("variants");
         }
@@ -866,6 +962,11 @@ impl Scenario {
                     }
                 }
             }
+            if c.not_reproduced() && (c.paper.is_none() || c.reason.is_none()) {
+                p.push(format!(
+                    "claims[{i}].status: a not_reproduced claim states the paper's value (paper) and why (reason)"
+                ));
+            }
         }
         if p.is_empty() {
             Ok(())
@@ -944,6 +1045,41 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.to_string().contains("variants[0] ('gone')"), "{e}");
+    }
+
+    #[test]
+    fn ablations_patch_what_was_run_and_are_checked_when_loaded() {
+        let claim = |patch: Value| {
+            serde_json::json!([{"text":"busy","metric":"domains.a.cpu_share","policy":"credit","at_least":0.5,
+                "without":{"label":"capped","patch":patch}}])
+        };
+        let sc = with(|v| {
+            v["claims"] = claim(serde_json::json!([{"op":"add","path":"/domains/0/cap_pct","value":20}]));
+            v["variants"] = serde_json::json!([{"label":"longer","patch":[
+                {"op":"replace","path":"/duration_ms","value":2000}]}]);
+        })
+        .unwrap();
+        let seeded = crate::report::with_overrides(
+            &sc.variants[0].scenario.as_deref().unwrap().clone(),
+            &crate::report::RunOptions { seed: Some(9), ..Default::default() },
+        )
+        .unwrap();
+        let ab = seeded.ablated(0).unwrap().unwrap();
+        // The variant's change, the run's seed, and the ablation itself; no ablation of the ablation.
+        assert_eq!((ab.duration_ms, ab.seed, ab.domains[0].cap_pct), (2000, 9, 20));
+        assert!(ab.claims[0].without.is_none() && ab.variants.is_empty());
+        assert!(sc.ablated(1).is_none());
+        // A patch that does not fit names the claim and its ablation when the file is loaded.
+        let e =
+            with(|v| v["claims"] = claim(serde_json::json!([{"op":"replace","path":"/domains/4/cap_pct","value":1}])))
+                .unwrap_err();
+        assert!(e.to_string().contains("claims[0].without ('capped')"), "{e}");
+        let e = with(|v| {
+            v["claims"] = serde_json::json!([{"text":"x","metric":"fairness.jain","policy":"credit","at_least":0.9,
+                "status":"not_reproduced"}]);
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("claims[0].status"), "{e}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod build;
 mod guest;
 mod io;
 mod queue;
+mod record;
 mod timing;
 mod workload;
 
@@ -22,6 +23,7 @@ use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Sce
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, TaskRec, Trace, VcpuUsage};
 use queue::EventQueue;
+use record::Recording;
 use timing::{grid_after, HostTiming, TimerKind};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -70,6 +72,7 @@ impl std::error::Error for SimError {}
 
 /// Names and shapes the UI needs to label the trace.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Meta {
     pub scenario: String,
     pub policy: String,
@@ -93,6 +96,7 @@ pub struct Meta {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct MetaDomain {
     pub name: String,
     pub role: &'static str,
@@ -105,6 +109,7 @@ pub struct MetaDomain {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct MetaVcpu {
     pub domain: usize,
     pub index: usize,
@@ -112,6 +117,7 @@ pub struct MetaVcpu {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct MetaTask {
     pub domain: usize,
     pub name: String,
@@ -233,22 +239,6 @@ pub(crate) struct Measurement {
     /// The policy's partial boosts and hits when the measured window began (taken by the first event at or after
     /// the warm-up), so the report counts only the window's, as every other metric.
     pb_at_warmup: Option<(u64, u64)>,
-}
-
-/// The trace and the bookkeeping that keeps it small.
-struct Recording {
-    trace: Trace,
-    /// Whether the trace is recorded (see [`SimOptions::trace`]).
-    on: bool,
-    /// A policy hook ran since the last run-queue snapshot.
-    rq_dirty: bool,
-    /// The run-queue version each pCPU was last snapshotted at (`u64::MAX` before its first snapshot).
-    rq_seen: Vec<u64>,
-    /// Reused to build each run-queue snapshot (the trace copies it only when it changed).
-    rq_scratch: Vec<RqEntry>,
-    /// Reused for the policy's belief changes and partial-boost marks after each hook.
-    belief_buf: Vec<(TaskId, i64)>,
-    boost_buf: Vec<(VcpuId, policy::BoostMark)>,
 }
 
 impl Simulation {
@@ -420,27 +410,6 @@ impl Simulation {
         r
     }
 
-    /// Records the belief changes and partial-boost marks a hook left (rare next to hooks: kept off the hot path).
-    #[inline(never)]
-    fn take_marks(&mut self) {
-        let (mut beliefs, mut boosts) =
-            (std::mem::take(&mut self.rec.belief_buf), std::mem::take(&mut self.rec.boost_buf));
-        for &(t, b) in &beliefs {
-            if self.rec.on {
-                self.rec.trace.push_belief(BeliefRec { t_ns: self.now.0, task: t.0 as u32, belief: b });
-            }
-            self.note_inferred(t);
-        }
-        if self.rec.on {
-            for &(v, kind) in &boosts {
-                self.rec.trace.push_boost(BoostRec { t_ns: self.now.0, vcpu: v.0 as u32, kind: kind.as_str() });
-            }
-        }
-        beliefs.clear();
-        boosts.clear();
-        (self.rec.belief_buf, self.rec.boost_buf) = (beliefs, boosts);
-    }
-
     /// Records when a task is first inferred I/O-bound after the last change (adaptation time in the report).
     fn note_inferred(&mut self, t: TaskId) {
         if self.measure.task_metrics[t.0].inferred_io_at.is_none()
@@ -484,33 +453,6 @@ impl Simulation {
                     }
                 }
             }
-        }
-    }
-
-    /// Records each pCPU's run queue if it changed (the UI's run-queue view and credit/priority history).
-    fn snapshot_runqueues(&mut self) {
-        if !self.rec.on || !self.rec.rq_dirty {
-            return;
-        }
-        self.rec.rq_dirty = false;
-        let versions = self.policy.runqueue_versions();
-        let pcpus = versions.iter().zip(&self.host.running).zip(self.rec.rq_seen.iter_mut()).enumerate();
-        for (p, ((&ver, running), seen)) in pcpus {
-            // Who runs here is part of the snapshot too; the policy's version covers its own state.
-            let version = ver ^ (running.map_or(0, |v| v.0 as u64 + 1) << 48);
-            if *seen == version {
-                continue;
-            }
-            *seen = version;
-            let policy = &self.policy;
-            let entry = |v: VcpuId| {
-                let s = policy.vcpu_sched(v);
-                RqEntry { vcpu: v.0 as u32, pri: s.pri, credit: s.credit }
-            };
-            let running = running.map(entry);
-            self.rec.rq_scratch.clear();
-            self.rec.rq_scratch.extend(policy.runqueue(PcpuId(p)).into_iter().map(entry));
-            self.rec.trace.push_runqueue(p, self.now.0, running, &self.rec.rq_scratch);
         }
     }
 

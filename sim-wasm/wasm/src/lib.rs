@@ -92,7 +92,7 @@ impl Simulation {
 
     /// The run object of the report (DESIGN.md section 5, one element of `runs`), as JSON text.
     pub fn report_json(&self) -> String {
-        serde_json::to_string(&self.inner.report(&report::RunOptions::default())).unwrap_or_default()
+        serde_json::to_string(&self.inner.run_report(&report::RunOptions::default())).unwrap_or_default()
     }
 
     /// Names and shapes the UI needs to label the trace: pCPUs, domains, vCPUs, tasks, duration.
@@ -116,22 +116,7 @@ impl Simulation {
     /// Every vCPU's Lag (paper 001, equation 1) over the measured window, as JSON text
     /// `{"vcpus":[{"name":"web.v0","domain":"web","t_ns":[...],"lag_ns":[...]}]}` (positive: behind its share).
     pub fn lag_json(&self) -> String {
-        let lags = self.inner.lag_series();
-        let meta = self.inner.meta();
-        let vcpus: Vec<serde_json::Value> = meta
-            .vcpus
-            .iter()
-            .enumerate()
-            .map(|(v, m)| {
-                serde_json::json!({
-                    "name": m.name,
-                    "domain": meta.domains[m.domain].name,
-                    "t_ns": lags.t_ns,
-                    "lag_ns": lags.lag_ns[v],
-                })
-            })
-            .collect();
-        serde_json::json!({ "vcpus": vcpus }).to_string()
+        serde_json::to_string(&self.inner.lag_report()).unwrap_or_default()
     }
 
     /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON text.

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 /// What a scheduler is, for the views that only apply to some (the page reads these from the trace's `Meta`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Caps {
     /// Runs a domain's vCPUs together on as many pCPUs (paper 001): needs a pCPU per co-scheduled vCPU.
     pub co_schedules: bool,

@@ -1298,3 +1298,17 @@ fn flow_control_bounds_the_receive_buffer() {
     let (unbounded, _) = most_unread(false);
     assert!(unbounded > 12, "without flow control unread data piles up ({unbounded} segments)");
 }
+
+/// The trace's `meta.caps` come from the scheduler registry; beliefs only while the policy infers.
+#[test]
+fn meta_caps_describe_the_scheduler() {
+    let sc = scenario(json!({"schema":1,"id":"caps","title":"t","seed":1,"duration_ms":100,"host":{"pcpus":2},
+        "domains":[{"name":"a","vcpus":2,"tasks":[cpu_task("burn")]}],
+        "policies":[{"id":"credit","scheduler":"credit"},
+                    {"id":"tavs","scheduler":"credit","params":{"tavs":{}}},
+                    {"id":"gang","scheduler":"gang"}]}));
+    let caps = |id: &str| Simulation::new(&sc, id).unwrap().meta().caps;
+    assert_eq!(caps("credit"), Caps { co_schedules: false, beliefs: false, lag: false });
+    assert_eq!(caps("tavs"), Caps { co_schedules: false, beliefs: true, lag: false });
+    assert_eq!(caps("gang"), Caps { co_schedules: true, beliefs: false, lag: true });
+}
