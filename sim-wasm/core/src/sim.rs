@@ -24,10 +24,10 @@ use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, TaskRec, Trace, VcpuUsage};
 use queue::EventQueue;
 use record::Recording;
-use timing::{grid_after, HostTiming, TimerKind};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::fmt;
+use timing::{grid_after, HostTiming, TimerKind};
 
 /// Events one simulated second may take, on average, before the run is stopped as runaway.
 const EVENTS_PER_SIM_SECOND_BUDGET: u64 = 20_000_000;
@@ -262,6 +262,7 @@ impl Simulation {
         let setup = registry::Setup { params: &spec.params, pcpus, domains: &b.dom_info, types: &types };
         let policy = registry::build(&spec.scheduler, &setup)
             .map_err(|error| SimError::PolicySetup { policy: policy_id.to_string(), error })?;
+        let slop = policy.timers().timer_slop;
         let budget = if opts.trace { opts.trace_budget_bytes } else { 0 };
         let trace = Trace::with_budget(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0, budget);
         let ndom = b.dom_info.len();
@@ -299,7 +300,7 @@ impl Simulation {
                 vcpu_name,
                 dom_info: b.dom_info,
                 kinds: b.kinds,
-                timing: HostTiming::new(scenario.seed, pcpus, scenario.host.timing),
+                timing: HostTiming::new(scenario.seed, pcpus, scenario.host.timing, slop),
             },
             guests: Guests {
                 tasks: b.tasks,

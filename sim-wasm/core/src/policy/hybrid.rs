@@ -520,7 +520,7 @@ impl Policy for Hybrid {
     fn timers(&self) -> Timers {
         // Each pCPU's own slot tick (`hsched_tick`, started together at boot as 3.0.4's tickers); the BSP allocates
         // PE in every L-th of its ticks (see `tick`), so there is no host-wide timer.
-        Timers { tick: Some(self.params.slot()), account: None, tick_stops_idle: false }
+        Timers { tick: Some(self.params.slot()), account: None, tick_stops_idle: false, timer_slop: true }
     }
 
     /// Initial mapping (3.3): the least-loaded pCPU; for a CON domain, one without a sibling.

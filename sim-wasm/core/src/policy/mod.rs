@@ -237,6 +237,9 @@ pub struct Timers {
     pub account: Option<Nanos>,
     /// The tick stops while its pCPU idles and restarts on the tick grid when it gets work (Xen 3.4+).
     pub tick_stops_idle: bool,
+    /// The policy's timers fire in Xen's timer-slop window (see `sim::timing`). Off for the reservation
+    /// schedulers (SEDF, xenco, ARINC 653, Atropos), whose per-period accounting assumes exact timers.
+    pub timer_slop: bool,
 }
 
 /// Which way an I/O item passes a driver domain's backend.

@@ -41,9 +41,10 @@ pub struct HostTiming {
 }
 
 impl HostTiming {
-    pub fn new(seed: u64, pcpus: usize, timing: Timing) -> HostTiming {
+    /// `slop`: whether the policy's timers go through the slop window at all (`Timers::timer_slop`).
+    pub fn new(seed: u64, pcpus: usize, timing: Timing, slop: bool) -> HostTiming {
         HostTiming {
-            jitter: timing == Timing::Xen,
+            jitter: slop && timing == Timing::Xen,
             streams: (0..pcpus).map(|_| [None, None, None]).collect(),
             seed,
             tick: vec![Timer::default(); pcpus],
@@ -99,7 +100,7 @@ mod tests {
 
     #[test]
     fn jitter_stays_in_the_slop_window_and_lockstep_has_none() {
-        let mut t = HostTiming::new(7, 2, Timing::Xen);
+        let mut t = HostTiming::new(7, 2, Timing::Xen, true);
         let mut seen_late = false;
         for k in 0..1000u64 {
             let d = Nanos::from_ms(10 * k);
@@ -108,15 +109,15 @@ mod tests {
             seen_late |= at > d;
         }
         assert!(seen_late);
-        let mut l = HostTiming::new(7, 2, Timing::Lockstep);
+        let mut l = HostTiming::new(7, 2, Timing::Lockstep, true);
         assert_eq!(l.fire_at(1, TimerKind::Tick, Nanos(123)), Nanos(123));
     }
 
     /// Common random numbers: a pCPU's k-th tick jitter does not depend on what else drew before it.
     #[test]
     fn streams_are_per_pcpu_and_kind() {
-        let mut a = HostTiming::new(3, 4, Timing::Xen);
-        let mut b = HostTiming::new(3, 4, Timing::Xen);
+        let mut a = HostTiming::new(3, 4, Timing::Xen, true);
+        let mut b = HostTiming::new(3, 4, Timing::Xen, true);
         for _ in 0..50 {
             b.fire_at(2, TimerKind::Slice, Nanos::ZERO);
             b.fire_at(0, TimerKind::Tick, Nanos::ZERO);

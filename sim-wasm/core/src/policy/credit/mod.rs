@@ -18,9 +18,7 @@ pub mod xballoon;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::{self, Versions};
-use crate::policy::{
-    Action, BoostMark, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU,
-};
+use crate::policy::{Action, BoostMark, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::time::Nanos;
 use serde_json::Value;
 use std::fmt::Write;
@@ -616,6 +614,7 @@ impl Policy for Credit {
             tick: Some(self.params.tick()),
             account: self.params.master_ticker.then(|| self.params.tslice()),
             tick_stops_idle: self.params.tick_suspend,
+            timer_slop: true,
         }
     }
 
