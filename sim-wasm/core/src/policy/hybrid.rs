@@ -695,7 +695,7 @@ impl Policy for Hybrid {
     /// are scheduled asynchronously; only a co-scheduling (IPIs from its initiator) makes pCPUs switch together.
     fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {
         self.ticks[p.0] += 1;
-        if p == MASTER_PCPU && self.ticks[p.0] % self.params.alloc_slots == 0 {
+        if p == MASTER_PCPU && self.ticks[p.0].is_multiple_of(self.params.alloc_slots) {
             self.account(ctx);
         } else {
             self.sort_runq(p.0);

@@ -834,7 +834,10 @@ impl Policy for Credit {
         self.ticks[p.0] += 1;
         // 3.x: the master does the host-wide accounting in its own tick, before sorting its run queue; the other
         // pCPUs see the new priorities at their next tick.
-        if !self.params.master_ticker && p == MASTER_PCPU && self.ticks[p.0] % self.params.ticks_per_tslice() == 0 {
+        if !self.params.master_ticker
+            && p == MASTER_PCPU
+            && self.ticks[p.0].is_multiple_of(self.params.ticks_per_tslice())
+        {
             self.account(ctx);
         }
         self.runq_sort(p);
