@@ -1,0 +1,7 @@
+//! The library side of the `schedsim` command: batches of runs over threads, and sweeps over a grid of scenario
+//! parameters (whole, or one shard of it). The Python package (`python/`) builds on the same sweep grid, so a
+//! grid means the same runs whichever front end runs it.
+
+pub mod batch;
+pub mod par;
+pub mod sweep;
