@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 mod bench;
 
-use schedsim_cli::{batch, par, sweep};
+use schedsim_cli::{batch, par, pick_variant, sweep};
 
 #[derive(Parser)]
 #[command(name = "schedsim", version, about = "Hypervisor CPU scheduling simulator")]
@@ -126,18 +126,6 @@ enum Cmd {
 
 fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
-}
-
-/// The scenario's variant with this label, or an error listing the labels there are.
-fn pick_variant(sc: &Scenario, label: &str) -> Result<Scenario, String> {
-    match sc.variants.iter().find(|v| v.label == label).and_then(|v| v.scenario.as_deref()) {
-        Some(v) => Ok(v.clone()),
-        None => {
-            let labels: Vec<String> = sc.variants.iter().map(|v| format!("'{}'", v.label)).collect();
-            let known = if labels.is_empty() { "it has none".to_string() } else { labels.join(", ") };
-            Err(format!("--variant: scenario '{}' has no variant '{label}' ({known})", sc.id))
-        }
-    }
 }
 
 fn load(path: &Path) -> Result<Scenario, String> {
