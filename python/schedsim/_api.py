@@ -46,9 +46,7 @@ def check(scenario: Scenario, seeds: int = 1) -> list[dict[str, Any]]:
     settings += [(v["label"], v["seed"]) for v in info["variants"]]
     results: list[dict[str, Any]] = []
     for variant, first in settings:
-        reports = [
-            json.loads(_core.run(text, [], s, None, variant, True)) for s in range(first, first + seeds)
-        ]
+        reports = [json.loads(_core.run(text, [], s, None, variant, True)) for s in range(first, first + seeds)]
         for r, run0 in enumerate(reports[0]["runs"]):
             for k, claim in enumerate(run0["claims"]):
                 per_seed = [(first + i, rep["runs"][r]["claims"][k]) for i, rep in enumerate(reports)]

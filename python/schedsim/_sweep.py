@@ -58,7 +58,8 @@ def matches(pattern: str, path: str) -> bool:
 
 
 def _dask_workers(client: Any) -> int:
-    return max(1, sum(client.nthreads().values()))
+    threads: int = sum(client.nthreads().values())
+    return max(1, threads)
 
 
 def _run_on_dask(client: Any, jobs: list[tuple[Chunk, list[list[Any]]]], args: tuple[Any, ...]) -> Iterator[Any]:
@@ -67,7 +68,7 @@ def _run_on_dask(client: Any, jobs: list[tuple[Chunk, list[list[Any]]]], args: t
     [scenario] = client.scatter([args[0]], broadcast=True, hash=False)
     futures = {client.submit(run_chunk, scenario, args[1], items, args[2], pure=False): chunk for chunk, items in jobs}
     try:
-        for fut in as_completed(futures):
+        for fut in as_completed(futures):  # type: ignore[no-untyped-call]
             yield futures[fut], fut.result()
     finally:
         client.cancel(list(futures))
@@ -134,7 +135,10 @@ def sweep(
 
     if missing:
         nworkers = _dask_workers(client) if client is not None else (workers or os.cpu_count() or 1)
-        jobs = [(ch, [[combos[work[i][0]], work[i][1], work[i][2]] for i in ch]) for ch in chunks(missing, nworkers, chunksize)]
+        jobs = [
+            (ch, [[combos[work[i][0]], work[i][1], work[i][2]] for i in ch])
+            for ch in chunks(missing, nworkers, chunksize)
+        ]
         args = (text, paths, duration_ms)
         done = _run_on_dask(client, jobs, args) if client is not None else _run_locally(nworkers, jobs, args)
         pending: list[tuple[str, str, int, dict[str, Any]]] = []
@@ -160,7 +164,5 @@ def sweep(
             m = {k: v for k, v in m.items() if any(matches(pat, k) for pat in metrics)}
         records.append({**dict(zip(paths, combos[c])), "seed": s, "policy": p, **m})
     df = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=[*paths, "seed", "policy"])
-    df.attrs.update(
-        scenario=plan["scenario"], version=version, simulated=len(missing), cached=len(work) - len(missing)
-    )
+    df.attrs.update(scenario=plan["scenario"], version=version, simulated=len(missing), cached=len(work) - len(missing))
     return df
