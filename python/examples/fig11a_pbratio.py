@@ -55,7 +55,7 @@ def main() -> None:
 
     fig, ax = plt.subplots(figsize=(6, 3.6), dpi=110)
     ax.fill_between(stats.index, stats["min"], stats["max"], color="#56B4E9", alpha=0.3, label="min-max over seeds")
-    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"], color="#0072B2", marker="o", capsize=3, label="mean ± sd")
+    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"], color="#0072B2", marker="o", capsize=3, label="mean, sd")
     ax.scatter(df[x], df[METRIC], s=6, color="#000000", alpha=0.35, label=f"each seed ({args.seeds})")
     ax.set_xlabel("PBratio (partial boosting allowed, fraction of the vCPU's CPU use)")
     ax.set_ylabel("block reads / s (I/O domain)")

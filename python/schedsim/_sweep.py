@@ -3,6 +3,7 @@ cluster, every result cached on disk, returned as a pandas DataFrame in grid ord
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import multiprocessing
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as futures_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import pandas as pd
@@ -74,17 +76,39 @@ def _run_on_dask(client: Any, jobs: list[tuple[Chunk, list[list[Any]]]], args: t
         client.cancel(list(futures))
 
 
+_POOLS: dict[int, ProcessPoolExecutor] = {}
+
+
+def local_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes, started on first use and kept for the next sweeps of the session (a
+    process starts in about a second: it imports the caller's main module, as the spawn method does)."""
+    pool = _POOLS.get(workers)
+    if pool is None:
+        # spawn: safe whatever threads the caller runs (a Dask client, a notebook's); fork is not.
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        _POOLS[workers] = pool
+    return pool
+
+
+@atexit.register
+def _close_pools() -> None:
+    for pool in _POOLS.values():
+        pool.shutdown(wait=True, cancel_futures=True)
+    _POOLS.clear()
+
+
 def _run_locally(workers: int, jobs: list[tuple[Chunk, list[list[Any]]]], args: tuple[Any, ...]) -> Iterator[Any]:
-    # spawn: safe whatever threads the caller runs (a Dask client, a notebook); workers import only the simulator.
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
-        futures = {pool.submit(run_chunk, args[0], args[1], items, args[2]): chunk for chunk, items in jobs}
-        try:
-            for fut in futures_completed(futures):
-                yield futures[fut], fut.result()
-        finally:
-            for fut in futures:
-                fut.cancel()
+    pool = local_pool(workers)
+    futures = {pool.submit(run_chunk, args[0], args[1], items, args[2]): chunk for chunk, items in jobs}
+    try:
+        for fut in futures_completed(futures):
+            yield futures[fut], fut.result()
+    except BrokenProcessPool:
+        _POOLS.pop(workers, None)
+        raise
+    finally:
+        for fut in futures:
+            fut.cancel()
 
 
 def sweep(
