@@ -25,12 +25,12 @@ def short_scenario() -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def cli() -> Path:
-    """The release `schedsim` binary (`npm run build:cli`); tests that need it skip without it, unless
-    SCHEDSIM_REQUIRE_CLI is set (as `npm test` does), where a missing binary fails them."""
+    """The release `schedsim` binary (`npm run build:cli`, or $SCHEDSIM_CLI); tests that need it skip without it,
+    unless SCHEDSIM_REQUIRE_CLI is set (as `npm test` does), where a missing binary fails them."""
     target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "sim-wasm" / "target")
     if not target.is_absolute():
         target = ROOT / "sim-wasm" / target
-    binary = target / "release" / "schedsim"
+    binary = Path(os.environ.get("SCHEDSIM_CLI") or target / "release" / "schedsim")
     if not binary.is_file():
         if os.environ.get("SCHEDSIM_REQUIRE_CLI"):
             pytest.fail(f"{binary} is missing: run `npm run build:cli` first")
