@@ -5,7 +5,9 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -17,7 +19,12 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn main() {
-    let inputs = ["../sim-wasm/core/src", "../sim-wasm/cli/src", "../scenarios/schema.json", "src"];
+    let inputs = [
+        "../sim-wasm/core/src",
+        "../sim-wasm/cli/src",
+        "../scenarios/schema.json",
+        "src",
+    ];
     let mut paths = Vec::new();
     for i in inputs {
         println!("cargo:rerun-if-changed={i}");
@@ -36,6 +43,11 @@ fn main() {
         h.update(std::fs::read(p).unwrap_or_default());
         h.update([0]);
     }
-    let hex: String = h.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let hex: String = h
+        .finalize()
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     println!("cargo:rustc-env=SCHEDSIM_SOURCE_HASH={hex}");
 }

@@ -14,7 +14,11 @@ use std::collections::HashMap;
 
 /// `schedsim._errors.ScenarioError(message, problems, context)`: a Python class, so it pickles across processes.
 fn scenario_error(py: Python<'_>, context: &str, e: &ScenarioError) -> PyErr {
-    let message = if context.is_empty() { e.to_string() } else { format!("{context}: {e}") };
+    let message = if context.is_empty() {
+        e.to_string()
+    } else {
+        format!("{context}: {e}")
+    };
     let made = py
         .import("schedsim._errors")
         .and_then(|m| m.getattr("ScenarioError"))
@@ -37,13 +41,18 @@ fn parse(py: Python<'_>, scenario: &str) -> PyResult<Scenario> {
 }
 
 fn parse_value(text: &str, what: &str) -> PyResult<Value> {
-    serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("{what}: not valid JSON: {e}")))
+    serde_json::from_str(text)
+        .map_err(|e| PyValueError::new_err(format!("{what}: not valid JSON: {e}")))
 }
 
 /// The simulator's version: the crate's, and a hash of the sources that decide a run's result.
 #[pyfunction]
 fn version() -> String {
-    format!("{}+{}", env!("CARGO_PKG_VERSION"), env!("SCHEDSIM_SOURCE_HASH"))
+    format!(
+        "{}+{}",
+        env!("CARGO_PKG_VERSION"),
+        env!("SCHEDSIM_SOURCE_HASH")
+    )
 }
 
 /// Runs a scenario (JSON text) under the named policies (all when empty) and returns the report as JSON text.
@@ -65,11 +74,21 @@ fn run(
     for p in &policies {
         if sc.policy(p).is_none() {
             let known: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
-            return Err(PyValueError::new_err(format!("policy {p}: no such policy in {} (has: {})", sc.id, known.join(", "))));
+            return Err(PyValueError::new_err(format!(
+                "policy {p}: no such policy in {} (has: {})",
+                sc.id,
+                known.join(", ")
+            )));
         }
     }
-    let opts = RunOptions { deterministic, seed, duration_ms };
-    let rep = py.detach(|| report::run_scenario(&sc, &policies, &opts)).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let opts = RunOptions {
+        deterministic,
+        seed,
+        duration_ms,
+    };
+    let rep = py
+        .detach(|| report::run_scenario(&sc, &policies, &opts))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok(report::to_json_string(&rep))
 }
 
@@ -84,7 +103,10 @@ fn describe(py: Python<'_>, scenario: &str) -> PyResult<String> {
         .map(|v| json!({"label": v.label, "seed": v.scenario.as_deref().map_or(sc.seed, |s| s.seed)}))
         .collect();
     let policies: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
-    Ok(json!({"id": sc.id, "seed": sc.seed, "policies": policies, "variants": variants}).to_string())
+    Ok(
+        json!({"id": sc.id, "seed": sc.seed, "policies": policies, "variants": variants})
+            .to_string(),
+    )
 }
 
 /// Builds and validates a sweep grid. `axes` is JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario",
@@ -104,19 +126,43 @@ fn plan(
     let base = parse_value(scenario, "scenario")?;
     let axes: Vec<(String, Vec<Value>)> = serde_json::from_value(parse_value(axes, "grid")?)
         .map_err(|e| PyValueError::new_err(format!("grid: expected [[path, [values]]]: {e}")))?;
-    let axes: Vec<Axis> = axes.into_iter().map(|(path, values)| Axis { path, values }).collect();
+    let axes: Vec<Axis> = axes
+        .into_iter()
+        .map(|(path, values)| Axis { path, values })
+        .collect();
     for a in &axes {
         if a.path.is_empty() || a.path.split('.').any(str::is_empty) {
-            return Err(PyValueError::new_err(format!("grid: '{}' is not a dotted path (e.g. host.pcpus)", a.path)));
+            return Err(PyValueError::new_err(format!(
+                "grid: '{}' is not a dotted path (e.g. host.pcpus)",
+                a.path
+            )));
         }
         if a.values.is_empty() {
-            return Err(PyValueError::new_err(format!("grid: {} has no values", a.path)));
+            return Err(PyValueError::new_err(format!(
+                "grid: {} has no values",
+                a.path
+            )));
         }
     }
-    let spec = GridSpec { axes, seeds, seed, duration_ms, policies };
-    let grid = py.detach(|| Grid::new(&base, &spec)).map_err(|e| grid_error(py, e))?;
-    let work: Vec<Value> = grid.work.iter().map(|w| json!([w.combination, w.seed, w.policy])).collect();
-    Ok(json!({"scenario": sc.id, "paths": grid.paths, "combos": grid.combos, "work": work}).to_string())
+    let spec = GridSpec {
+        axes,
+        seeds,
+        seed,
+        duration_ms,
+        policies,
+    };
+    let grid = py
+        .detach(|| Grid::new(&base, &spec))
+        .map_err(|e| grid_error(py, e))?;
+    let work: Vec<Value> = grid
+        .work
+        .iter()
+        .map(|w| json!([w.combination, w.seed, w.policy]))
+        .collect();
+    Ok(
+        json!({"scenario": sc.id, "paths": grid.paths, "combos": grid.combos, "work": work})
+            .to_string(),
+    )
 }
 
 /// Every number in a run object by its dotted path (`domains.web.cpu_share`), claims and wall-clock time left out.
@@ -130,7 +176,11 @@ fn leaves(v: &Value, prefix: &str, out: &mut Map<String, Value>) {
                 if prefix.is_empty() && matches!(k.as_str(), "claims" | "wall_ms") {
                     continue;
                 }
-                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 leaves(child, &path, out);
             }
         }
@@ -151,20 +201,33 @@ fn run_points(
     duration_ms: Option<u64>,
 ) -> PyResult<String> {
     let base = parse_value(scenario, "scenario")?;
-    let items: Vec<(Vec<Value>, u64, String)> = serde_json::from_value(parse_value(items, "items")?)
-        .map_err(|e| PyValueError::new_err(format!("items: expected [[values, seed, policy]]: {e}")))?;
+    let items: Vec<(Vec<Value>, u64, String)> =
+        serde_json::from_value(parse_value(items, "items")?).map_err(|e| {
+            PyValueError::new_err(format!("items: expected [[values, seed, policy]]: {e}"))
+        })?;
     let out = py.detach(|| {
         let mut built: HashMap<String, Scenario> = HashMap::new();
         let mut out = Vec::with_capacity(items.len());
         for (values, seed, policy) in &items {
             let key = Value::from(values.clone()).to_string();
             if !built.contains_key(&key) {
-                let (sc, _) =
-                    sweep::combination_scenario(&base, &paths, values, duration_ms, std::slice::from_ref(policy))?;
+                let (sc, _) = sweep::combination_scenario(
+                    &base,
+                    &paths,
+                    values,
+                    duration_ms,
+                    std::slice::from_ref(policy),
+                )?;
                 built.insert(key.clone(), sc);
             }
-            let what = || format!("({}), seed {seed}, policy {policy}", sweep::describe(&paths, values));
-            let run = sweep::run_point(&built[&key], *seed, policy, true).map_err(|e| format!("{}: {e}", what()))?;
+            let what = || {
+                format!(
+                    "({}), seed {seed}, policy {policy}",
+                    sweep::describe(&paths, values)
+                )
+            };
+            let run = sweep::run_point(&built[&key], *seed, policy, true)
+                .map_err(|e| format!("{}: {e}", what()))?;
             let mut m = Map::new();
             leaves(&run, "", &mut m);
             out.push(Value::Object(m));
