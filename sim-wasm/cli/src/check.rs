@@ -2,7 +2,7 @@
 //! judged on the scenario and, for an effect claim, on its ablation (the scenario with the credited mechanism
 //! switched off), where it must fail. The same outcomes make the fidelity table (`docs/fidelity.md`).
 
-use crate::batch::{self, Batch};
+use schedsim_cli::batch::{self, Batch};
 use schedsim_core::claims::{self, ClaimResult};
 use schedsim_core::report::{self, Report, RunOptions};
 use schedsim_core::scenario::Scenario;
