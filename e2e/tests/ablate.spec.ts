@@ -17,7 +17,9 @@ async function piMbps(values: Locator): Promise<number> {
 }
 
 async function columns(page: Page): Promise<(string | null)[]> {
-  return page.getByTestId('policy-column').evaluateAll((els) => els.map((e) => e.getAttribute('data-policy')));
+  return page
+    .getByTestId('policy-column')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-policy')));
 }
 
 test('a claim adds its ablated run as a column, judged with the mechanism off, and a link keeps it', async ({
@@ -34,7 +36,10 @@ test('a claim adds its ablated run as a column, judged with the mechanism off, a
   await waitForIdle(page);
   expect(await columns(page)).toContain(ABLATED);
   const column = page.locator(`[data-testid="policy-column"][data-policy="${ABLATED}"]`);
-  await expect(column).toHaveAttribute('aria-label', 'Credit + IDD priority inheritance, priority inheritance off');
+  await expect(column).toHaveAttribute(
+    'aria-label',
+    'Credit + IDD priority inheritance, priority inheritance off',
+  );
   // A real run with every view: run queues, the timeline, the share chart.
   await expect(column.getByTestId('timeline')).toBeVisible();
   await expect(column.getByTestId('share-chart')).toBeVisible();
@@ -59,7 +64,9 @@ test('a claim adds its ablated run as a column, judged with the mechanism off, a
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
 });
 
-test('an ablated column a scenario cannot have is a clear error and the first policies show', async ({ page }) => {
+test('an ablated column a scenario cannot have is a clear error and the first policies show', async ({
+  page,
+}) => {
   // Claim 4 names no ablation; claim 99 does not exist; "~wx" is no column id at all.
   for (const [policies, message] of [
     ['credit,pi~w4', /claim 4 of this scenario names no ablation/],

@@ -43,8 +43,20 @@ export function App() {
   const { playhead, playing, speed, setSpeed, durationMs, time, view, seek } = playback;
   const { columns, hidden, shown, layout, changeColumns, setColumn, addColumn, removeColumn, toggleColumn } =
     useColumns(addError);
-  const { client, index, current, runs, claims, ablated, ablating, runError, progress, loading, querying, ...scenario } =
-    useScenarioRuns({ urlState, addError, clearErrors, columns, layout, load: playback.load });
+  const {
+    client,
+    index,
+    current,
+    runs,
+    claims,
+    ablated,
+    ablating,
+    runError,
+    progress,
+    loading,
+    querying,
+    ...scenario
+  } = useScenarioRuns({ urlState, addError, clearErrors, columns, layout, load: playback.load });
   const busy = loading || progress !== null;
   const lessons = useLessons({
     initial: urlState,
@@ -89,7 +101,13 @@ export function App() {
     presenting,
     setPresenting,
   });
-  useTestingIdle({ testing, inFlight: busy || querying || ablating, runs, claims: [claims, ablated], columns });
+  useTestingIdle({
+    testing,
+    inFlight: busy || querying || ablating,
+    runs,
+    claims: [claims, ablated],
+    columns,
+  });
   const shareUrl = useShareUrl({ current, columns, testing, time, view, hidden, open, lesson, playing });
 
   // Memoised: a new array would refetch every distribution on each playhead frame.

@@ -222,14 +222,19 @@ export function useScenarioRuns({
           // The column's policy first (it draws as soon as it is done), then the others the claim compares it with.
           const order = [ref.policy, ...ab.reads.filter((p) => p !== ref.policy)];
           const results = await client.runAll(ab.scenario, order, chooseBucketMs(current.doc.duration_ms), {
-            onRun: (run) => live() && run.policy === ref.policy && setRuns((prev) => ({ ...prev, [id]: run })),
+            onRun: (run) =>
+              live() && run.policy === ref.policy && setRuns((prev) => ({ ...prev, [id]: run })),
           });
           if (!live()) return;
           const judged = await client.claims(
             ab.scenario,
             results.map((r) => r.report),
           );
-          if (live()) setAblated((prev) => ({ ...prev, [id]: { label: ab.label, claim: judged[k] ?? null, error: null } }));
+          if (live())
+            setAblated((prev) => ({
+              ...prev,
+              [id]: { label: ab.label, claim: judged[k] ?? null, error: null },
+            }));
         } catch (e) {
           if (e instanceof Cancelled || !live()) return;
           addError(`The run without "${label}" failed: ${message(e)}`);

@@ -99,6 +99,7 @@ export const PolicyColumn = memo(function PolicyColumn({
       </header>
       {!plain && (
         <AblationNote
+          label={ablated?.label ?? ''}
           claim={ablated?.claim ?? null}
           pending={ablated === undefined}
           error={ablated?.error ?? null}
@@ -139,10 +140,12 @@ export const PolicyColumn = memo(function PolicyColumn({
 
 /** Under an ablated column's header: the claim it switches off, judged on the ablated runs. */
 function AblationNote({
+  label,
   claim,
   pending,
   error,
 }: {
+  label: string;
   claim: AblatedRun['claim'];
   pending: boolean;
   error: string | null;
@@ -150,7 +153,11 @@ function AblationNote({
   if (pending || error || !claim)
     return (
       <p className="ablation-note muted" data-testid="column-ablation">
-        {error ? `No ablated run: ${error}` : pending ? 'Mechanism switched off; judging the claim…' : ''}
+        {error
+          ? `No ablated run: ${error}`
+          : pending
+            ? 'Mechanism switched off: running and judging the claim…'
+            : ''}
       </p>
     );
   return (
@@ -160,7 +167,7 @@ function AblationNote({
       data-holds={String(claim.holds)}
     >
       <strong>
-        {claim.holds ? '✓ still holds' : '✗ fails'} with the mechanism off:
+        {claim.holds ? '✓ still holds' : '✗ fails'} with {label}:
       </strong>{' '}
       {claim.text}
       {claimValueLines(claim.values).map((line) => (

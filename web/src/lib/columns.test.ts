@@ -11,7 +11,18 @@ describe('column ids', () => {
   });
 
   it('rejects malformed ids rather than guessing', () => {
-    for (const bad of ['', '~w1', 'pi~w', 'pi~w-1', 'pi~w01', 'pi~wx', 'pi~w1~w2', 'pi~w1.5', 'p i', 'pi~w99999'])
+    for (const bad of [
+      '',
+      '~w1',
+      'pi~w',
+      'pi~w-1',
+      'pi~w01',
+      'pi~wx',
+      'pi~w1~w2',
+      'pi~w1.5',
+      'p i',
+      'pi~w99999',
+    ])
       expect(parseColumnId(bad), bad).toBeNull();
   });
 

@@ -3,7 +3,13 @@
 // ask about the playhead (run queues, decisions) and the distributions until it releases the run: every such
 // question is an entry of `queries` (name -> arguments -> result), asked through the one `query` call.
 import * as Comlink from 'comlink';
-import init, { Simulation, ablation_json, evaluate_claims, last_panic, validate_scenario } from './pkg/schedsim_wasm.js';
+import init, {
+  Simulation,
+  ablation_json,
+  evaluate_claims,
+  last_panic,
+  validate_scenario,
+} from './pkg/schedsim_wasm.js';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type DecisionWindow } from '../lib/decisions';
 import type {
