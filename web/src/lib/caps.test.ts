@@ -5,15 +5,23 @@ import { showsLag } from './caps';
 const plain: Caps = { co_schedules: false, beliefs: false, lag: false };
 
 function meta(caps: Caps | undefined, concurrent: boolean): Meta {
-  return {
+  const m = {
+    scenario: 's',
+    policy: 'p',
+    label: 'P',
     pcpus: 2,
     duration_ns: 1e6,
     warmup_ns: 0,
     domains: [{ name: 'd', role: 'guest', vcpus: 2, weight: 256, cap_pct: 0, color_index: 0, concurrent }],
     vcpus: [],
     tasks: [],
-    ...(caps ? { caps } : {}),
+    decisions: 0,
+    decisions_dropped: 0,
+    trace_detail_until_ns: null,
+    trace_bytes: 0,
   };
+  // A trace from before the simulator reported capabilities has none.
+  return (caps ? { ...m, caps } : m) as Meta;
 }
 
 describe('showsLag', () => {
