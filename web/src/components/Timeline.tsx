@@ -428,11 +428,19 @@ const LaneLabels = memo(function LaneLabels({ pcpus, laneH }: { pcpus: number; l
     <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
       {Array.from({ length: pcpus }, (_, p) => (
         <div key={p} style={{ height: laneH, marginBottom: LANE_GAP }}>
-          pCPU {p}
+          {/* Presentation mode's large type fits only the short form (styles.css). */}
+          <span className="lane-long">{'pCPU\u00a0'}</span>
+          <span className="lane-short" aria-hidden="true">
+            P
+          </span>
+          {p}
         </div>
       ))}
       <div className="io-label" style={{ height: IO_H, marginBottom: LANE_GAP }} title="I/O notifications">
-        I/O wait
+        <span className="lane-long">I/O wait</span>
+        <span className="lane-short" aria-hidden="true">
+          I/O
+        </span>
       </div>
       <div className="unit">ms</div>
     </div>
