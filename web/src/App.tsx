@@ -298,8 +298,8 @@ export function App() {
             {current ? (
               <>
                 <section className="scenario-head">
-                  <h2>
-                    {current.doc.title ?? current.name}
+                  <div className="scenario-title">
+                    <h2>{current.doc.title ?? current.name}</h2>
                     {modified && (
                       <span
                         className="badge modified-badge"
@@ -309,7 +309,7 @@ export function App() {
                         modified
                       </span>
                     )}
-                  </h2>
+                  </div>
                   {current.doc.summary && (
                     <div className={modified ? 'stale' : undefined} data-stale={modified || undefined}>
                       {modified && (
