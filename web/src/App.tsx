@@ -313,9 +313,9 @@ export function App() {
                   {current.doc.summary && (
                     <div className={modified ? 'stale' : undefined} data-stale={modified || undefined}>
                       {modified && (
-                        <p className="stale-note" data-testid="stale-note">
+                        <div className="stale-note" data-testid="stale-note">
                           Written for the library’s original; this scenario was changed.
-                        </p>
+                        </div>
                       )}
                       <ScenarioSummary key={current.key} text={current.doc.summary} />
                     </div>

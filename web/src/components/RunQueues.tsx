@@ -4,7 +4,16 @@
 // changed are redrawn, and of a scrolling host only those in view. On small hosts a chip slides from its old slot
 // to its new one, so a BOOSTed vCPU visibly jumps the queue. Each pCPU's row keeps its element (a label, an
 // accessible description, the chips as hidden test hooks); hovering a chip on the canvas says what it is.
-import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import {
+  memo,
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type PointerEvent,
+} from 'react';
 import type { SimClient } from '../sim/client';
 import type { Meta, RunResult } from '../sim/types';
 import { useDomainColor } from '../lib/theme';
@@ -13,6 +22,7 @@ import { toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import { selectPlaying, selectTime, usePlayhead, type Playhead } from '../lib/playhead';
 import { fontFamily, useCanvasColors, type CanvasColors } from '../lib/canvasColors';
+import { registerVector, SvgRecorder } from '../lib/svgExport';
 import {
   CHIP_H,
   CHIP_W,
@@ -384,6 +394,31 @@ export function RunQueues({ client, run, playhead }: Props) {
     step(t0);
     return () => cancelAnimationFrame(raf);
   }, [rows, layoutKey, colors, perRow, slotsW, totalH, animate, visible, drawRows, target]);
+
+  // The SVG export draws the rows with the same drawRow, into a recorder of shapes (lib/svgExport).
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    return registerVector(canvas, () => {
+      const pen = new SvgRecorder();
+      rows.forEach((row, p) => {
+        pen.save();
+        pen.translate(0, (tops[p] ?? 0) - (scroll ? scrollTop.current : 0));
+        drawRow(
+          pen as unknown as CanvasRenderingContext2D,
+          meta,
+          row,
+          target(p),
+          perRow,
+          colors,
+          domainColor,
+          fontFamily(),
+        );
+        pen.restore();
+      });
+      return pen.markup();
+    });
+  }, [rows, tops, scroll, meta, target, perRow, colors, domainColor]);
 
   const onScroll = () => {
     scrollTop.current = ref.current?.scrollTop ?? 0;

@@ -287,3 +287,165 @@ export async function svgToPng(svg: string, scale = 2): Promise<Blob> {
     URL.revokeObjectURL(url);
   }
 }
+
+interface PenState {
+  fillStyle: string;
+  strokeStyle: string;
+  lineWidth: number;
+  font: string;
+  textAlign: CanvasTextAlign;
+  textBaseline: CanvasTextBaseline;
+  globalAlpha: number;
+  dash: number[];
+  tx: number;
+  ty: number;
+}
+
+/**
+ * The part of a 2D canvas context that the views' drawing functions use, recording SVG instead of pixels: the
+ * same function that paints a canvas (e.g. a run queue row) draws its vector export.
+ */
+export class SvgRecorder {
+  private out: string[] = [];
+  private path: string[] = [];
+  private stack: PenState[] = [];
+  private s: PenState = {
+    fillStyle: '#000',
+    strokeStyle: '#000',
+    lineWidth: 1,
+    font: '10px sans-serif',
+    textAlign: 'start',
+    textBaseline: 'alphabetic',
+    globalAlpha: 1,
+    dash: [],
+    tx: 0,
+    ty: 0,
+  };
+  private measurer: CanvasRenderingContext2D | null = null;
+
+  get fillStyle(): string {
+    return this.s.fillStyle;
+  }
+  set fillStyle(v: string) {
+    this.s.fillStyle = v;
+  }
+  get strokeStyle(): string {
+    return this.s.strokeStyle;
+  }
+  set strokeStyle(v: string) {
+    this.s.strokeStyle = v;
+  }
+  get lineWidth(): number {
+    return this.s.lineWidth;
+  }
+  set lineWidth(v: number) {
+    this.s.lineWidth = v;
+  }
+  get font(): string {
+    return this.s.font;
+  }
+  set font(v: string) {
+    this.s.font = v;
+  }
+  get textAlign(): CanvasTextAlign {
+    return this.s.textAlign;
+  }
+  set textAlign(v: CanvasTextAlign) {
+    this.s.textAlign = v;
+  }
+  get textBaseline(): CanvasTextBaseline {
+    return this.s.textBaseline;
+  }
+  set textBaseline(v: CanvasTextBaseline) {
+    this.s.textBaseline = v;
+  }
+  get globalAlpha(): number {
+    return this.s.globalAlpha;
+  }
+  set globalAlpha(v: number) {
+    this.s.globalAlpha = v;
+  }
+
+  setLineDash(dash: number[]): void {
+    this.s.dash = [...dash];
+  }
+  save(): void {
+    this.stack.push({ ...this.s, dash: [...this.s.dash] });
+  }
+  restore(): void {
+    this.s = this.stack.pop() ?? this.s;
+  }
+  translate(x: number, y: number): void {
+    this.s.tx += x;
+    this.s.ty += y;
+  }
+  setTransform(): void {}
+  clearRect(): void {}
+  beginPath(): void {
+    this.path = [];
+  }
+  rect(x: number, y: number, w: number, h: number): void {
+    this.roundRect(x, y, w, h, 0);
+  }
+  roundRect(x: number, y: number, w: number, h: number, radii: number | number[] = 0): void {
+    const [tl, tr, br, bl] = Array.isArray(radii)
+      ? [radii[0] ?? 0, radii[1] ?? radii[0] ?? 0, radii[2] ?? radii[0] ?? 0, radii[3] ?? radii[1] ?? 0]
+      : [radii, radii, radii, radii];
+    const X = x + this.s.tx;
+    const Y = y + this.s.ty;
+    const n = (v: number) => Math.round(v * 100) / 100;
+    this.path.push(
+      `M${n(X + tl)} ${n(Y)}H${n(X + w - tr)}${tr ? `A${tr} ${tr} 0 0 1 ${n(X + w)} ${n(Y + tr)}` : ''}` +
+        `V${n(Y + h - br)}${br ? `A${br} ${br} 0 0 1 ${n(X + w - br)} ${n(Y + h)}` : ''}` +
+        `H${n(X + bl)}${bl ? `A${bl} ${bl} 0 0 1 ${n(X)} ${n(Y + h - bl)}` : ''}` +
+        `V${n(Y + tl)}${tl ? `A${tl} ${tl} 0 0 1 ${n(X + tl)} ${n(Y)}` : ''}Z`,
+    );
+  }
+  fillRect(x: number, y: number, w: number, h: number): void {
+    this.out.push(rect(x + this.s.tx, y + this.s.ty, w, h, this.s.fillStyle, this.alpha()));
+  }
+  fill(): void {
+    if (this.path.length === 0) return;
+    this.out.push(`<path d="${this.path.join('')}" fill="${esc(this.s.fillStyle)}"${this.alpha()}/>`);
+  }
+  stroke(): void {
+    if (this.path.length === 0) return;
+    const dash = this.s.dash.length > 0 ? ` stroke-dasharray="${this.s.dash.join(' ')}"` : '';
+    this.out.push(
+      `<path d="${this.path.join('')}" fill="none" stroke="${esc(this.s.strokeStyle)}"` +
+        ` stroke-width="${this.s.lineWidth}"${dash}${this.alpha()}/>`,
+    );
+  }
+  measureText(text: string): TextMetrics {
+    this.measurer ??= document.createElement('canvas').getContext('2d');
+    if (!this.measurer) return { width: text.length * 6 } as TextMetrics;
+    this.measurer.font = this.s.font;
+    return this.measurer.measureText(text);
+  }
+  fillText(text: string, x: number, y: number, maxWidth?: number): void {
+    const anchor =
+      this.s.textAlign === 'center'
+        ? 'middle'
+        : this.s.textAlign === 'right' || this.s.textAlign === 'end'
+          ? 'end'
+          : 'start';
+    const baseline =
+      this.s.textBaseline === 'middle' ? 'central' : this.s.textBaseline === 'top' ? 'hanging' : 'alphabetic';
+    const squeeze =
+      maxWidth !== undefined && this.measureText(text).width > maxWidth
+        ? ` textLength="${maxWidth}" lengthAdjust="spacingAndGlyphs"`
+        : '';
+    this.out.push(
+      `<text x="${(x + this.s.tx).toFixed(2)}" y="${(y + this.s.ty).toFixed(2)}" fill="${esc(this.s.fillStyle)}"` +
+        ` style="font:${esc(this.s.font)};white-space:pre" text-anchor="${anchor}" dominant-baseline="${baseline}"` +
+        `${squeeze}${this.alpha()}>${esc(text)}</text>`,
+    );
+  }
+  private alpha(): string {
+    return this.s.globalAlpha < 1 ? ` opacity="${this.s.globalAlpha}"` : '';
+  }
+  /** What was drawn, as SVG markup. */
+  markup(): string {
+    return this.out.join('');
+  }
+}
