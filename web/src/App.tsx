@@ -189,7 +189,12 @@ export function App() {
 
   return (
     <ThemeContext.Provider value={theme}>
-      <div className={`app${presenting ? ' presenting' : ''}`} data-testid="app" data-presenting={presenting}>
+      <div
+        className={`app${presenting ? ' presenting' : ''}${lessons.concealed ? ' concealed' : ''}`}
+        data-testid="app"
+        data-presenting={presenting}
+        data-concealed={lessons.concealed || undefined}
+      >
         <a className="skip-link" href="#views">
           Skip to the views
         </a>
@@ -250,6 +255,10 @@ export function App() {
                 missing={lessons.missing}
                 onStep={(k) => lessons.goToStep(lesson.id, k)}
                 onExit={lessons.exit}
+                labelOf={labelOf}
+                choice={lessons.choice}
+                onChoose={lessons.choose}
+                onLesson={(id) => lessons.goToStep(id, 0)}
               />
             )}
             {open.includes('lessons') && (
