@@ -123,7 +123,7 @@ test('charts and the timeline export as vector SVG: shapes and text, no foreignO
     ['Column 1 (credit): timeline', 'rect', 20],
     ['cdf chart', 'path', 2],
     ['Column 1 (credit): share chart', 'path', 2],
-    ['Column 1 (credit): runqueues', 'rect', 4],
+    ['Column 1 (credit): runqueues', 'path', 4],
   ] as const) {
     const text = (await exportView(page, view, 'svg')).toString('utf8');
     const doc = await page.evaluate(

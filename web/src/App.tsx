@@ -2,7 +2,7 @@
 // policies side by side on one playhead, and the scenario's claims checked over all of its policies. The shell
 // only wires the hooks of ./app together (scenario runs, columns, playback, share link, keys, lessons) and lays
 // out the views.
-import { useCallback, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { findEntry } from './lib/scenarios';
 import { MAX_COLUMNS } from './lib/url';
 import { parseShareUrl } from './lib/share';
@@ -40,6 +40,10 @@ export function App() {
   const { errors, addError, clearErrors } = useErrors(urlState.errors);
   const { open, togglePanel } = usePanels(urlState.open);
   const [presenting, setPresenting] = useState(false);
+  // Presentation starts at the top: the key figures and the timelines are laid out to fit the first screen.
+  useEffect(() => {
+    if (presenting) window.scrollTo({ top: 0 });
+  }, [presenting]);
   const [theme, toggleTheme] = useTheme();
 
   const playback = usePlayback();

@@ -63,7 +63,7 @@ export const KeyFigures = memo(function KeyFigures({ focus, runs, stated, claims
             <dl className="key-figure-values">
               {focus.policies.map((p) => (
                 <div key={p}>
-                  <dt>{labelOf(p)}</dt>
+                  <dt title={labelOf(p)}>{labelOf(p)}</dt>
                   <dd data-testid="key-figure-value" data-policy={p}>
                     {runs[p] ? show(path, metricValue(runs[p].report, path)) : '…'}
                   </dd>

@@ -85,7 +85,13 @@ function useMarks(lesson: Lesson, step: number): void {
       if (shown || !first) return;
       shown = true;
       const r = first.getBoundingClientRect();
-      if (r.top < 0 || r.bottom > window.innerHeight) first.scrollIntoView({ block: 'nearest' });
+      const lesson = document.querySelector('[data-testid="lesson"]')?.getBoundingClientRect();
+      if (r.top < 0) window.scrollBy({ top: r.top - 8 });
+      else if (r.bottom > window.innerHeight)
+        // Down to the view, but never past the lesson's own text.
+        window.scrollBy({
+          top: Math.min(r.bottom - window.innerHeight + 8, lesson ? Math.max(0, lesson.top) : Infinity),
+        });
     };
     reveal();
     const timer = setInterval(() => {
