@@ -83,7 +83,7 @@ function copyCanvas(canvas: HTMLCanvasElement, x: number, y: number): string {
   const box = canvas.getBoundingClientRect();
   const draw = drawings.get(canvas);
   if (draw) return `<g transform="translate(${x} ${y})">${draw()}</g>`;
-  let href = '';
+  let href: string;
   try {
     href = canvas.toDataURL('image/png');
   } catch {
