@@ -43,3 +43,42 @@ test('predict, then reveal; and on to the next lesson', async ({ page }) => {
   await waitForIdle(page);
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
 });
+
+test.describe('every lesson step in presentation mode at 1280x720', () => {
+  test.use({ viewport: { width: 1280, height: 720 } });
+  for (const [id, steps] of [
+    ['p000-boost', 4],
+    ['p000-tavs', 4],
+    ['p000-idd', 4],
+    ['p001-coscheduling', 5],
+    ['p002-xballoon', 4],
+    ['p003-schedulers', 4],
+    ['p004-streaming', 5],
+  ] as const) {
+    test(`${id}: the lesson text and the views each step points at are on screen`, async ({ page }) => {
+      await openScenario(page);
+      await page.getByTestId('open-lessons').click();
+      await page.locator(`[data-testid="lesson-start"][data-lesson="${id}"]`).click();
+      await page.locator('main').focus();
+      await page.keyboard.press('p');
+      for (let k = 1; k <= steps; k++) {
+        if (k > 1) await page.keyboard.press('PageDown');
+        await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', String(k));
+        await waitForIdle(page);
+        const choice = page.getByTestId('lesson-choice');
+        if ((await choice.count()) > 0) await choice.first().click();
+        // The marks are applied as the views mount; give them a beat.
+        await expect(page.locator('.lesson-mark').first()).toBeAttached();
+        await page.waitForTimeout(500);
+        const off = await page.evaluate(() =>
+          [...document.querySelectorAll('.lesson-mark, [data-testid="lesson-title"]')]
+            .map((e) => [e.getAttribute('data-testid') ?? e.className, e.getBoundingClientRect()] as const)
+            .filter(([, r]) => r.top < 0 || r.top > window.innerHeight - 40)
+            .map(([name, r]) => `${name} at ${Math.round(r.top)}`),
+        );
+        expect(off, `${id} step ${k}`).toEqual([]);
+        await page.screenshot({ path: test.info().outputPath(`${id}-step${k}.png`) });
+      }
+    });
+  }
+});

@@ -174,7 +174,10 @@ export function App() {
     (k: number) => {
       const c = stated[k];
       if (!c) return;
-      const ids = claimPolicies(c).filter((p) => policies.some((q) => q.id === p));
+      const order = policies.map((p) => p.id);
+      const ids = claimPolicies(c)
+        .filter((p) => order.includes(p))
+        .sort((a, b) => order.indexOf(a) - order.indexOf(b));
       const subject = c.lower ?? c.higher ?? c.policy;
       const next = c.without && subject ? [...ids, columnId(subject, k)] : ids;
       if (next.length > 0) changeColumns(next.slice(0, MAX_COLUMNS));
