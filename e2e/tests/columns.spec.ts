@@ -41,5 +41,5 @@ test('"+ Add column" adds a scheduler of the registry with its default parameter
   await waitForIdle(page);
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
   // The link keeps them.
-  expect(page.url()).toContain('credit2~d');
+  expect(decodeURIComponent(page.url())).toContain('policies=credit,credit-1ms,credit2~d,sedf~d');
 });

@@ -47,6 +47,7 @@ export function LessonPicker({ onPick, onClose, available }: PickerProps) {
 }
 
 const MARK_CLASS = 'lesson-mark';
+const FIRST_CLASS = 'lesson-mark-first';
 
 /** Outlines the step's views on screen; re-applied as views mount (runs arrive after the step starts). */
 function useMarks(lesson: Lesson, step: number): void {
@@ -76,12 +77,17 @@ function useMarks(lesson: Lesson, step: number): void {
         el.classList.remove(MARK_CLASS);
         el.removeAttribute('data-lesson-note');
       }
+      // The step's first view is the one it is about: presentation mode moves it up (styles.css).
+      const first = [...want][0];
+      for (const el of document.querySelectorAll(`.${FIRST_CLASS}`))
+        if (el !== first) el.classList.remove(FIRST_CLASS);
+      first?.classList.add(FIRST_CLASS);
     };
     apply();
     // The step's first view comes into sight once it is drawn (it may be below the fold, or not there yet).
     let shown = false;
     const reveal = () => {
-      const first = document.querySelector(`.${MARK_CLASS}`);
+      const first = document.querySelector(`.${FIRST_CLASS}`);
       if (shown || !first) return;
       shown = true;
       const r = first.getBoundingClientRect();
@@ -101,7 +107,7 @@ function useMarks(lesson: Lesson, step: number): void {
     return () => {
       clearInterval(timer);
       for (const el of document.querySelectorAll(`.${MARK_CLASS}`)) {
-        el.classList.remove(MARK_CLASS);
+        el.classList.remove(MARK_CLASS, FIRST_CLASS);
         el.removeAttribute('data-lesson-note');
       }
     };

@@ -418,7 +418,7 @@ export const LESSONS: readonly Lesson[] = [
         policies: ['credit', 'credit2', 'enhanced'],
         t_ms: 1000,
         view_ms: [1000, 1020],
-        marks: [{ view: 'runqueue-pcpu-0', policy: 'credit2', note: 'Credit2 orders by credit' }],
+        marks: [{ view: 'timeline', policy: 'credit2', note: 'Who gets the pCPUs under Credit2' }],
         claim: 1,
         predict: {
           question: 'Which scheduler keeps the domU’s throughput higher?',
@@ -438,6 +438,7 @@ export const LESSONS: readonly Lesson[] = [
         claim: 1,
         marks: [
           { view: 'key-figures', note: 'domU throughput per scheduler' },
+          { view: 'runqueue-pcpu-0', policy: 'credit2', note: 'Credit2 orders by credit' },
           { view: 'event-log', policy: 'credit2', note: 'Why each vCPU runs' },
         ],
       },
