@@ -446,7 +446,8 @@ export const LESSONS: readonly Lesson[] = [
         title: 'The enhanced credit scheduler',
         text:
           'The thesis’s enhanced Credit keeps the I/O path moving too: the domU’s throughput stays above Credit’s ' +
-          '(80.47 against 72.71 Mbit/s in the thesis), at the price of more context switches.',
+          '(80.47 against 72.71 Mbit/s in the thesis). Its cost, more context switches, is the subject of the ' +
+          'thesis’s stress scenario (p003-s45-enhanced-stress).',
         scenario: 'p003-table5-dom0-stress',
         policies: ['credit', 'credit2', 'enhanced'],
         t_ms: 2000,
