@@ -328,7 +328,9 @@ export function RunQueues({ client, run, playhead }: Props) {
         d.at[p] = placed;
         ctx.save();
         ctx.translate(0, y);
-        ctx.clearRect(0, 0, slotsW, h);
+        // Half the gap above and below too: a running chip's 2 px border reaches half a pixel past the row, and
+        // a chip sliding sideways would leave that edge behind as a stray line.
+        ctx.clearRect(0, -ROW_GAP / 2 + 0.5, slotsW, h + ROW_GAP - 1);
         drawRow(ctx, meta, row, placed, perRow, colors, domainColor, fontFamily());
         ctx.restore();
       }
