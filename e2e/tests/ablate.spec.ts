@@ -64,7 +64,7 @@ test('a claim adds its ablated run as a column, judged with the mechanism off, a
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
 });
 
-test('an ablated column a scenario cannot have is a clear error and the first policies show', async ({
+test('an ablated column a scenario cannot have is a clear error and the focus policies show', async ({
   page,
 }) => {
   // Claim 4 names no ablation; claim 99 does not exist; "~wx" is no column id at all.
@@ -75,6 +75,7 @@ test('an ablated column a scenario cannot have is a clear error and the first po
   ] as const) {
     await openScenario(page, SCENARIO, { policies });
     await expect(page.getByTestId('error-banner')).toContainText(message);
-    expect(await columns(page)).toEqual(['credit', 'credit-4x']);
+    // The policies its claims compare (issue 17), no longer only the first two.
+    expect(await columns(page)).toEqual(['credit', 'credit-4x', 'pi']);
   }
 });

@@ -142,6 +142,9 @@ test('axe-core finds no serious accessibility violations, in either theme, with 
   page,
 }) => {
   await openScenario(page, 'credit-boost', { v: '1', open: 'editor,export,share' });
+  // Links no longer open the Share panel (issue 17): open it by hand so it is checked too.
+  await page.getByTestId('open-share').click();
+  await expect(page.getByTestId('share-panel')).toBeVisible();
   expect(await seriousViolations(page)).toEqual([]);
   await page.getByTestId('theme-toggle').click();
   expect(await seriousViolations(page)).toEqual([]);
@@ -149,4 +152,20 @@ test('axe-core finds no serious accessibility violations, in either theme, with 
   await page.locator('[data-testid="lesson-start"][data-lesson="p000-boost"]').click();
   await waitForIdle(page);
   expect(await seriousViolations(page)).toEqual([]);
+});
+
+test('axe-core finds no serious violations in presentation mode, light and dark, on a predict step', async ({
+  page,
+}) => {
+  await openScenario(page, 'p000-fig7a-idd-starvation', { v: '1', lesson: 'p000-idd', step: '3' });
+  await expect(page.getByTestId('lesson-predict')).toBeVisible();
+  for (const theme of ['light', 'dark']) {
+    if (theme === 'dark') await page.getByTestId('theme-toggle').click();
+    await page.locator('main').focus();
+    await page.keyboard.press('p');
+    await expect(page.getByTestId('app')).toHaveAttribute('data-presenting', 'true');
+    expect(await seriousViolations(page), theme).toEqual([]);
+    await page.keyboard.press('p');
+    await expect(page.getByTestId('app')).toHaveAttribute('data-presenting', 'false');
+  }
 });

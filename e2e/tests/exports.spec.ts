@@ -98,3 +98,134 @@ test('metrics and the trace window export as CSV and JSON', async ({ page }) => 
   const rows = tj.runs.reduce((n, r) => n + r.segments.length + r.decisions.length, 0);
   expect(tc.length - 1).toBe(rows);
 });
+
+/** Exports the view whose label ends with `view` in `format`. */
+async function exportView(page: Page, view: string, format: 'svg' | 'png'): Promise<Buffer> {
+  const select = page.getByTestId('export-view');
+  await select.focus();
+  const value = await select
+    .locator('option')
+    .evaluateAll(
+      (els, v) => (els.find((e) => e.textContent?.endsWith(v)) as HTMLOptionElement | undefined)?.value,
+      view,
+    );
+  expect(value, `an export option for ${view}`).toBeTruthy();
+  await select.selectOption(value!);
+  return (await downloadOf(page, `export-${format}`)).bytes;
+}
+
+test('charts and the timeline export as vector SVG: shapes and text, no foreignObject, no black fills', async ({
+  page,
+}) => {
+  await openScenario(page, 'credit-boost');
+  await page.getByTestId('open-export').click();
+  for (const [view, shape, least] of [
+    ['Column 1 (credit): timeline', 'rect', 20],
+    ['cdf chart', 'path', 2],
+    ['Column 1 (credit): share chart', 'path', 2],
+    ['Column 1 (credit): runqueues', 'path', 4],
+  ] as const) {
+    const text = (await exportView(page, view, 'svg')).toString('utf8');
+    const doc = await page.evaluate(
+      ([t, s]) => {
+        const d = new DOMParser().parseFromString(t, 'image/svg+xml');
+        const fills = [...d.querySelectorAll('path, polygon')].map(
+          (e) => (e.getAttribute('style') ?? '').match(/(?:^|;)fill:([^;]*)/)?.[1] ?? e.getAttribute('fill'),
+        );
+        return {
+          ok: d.querySelector('parsererror') === null && d.documentElement.localName === 'svg',
+          shapes: d.querySelectorAll(s).length,
+          texts: d.querySelectorAll('text').length,
+          foreign: d.querySelectorAll('foreignObject').length,
+          images: d.querySelectorAll('image').length,
+          black: fills.filter((f) => f === 'rgb(0, 0, 0)' || f === '#000' || f === 'black').length,
+        };
+      },
+      [text, shape] as const,
+    );
+    expect(doc.ok, `${view}: SVG parses`).toBe(true);
+    expect(doc.shapes, `${view}: ${shape} elements`).toBeGreaterThanOrEqual(least);
+    expect(doc.texts, `${view}: text as text`).toBeGreaterThan(0);
+    expect(doc.foreign, `${view}: no foreignObject`).toBe(0);
+    expect(doc.images, `${view}: no embedded bitmap`).toBe(0);
+    expect(doc.black, `${view}: no black-filled shapes`).toBe(0);
+  }
+});
+
+test('a PNG export matches the view on screen', async ({ page }) => {
+  await openScenario(page, 'credit-boost');
+  await page.getByTestId('open-export').click();
+  for (const [view, testId] of [
+    ['cdf chart', 'cdf-chart'],
+    ['Column 1 (credit): timeline', 'timeline'],
+  ] as const) {
+    const png = await exportView(page, view, 'png');
+    const shot = await page.getByTestId(testId).first().screenshot({ animations: 'disabled' });
+    // Both drawn at the view's CSS size; the mean difference per channel, 0 (same) to 1.
+    const diff = await page.evaluate(
+      async ([a, b]) => {
+        const load = (src: string) =>
+          new Promise<HTMLImageElement>((resolve, reject) => {
+            const img = new Image();
+            img.onload = () => resolve(img);
+            img.onerror = reject;
+            img.src = src;
+          });
+        const [ia, ib] = await Promise.all([load(a), load(b)]);
+        const w = ib.naturalWidth;
+        const h = ib.naturalHeight;
+        const pixels = (img: HTMLImageElement) => {
+          const c = document.createElement('canvas');
+          c.width = w;
+          c.height = h;
+          const ctx = c.getContext('2d')!;
+          ctx.drawImage(img, 0, 0, w, h);
+          return ctx.getImageData(0, 0, w, h).data;
+        };
+        const pa = pixels(ia);
+        const pb = pixels(ib);
+        let sum = 0;
+        for (let i = 0; i < pa.length; i++) if (i % 4 !== 3) sum += Math.abs(pa[i]! - pb[i]!);
+        return sum / ((pa.length * 3) / 4) / 255;
+      },
+      [
+        `data:image/png;base64,${png.toString('base64')}`,
+        `data:image/png;base64,${shot.toString('base64')}`,
+      ] as const,
+    );
+    expect(diff, `${view}: PNG against the screen`).toBeLessThan(0.04);
+  }
+});
+
+test('the trace window exports as Trace Event Format JSON for Perfetto', async ({ page }) => {
+  await openScenario(page, 'credit-boost');
+  await page.getByTestId('open-export').click();
+  const file = await downloadOf(page, 'export-trace-perfetto');
+  expect(file.name).toMatch(/\.perfetto\.json$/);
+  const trace = JSON.parse(file.bytes.toString('utf8')) as {
+    traceEvents: {
+      name: string;
+      ph: string;
+      pid: number;
+      tid: number;
+      ts?: number;
+      dur?: number;
+      id?: number;
+    }[];
+  };
+  expect(Array.isArray(trace.traceEvents)).toBe(true);
+  for (const e of trace.traceEvents) {
+    expect(typeof e.name).toBe('string');
+    expect(['X', 'M', 's', 'f']).toContain(e.ph);
+    expect(Number.isInteger(e.pid) && Number.isInteger(e.tid)).toBe(true);
+    if (e.ph !== 'M') expect(typeof e.ts).toBe('number');
+    if (e.ph === 'X') expect(e.dur).toBeGreaterThanOrEqual(0);
+  }
+  const threads = trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name');
+  expect(threads.length).toBeGreaterThanOrEqual(2); // a pCPU track per column, and its notifications
+  expect(trace.traceEvents.filter((e) => e.ph === 'X').length).toBeGreaterThan(10);
+  const starts = trace.traceEvents.filter((e) => e.ph === 's');
+  const ends = trace.traceEvents.filter((e) => e.ph === 'f');
+  expect(starts.length).toBeGreaterThan(0);
+  expect(ends.map((e) => e.id).sort()).toEqual(starts.map((e) => e.id).sort());
+});

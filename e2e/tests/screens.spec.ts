@@ -49,3 +49,26 @@ test('the first screen of fig10 as a projector shows it', async ({ page }) => {
   await page.evaluate(() => window.scrollTo(0, 0));
   await expect(page).toHaveScreenshot('fig10-first-screen.png', SHOT);
 });
+
+// Issue 17: each step of the paper-001 lesson as the projector shows it (presentation mode, 1280x720). Step 1:
+// the two columns' timelines under the lesson text and the key figure of steps done; step 2: the prediction with
+// its two choices, the figures hidden; step 3 (after choosing co-scheduling): 20 against 30 steps, the key
+// figures outlined; step 4: a third column, HIT; step 5: the claims moved up under the lesson, with the
+// next-lesson button.
+test('each step of the paper-001 lesson in presentation mode', async ({ page }) => {
+  await openScenario(page);
+  await page.getByTestId('open-lessons').click();
+  await page.locator('[data-testid="lesson-start"][data-lesson="p001-coscheduling"]').click();
+  await page.locator('main').focus();
+  await page.keyboard.press('p');
+  for (let k = 1; k <= 5; k++) {
+    if (k > 1) await page.keyboard.press('PageDown');
+    await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', String(k));
+    await waitForIdle(page);
+    await expect(page.locator('.lesson-mark-first')).toHaveCount(1);
+    await page.mouse.move(0, 0);
+    await expect(page).toHaveScreenshot(`lesson-p001-step${k}.png`, SHOT);
+    const choice = page.locator('[data-testid="lesson-choice"][data-policy="cps"]');
+    if ((await choice.count()) > 0) await choice.click();
+  }
+});

@@ -69,7 +69,11 @@ test('a share link reproduces the scenario, its edits, the columns, the playhead
   const [c, d] = ((await other.locator('main').getAttribute('data-view')) ?? '').split(',').map(Number);
   expect(c).toBeCloseTo(a!, 3);
   expect(d).toBeCloseTo(b!, 3);
-  await expect(other.getByTestId('share-panel')).toBeVisible();
+  // Whoever opens a link wants the page, not the panel it was copied from (issue 17).
+  await expect(other.getByTestId('share-panel')).toHaveCount(0);
+  // The link's scenario differs from the library's: marked, its summary and claims stale.
+  await expect(other.getByTestId('modified-badge')).toBeVisible();
+  await expect(other.getByTestId('claims-panel')).toHaveAttribute('data-stale', 'true');
   const after = await metrics(other);
   expect(after).toEqual(before);
   expect(JSON.stringify(after)).toContain('"heavy"');

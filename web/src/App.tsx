@@ -2,13 +2,15 @@
 // policies side by side on one playhead, and the scenario's claims checked over all of its policies. The shell
 // only wires the hooks of ./app together (scenario runs, columns, playback, share link, keys, lessons) and lays
 // out the views.
-import { useCallback, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { findEntry } from './lib/scenarios';
 import { MAX_COLUMNS } from './lib/url';
 import { parseShareUrl } from './lib/share';
 import { ThemeContext, useTheme } from './lib/theme';
 import { nextSpeed } from './lib/speed';
-import { columnId, parseColumnId } from './lib/columns';
+import { columnId, parseColumnId, registryColumnId, SCHEDULERS } from './lib/columns';
+import { claimPolicies, scenarioFocus } from './lib/focus';
+import { sameJson } from './lib/editorSchema';
 import { ClaimsPanel } from './components/ClaimsPanel';
 import { ComparisonPanel, type ComparedRun } from './components/ComparisonPanel';
 import { ErrorBanner } from './components/ErrorBanner';
@@ -21,6 +23,7 @@ import { ExportPanel } from './components/ExportPanel';
 import { LessonPicker, LessonPlayer } from './components/Lessons';
 import { SharePanel } from './components/SharePanel';
 import { ScenarioSummary } from './components/ScenarioSummary';
+import { KeyFigures } from './components/KeyFigures';
 import { useErrors } from './app/useErrors';
 import { usePanels } from './app/usePanels';
 import { useColumns } from './app/useColumns';
@@ -37,6 +40,10 @@ export function App() {
   const { errors, addError, clearErrors } = useErrors(urlState.errors);
   const { open, togglePanel } = usePanels(urlState.open);
   const [presenting, setPresenting] = useState(false);
+  // Presentation starts at the top: the key figures and the timelines are laid out to fit the first screen.
+  useEffect(() => {
+    if (presenting) window.scrollTo({ top: 0 });
+  }, [presenting]);
   const [theme, toggleTheme] = useTheme();
 
   const playback = usePlayback();
@@ -71,10 +78,19 @@ export function App() {
 
   const policies = useMemo(() => current?.doc.policies ?? [], [current]);
   const stated = useMemo(() => current?.doc.claims ?? [], [current]);
+  const focus = useMemo(() => (current ? scenarioFocus(current.doc) : null), [current]);
+  // Edited here, or opened from a link whose scenario differs from the library's: the summary, the claims'
+  // texts and the paper's values were written for the original and may no longer describe what runs.
+  const modified = useMemo(() => {
+    if (!current) return false;
+    if (current.baseText !== null) return !sameJson(current.text, current.baseText);
+    return Boolean(index && current.doc.id && findEntry(index, current.doc.id));
+  }, [current, index]);
   // A column id names a policy, or that policy on a claim's ablation: "TAVS, partial boosting off".
   const labelOf = useCallback(
     (id: string) => {
       const ref = parseColumnId(id);
+      if (ref?.scheduler) return `${ref.scheduler} (defaults)`;
       const base = policies.find((p) => p.id === (ref?.policy ?? id));
       const label = base?.label ?? ref?.policy ?? id;
       const off = ref?.ablation != null ? stated[ref.ablation]?.without?.label : undefined;
@@ -142,9 +158,50 @@ export function App() {
     [columns, changeColumns],
   );
 
+  // The columns "+ Add column" offers: the scenario's other policies, then every scheduler of the registry the
+  // scenario does not use, with its default parameters.
+  const addable = useMemo(
+    () => [
+      ...policies.map((p) => p.id).filter((p) => !columns.includes(p)),
+      ...SCHEDULERS.filter((k) => !policies.some((p) => p.scheduler === k))
+        .map(registryColumnId)
+        .filter((c) => !columns.includes(c)),
+    ],
+    [policies, columns],
+  );
+  // A claim clicked: its policies become the columns, with its ablated run when it names one.
+  const showClaim = useCallback(
+    (k: number) => {
+      const c = stated[k];
+      if (!c) return;
+      const order = policies.map((p) => p.id);
+      const ids = claimPolicies(c)
+        .filter((p) => order.includes(p))
+        .sort((a, b) => order.indexOf(a) - order.indexOf(b));
+      const subject = c.lower ?? c.higher ?? c.policy;
+      const next = c.without && subject ? [...ids, columnId(subject, k)] : ids;
+      if (next.length > 0) changeColumns(next.slice(0, MAX_COLUMNS));
+    },
+    [stated, policies, changeColumns],
+  );
+  const { selectScenario } = scenario;
+  // A new scenario starts at the top of the page, not where the library list was scrolled to.
+  const pickScenario = useCallback(
+    (id: string) => {
+      window.scrollTo({ top: 0 });
+      selectScenario(id);
+    },
+    [selectScenario],
+  );
+
   return (
     <ThemeContext.Provider value={theme}>
-      <div className={`app${presenting ? ' presenting' : ''}`} data-testid="app" data-presenting={presenting}>
+      <div
+        className={`app${presenting ? ' presenting' : ''}${lessons.concealed ? ' concealed' : ''}`}
+        data-testid="app"
+        data-presenting={presenting}
+        data-concealed={lessons.concealed || undefined}
+      >
         <a className="skip-link" href="#views">
           Skip to the views
         </a>
@@ -188,12 +245,7 @@ export function App() {
         <ErrorBanner messages={errors} onDismiss={clearErrors} />
         <div className="layout">
           <aside>
-            <Library
-              index={index}
-              loading={loading}
-              current={current?.id ?? null}
-              onSelect={scenario.selectScenario}
-            />
+            <Library index={index} loading={loading} current={current?.id ?? null} onSelect={pickScenario} />
             <section className="loader" aria-label="Your scenario">
               <h2>Your scenario</h2>
               <p className="muted">Change the one on screen, paste or import your own, or export it.</p>
@@ -210,6 +262,10 @@ export function App() {
                 missing={lessons.missing}
                 onStep={(k) => lessons.goToStep(lesson.id, k)}
                 onExit={lessons.exit}
+                labelOf={labelOf}
+                choice={lessons.choice}
+                onChoose={lessons.choose}
+                onLesson={(id) => lessons.goToStep(id, 0)}
               />
             )}
             {open.includes('lessons') && (
@@ -258,10 +314,40 @@ export function App() {
             {current ? (
               <>
                 <section className="scenario-head">
-                  <h2>{current.doc.title ?? current.name}</h2>
-                  {current.doc.summary && <ScenarioSummary key={current.key} text={current.doc.summary} />}
-                  {current.doc.source && <p className="muted">Source: {current.doc.source}</p>}
+                  <div className="scenario-title">
+                    <h2>{current.doc.title ?? current.name}</h2>
+                    {modified && (
+                      <span
+                        className="badge modified-badge"
+                        data-testid="modified-badge"
+                        title="This scenario differs from the library's: the summary, the claims' texts and the paper's values were written for the original."
+                      >
+                        modified
+                      </span>
+                    )}
+                  </div>
+                  {current.doc.summary && (
+                    <div className={modified ? 'stale' : undefined} data-stale={modified || undefined}>
+                      {modified && (
+                        <div className="stale-note" data-testid="stale-note">
+                          Written for the library’s original; this scenario was changed.
+                        </div>
+                      )}
+                      <ScenarioSummary key={current.key} text={current.doc.summary} />
+                    </div>
+                  )}
+                  {current.doc.source && <p className="muted source">Source: {current.doc.source}</p>}
                 </section>
+                {focus && (
+                  <KeyFigures
+                    focus={focus}
+                    runs={runs}
+                    stated={stated}
+                    claims={claims}
+                    labelOf={labelOf}
+                    stale={modified}
+                  />
+                )}
                 <Transport
                   playhead={playhead}
                   durationMs={durationMs}
@@ -310,15 +396,45 @@ export function App() {
                           {i + 1} {labelOf(policy)}
                         </button>
                       ))}
-                    {columns.length < MAX_COLUMNS && (
-                      <button
-                        type="button"
-                        data-testid="add-column"
-                        onClick={() => addColumn(policies.map((p) => p.id))}
-                        disabled={!ready}
-                      >
-                        + Add column
-                      </button>
+                    {columns.length < MAX_COLUMNS && addable.length > 0 && (
+                      <>
+                        <button
+                          type="button"
+                          data-testid="add-column"
+                          onClick={() => addColumn(addable)}
+                          disabled={!ready}
+                          title={`Add a column: ${labelOf(addable[0]!)}`}
+                        >
+                          + Add column
+                        </button>
+                        <select
+                          aria-label="Add a column running"
+                          data-testid="add-column-select"
+                          value=""
+                          disabled={!ready}
+                          onChange={(e) => e.target.value && addColumn([e.target.value])}
+                        >
+                          <option value="">or choose…</option>
+                          <optgroup label="This scenario's policies">
+                            {addable
+                              .filter((c) => !parseColumnId(c)?.scheduler)
+                              .map((c) => (
+                                <option key={c} value={c}>
+                                  {labelOf(c)}
+                                </option>
+                              ))}
+                          </optgroup>
+                          <optgroup label="Other schedulers (default parameters)">
+                            {addable
+                              .filter((c) => parseColumnId(c)?.scheduler)
+                              .map((c) => (
+                                <option key={c} value={c}>
+                                  {labelOf(c)}
+                                </option>
+                              ))}
+                          </optgroup>
+                        </select>
+                      </>
                     )}
                     <span className="muted keys">
                       Keys: Space play · ←/→ previous/next decision · +/− zoom · [/] speed
@@ -358,6 +474,8 @@ export function App() {
                     ablated={ablated}
                     columns={columns}
                     onAblate={addAblated}
+                    onShow={showClaim}
+                    stale={modified}
                   />
                 </ErrorBoundary>
               </>

@@ -83,6 +83,10 @@ pub struct Scenario {
     /// is shown to come from the mechanism rather than from one tuned setting.
     #[serde(default)]
     pub variants: Vec<Variant>,
+    /// What the page puts first (`{policies, metrics}`); the simulator ignores it. Scenarios without one get it
+    /// derived from their claims by the page.
+    #[serde(default)]
+    pub focus: Option<Value>,
     /// The validated document this scenario was read from (a variant's: with its patch applied), so that a
     /// claim's ablation can patch exactly what was run.
     #[serde(skip)]

@@ -11,9 +11,11 @@ const policies = {
 };
 
 describe('chooseColumns', () => {
-  it('shows the first two policies without a preference', () => {
+  it('shows the focus policies without a preference (the first two when no claim names one)', () => {
     const told: string[] = [];
     expect(chooseColumns(policies, null, (m) => told.push(m))).toEqual(['credit', 'boost']);
+    const claimed = { ...policies, claims: [{ text: '', metric: 'm.x', lower: 'sedf', than: 'credit' }] };
+    expect(chooseColumns(claimed, null, () => {})).toEqual(['credit', 'sedf']);
     expect(told).toEqual([]);
   });
 
@@ -25,7 +27,7 @@ describe('chooseColumns', () => {
     const told: string[] = [];
     expect(chooseColumns(policies, ['sedf', 'bvt'], (m) => told.push(m))).toEqual(['credit', 'boost']);
     expect(told).toEqual([
-      'Columns not shown: this scenario has no policy "bvt". Showing the scenario\'s first policies.',
+      'Columns not shown: this scenario has no policy "bvt". Showing the scenario\'s focus policies.',
     ]);
   });
 

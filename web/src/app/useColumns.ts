@@ -3,13 +3,14 @@ import { useCallback, useMemo, useState } from 'react';
 import type { ScenarioDoc } from '../sim/types';
 import { MAX_COLUMNS } from '../lib/url';
 import { columnProblem } from '../lib/columns';
+import { scenarioFocus } from '../lib/focus';
 
 /** What `chooseColumns` reads of a scenario. */
-export type ColumnScenario = Pick<ScenarioDoc, 'policies' | 'claims'>;
+export type ColumnScenario = Pick<ScenarioDoc, 'policies' | 'claims' | 'focus'>;
 
 /**
  * The columns to show: the URL's column ids (policies, or `POLICY~wK` ablated runs) when all of them fit the
- * scenario, else its first two policies.
+ * scenario, else its focus policies (the ones its claims compare, lib/focus).
  */
 export function chooseColumns(
   scenario: ColumnScenario,
@@ -20,9 +21,9 @@ export function chooseColumns(
   if (preferred) {
     const problems = preferred.flatMap((c) => columnProblem(c, ids, scenario.claims ?? []) ?? []);
     if (problems.length === 0) return [...new Set(preferred)].slice(0, MAX_COLUMNS);
-    report(`Columns not shown: ${problems.join('; ')}. Showing the scenario's first policies.`);
+    report(`Columns not shown: ${problems.join('; ')}. Showing the scenario's focus policies.`);
   }
-  return ids.slice(0, 2);
+  return [...scenarioFocus(scenario).policies];
 }
 
 /** Hides or shows column `i` of `count`; only with more than two columns, and one column always stays. */
@@ -51,7 +52,7 @@ export interface Columns {
   /** Other columns; the hidden ones are cleared when their number changes. */
   readonly changeColumns: (next: readonly string[]) => void;
   readonly setColumn: (i: number, policy: string) => void;
-  /** A new column with the first policy of `ids` not on screen (or the first one when all are). */
+  /** A new column with the first column id of `ids` not on screen (none when all are). */
   readonly addColumn: (ids: readonly string[]) => void;
   readonly removeColumn: (i: number) => void;
   /** Shows or hides column `i` (keys 1-4). */
@@ -88,8 +89,9 @@ export function useColumns(report: (m: string) => void): Columns {
 
   const addColumn = useCallback(
     (ids: readonly string[]) => {
-      if (columns.length >= MAX_COLUMNS || ids.length === 0) return;
-      changeColumns([...columns, ids.find((p) => !columns.includes(p)) ?? ids[0]!]);
+      const next = ids.find((p) => !columns.includes(p));
+      if (columns.length >= MAX_COLUMNS || next === undefined) return;
+      changeColumns([...columns, next]);
     },
     [columns, changeColumns],
   );

@@ -33,6 +33,11 @@ export interface Lessons {
   /** The previous (-1) or next (1) step, when the lesson has one; null without a lesson. */
   readonly stepBy: ((delta: 1 | -1) => void) | null;
   readonly exit: () => void;
+  /** The class's pick on a predict step, once made (null before: the results stay hidden). */
+  readonly choice: string | null;
+  readonly choose: (policy: string) => void;
+  /** A predict step waits for the class's pick: the page hides the results. */
+  readonly concealed: boolean;
 }
 
 export function useLessons({
@@ -48,6 +53,8 @@ export function useLessons({
     initial.lesson && findLesson(initial.lesson) ? { id: initial.lesson, step: initial.step } : null,
   );
   const [missing, setMissing] = useState<string | null>(null);
+  /** Picks on predict steps, by `lesson:step`. */
+  const [choices, setChoices] = useState<Readonly<Record<string, string>>>({});
 
   /** Shows a lesson step: loads its scenario when another is on screen, else only moves the playhead. */
   const goToStep = useCallback(
@@ -92,5 +99,20 @@ export function useLessons({
     setMissing(null);
   }, []);
 
-  return { lesson, currentLesson, missing, goToStep, stepBy: lesson && currentLesson ? stepBy : null, exit };
+  const key = lesson ? `${lesson.id}:${lesson.step}` : '';
+  const choice = choices[key] ?? null;
+  const choose = useCallback((policy: string) => setChoices((c) => ({ ...c, [key]: policy })), [key]);
+  const concealed = Boolean(lesson && currentLesson?.steps[lesson.step]?.predict && choice === null);
+
+  return {
+    lesson,
+    currentLesson,
+    missing,
+    goToStep,
+    stepBy: lesson && currentLesson ? stepBy : null,
+    exit,
+    choice,
+    choose,
+    concealed,
+  };
 }

@@ -12,7 +12,10 @@ export interface Panels {
 
 /** `initial`: the panel names a share link asked for (unknown ones are ignored). */
 export function usePanels(initial: readonly string[]): Panels {
-  const [open, setOpen] = useState<readonly Panel[]>(() => PANELS.filter((p) => initial.includes(p)));
+  // Never the Share panel: a link is copied from it, and whoever opens the link wants the page.
+  const [open, setOpen] = useState<readonly Panel[]>(() =>
+    PANELS.filter((p) => p !== 'share' && initial.includes(p)),
+  );
   const togglePanel = useCallback(
     (p: Panel, on?: boolean) =>
       setOpen((o) => ((on ?? !o.includes(p)) ? (o.includes(p) ? o : [...o, p]) : o.filter((x) => x !== p))),

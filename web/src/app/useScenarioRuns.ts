@@ -13,7 +13,7 @@ import {
   type ScenarioIndex,
 } from '../lib/scenarios';
 import { LinkError, resolveLibraryRef, type ShareState } from '../lib/share';
-import { parseColumnId } from '../lib/columns';
+import { parseColumnId, registryPolicy } from '../lib/columns';
 import { chooseBucketMs } from '../lib/series';
 import type { View } from '../lib/view';
 import { message } from './useErrors';
@@ -80,7 +80,7 @@ export interface ScenarioRuns {
   readonly runs: Readonly<Record<string, RunResult>>;
   /** The claims, once every run finished and they were judged. */
   readonly claims: ClaimResult[] | null;
-  /** The ablated columns' outcomes by column id, once each finished. */
+  /** The ablated (and registry) columns' outcomes by column id, once each finished. */
   readonly ablated: Readonly<Record<string, AblatedRun>>;
   /** Ablated runs are queued or in flight. */
   readonly ablating: boolean;
@@ -211,9 +211,37 @@ export function useScenarioRuns({
     for (const id of columns) {
       const ref = parseColumnId(id);
       const k = ref?.ablation;
-      if (!ref || k == null || queuedRef.current.has(`${current.key}|${id}`)) continue;
+      const scheduler = ref?.scheduler;
+      if (!ref || (k == null && !scheduler) || queuedRef.current.has(`${current.key}|${id}`)) continue;
       queuedRef.current.add(`${current.key}|${id}`);
       setAblating((n) => n + 1);
+      if (scheduler) {
+        // A scheduler of the registry the scenario does not list: the scenario plus one policy with its
+        // default parameters, run alone (the scenario's claims stay judged on its own policies).
+        const policy = registryPolicy(scheduler);
+        const label = `${scheduler} with default parameters`;
+        chainRef.current = chainRef.current.then(async () => {
+          try {
+            if (!live()) return;
+            const doc = JSON.parse(current.text) as { policies: unknown[]; changes?: unknown[] };
+            const text = JSON.stringify({ ...doc, policies: [...doc.policies, policy] });
+            const problem = await client.validate(text);
+            if (problem !== null) throw new Error(problem);
+            await client.runAll(text, [policy.id], chooseBucketMs(current.doc.duration_ms), {
+              onRun: (run) => live() && setRuns((prev) => ({ ...prev, [id]: run })),
+            });
+            if (live()) setAblated((prev) => ({ ...prev, [id]: { label, claim: null, error: null } }));
+          } catch (e) {
+            if (e instanceof Cancelled || !live()) return;
+            addError(`The column running ${label} failed: ${message(e)}`);
+            setAblated((prev) => ({ ...prev, [id]: { label, claim: null, error: message(e) } }));
+          } finally {
+            setAblating((n) => n - 1);
+          }
+        });
+        continue;
+      }
+      if (k == null) continue;
       const label = current.doc.claims?.[k]?.without?.label ?? `claim ${k}'s ablation`;
       chainRef.current = chainRef.current.then(async () => {
         try {

@@ -51,7 +51,8 @@ export function useShareUrl({
       time,
       view,
       hidden,
-      open,
+      // The link is copied from the Share panel: whoever opens it wants the page, not the panel.
+      open: open.filter((p) => p !== 'share'),
       lesson: lesson?.id ?? null,
       step: lesson?.step ?? 0,
     });

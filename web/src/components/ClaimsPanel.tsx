@@ -18,6 +18,10 @@ interface Props {
   readonly columns: readonly string[];
   /** Adds the column running `policy` on claim `k`'s ablation. */
   readonly onAblate: (k: number, policy: string) => void;
+  /** Shows claim `k`'s policies (and its ablated run) as the columns. */
+  readonly onShow?: (k: number) => void;
+  /** The scenario was edited: the claims' texts and paper values were written for the original. */
+  readonly stale?: boolean;
 }
 
 /** The scenario's claims (what the paper says should happen) checked against all of its policies' runs. */
@@ -30,10 +34,17 @@ export const ClaimsPanel = memo(function ClaimsPanel({
   ablated,
   columns,
   onAblate,
+  onShow,
+  stale = false,
 }: Props) {
   const held = claims?.filter((c) => c.holds).length ?? 0;
   return (
-    <section className="claims" data-testid="claims-panel" aria-busy={claims === null}>
+    <section
+      className={`claims${stale ? ' stale' : ''}`}
+      data-testid="claims-panel"
+      data-stale={stale || undefined}
+      aria-busy={claims === null}
+    >
       <h2>
         Claims{' '}
         {claims && claims.length > 0 && (
@@ -42,6 +53,12 @@ export const ClaimsPanel = memo(function ClaimsPanel({
           </span>
         )}
       </h2>
+      {stale && (
+        <p className="stale-note" data-testid="stale-note">
+          The claims’ texts and the paper’s values were written for the library’s original; the verdicts are
+          this scenario’s.
+        </p>
+      )}
       {claims === null ? (
         <p className="muted">{failed ? 'Not evaluated: a run failed.' : 'Waiting for the runs…'}</p>
       ) : claims.length === 0 ? (
@@ -73,6 +90,17 @@ export const ClaimsPanel = memo(function ClaimsPanel({
                   )}
                   {c.text}
                   {c.policy && <span className="muted"> ({labelOf(c.policy)})</span>}
+                  {onShow && (
+                    <button
+                      type="button"
+                      className="claim-show"
+                      data-testid="claim-show"
+                      onClick={() => onShow(i)}
+                      title="Show the policies this claim compares as the columns"
+                    >
+                      Show as columns
+                    </button>
+                  )}
                   {s?.paper && (
                     <span className="claim-paper" data-testid="claim-paper">
                       Paper: {s.paper}

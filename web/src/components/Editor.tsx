@@ -61,6 +61,13 @@ interface Props {
   readonly onClose: () => void;
 }
 
+/** "1\n2\n..." for each line of `text`. */
+export function lineNumbers(text: string): string {
+  let n = 1;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
+  return Array.from({ length: n }, (_, i) => String(i + 1)).join('\n');
+}
+
 /** Memoised: the page re-renders on every playhead frame; the editor only when its inputs change. */
 export const Editor = memo(function Editor({ current, validate, onRun, onError, onClose }: Props) {
   const [draft, setDraftState] = useState<Stored | null>(() => load(DRAFT_KEY));
@@ -68,6 +75,7 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
   /** The simulator's verdict on a draft text (shown until the next verdict arrives). */
   const [verdict, setVerdict] = useState<{ text: string; problems: Problem[] } | null>(null);
   const [autoRun, setAutoRun] = useState(true);
+  const gutterRef = useRef<HTMLPreElement>(null);
   /** The draft came back from storage and differs from the scenario on screen. */
   const [restored, setRestored] = useState(false);
   const seen = useRef<string | null>(null);
@@ -283,16 +291,26 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
         </div>
         <div className="editor-json">
           <label htmlFor="scenario-json-text">JSON (checked against scenarios/schema.json)</label>
-          <textarea
-            id="scenario-json-text"
-            data-testid="scenario-json"
-            spellCheck={false}
-            aria-invalid={jsonError !== null || problems.length > 0}
-            aria-describedby="scenario-json-errors"
-            placeholder='Paste a scenario file here: {"schema": 1, ...}'
-            value={text}
-            onChange={(e) => setDraft({ text: e.target.value, name: draft?.name ?? 'Pasted scenario' })}
-          />
+          <div className="json-box">
+            {/* Line numbers: the errors cite line and column. Scrolled with the text, hidden from readers. */}
+            <pre className="line-numbers" aria-hidden="true" ref={gutterRef} data-testid="json-line-numbers">
+              {lineNumbers(text)}
+            </pre>
+            <textarea
+              id="scenario-json-text"
+              data-testid="scenario-json"
+              spellCheck={false}
+              wrap="off"
+              aria-invalid={jsonError !== null || problems.length > 0}
+              aria-describedby="scenario-json-errors"
+              placeholder='Paste a scenario file here: {"schema": 1, ...}'
+              value={text}
+              onScroll={(e) => {
+                if (gutterRef.current) gutterRef.current.scrollTop = e.currentTarget.scrollTop;
+              }}
+              onChange={(e) => setDraft({ text: e.target.value, name: draft?.name ?? 'Pasted scenario' })}
+            />
+          </div>
           <ul className="field-errors" id="scenario-json-errors" data-testid="editor-errors">
             {jsonError && <li>{jsonError}</li>}
             {problems.map((p, i) => (

@@ -7,14 +7,14 @@ import {
   download,
   metricsCsv,
   metricsJson,
+  perfettoTrace,
   segmentsInWindow,
   slug,
   traceCsv,
   traceJson,
-  viewPng,
-  viewSvg,
   type TraceRun,
 } from '../lib/exports';
+import { svgToPng, viewToSvg } from '../lib/svgExport';
 
 /** Views that can be exported, by test id (per column first, then the page-wide ones). */
 const VIEW_IDS = [
@@ -98,7 +98,7 @@ function Formats<F extends string>({
           disabled={disabled}
           onClick={() => onPick(f)}
         >
-          {f.toUpperCase()}
+          {f === 'perfetto' ? 'Perfetto JSON' : f.toUpperCase()}
         </button>
       ))}
     </>
@@ -154,7 +154,9 @@ export function ExportPanel({
     run(`the ${format.toUpperCase()} image`, async () => {
       const el = option?.find();
       if (!el) throw new Error('that view is no longer on screen');
-      const blob = format === 'png' ? await viewPng(el) : await viewSvg(el);
+      // The PNG is the SVG rendered: one drawing of the view, so both files show the same thing.
+      const svg = viewToSvg(el);
+      const blob = format === 'png' ? await svgToPng(svg, 2) : new Blob([svg], { type: 'image/svg+xml' });
       download(`${base}-${slug(option!.label)}.${format}`, blob);
     });
 
@@ -165,7 +167,7 @@ export function ExportPanel({
       else download(`${base}-metrics.json`, metricsJson(scenarioId, list, claims), 'application/json');
     });
 
-  const trace = (format: 'csv' | 'json') =>
+  const trace = (format: 'csv' | 'json' | 'perfetto') =>
     run('the trace window', async () => {
       const [from, to] = view;
       const traced: TraceRun[] = await Promise.all(
@@ -186,6 +188,35 @@ export function ExportPanel({
         }),
       );
       const name = `${base}-trace-${Math.round(from)}-${Math.round(to)}ms`;
+      if (format === 'perfetto') {
+        const wakeups = await Promise.all(
+          runs.map(async (r) => {
+            // Deliveries up to the window's end whose wait overlaps it (a wait may start long before).
+            const recs = await client.query(r.run.runId, 'ioEvents', from * 1e6, to * 1e6, MAX_DECISIONS);
+            return recs
+              .filter((rec) => rec.phase === 'delivered')
+              .map((rec) => ({
+                t_ms: rec.t_ns / 1e6,
+                wait_ms: rec.wait_ns / 1e6,
+                vcpu: r.run.meta.vcpus[rec.vcpu]?.name ?? String(rec.vcpu),
+                kind: rec.kind,
+              }));
+          }),
+        );
+        const trace = perfettoTrace(
+          scenarioId,
+          view,
+          runs.map((r, k) => ({
+            policy: r.policy,
+            label: r.label,
+            pcpus: r.run.meta.pcpus,
+            segments: traced[k]!.segments,
+            wakeups: wakeups[k]!,
+          })),
+        );
+        download(`${name}.perfetto.json`, JSON.stringify(trace) + '\n', 'application/json');
+        return;
+      }
       if (format === 'csv') download(`${name}.csv`, traceCsv(traced), 'text/csv');
       else download(`${name}.json`, traceJson(scenarioId, view, traced), 'application/json');
     });
@@ -231,7 +262,7 @@ export function ExportPanel({
         </span>
         <Formats
           prefix="export-trace"
-          formats={['csv', 'json']}
+          formats={['csv', 'json', 'perfetto']}
           disabled={busy || none}
           onPick={(f) => void trace(f)}
         />

@@ -2,7 +2,7 @@
 // step's views (outlined on screen, listed here for screen readers) and moves through the steps; the page
 // (App) loads scenarios and moves the playhead.
 import { useEffect } from 'react';
-import { LESSONS, type Lesson } from '../lib/lessons';
+import { LESSONS, nextLesson, type Lesson } from '../lib/lessons';
 
 interface PickerProps {
   readonly onPick: (id: string) => void;
@@ -47,6 +47,7 @@ export function LessonPicker({ onPick, onClose, available }: PickerProps) {
 }
 
 const MARK_CLASS = 'lesson-mark';
+const FIRST_CLASS = 'lesson-mark-first';
 
 /** Outlines the step's views on screen; re-applied as views mount (runs arrive after the step starts). */
 function useMarks(lesson: Lesson, step: number): void {
@@ -76,13 +77,37 @@ function useMarks(lesson: Lesson, step: number): void {
         el.classList.remove(MARK_CLASS);
         el.removeAttribute('data-lesson-note');
       }
+      // The step's first view is the one it is about: presentation mode moves it up (styles.css).
+      const first = [...want][0];
+      for (const el of document.querySelectorAll(`.${FIRST_CLASS}`))
+        if (el !== first) el.classList.remove(FIRST_CLASS);
+      first?.classList.add(FIRST_CLASS);
     };
     apply();
-    const timer = setInterval(apply, 400);
+    // The step's first view comes into sight once it is drawn (it may be below the fold, or not there yet).
+    let shown = false;
+    const reveal = () => {
+      const first = document.querySelector(`.${FIRST_CLASS}`);
+      if (shown || !first) return;
+      shown = true;
+      const r = first.getBoundingClientRect();
+      const lesson = document.querySelector('[data-testid="lesson"]')?.getBoundingClientRect();
+      if (r.top < 0) window.scrollBy({ top: r.top - 8 });
+      else if (r.bottom > window.innerHeight)
+        // Down to the view, but never past the lesson's own text.
+        window.scrollBy({
+          top: Math.min(r.bottom - window.innerHeight + 8, lesson ? Math.max(0, lesson.top) : Infinity),
+        });
+    };
+    reveal();
+    const timer = setInterval(() => {
+      apply();
+      reveal();
+    }, 400);
     return () => {
       clearInterval(timer);
       for (const el of document.querySelectorAll(`.${MARK_CLASS}`)) {
-        el.classList.remove(MARK_CLASS);
+        el.classList.remove(MARK_CLASS, FIRST_CLASS);
         el.removeAttribute('data-lesson-note');
       }
     };
@@ -96,12 +121,30 @@ interface PlayerProps {
   readonly missing: string | null;
   readonly onStep: (step: number) => void;
   readonly onExit: () => void;
+  /** Policy labels for a predict step's choices. */
+  readonly labelOf: (policy: string) => string;
+  /** The class's pick on this predict step, or null before it. */
+  readonly choice: string | null;
+  readonly onChoose: (policy: string) => void;
+  /** Starts another lesson (the next one, from the last step). */
+  readonly onLesson: (id: string) => void;
 }
 
-export function LessonPlayer({ lesson, step, missing, onStep, onExit }: PlayerProps) {
+export function LessonPlayer({
+  lesson,
+  step,
+  missing,
+  onStep,
+  onExit,
+  labelOf,
+  choice,
+  onChoose,
+  onLesson,
+}: PlayerProps) {
   useMarks(lesson, step);
   const s = lesson.steps[step];
   const last = lesson.steps.length - 1;
+  const next = nextLesson(lesson.id);
   if (!s) return null;
   return (
     <section
@@ -123,6 +166,35 @@ export function LessonPlayer({ lesson, step, missing, onStep, onExit }: PlayerPr
       <p data-testid="lesson-text" aria-live="polite">
         {s.text}
       </p>
+      {s.predict && (
+        <div className="lesson-predict" data-testid="lesson-predict" data-revealed={choice !== null}>
+          <p>
+            <strong>{s.predict.question}</strong>{' '}
+            {choice === null && <span className="muted">The results stay hidden until you choose.</span>}
+          </p>
+          <div role="group" aria-label="Your prediction">
+            {s.predict.options.map((o) => (
+              <button
+                key={o}
+                type="button"
+                data-testid="lesson-choice"
+                data-policy={o}
+                aria-pressed={choice === o}
+                disabled={choice !== null}
+                onClick={() => onChoose(o)}
+              >
+                {labelOf(o)}
+              </button>
+            ))}
+          </div>
+          {choice !== null && (
+            <p data-testid="lesson-reveal" aria-live="polite">
+              {choice === s.predict.answer ? '✓ Right: ' : '✗ Not this time: '}
+              {labelOf(s.predict.answer)} wins here. The key figures and the claims are shown again.
+            </p>
+          )}
+        </div>
+      )}
       {missing && (
         <p className="notice" role="alert" data-testid="lesson-missing">
           {missing}
@@ -155,6 +227,11 @@ export function LessonPlayer({ lesson, step, missing, onStep, onExit }: PlayerPr
         >
           Next →
         </button>
+        {step === last && next && (
+          <button type="button" data-testid="lesson-next-lesson" onClick={() => onLesson(next.id)}>
+            Next lesson: {next.title} →
+          </button>
+        )}
       </div>
     </section>
   );

@@ -4,6 +4,7 @@ import type { RunResult, ScenarioPolicy } from '../sim/types';
 import type { AblatedRun } from '../app/useScenarioRuns';
 import { claimValueLines } from '../lib/format';
 import { showsLag } from '../lib/caps';
+import { parseColumnId } from '../lib/columns';
 import { splitSegments } from '../lib/series';
 import { BeliefChart } from './BeliefChart';
 import { EventLog } from './EventLog';
@@ -60,6 +61,7 @@ export const PolicyColumn = memo(function PolicyColumn({
 }: Props) {
   const lanes = useMemo(() => (run ? splitSegments(run.segments, run.meta.pcpus) : []), [run]);
   const plain = policies.some((p) => p.id === policy);
+  const scheduler = parseColumnId(policy)?.scheduler;
   return (
     <section className="policy-column" data-testid="policy-column" data-policy={policy} aria-label={label}>
       <header>
@@ -97,7 +99,13 @@ export const PolicyColumn = memo(function PolicyColumn({
           </button>
         )}
       </header>
-      {!plain && (
+      {scheduler && (
+        <p className="ablation-note muted" data-testid="column-registry">
+          Not in the scenario file: the {scheduler} scheduler with its default parameters.
+          {ablated?.error ? ` It could not run: ${ablated.error}` : ''}
+        </p>
+      )}
+      {!plain && !scheduler && (
         <AblationNote
           label={ablated?.label ?? ''}
           claim={ablated?.claim ?? null}

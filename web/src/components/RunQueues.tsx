@@ -4,7 +4,16 @@
 // changed are redrawn, and of a scrolling host only those in view. On small hosts a chip slides from its old slot
 // to its new one, so a BOOSTed vCPU visibly jumps the queue. Each pCPU's row keeps its element (a label, an
 // accessible description, the chips as hidden test hooks); hovering a chip on the canvas says what it is.
-import { memo, useCallback, useLayoutEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+import {
+  memo,
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type PointerEvent,
+} from 'react';
 import type { SimClient } from '../sim/client';
 import type { Meta, RunResult } from '../sim/types';
 import { useDomainColor } from '../lib/theme';
@@ -13,6 +22,7 @@ import { toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import { selectPlaying, selectTime, usePlayhead, type Playhead } from '../lib/playhead';
 import { fontFamily, useCanvasColors, type CanvasColors } from '../lib/canvasColors';
+import { registerVector, SvgRecorder } from '../lib/svgExport';
 import {
   CHIP_H,
   CHIP_W,
@@ -318,7 +328,9 @@ export function RunQueues({ client, run, playhead }: Props) {
         d.at[p] = placed;
         ctx.save();
         ctx.translate(0, y);
-        ctx.clearRect(0, 0, slotsW, h);
+        // Half the gap above and below too: a running chip's 2 px border reaches half a pixel past the row, and
+        // a chip sliding sideways would leave that edge behind as a stray line.
+        ctx.clearRect(0, -ROW_GAP / 2 + 0.5, slotsW, h + ROW_GAP - 1);
         drawRow(ctx, meta, row, placed, perRow, colors, domainColor, fontFamily());
         ctx.restore();
       }
@@ -384,6 +396,31 @@ export function RunQueues({ client, run, playhead }: Props) {
     step(t0);
     return () => cancelAnimationFrame(raf);
   }, [rows, layoutKey, colors, perRow, slotsW, totalH, animate, visible, drawRows, target]);
+
+  // The SVG export draws the rows with the same drawRow, into a recorder of shapes (lib/svgExport).
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    return registerVector(canvas, () => {
+      const pen = new SvgRecorder();
+      rows.forEach((row, p) => {
+        pen.save();
+        pen.translate(0, (tops[p] ?? 0) - (scroll ? scrollTop.current : 0));
+        drawRow(
+          pen as unknown as CanvasRenderingContext2D,
+          meta,
+          row,
+          target(p),
+          perRow,
+          colors,
+          domainColor,
+          fontFamily(),
+        );
+        pen.restore();
+      });
+      return pen.markup();
+    });
+  }, [rows, tops, scroll, meta, target, perRow, colors, domainColor]);
 
   const onScroll = () => {
     scrollTop.current = ref.current?.scrollTop ?? 0;

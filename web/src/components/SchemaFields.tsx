@@ -1,7 +1,14 @@
 // Form controls generated from scenarios/schema.json (lib/editorSchema.ts): one control per field, each with
 // the simulator's errors for its path shown beneath it.
 import { useId, useState, type ReactNode } from 'react';
-import { childPath, effective, skeleton, type Problem, type SchemaNode } from '../lib/editorSchema';
+import {
+  childPath,
+  effective,
+  freshItem,
+  singular,
+  type Problem,
+  type SchemaNode,
+} from '../lib/editorSchema';
 import type { Json } from '../lib/share';
 
 export type Key = string | number;
@@ -282,7 +289,9 @@ function ArrayField({ schema, value, path, keys, label, problems, onChange }: Fi
   const list = Array.isArray(value) ? value : [];
   const mine = problems.filter((p) => p.path === path);
   const errId = `${useId()}-err`;
-  const singular = label.replace(/s$/, '');
+  const one = singular(label);
+  // The test id keeps the first form's plain "s"-less spelling ("add-policie"): test ids are never renamed.
+  const testId = `add-${label.replace(/s$/, '')}`;
   return (
     <fieldset className={`array-field${mine.length > 0 ? ' invalid' : ''}`} data-path={path}>
       <legend title={schema.description}>
@@ -296,7 +305,7 @@ function ArrayField({ schema, value, path, keys, label, problems, onChange }: Fi
             value={item}
             path={childPath(path, i)}
             keys={[...keys, i]}
-            label={`${singular} ${itemName(item, i)}`}
+            label={`${one} ${itemName(item, i)}`}
             problems={problems}
             onChange={onChange}
           />
@@ -304,7 +313,7 @@ function ArrayField({ schema, value, path, keys, label, problems, onChange }: Fi
             type="button"
             className="remove-item"
             onClick={() => onChange([...keys, i], undefined)}
-            aria-label={`Remove ${singular} ${itemName(item, i)}`}
+            aria-label={`Remove ${one} ${itemName(item, i)}`}
           >
             Remove
           </button>
@@ -313,15 +322,12 @@ function ArrayField({ schema, value, path, keys, label, problems, onChange }: Fi
       <button
         type="button"
         className="add-item"
-        data-testid={`add-${singular}`}
+        data-testid={testId}
         onClick={() =>
-          onChange(
-            [...keys, list.length],
-            skeleton(schema.items!, `${singular.slice(0, 8)}${list.length + 1}`),
-          )
+          onChange([...keys, list.length], freshItem(schema.items!, `${one.slice(0, 8)}${list.length + 1}`))
         }
       >
-        + Add {singular}
+        + Add {one}
       </button>
     </fieldset>
   );

@@ -20,6 +20,7 @@ import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import type { View } from '../lib/view';
 import { usePlayhead, usePlayheadEffect, type Playhead, type PlayheadState } from '../lib/playhead';
 import { Tooltip, type Hover } from './Tooltip';
+import { esc, rect, registerVector } from '../lib/svgExport';
 
 const LANE_GAP = 4;
 /** Beyond this many domains colours repeat and the legend would crowd out the chart; hovering names them. */
@@ -283,6 +284,73 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   );
   usePlayheadEffect(playhead, paint, { visible });
 
+  // The SVG export redraws the window on screen as shapes (lib/svgExport): the same lanes, runs of one colour
+  // merged as on the canvas, the I/O strip, the axis and the playhead, in the canvas's CSS pixels.
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    return registerVector(canvas, () => {
+      const { view: v, time } = playhead.get();
+      const [t0, t1] = v;
+      const x = scaleLinear().domain([t0, t1]).range([0, width]);
+      const clamp = (t: number) => Math.min(width, Math.max(0, x(t)));
+      const out: string[] = [];
+      lanes.forEach((lane, p) => {
+        const y = PAD_TOP + p * (LANE_H + LANE_GAP);
+        out.push(rect(0, y, width, LANE_H, theme.empty));
+        const [lo, hi] = visibleRange(lane, t0, t1);
+        let color = '';
+        let x0 = 0;
+        let x1 = -1;
+        const flush = () => {
+          if (color && x1 > x0 - 1) out.push(rect(x0, y, Math.max(0.75, x1 - x0), LANE_H, color));
+        };
+        for (let i = lo; i < hi; i++) {
+          const vc = lane.vcpu[i]!;
+          const c = (lane.task[i]! < 0 ? colors.idle[vc] : colors.busy[vc]) ?? '#888';
+          const a = clamp(lane.start[i]!);
+          const b = clamp(lane.end[i]!);
+          if (b - a < 1 && b <= Math.ceil(x1)) continue;
+          if (c === color && a - x1 < 0.5) x1 = Math.max(x1, b);
+          else {
+            flush();
+            color = c;
+            x0 = a;
+            x1 = b;
+          }
+        }
+        flush();
+      });
+      out.push(rect(0, ioTop, width, IO_H, theme.emptyAlt));
+      for (const bar of ioBars) {
+        const a = clamp(bar.from);
+        const b = clamp(bar.to);
+        if (b <= 0 || a >= width) continue;
+        const c = colors.busy[bar.rec.vcpu] ?? '#888';
+        out.push(rect(a, ioTop + 2, Math.max(1, b - a), IO_H - 4, c, ' fill-opacity="0.55"'));
+        out.push(rect(Math.max(0, b - 1), ioTop, 2, IO_H, c));
+      }
+      out.push(rect(0, lanesH, width, 1, AXIS_COLOR));
+      const n = Math.max(2, Math.floor(width / 90));
+      const format = x.tickFormat(n, '~f');
+      for (const t of x.ticks(n)) {
+        const tx = x(t);
+        const a = anchor(tx, width);
+        out.push(rect(Math.round(tx) - 0.5, lanesH, 1, 4, AXIS_COLOR));
+        out.push(
+          `<text x="${tx.toFixed(2)}" y="${lanesH + 14}" fill="${esc(theme.muted)}" font-size="11"` +
+            ` font-family="${esc(fontFamily())}" text-anchor="${a}">${esc(format(t))}</text>`,
+        );
+      }
+      const px = x(time);
+      if (px >= 0 && px <= width)
+        out.push(
+          `<line x1="${px}" y1="0" x2="${px}" y2="${lanesH}" stroke="${PLAYHEAD_COLOR}" stroke-width="${PLAYHEAD_W}"/>`,
+        );
+      return out.join('');
+    });
+  }, [playhead, lanes, width, colors, theme, LANE_H, ioTop, lanesH, ioBars]);
+
   // Attach d3-zoom once per geometry. Its transform is synced from the shared window only when a gesture may
   // start (in its filter), not every frame; those programmatic transforms carry no sourceEvent and are ignored,
   // so syncing never echoes back.
@@ -428,11 +496,19 @@ const LaneLabels = memo(function LaneLabels({ pcpus, laneH }: { pcpus: number; l
     <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
       {Array.from({ length: pcpus }, (_, p) => (
         <div key={p} style={{ height: laneH, marginBottom: LANE_GAP }}>
-          pCPU {p}
+          {/* Presentation mode's large type fits only the short form (styles.css). */}
+          <span className="lane-long">{'pCPU\u00a0'}</span>
+          <span className="lane-short" aria-hidden="true">
+            P
+          </span>
+          {p}
         </div>
       ))}
       <div className="io-label" style={{ height: IO_H, marginBottom: LANE_GAP }} title="I/O notifications">
-        I/O wait
+        <span className="lane-long">I/O wait</span>
+        <span className="lane-short" aria-hidden="true">
+          I/O
+        </span>
       </div>
       <div className="unit">ms</div>
     </div>

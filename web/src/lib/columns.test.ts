@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { columnId, columnProblem, parseColumnId } from './columns';
+import {
+  columnId,
+  columnProblem,
+  parseColumnId,
+  registryColumnId,
+  registryPolicy,
+  SCHEDULERS,
+} from './columns';
 
 describe('column ids', () => {
   it('reads a plain policy and an ablated one, and writes them back', () => {
@@ -35,5 +42,19 @@ describe('column ids', () => {
     expect(columnProblem('pi~w0', ids, claims)).toMatch(/claim 0 .* no ablation/);
     expect(columnProblem('pi~w7', ids, claims)).toMatch(/claim 7/);
     expect(columnProblem('pi~', ids, claims)).toMatch(/not a column id/);
+  });
+});
+
+describe('registry columns', () => {
+  it('names a scheduler of the registry with default parameters', () => {
+    expect(SCHEDULERS).toContain('credit2');
+    expect(parseColumnId(registryColumnId('credit2'))).toEqual({
+      policy: 'credit2~d',
+      ablation: null,
+      scheduler: 'credit2',
+    });
+    expect(parseColumnId('nosuch~d')).toBeNull();
+    expect(columnProblem('credit2~d', ['credit'], [])).toBeNull();
+    expect(registryPolicy('sedf').scheduler).toBe('sedf');
   });
 });

@@ -1,6 +1,9 @@
 // Column ids: a column shows a policy of the scenario ("pi"), or that policy on a claim's ablated scenario
 // ("pi~w3": claim 3's `without` patch applied by the simulator). The id is what the share link's `policies=`
-// carries, so an ablated column survives a reload.
+// carries, so an ablated column survives a reload. A third kind runs a scheduler of the registry that the
+// scenario does not list, with its default parameters ("credit2~d"): the page adds it to the scenario as one
+// more policy for that run only (see `registryPolicy`).
+import schemaText from '../../../scenarios/schema.json?raw';
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
@@ -15,6 +18,29 @@ export interface ColumnRef {
   readonly policy: string;
   /** Index of the claim whose ablation the column runs on, or null for the scenario itself. */
   readonly ablation: number | null;
+  /** For a registry column: its scheduler, run with default parameters (`policy` is then the column id). */
+  readonly scheduler?: string;
+}
+
+/** The schedulers of the simulator's registry (the schema's list, kept equal to the registry by a Rust test). */
+export const SCHEDULERS: readonly string[] = (() => {
+  const schema = JSON.parse(schemaText) as {
+    $defs: { policy: { properties: { scheduler: { enum: string[] } } } };
+  };
+  return schema.$defs.policy.properties.scheduler.enum;
+})();
+
+/** Marks a registry column: SCHEDULER~d. */
+const DEFAULTS = '~d';
+
+/** The column running `scheduler` of the registry with its default parameters. */
+export function registryColumnId(scheduler: string): string {
+  return `${scheduler}${DEFAULTS}`;
+}
+
+/** The policy a registry column adds to the scenario for its run (ids may not contain '~'). */
+export function registryPolicy(scheduler: string): { id: string; label: string; scheduler: string } {
+  return { id: `registry.${scheduler}`, label: `${scheduler} (defaults)`, scheduler };
 }
 
 /** Separates a policy id from its ablation; never part of a policy id (see `isValidId`). */
@@ -29,6 +55,10 @@ export function columnId(policy: string, ablation: number | null = null): string
 
 /** Reads a column id; null when it is malformed (it must still be checked against the scenario). */
 export function parseColumnId(id: string): ColumnRef | null {
+  if (id.endsWith(DEFAULTS)) {
+    const scheduler = id.slice(0, -DEFAULTS.length);
+    return SCHEDULERS.includes(scheduler) ? { policy: id, ablation: null, scheduler } : null;
+  }
   const at = id.indexOf(SEP);
   const policy = at < 0 ? id : id.slice(0, at);
   if (!isValidId(policy)) return null;
@@ -53,6 +83,7 @@ export function columnProblem(
 ): string | null {
   const ref = parseColumnId(id);
   if (!ref) return `"${id}" is not a column id (a policy id, or POLICY~wK for claim K's ablation)`;
+  if (ref.scheduler) return null;
   if (!policyIds.includes(ref.policy)) return `this scenario has no policy "${ref.policy}"`;
   if (ref.ablation !== null && !claims[ref.ablation]?.without)
     return `claim ${ref.ablation} of this scenario names no ablation ("${id}")`;

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Json } from './share';
-import { SCENARIO_SCHEMA, effective, parseProblems, sameJson, setIn, skeleton } from './editorSchema';
+import {
+  SCENARIO_SCHEMA,
+  effective,
+  freshItem,
+  parseProblems,
+  sameJson,
+  setIn,
+  singular,
+  skeleton,
+} from './editorSchema';
 
 const defs = SCENARIO_SCHEMA.$defs;
 
@@ -53,5 +62,21 @@ describe('editor schema', () => {
     expect(doc.domains[1]!.weight).toBe(5);
     expect(sameJson('{"a":1,"b":[1,2]}', '{ "b": [1, 2], "a": 1 }')).toBe(true);
     expect(sameJson('{"a":1}', '{"a":2}')).toBe(false);
+  });
+});
+
+describe('new list items', () => {
+  const defs = SCENARIO_SCHEMA.$defs;
+  it('gives a new domain a CPU-bound task, so adding it changes the run', () => {
+    expect(freshItem(defs.domain!, 'dom3')).toEqual({
+      name: 'dom3',
+      tasks: [{ name: 'burn', workload: { type: 'cpu' } }],
+    });
+    expect(freshItem(defs.policy!, 'p1')).toEqual({ id: 'p1', scheduler: 'credit' });
+  });
+  it('names list items in the singular', () => {
+    expect(singular('policies')).toBe('policy');
+    expect(singular('domains')).toBe('domain');
+    expect(singular('claims')).toBe('claim');
   });
 });

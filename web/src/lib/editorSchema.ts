@@ -74,6 +74,26 @@ export function effective(node: SchemaNode, value: Json | undefined, root = SCEN
   return { ...n, properties: props, required };
 }
 
+/**
+ * A new item of a list in the form ("+ Add domain"): its skeleton, and for a domain one CPU-bound task, so that
+ * adding it changes what runs (a domain without tasks only idles).
+ */
+export function freshItem(items: SchemaNode, name: string, root = SCENARIO_SCHEMA): Json {
+  const item = skeleton(items, name, root);
+  const tasks = deref(items, root).properties?.tasks;
+  if (tasks && item && typeof item === 'object' && !Array.isArray(item) && !('tasks' in item)) {
+    const task = deref(tasks, root).items;
+    if (task) return { ...item, tasks: [skeleton(task, 'burn', root)] };
+  }
+  return item;
+}
+
+/** A list's label in the singular ("policies" -> "policy", "domains" -> "domain"). */
+export function singular(label: string): string {
+  if (/ies$/.test(label)) return label.replace(/ies$/, 'y');
+  return label.replace(/s$/, '');
+}
+
 /** A fresh value that meets the schema's required fields (for "Add a domain" and the like). */
 export function skeleton(node: SchemaNode, name: string, root = SCENARIO_SCHEMA): Json {
   const n = deref(node, root);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { csvField, flattenReport, metricsCsv, segmentsInWindow, slug, traceCsv, toCsv } from './exports';
+import {
+  csvField,
+  flattenReport,
+  metricsCsv,
+  perfettoTrace,
+  segmentsInWindow,
+  slug,
+  traceCsv,
+  toCsv,
+} from './exports';
 import type { Meta, RunReport } from '../sim/types';
 
 const report: RunReport = {
@@ -94,5 +103,51 @@ describe('trace window', () => {
   it('makes safe file names', () => {
     expect(slug('Credit: BOOST <script>')).toBe('credit-boost-script');
     expect(slug('***')).toBe('schedlab');
+  });
+});
+
+describe('perfettoTrace', () => {
+  const run = {
+    policy: 'credit',
+    label: 'Xen Credit',
+    pcpus: 2,
+    segments: [
+      { pcpu: 0, start_ms: 1, end_ms: 2.5, vcpu: 'a.v0', domain: 'a', task: 'a/t' },
+      { pcpu: 1, start_ms: 3, end_ms: 4, vcpu: 'b.v0', domain: 'b', task: '' },
+    ],
+    wakeups: [
+      { t_ms: 3, wait_ms: 0.5, vcpu: 'b.v0', kind: 'packet' },
+      { t_ms: 2, wait_ms: 0, vcpu: 'a.v0', kind: 'timer' },
+    ],
+  };
+  const trace = perfettoTrace('s', [0, 5], [run]);
+
+  it('writes a track per pCPU and the vCPU runs as X slices in microseconds', () => {
+    const names = trace.traceEvents.filter((e) => e.name === 'thread_name').map((e) => e.args?.name);
+    expect(names).toEqual(['pCPU 0', 'pCPU 1', 'notifications']);
+    const x = trace.traceEvents.filter((e) => e.ph === 'X' && e.cat !== 'notification');
+    expect(x).toHaveLength(2);
+    expect(x[0]).toMatchObject({ name: 'a.v0', ts: 1000, dur: 1500, tid: 1, pid: 1 });
+    expect(x[1]).toMatchObject({ name: 'b.v0', ts: 3000, dur: 1000, tid: 2 });
+  });
+
+  it('joins a wake-up to the slice it woke with a flow', () => {
+    const s = trace.traceEvents.filter((e) => e.ph === 's');
+    const f = trace.traceEvents.filter((e) => e.ph === 'f');
+    expect(s).toHaveLength(1);
+    expect(f).toHaveLength(1);
+    expect(s[0]).toMatchObject({ ts: 2500, tid: 3 });
+    expect(f[0]).toMatchObject({ ts: 3000, tid: 2, id: s[0]!.id, bp: 'e' });
+  });
+
+  it('gives every event the fields the format requires', () => {
+    for (const e of JSON.parse(JSON.stringify(trace)).traceEvents) {
+      expect(typeof e.name).toBe('string');
+      expect(typeof e.ph).toBe('string');
+      expect(Number.isInteger(e.pid)).toBe(true);
+      expect(Number.isInteger(e.tid)).toBe(true);
+      if (e.ph !== 'M') expect(typeof e.ts).toBe('number');
+      if (e.ph === 'X') expect(e.dur).toBeGreaterThanOrEqual(0);
+    }
   });
 });

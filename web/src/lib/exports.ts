@@ -1,6 +1,5 @@
 // Exports (issue 9): the metrics and the trace window on screen as CSV and JSON, and any view as PNG or SVG.
 // The tables are pure functions of the runs (tested beside this file); the images come from the DOM.
-import { toPng, toSvg } from 'html-to-image';
 import type { Decision } from './decisions';
 import type { ClaimResult, Meta, RunReport } from '../sim/types';
 
@@ -148,60 +147,105 @@ export function download(name: string, data: Blob | string, type = 'application/
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** Presentation properties copied onto a standalone SVG so it looks as on screen without the page's CSS. */
-const SVG_STYLE = [
-  'fill',
-  'fill-opacity',
-  'stroke',
-  'stroke-width',
-  'stroke-opacity',
-  'stroke-dasharray',
-  'opacity',
-  'font-family',
-  'font-size',
-  'font-weight',
-  'text-anchor',
-  'dominant-baseline',
-  'visibility',
-] as const;
+/** One column's window for the Perfetto export: its segments and its event-channel notifications. */
+export interface PerfettoRun {
+  readonly policy: string;
+  readonly label: string;
+  readonly pcpus: number;
+  readonly segments: readonly TraceSegment[];
+  /** Delivered notifications: the vCPU named waited `wait_ms` before it ran at `t_ms`. */
+  readonly wakeups: readonly {
+    readonly t_ms: number;
+    readonly wait_ms: number;
+    readonly vcpu: string;
+    readonly kind: string;
+  }[];
+}
 
-/** The view's own SVG with computed styles inlined (a vector file), or null when the view is not one SVG. */
-function nativeSvg(el: HTMLElement): string | null {
-  const svgs = el instanceof SVGSVGElement ? [el] : [...el.querySelectorAll('svg')];
-  if (svgs.length !== 1 || el.querySelector('canvas')) return null;
-  const src = svgs[0]!;
-  const copy = src.cloneNode(true) as SVGSVGElement;
-  const from = [src, ...src.querySelectorAll('*')];
-  const to = [copy, ...copy.querySelectorAll('*')];
-  from.forEach((node, i) => {
-    const cs = getComputedStyle(node);
-    const style = SVG_STYLE.map((p) => `${p}:${cs.getPropertyValue(p)}`).join(';');
-    to[i]!.setAttribute('style', style);
+/** A Trace Event Format event (the subset this export writes). */
+export interface TraceEvent {
+  readonly name: string;
+  readonly ph: 'X' | 'M' | 's' | 'f';
+  readonly pid: number;
+  readonly tid: number;
+  readonly ts?: number;
+  readonly dur?: number;
+  readonly cat?: string;
+  readonly id?: number;
+  readonly bp?: 'e';
+  readonly args?: Readonly<Record<string, unknown>>;
+}
+
+/** Microseconds, rounded to the nanosecond the simulator keeps. */
+const us = (ms: number) => Math.round(ms * 1e6) / 1e3;
+
+/**
+ * The window on screen as Trace Event Format JSON (Perfetto, chrome://tracing): a process per column, a thread
+ * (track) per pCPU with each vCPU's run as an "X" slice, a "notifications" track with each wake-up's wait, and a
+ * flow from the notification to the slice where the woken vCPU ran.
+ */
+export function perfettoTrace(
+  scenario: string | null,
+  window: readonly [number, number],
+  runs: readonly PerfettoRun[],
+): { traceEvents: TraceEvent[]; displayTimeUnit: 'ms'; otherData: Record<string, unknown> } {
+  const events: TraceEvent[] = [];
+  let flow = 0;
+  runs.forEach((r, k) => {
+    const pid = k + 1;
+    const notifications = r.pcpus + 1;
+    events.push({ name: 'process_name', ph: 'M', pid, tid: 0, args: { name: `${r.label} (${r.policy})` } });
+    events.push({ name: 'process_sort_index', ph: 'M', pid, tid: 0, args: { sort_index: pid } });
+    for (let p = 0; p < r.pcpus; p++) {
+      events.push({ name: 'thread_name', ph: 'M', pid, tid: p + 1, args: { name: `pCPU ${p}` } });
+      events.push({ name: 'thread_sort_index', ph: 'M', pid, tid: p + 1, args: { sort_index: p } });
+    }
+    events.push({ name: 'thread_name', ph: 'M', pid, tid: notifications, args: { name: 'notifications' } });
+    for (const s of r.segments)
+      events.push({
+        name: s.vcpu,
+        cat: s.domain || 'vcpu',
+        ph: 'X',
+        pid,
+        tid: s.pcpu + 1,
+        ts: us(s.start_ms),
+        dur: us(s.end_ms - s.start_ms),
+        args: { domain: s.domain, task: s.task || '(guest idle)' },
+      });
+    for (const w of r.wakeups) {
+      if (!(w.wait_ms > 0)) continue;
+      const from = w.t_ms - w.wait_ms;
+      if (w.t_ms < window[0] || from > window[1]) continue;
+      // The slice where the woken vCPU starts to run at the delivery.
+      const ran = r.segments.find((s) => s.vcpu === w.vcpu && Math.abs(s.start_ms - w.t_ms) < 1e-6);
+      events.push({
+        name: `${w.kind} for ${w.vcpu}`,
+        cat: 'notification',
+        ph: 'X',
+        pid,
+        tid: notifications,
+        ts: us(from),
+        dur: us(w.wait_ms),
+        args: { vcpu: w.vcpu, kind: w.kind, wait_ms: w.wait_ms },
+      });
+      if (!ran) continue;
+      const id = ++flow;
+      events.push({ name: 'wake-up', cat: 'wakeup', ph: 's', id, pid, tid: notifications, ts: us(from) });
+      events.push({
+        name: 'wake-up',
+        cat: 'wakeup',
+        ph: 'f',
+        bp: 'e',
+        id,
+        pid,
+        tid: ran.pcpu + 1,
+        ts: us(ran.start_ms),
+      });
+    }
   });
-  const box = src.getBoundingClientRect();
-  copy.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
-  copy.setAttribute('width', String(Math.round(box.width)));
-  copy.setAttribute('height', String(Math.round(box.height)));
-  const bg = getComputedStyle(document.body).backgroundColor;
-  copy.insertAdjacentHTML('afterbegin', `<rect width="100%" height="100%" fill="${bg}"/>`);
-  return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(copy);
-}
-
-function background(): string {
-  return getComputedStyle(document.body).backgroundColor || '#ffffff';
-}
-
-/** Any view as SVG: its own vector SVG when it is one, else the rendered HTML inside an SVG foreignObject. */
-export async function viewSvg(el: HTMLElement): Promise<Blob> {
-  const own = nativeSvg(el);
-  if (own) return new Blob([own], { type: 'image/svg+xml' });
-  const url = await toSvg(el, { backgroundColor: background() });
-  const text = decodeURIComponent(url.slice(url.indexOf(',') + 1));
-  return new Blob(['<?xml version="1.0" encoding="UTF-8"?>\n' + text], { type: 'image/svg+xml' });
-}
-
-/** Any view as a PNG at twice the screen's pixel density (sharp on a projector). */
-export async function viewPng(el: HTMLElement): Promise<Blob> {
-  const url = await toPng(el, { backgroundColor: background(), pixelRatio: 2 });
-  return (await fetch(url)).blob();
+  return {
+    traceEvents: events,
+    displayTimeUnit: 'ms',
+    otherData: { scenario, window_ms: window, source: 'schedlab' },
+  };
 }

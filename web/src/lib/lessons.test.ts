@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LESSONS, PENDING_SCENARIOS } from './lessons';
+import { LESSONS, nextLesson, PENDING_SCENARIOS } from './lessons';
 import { parseIndex } from './scenarios';
 
 const dir = new URL('../../../scenarios/', import.meta.url);
@@ -49,5 +49,86 @@ describe('lessons', () => {
         if (s.view_ms) expect(s.view_ms[1], where).toBeLessThanOrEqual(doc.duration_ms);
       }
     }
+  });
+});
+
+interface Claim {
+  text: string;
+  lower?: string;
+  higher?: string;
+  than?: string;
+  policy?: string;
+  status?: string;
+}
+
+function scenarioDoc(id: string): { duration_ms: number; claims?: Claim[]; policies: { id: string }[] } {
+  const entry = index.scenarios.find((e) => e.id === id)!;
+  return JSON.parse(readFileSync(new URL(entry.file, dir), 'utf8')) as ReturnType<typeof scenarioDoc>;
+}
+
+describe('lessons that teach (issue 17)', () => {
+  it('have at least four steps, each moving the playhead, the window and the marks', () => {
+    for (const l of LESSONS) {
+      expect(l.steps.length, l.id).toBeGreaterThanOrEqual(4);
+      l.steps.forEach((s, i) => {
+        const where = `${l.id} step ${i + 1}`;
+        expect(s.view_ms, `${where}: a window`).toBeDefined();
+        expect(s.marks?.length ?? 0, `${where}: something to look at`).toBeGreaterThan(0);
+        const prev = l.steps[i - 1];
+        if (!prev || prev.scenario !== s.scenario) return;
+        expect(s.t_ms, `${where}: the playhead moves`).not.toBe(prev.t_ms);
+        expect(s.view_ms, `${where}: the window moves`).not.toEqual(prev.view_ms);
+        expect(s.marks, `${where}: the marks move`).not.toEqual(prev.marks);
+      });
+    }
+  });
+
+  it('have a predict-then-reveal step whose answer is the policy the claim says wins', () => {
+    for (const l of LESSONS.filter((x) => x.paper !== '000' || x.id === 'p000-idd')) {
+      const steps = l.steps.filter((s) => s.predict);
+      expect(steps.length, `${l.id}: a predict step`).toBeGreaterThan(0);
+    }
+    for (const l of LESSONS)
+      for (const [i, s] of l.steps.entries()) {
+        if (!s.predict) continue;
+        const where = `${l.id} step ${i + 1}`;
+        expect(s.claim, `${where}: names its claim`).toBeDefined();
+        const c = scenarioDoc(s.scenario).claims?.[s.claim!];
+        expect(c, `${where}: claim ${s.claim}`).toBeDefined();
+        expect(c!.status, `${where}: a claim the model reproduces`).not.toBe('not_reproduced');
+        const winner = c!.lower ?? c!.higher;
+        expect(winner, `${where}: a claim comparing two policies`).toBeDefined();
+        expect(s.predict.answer, `${where}: the answer is the claim's winner`).toBe(winner);
+        expect(s.predict.options, where).toContain(c!.than);
+        for (const o of s.predict.options)
+          expect(s.policies ?? [], `${where}: options are columns`).toContain(o);
+      }
+  });
+
+  it("name the claims they are about, and show the claim's policies as columns", () => {
+    for (const l of LESSONS)
+      for (const [i, s] of l.steps.entries()) {
+        if (s.claim === undefined) continue;
+        const where = `${l.id} step ${i + 1}`;
+        const c = scenarioDoc(s.scenario).claims?.[s.claim];
+        expect(c, `${where}: claim ${s.claim}`).toBeDefined();
+        const named = [c!.lower ?? c!.higher, c!.than, c!.policy].filter((p): p is string => Boolean(p));
+        for (const p of named) expect(s.policies ?? [], `${where}: column for ${p}`).toContain(p);
+      }
+  });
+
+  it('say what the claims say: paper 001 co-scheduling finishes 3 steps where proportional share finishes 2', () => {
+    const l = LESSONS.find((x) => x.id === 'p001-coscheduling')!;
+    const doc = scenarioDoc('p001-sec2-ten-slots');
+    // The claims: CPS near 30 steps in 100 slots (3 per 10), PS at most 24 (about 2 per 10).
+    expect(doc.claims?.[0]?.text).toMatch(/3 steps per 10 slots/);
+    expect(doc.claims?.[1]?.text).toMatch(/2 steps per 10 slots/);
+    const told = l.steps.find((s) => s.claim === 0)!.text;
+    expect(told).toMatch(/co-scheduling finishes 3 steps where proportional share finishes only 2/);
+    for (const s of l.steps) expect(s.text).not.toMatch(/2 steps instead of 3/);
+  });
+
+  it('lead from each lesson to the next', () => {
+    for (const [i, l] of LESSONS.entries()) expect(nextLesson(l.id)?.id, l.id).toBe(LESSONS[i + 1]?.id);
   });
 });

@@ -22,6 +22,17 @@ export interface LessonStep {
   /** Timelines' window [ms]; the default window around the playhead when absent. */
   readonly view_ms?: readonly [number, number];
   readonly marks?: readonly LessonMark[];
+  /** Index of the scenario claim the step's text is about (lessons.test.ts checks the text against it). */
+  readonly claim?: number;
+  /**
+   * Predict, then reveal: the results (key figures, claims, comparison) stay hidden until the class has picked
+   * which policy wins; `answer` is the one the claim says wins.
+   */
+  readonly predict?: {
+    readonly question: string;
+    readonly options: readonly string[];
+    readonly answer: string;
+  };
 }
 
 export interface Lesson {
@@ -94,6 +105,7 @@ export const LESSONS: readonly Lesson[] = [
         scenario: 'credit-boost',
         policies: ['credit', 'noboost'],
         t_ms: 60000,
+        view_ms: [2000, 60000],
         marks: [
           { view: 'cdf-chart', note: 'Response-time CDF of each column' },
           { view: 'claims-panel', note: 'The paper’s claims, checked on this run' },
@@ -127,6 +139,7 @@ export const LESSONS: readonly Lesson[] = [
         scenario: 'p000-fig10-partial-boost',
         policies: ['credit', 'tavs'],
         t_ms: 8000,
+        view_ms: [5000, 10000],
         marks: [{ view: 'belief-chart', policy: 'tavs', note: 'Belief per task and the threshold line' }],
       },
       {
@@ -152,6 +165,7 @@ export const LESSONS: readonly Lesson[] = [
         scenario: 'p000-fig10-partial-boost',
         policies: ['credit', 'tavs'],
         t_ms: 60000,
+        view_ms: [5000, 60000],
         marks: [
           { view: 'cdf-chart', note: 'Fig. 10a: response-time CDFs' },
           { view: 'share-chart', policy: 'tavs', note: 'Fig. 10c: shares stay on the fair line' },
@@ -192,6 +206,24 @@ export const LESSONS: readonly Lesson[] = [
         ],
       },
       {
+        title: 'Predict: who keeps the receiver going?',
+        text:
+          'Two columns, the same host: stock Credit, and Credit with IDD priority inheritance (dom0 inherits the ' +
+          'priority of the domain it serves). Before the numbers: which one keeps the network receiver’s ' +
+          'throughput up with five CPU-bound domains?',
+        scenario: 'p000-fig7a-idd-starvation',
+        policies: ['credit', 'pi'],
+        t_ms: 20000,
+        view_ms: [20000, 20300],
+        marks: [{ view: 'timeline', policy: 'pi', note: 'How often dom0 runs under each policy' }],
+        claim: 3,
+        predict: {
+          question: 'Which policy gives the network receiver the higher throughput?',
+          options: ['credit', 'pi'],
+          answer: 'pi',
+        },
+      },
+      {
         title: 'Priority inheritance',
         text:
           'With IDD priority inheritance, dom0 inherits the priority of the domain it serves when that domain sends ' +
@@ -199,7 +231,12 @@ export const LESSONS: readonly Lesson[] = [
         scenario: 'p000-fig7a-idd-starvation',
         policies: ['credit', 'pi'],
         t_ms: 30000,
-        marks: [{ view: 'claims-panel', note: 'Throughput and dom0 latency, per policy' }],
+        view_ms: [2000, 30000],
+        claim: 3,
+        marks: [
+          { view: 'key-figures', note: 'Throughput and dom0 latency, per policy' },
+          { view: 'claims-panel', note: 'The paper’s claims, checked on this run' },
+        ],
       },
     ],
   },
@@ -212,20 +249,75 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'Threads that wait for each other',
         text:
-          'A concurrent domain runs threads that meet at a barrier. Under proportional share its vCPUs run at ' +
-          'different times, so the first to arrive spins for the others: the job takes more steps.',
+          'A concurrent domain runs four threads that meet at a barrier after every step. Under proportional share ' +
+          'its vCPUs run at different times, so the first to arrive spins until the last one has run: those slots ' +
+          'are spent but the step does not advance.',
         scenario: 'p001-sec2-ten-slots',
+        policies: ['ps', 'cps'],
         t_ms: 0,
-        marks: [{ view: 'timeline', note: 'When each vCPU of the concurrent domain runs' }],
+        view_ms: [0, 100],
+        marks: [{ view: 'timeline', policy: 'ps', note: 'The job’s vCPUs run at different times' }],
+      },
+      {
+        title: 'Predict: which finishes more steps?',
+        text:
+          'Same host, same weights; on the right, co-proportional share runs the concurrent domain’s vCPUs together. ' +
+          'In the same time, which policy lets the job complete more steps?',
+        scenario: 'p001-sec2-ten-slots',
+        policies: ['ps', 'cps'],
+        t_ms: 100,
+        view_ms: [100, 200],
+        marks: [{ view: 'timeline', policy: 'cps', note: 'The job’s vCPUs start together' }],
+        claim: 2,
+        predict: {
+          question: 'Which policy completes more steps of the job?',
+          options: ['ps', 'cps'],
+          answer: 'cps',
+        },
       },
       {
         title: 'Co-scheduling keeps them together',
         text:
-          'Co-proportional share runs the concurrent domain’s vCPUs at the same time, so barriers are met at once. ' +
-          'The paper’s ten-slot example finishes in 2 steps instead of 3; the makespan gap is twice the Lag.',
+          'Co-proportional share runs the concurrent domain’s vCPUs at the same time, so every barrier is met at ' +
+          'once. In the paper’s ten-slot example co-scheduling finishes 3 steps where proportional share finishes ' +
+          'only 2 (4 of its 10 slots go to spinning); here that is about 30 against 20 steps in 100 slots.',
         scenario: 'p001-sec2-ten-slots',
-        t_ms: 0,
-        marks: [{ view: 'claims-panel', note: 'Makespan per policy' }],
+        policies: ['ps', 'cps'],
+        t_ms: 500,
+        view_ms: [500, 600],
+        claim: 0,
+        marks: [
+          { view: 'key-figures', note: 'Steps done per policy' },
+          { view: 'timeline', policy: 'cps', note: 'All four vCPUs in the same slots' },
+        ],
+      },
+      {
+        title: 'Asynchronous scheduling loses steps too',
+        text:
+          'The hybrid scheduler with the job domain marked high-throughput (HIT) schedules it asynchronously, like ' +
+          'Credit: it loses steps to spinning as proportional share does. Marking the domain concurrent is what ' +
+          'buys the steps back.',
+        scenario: 'p001-sec2-ten-slots',
+        policies: ['ps', 'cps', 'hit'],
+        t_ms: 800,
+        view_ms: [800, 900],
+        claim: 3,
+        marks: [{ view: 'timeline', policy: 'hit', note: 'HIT: the vCPUs drift apart again' }],
+      },
+      {
+        title: 'Fair shares all the same',
+        text:
+          'Co-scheduling does not take CPU from anyone: every domain still gets its weighted share, 3 of 10 slots ' +
+          'for the job. The makespan gap comes from wasted spinning, not from more CPU.',
+        scenario: 'p001-sec2-ten-slots',
+        policies: ['ps', 'cps'],
+        t_ms: 1000,
+        view_ms: [0, 1000],
+        claim: 4,
+        marks: [
+          { view: 'share-chart', policy: 'cps', note: 'Shares on the fair line' },
+          { view: 'claims-panel', note: 'Steps and shares, checked' },
+        ],
       },
     ],
   },
@@ -236,22 +328,67 @@ export const LESSONS: readonly Lesson[] = [
     summary: 'Paper 002: a capped guest loses its I/O priority; the balloon and two clocks restore it.',
     steps: [
       {
-        title: 'Priority inversion inside a capped guest',
+        title: 'Priority inversion inside a shared pCPU',
         text:
-          'A guest with an I/O task and a CPU task runs under a cap. The guest scheduler cannot see the time its ' +
-          'vCPU is descheduled, so the I/O task’s priority is lost and its requests wait behind the CPU task.',
-        scenario: 'p002-io-cpu-xballoon',
-        t_ms: 0,
-        marks: [{ view: 'timeline', note: 'When the capped vCPU is paused' }],
+          'A guest with an I/O task and a CPU task shares one pCPU with a neighbour. The guest scheduler cannot see ' +
+          'the time its vCPU is descheduled, so a request that arrives then waits until the vCPU returns, and then ' +
+          'behind the CPU task.',
+        scenario: 'p002-sharing-xballoon',
+        policies: ['credit', 'xballoon'],
+        t_ms: 500,
+        view_ms: [500, 600],
+        marks: [{ view: 'timeline', policy: 'credit', note: 'The guest and its neighbour take turns' }],
+      },
+      {
+        title: 'Predict: whose tail latency is lower?',
+        text:
+          'On the right, the guest runs a balloon task and the hypervisor uses xBalloon’s semi-work-conserving ' +
+          'scheduling. Before the numbers: which column answers the guest’s requests with the lower 99th-percentile ' +
+          'latency?',
+        scenario: 'p002-sharing-xballoon',
+        policies: ['credit', 'xballoon'],
+        t_ms: 1000,
+        view_ms: [1000, 1100],
+        marks: [
+          { view: 'timeline', policy: 'xballoon', note: 'The balloon holds the CPU the guest may not use' },
+        ],
+        claim: 0,
+        predict: {
+          question: 'Which policy gives the guest’s server the lower 99th-percentile response time?',
+          options: ['credit', 'xballoon'],
+          answer: 'xballoon',
+        },
       },
       {
         title: 'The balloon',
         text:
           'xBalloon lets the guest see its CPU budget: a balloon task holds the CPU the guest may not use, so the ' +
-          'guest scheduler spends what is left on the I/O task first (semi-work-conserving).',
+          'guest scheduler spends what is left on the I/O task first. The tail latency falls by more than half and ' +
+          'the neighbour keeps its half of the pCPU.',
+        scenario: 'p002-sharing-xballoon',
+        policies: ['credit', 'xballoon'],
+        t_ms: 1500,
+        view_ms: [1500, 1560],
+        claim: 0,
+        marks: [
+          { view: 'key-figures', note: 'p99 latency and throughput per policy' },
+          { view: 'event-log', policy: 'xballoon', note: 'Balloon and I/O task decisions' },
+        ],
+      },
+      {
+        title: 'Close to running I/O alone',
+        text:
+          'Under a 50% cap the same holds: the I/O task of the ballooned guest gets within 10% of the throughput of ' +
+          'a guest that runs I/O only, while the guest still uses its whole cap (semi-work-conserving).',
         scenario: 'p002-io-cpu-xballoon',
-        t_ms: 0,
-        marks: [{ view: 'claims-panel', note: 'I/O latency with and without the balloon' }],
+        policies: ['credit', 'xballoon'],
+        t_ms: 3000,
+        view_ms: [300, 3000],
+        claim: 1,
+        marks: [
+          { view: 'key-figures', note: 'I/O-only, I/O + CPU and xBalloon throughput' },
+          { view: 'claims-panel', note: 'The slides’ claims, checked' },
+        ],
       },
     ],
   },
@@ -264,18 +401,62 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'dom0 under stress',
         text:
-          'The driver domain does heavy work while guests compete for the CPU. Each column is one of Xen’s ' +
-          'schedulers on the same load: compare who gets the CPU and how quickly dom0 answers.',
+          'dom0 both forwards the domU’s network traffic and runs CPU stress of its own on a 2-pCPU host. Each column ' +
+          'is one of Xen’s schedulers on the same load: watch who gets the pCPUs when dom0’s packet thread needs one.',
         scenario: 'p003-table5-dom0-stress',
-        t_ms: 0,
-        marks: [{ view: 'share-chart', note: 'Each domain’s share against its fair share' }],
+        policies: ['credit', 'credit2', 'enhanced'],
+        t_ms: 600,
+        view_ms: [600, 640],
+        marks: [{ view: 'timeline', policy: 'credit', note: 'dom0’s stress and its packet work' }],
       },
       {
-        title: 'The comparison',
-        text: 'The thesis’s Table 5 compares the schedulers; the claims check its direction on this run.',
+        title: 'Predict: Credit or Credit2?',
+        text:
+          'Credit gives every vCPU 30 ms slices and boosts on wake-up; Credit2 keeps per-vCPU credit and picks the ' +
+          'vCPU with the most. Which one lets the domU keep more of its network throughput under dom0 stress?',
         scenario: 'p003-table5-dom0-stress',
-        t_ms: 0,
-        marks: [{ view: 'claims-panel', note: 'Per-scheduler results' }],
+        policies: ['credit', 'credit2', 'enhanced'],
+        t_ms: 1000,
+        view_ms: [1000, 1020],
+        marks: [{ view: 'timeline', policy: 'credit2', note: 'Who gets the pCPUs under Credit2' }],
+        claim: 1,
+        predict: {
+          question: 'Which scheduler keeps the domU’s throughput higher?',
+          options: ['credit', 'credit2'],
+          answer: 'credit2',
+        },
+      },
+      {
+        title: 'Credit2 loses less',
+        text:
+          'Credit2 runs dom0’s packet work sooner, so the domU’s throughput drops less than under Credit (Table 5: ' +
+          '79.15 against 72.71 Mbit/s).',
+        scenario: 'p003-table5-dom0-stress',
+        policies: ['credit', 'credit2', 'enhanced'],
+        t_ms: 1500,
+        view_ms: [1500, 1520],
+        claim: 1,
+        marks: [
+          { view: 'key-figures', note: 'domU throughput per scheduler' },
+          { view: 'runqueue-pcpu-0', policy: 'credit2', note: 'Credit2 orders by credit' },
+          { view: 'event-log', policy: 'credit2', note: 'Why each vCPU runs' },
+        ],
+      },
+      {
+        title: 'The enhanced credit scheduler',
+        text:
+          'The thesis’s enhanced Credit keeps the I/O path moving too: the domU’s throughput stays above Credit’s ' +
+          '(80.47 against 72.71 Mbit/s in the thesis). Its cost, more context switches, is the subject of the ' +
+          'thesis’s stress scenario (p003-s45-enhanced-stress).',
+        scenario: 'p003-table5-dom0-stress',
+        policies: ['credit', 'credit2', 'enhanced'],
+        t_ms: 2000,
+        view_ms: [500, 2000],
+        claim: 2,
+        marks: [
+          { view: 'timeline', policy: 'enhanced', note: 'Shorter turns for dom0' },
+          { view: 'claims-panel', note: 'Table 5’s direction, checked' },
+        ],
       },
     ],
   },
@@ -289,19 +470,71 @@ export const LESSONS: readonly Lesson[] = [
         title: 'A streaming server beside CPU hogs',
         text:
           'A media server streams at a constant bit rate to buffered clients. Under plain SEDF the server is not ' +
-          'run when its packets arrive, so clients’ buffers drain and under-run.',
+          'run when its data is ready, so the clients’ buffers drain and under-run.',
         scenario: 'p004-fig6-streaming',
-        t_ms: 0,
-        marks: [{ view: 'timeline', note: 'When the server domain runs' }],
+        policies: ['sedf', 'xenco'],
+        t_ms: 1500,
+        view_ms: [1500, 1700],
+        marks: [{ view: 'timeline', policy: 'sedf', note: 'When the server domain runs' }],
+      },
+      {
+        title: 'Predict: fewer under-runs?',
+        text:
+          'On the right, Xen and Co. prefers dom0 and domains that receive data, and anticipates domains about to ' +
+          'send, within their SEDF reservations. Which column leaves the clients fewer buffer under-runs?',
+        scenario: 'p004-fig6-streaming',
+        policies: ['sedf', 'xenco'],
+        t_ms: 2000,
+        view_ms: [2000, 2200],
+        marks: [{ view: 'timeline', policy: 'xenco', note: 'The server runs right after dom0' }],
+        claim: 0,
+        predict: {
+          question: 'Which scheduler gives the clients fewer under-runs?',
+          options: ['sedf', 'xenco'],
+          answer: 'xenco',
+        },
       },
       {
         title: 'Prefer the recipient, anticipate the sender',
         text:
-          'XenCo runs a domain soon after it receives data and anticipates domains that are about to send, within ' +
-          'their SEDF reservations: fewer under-runs and more clients supported.',
+          'Xen and Co. runs the server soon after it receives data, so it sends before the clients’ buffers drain: ' +
+          'the under-runs drop by more than 5×.',
         scenario: 'p004-fig6-streaming',
-        t_ms: 0,
-        marks: [{ view: 'claims-panel', note: 'Under-runs per policy' }],
+        policies: ['sedf', 'xenco'],
+        t_ms: 3000,
+        view_ms: [3000, 3100],
+        claim: 0,
+        marks: [
+          { view: 'key-figures', note: 'Under-runs per policy' },
+          { view: 'event-log', policy: 'xenco', note: 'Why the server runs now' },
+        ],
+      },
+      {
+        title: 'The server waits less for the CPU',
+        text:
+          'Once it has something to send the server waits far less for the CPU: the 99th percentile of its event ' +
+          'latency falls by at least 3× (Fig. 6b).',
+        scenario: 'p004-fig6-streaming',
+        policies: ['sedf', 'xenco'],
+        t_ms: 4000,
+        view_ms: [4000, 4050],
+        claim: 3,
+        marks: [{ view: 'timeline', policy: 'xenco', note: 'I/O waits: short bars under Xen and Co.' }],
+      },
+      {
+        title: 'Who pays for it',
+        text:
+          'dom0 gets more CPU under Xen and Co., taken from the CPU-bound domains’ extra time (Fig. 8b). The claims ' +
+          'say which of the paper’s findings this model reproduces.',
+        scenario: 'p004-fig6-streaming',
+        policies: ['sedf', 'xenco'],
+        t_ms: 6000,
+        view_ms: [1000, 6000],
+        claim: 7,
+        marks: [
+          { view: 'share-chart', policy: 'xenco', note: 'dom0’s share over time' },
+          { view: 'claims-panel', note: 'Findings reproduced and not' },
+        ],
       },
     ],
   },
@@ -309,4 +542,10 @@ export const LESSONS: readonly Lesson[] = [
 
 export function findLesson(id: string): Lesson | undefined {
   return LESSONS.find((l) => l.id === id);
+}
+
+/** The lesson after `id` in the list (papers in order), or undefined after the last. */
+export function nextLesson(id: string): Lesson | undefined {
+  const i = LESSONS.findIndex((l) => l.id === id);
+  return i >= 0 ? LESSONS[i + 1] : undefined;
 }

@@ -62,6 +62,20 @@ export interface ScenarioClaim {
   readonly status?: 'not_reproduced';
   /** Why a `not_reproduced` claim does not come out of the model. */
   readonly reason?: string;
+  /** Metric path the claim judges, and the policies it names (DESIGN.md 4). */
+  readonly metric?: string;
+  readonly lower?: string;
+  readonly higher?: string;
+  readonly than?: string;
+  readonly than_metric?: string;
+  readonly policy?: string;
+  readonly near?: string | number;
+}
+
+/** What the page shows first (scenarios/schema.json `focus`). */
+export interface ScenarioFocus {
+  readonly policies?: readonly string[];
+  readonly metrics?: readonly string[];
 }
 
 export interface ScenarioDoc {
@@ -73,6 +87,7 @@ export interface ScenarioDoc {
   readonly warmup_ms?: number;
   readonly policies: readonly ScenarioPolicy[];
   readonly claims?: readonly ScenarioClaim[];
+  readonly focus?: ScenarioFocus;
 }
 
 /** A claim's ablation, as the simulator builds it (wasm `ablation_json`). */

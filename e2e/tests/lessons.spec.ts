@@ -1,0 +1,85 @@
+// Issue 17: lessons that teach. A predict step hides the results until the class has chosen, then reveals them;
+// the last step leads to the next lesson; each step moves the playhead and brings its marked view into sight.
+import { expect, openScenario, playheadMs, test, waitForIdle } from './helpers';
+
+test('predict, then reveal; and on to the next lesson', async ({ page }) => {
+  await openScenario(page);
+  await page.getByTestId('open-lessons').click();
+  await page.locator('[data-testid="lesson-start"][data-lesson="p001-coscheduling"]').click();
+  const lesson = page.getByTestId('lesson');
+  await expect(lesson).toHaveAttribute('data-step', '1');
+  await waitForIdle(page);
+  const t1 = await playheadMs(page);
+
+  await page.getByTestId('lesson-next').click();
+  await expect(lesson).toHaveAttribute('data-step', '2');
+  await waitForIdle(page);
+  expect(await playheadMs(page)).not.toBe(t1);
+  // The results are hidden until the class picks.
+  await expect(page.getByTestId('app')).toHaveAttribute('data-concealed', 'true');
+  await expect(page.getByTestId('key-figure-value').first()).toBeHidden();
+  await expect(page.getByTestId('lesson-reveal')).toHaveCount(0);
+  await page.locator('[data-testid="lesson-choice"][data-policy="cps"]').click();
+  await expect(page.getByTestId('lesson-reveal')).toContainText('Right');
+  await expect(page.getByTestId('app')).not.toHaveAttribute('data-concealed', 'true');
+  await expect(page.getByTestId('key-figure-value').first()).toBeVisible();
+
+  // Step 3 points at the key figures; the columns are the claim's.
+  await page.getByTestId('lesson-next').click();
+  await expect(lesson).toHaveAttribute('data-step', '3');
+  await expect(page.getByTestId('key-figures')).toHaveClass(/lesson-mark/);
+  await expect(page.getByTestId('lesson-text')).toContainText(
+    '3 steps where proportional share finishes only 2',
+  );
+
+  for (let k = 4; k <= 5; k++) {
+    await page.getByTestId('lesson-next').click();
+    await expect(lesson).toHaveAttribute('data-step', String(k));
+  }
+  await expect(page.getByTestId('lesson-next')).toBeDisabled();
+  await page.getByTestId('lesson-next-lesson').click();
+  await expect(lesson).toHaveAttribute('data-lesson', 'p002-xballoon');
+  await expect(lesson).toHaveAttribute('data-step', '1');
+  await waitForIdle(page);
+  await expect(page.getByTestId('error-banner')).toHaveCount(0);
+});
+
+test.describe('every lesson step in presentation mode at 1280x720', () => {
+  test.use({ viewport: { width: 1280, height: 720 } });
+  for (const [id, steps] of [
+    ['p000-boost', 4],
+    ['p000-tavs', 4],
+    ['p000-idd', 4],
+    ['p001-coscheduling', 5],
+    ['p002-xballoon', 4],
+    ['p003-schedulers', 4],
+    ['p004-streaming', 5],
+  ] as const) {
+    test(`${id}: the lesson text and the views each step points at are on screen`, async ({ page }) => {
+      await openScenario(page);
+      await page.getByTestId('open-lessons').click();
+      await page.locator(`[data-testid="lesson-start"][data-lesson="${id}"]`).click();
+      await page.locator('main').focus();
+      await page.keyboard.press('p');
+      for (let k = 1; k <= steps; k++) {
+        if (k > 1) await page.keyboard.press('PageDown');
+        await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', String(k));
+        await waitForIdle(page);
+        const choice = page.getByTestId('lesson-choice');
+        if ((await choice.count()) > 0) await choice.first().click();
+        // The marks are applied as the views mount; give them a beat.
+        await expect(page.locator('.lesson-mark-first')).toHaveCount(1);
+        await page.waitForTimeout(500);
+        // The step's first view (the one its text is about) and its title; further marks may need a scroll.
+        const off = await page.evaluate(() =>
+          [...document.querySelectorAll('.lesson-mark-first, [data-testid="lesson-title"]')]
+            .map((e) => [e.getAttribute('data-testid') ?? e.className, e.getBoundingClientRect()] as const)
+            .filter(([, r]) => r.top < 0 || r.top > window.innerHeight - 40)
+            .map(([name, r]) => `${name} at ${Math.round(r.top)}`),
+        );
+        expect(off, `${id} step ${k}`).toEqual([]);
+        await page.screenshot({ path: test.info().outputPath(`${id}-step${k}.png`) });
+      }
+    });
+  }
+});

@@ -1,0 +1,83 @@
+// The scenario's point on one screen (issue 17): its focus metrics per focus policy, large, with what the paper
+// reports beside ours and whether the claims on that metric hold. It sits at the top of the page, above the
+// columns, so a projector shows it with the timelines.
+import { memo } from 'react';
+import type { ClaimResult, RunResult, ScenarioClaim } from '../sim/types';
+import { claimMetrics, metricLabel, metricValue, type Focus } from '../lib/focus';
+import { fmt } from '../lib/format';
+
+interface Props {
+  readonly focus: Focus;
+  /** Finished runs by policy id. */
+  readonly runs: Readonly<Record<string, RunResult>>;
+  /** The scenario file's claims, and their verdicts once judged (same order). */
+  readonly stated: readonly ScenarioClaim[];
+  readonly claims: readonly ClaimResult[] | null;
+  readonly labelOf: (policy: string) => string;
+  /** The scenario was edited: the paper's values and the claim texts may no longer describe it. */
+  readonly stale: boolean;
+}
+
+/** Shares and ratios read better as percentages. */
+function show(path: string, v: number | undefined): string {
+  if (v === undefined) return '–';
+  if (/cpu_share|fair_share|pbhr$/.test(path)) return `${(v * 100).toFixed(1)}%`;
+  return fmt(v, 3);
+}
+
+export const KeyFigures = memo(function KeyFigures({ focus, runs, stated, claims, labelOf, stale }: Props) {
+  if (focus.metrics.length === 0) return null;
+  return (
+    <section className="key-figures" data-testid="key-figures" aria-label="Key figures">
+      {focus.metrics.map((path) => {
+        const on = stated.flatMap((c, i) => (claimMetrics(c).includes(path) ? [i] : []));
+        const judged = claims
+          ? on.map((i) => claims[i]).filter((c): c is ClaimResult => c !== undefined)
+          : [];
+        const held = judged.filter((c) => c.holds).length;
+        const paper = on.map((i) => stated[i]?.paper).find((p) => p !== undefined);
+        const verdict =
+          judged.length === 0 ? null : held === judged.length ? 'holds' : held === 0 ? 'fails' : 'mixed';
+        return (
+          <div
+            key={path}
+            className={`key-figure${verdict ? ` ${verdict}` : ''}`}
+            data-testid="key-figure"
+            data-metric={path}
+            data-holds={verdict === null ? undefined : String(verdict === 'holds')}
+          >
+            <div className="key-figure-head">
+              <span className="key-figure-metric" title={path}>
+                {metricLabel(path)}
+              </span>
+              {verdict && (
+                <span
+                  className="key-figure-verdict"
+                  aria-label={`${held} of ${judged.length} claims on it hold`}
+                  title={`${held} of ${judged.length} claims on this figure hold`}
+                >
+                  {verdict === 'holds' ? '✓' : verdict === 'fails' ? '✗' : `${held}/${judged.length} ✓`}
+                </span>
+              )}
+            </div>
+            <dl className="key-figure-values">
+              {focus.policies.map((p) => (
+                <div key={p}>
+                  <dt title={labelOf(p)}>{labelOf(p)}</dt>
+                  <dd data-testid="key-figure-value" data-policy={p}>
+                    {runs[p] ? show(path, metricValue(runs[p].report, path)) : '…'}
+                  </dd>
+                </div>
+              ))}
+            </dl>
+            {paper && (
+              <p className={`key-figure-paper${stale ? ' stale' : ''}`} data-testid="key-figure-paper">
+                <span className="muted">Paper{stale ? ' (for the original scenario)' : ''}:</span> {paper}
+              </p>
+            )}
+          </div>
+        );
+      })}
+    </section>
+  );
+});

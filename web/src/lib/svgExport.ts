@@ -1,0 +1,451 @@
+// Vector exports (issue 17): a view on screen as a standalone SVG a vector tool or LaTeX can use. The view's own
+// SVG charts are copied with their computed styles inlined (so fills are the screen's, never the default black);
+// a canvas whose component registered a vector drawing (the timeline: its window's segments as rectangles) is
+// redrawn as shapes; the view's HTML (labels, legends, tables, badges) becomes `rect` and `text` at the places the
+// browser laid them out. No `foreignObject`, no embedded bitmaps except a canvas nobody can redraw.
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** Draws a canvas's content as SVG markup in the canvas's own CSS-pixel coordinates. */
+export type VectorDrawing = () => string;
+
+const drawings = new WeakMap<Element, VectorDrawing>();
+
+/** Lets the SVG export redraw `canvas` as shapes; returns the unregistration. */
+export function registerVector(canvas: Element, draw: VectorDrawing): () => void {
+  drawings.set(canvas, draw);
+  return () => {
+    if (drawings.get(canvas) === draw) drawings.delete(canvas);
+  };
+}
+
+/** XML-escapes text and attribute values. */
+export function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** One rectangle of SVG markup (rounded to 0.01 px: exports stay small). */
+export function rect(x: number, y: number, w: number, h: number, fill: string, extra = ''): string {
+  const r = (v: number) => Math.round(v * 100) / 100;
+  return `<rect x="${r(x)}" y="${r(y)}" width="${r(w)}" height="${r(h)}" fill="${esc(fill)}"${extra}/>`;
+}
+
+/** Presentation properties inlined on copied SVG elements. */
+const SVG_STYLE = [
+  'fill',
+  'fill-opacity',
+  'stroke',
+  'stroke-width',
+  'stroke-opacity',
+  'stroke-dasharray',
+  'stroke-linecap',
+  'stroke-linejoin',
+  'opacity',
+  'font-family',
+  'font-size',
+  'font-weight',
+  'font-style',
+  'text-anchor',
+  'dominant-baseline',
+  'visibility',
+  'display',
+] as const;
+
+function transparent(color: string): boolean {
+  return color === '' || color === 'transparent' || /rgba\([^)]*,\s*0\)$/.test(color);
+}
+
+/** A copy of an on-screen SVG with every element's computed presentation inlined. */
+function copySvg(src: SVGSVGElement, x: number, y: number): string {
+  const copy = src.cloneNode(true) as SVGSVGElement;
+  const from = [src, ...src.querySelectorAll('*')];
+  const to = [copy, ...copy.querySelectorAll('*')];
+  from.forEach((node, i) => {
+    const cs = getComputedStyle(node);
+    const target = to[i]!;
+    target.removeAttribute('class');
+    target.setAttribute('style', SVG_STYLE.map((p) => `${p}:${cs.getPropertyValue(p)}`).join(';'));
+  });
+  // `foreignObject` never leaves: it is what vector tools cannot read.
+  for (const f of copy.querySelectorAll('foreignObject')) f.remove();
+  const box = src.getBoundingClientRect();
+  copy.setAttribute('x', String(x));
+  copy.setAttribute('y', String(y));
+  copy.setAttribute('width', String(box.width));
+  copy.setAttribute('height', String(box.height));
+  if (!copy.hasAttribute('viewBox')) copy.setAttribute('viewBox', `0 0 ${box.width} ${box.height}`);
+  copy.removeAttribute('xmlns');
+  return new XMLSerializer().serializeToString(copy).replace(/ xmlns="[^"]*"/, '');
+}
+
+/** A canvas as shapes when its component drew it for us, else as an embedded bitmap. */
+function copyCanvas(canvas: HTMLCanvasElement, x: number, y: number): string {
+  const box = canvas.getBoundingClientRect();
+  const draw = drawings.get(canvas);
+  if (draw) return `<g transform="translate(${x} ${y})">${draw()}</g>`;
+  let href: string;
+  try {
+    href = canvas.toDataURL('image/png');
+  } catch {
+    return '';
+  }
+  return `<image x="${x}" y="${y}" width="${box.width}" height="${box.height}" href="${href}"/>`;
+}
+
+/** The text of an element's own text nodes, one `text` per laid-out line box. */
+function textOf(el: Element, origin: DOMRect): string {
+  const cs = getComputedStyle(el);
+  if (cs.visibility === 'hidden' || transparent(cs.color)) return '';
+  let out = '';
+  for (const node of el.childNodes) {
+    if (node.nodeType !== Node.TEXT_NODE) continue;
+    const text = node.textContent ?? '';
+    if (!text.trim()) continue;
+    // Line by line: a range over each word would be exact but large; one per line box is close enough.
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const lines = [...range.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
+    if (lines.length === 0) continue;
+    // Collapse and trim as HTML does: ordinary white space only (a no-break space is kept).
+    const words = transform(text.replace(/[ \t\n\r]+/g, ' ').replace(/^ | $/g, ''), cs.textTransform);
+    const parts =
+      lines.length === 1
+        ? [words]
+        : splitLines(node as Text, lines).map((p) => transform(p, cs.textTransform));
+    lines.forEach((line, i) => {
+      const part = parts[i];
+      if (!part) return;
+      const size = parseFloat(cs.fontSize) || 12;
+      const baseline = line.top - origin.top + (line.height + size * 0.7) / 2;
+      out +=
+        `<text x="${(line.left - origin.left).toFixed(2)}" y="${baseline.toFixed(2)}" fill="${esc(cs.color)}"` +
+        ` font-family="${esc(cs.fontFamily)}" font-size="${cs.fontSize}" font-weight="${cs.fontWeight}"` +
+        `${cs.fontStyle !== 'normal' ? ` font-style="${cs.fontStyle}"` : ''}` +
+        ` textLength="${line.width.toFixed(2)}" lengthAdjust="spacingAndGlyphs">${esc(part)}</text>`;
+    });
+  }
+  return out;
+}
+
+/** CSS `text-transform`, which SVG text does not have. */
+function transform(text: string, how: string): string {
+  if (how === 'uppercase') return text.toUpperCase();
+  if (how === 'lowercase') return text.toLowerCase();
+  return text;
+}
+
+/** The words of a wrapped text node, split where its line boxes break. */
+function splitLines(node: Text, lines: DOMRect[]): string[] {
+  const text = node.textContent ?? '';
+  const parts: string[] = lines.map(() => '');
+  const range = document.createRange();
+  let i = 0;
+  while (i < text.length) {
+    let j = i;
+    while (j < text.length && !/\s/.test(text[j]!)) j++;
+    if (j > i) {
+      range.setStart(node, i);
+      range.setEnd(node, j);
+      const r = range.getBoundingClientRect();
+      const mid = r.top + r.height / 2;
+      let k = lines.findIndex((l) => mid >= l.top && mid <= l.bottom);
+      if (k < 0) k = 0;
+      parts[k] = parts[k] ? `${parts[k]} ${text.slice(i, j)}` : text.slice(i, j);
+    }
+    i = j + 1;
+  }
+  return parts;
+}
+
+/** An element's box: its background and its borders (as a stroke when all four match, else as bars). */
+function boxOf(el: Element, origin: DOMRect): string {
+  const cs = getComputedStyle(el);
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0) return '';
+  const x = r.left - origin.left;
+  const y = r.top - origin.top;
+  let out = '';
+  const radius = parseFloat(cs.borderTopLeftRadius) || 0;
+  const rounded = radius > 0 ? ` rx="${Math.min(radius, r.height / 2, r.width / 2)}"` : '';
+  if (!transparent(cs.backgroundColor)) out += rect(x, y, r.width, r.height, cs.backgroundColor, rounded);
+  const sides = [
+    ['Top', x, y, r.width, 'h'],
+    ['Bottom', x, y + r.height, r.width, 'h'],
+    ['Left', x, y, r.height, 'v'],
+    ['Right', x + r.width, y, r.height, 'v'],
+  ] as const;
+  for (const [side, sx, sy, len, dir] of sides) {
+    const w = parseFloat(cs.getPropertyValue(`border-${side.toLowerCase()}-width`)) || 0;
+    const style = cs.getPropertyValue(`border-${side.toLowerCase()}-style`);
+    const color = cs.getPropertyValue(`border-${side.toLowerCase()}-color`);
+    if (w <= 0 || style === 'none' || style === 'hidden' || transparent(color)) continue;
+    const bx = side === 'Right' ? sx - w : sx;
+    const by = side === 'Bottom' ? sy - w : sy;
+    out += dir === 'h' ? rect(bx, by, len, w, color) : rect(bx, by, w, len, color);
+  }
+  return out;
+}
+
+/** Whether the element is laid out and visible. */
+function shown(el: Element): boolean {
+  const cs = getComputedStyle(el);
+  return cs.display !== 'none' && cs.visibility !== 'hidden' && cs.contentVisibility !== 'hidden';
+}
+
+/** Walks the view: boxes behind, then SVGs, canvases and text, in document order. */
+function walk(el: Element, origin: DOMRect, out: string[]): void {
+  if (!shown(el)) return;
+  const r = el.getBoundingClientRect();
+  const x = r.left - origin.left;
+  const y = r.top - origin.top;
+  if (el instanceof SVGSVGElement) {
+    out.push(copySvg(el, x, y));
+    return;
+  }
+  if (el instanceof HTMLCanvasElement) {
+    out.push(copyCanvas(el, x, y));
+    return;
+  }
+  // Form controls: their box and their shown value.
+  if (el instanceof HTMLSelectElement || el instanceof HTMLInputElement) {
+    out.push(boxOf(el, origin));
+    const value = el instanceof HTMLSelectElement ? (el.selectedOptions[0]?.textContent ?? '') : el.value;
+    if (el instanceof HTMLSelectElement || el.type === 'text' || el.type === 'number') {
+      const cs = getComputedStyle(el);
+      out.push(
+        `<text x="${(x + 4).toFixed(2)}" y="${(y + r.height / 2 + parseFloat(cs.fontSize) * 0.35).toFixed(2)}"` +
+          ` fill="${esc(cs.color)}" font-family="${esc(cs.fontFamily)}" font-size="${cs.fontSize}">${esc(value)}</text>`,
+      );
+    }
+    return;
+  }
+  out.push(boxOf(el, origin));
+  out.push(textOf(el, origin));
+  if (el.children.length === 0) return;
+  // A scrolled box (the event log, wide tables) shows only what is inside it.
+  const cs = getComputedStyle(el);
+  const clip = cs.overflowX !== 'visible' || cs.overflowY !== 'visible';
+  if (clip) {
+    const id = `clip${++clips}`;
+    out.push(
+      `<clipPath id="${id}">${rect(x, y, r.width, r.height, '#000')}</clipPath><g clip-path="url(#${id})">`,
+    );
+  }
+  for (const child of el.children) walk(child, origin, out);
+  if (clip) out.push('</g>');
+}
+
+let clips = 0;
+
+/** A view on screen as a standalone SVG document (see the header). */
+export function viewToSvg(el: HTMLElement): string {
+  const origin = el.getBoundingClientRect();
+  const width = Math.ceil(el.scrollWidth > origin.width ? origin.width : origin.width);
+  const height = Math.ceil(origin.height);
+  let bg = getComputedStyle(el).backgroundColor;
+  for (let p: Element | null = el; p && transparent(bg); p = p.parentElement)
+    bg = getComputedStyle(p).backgroundColor;
+  if (transparent(bg)) bg = getComputedStyle(document.body).backgroundColor || '#ffffff';
+  const parts: string[] = [];
+  walk(el, origin, parts);
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    `<svg xmlns="${SVG_NS}" xmlns:xlink="http://www.w3.org/1999/xlink" width="${width}" height="${height}"` +
+    ` viewBox="0 0 ${width} ${height}">` +
+    rect(0, 0, width, height, transparent(bg) ? '#ffffff' : bg) +
+    `<g clip-path="url(#view)"><clipPath id="view">${rect(0, 0, width, height, '#000')}</clipPath>` +
+    parts.join('') +
+    '</g></svg>\n'
+  );
+}
+
+/** Renders an SVG document to a PNG at `scale` times its size (what the PNG export saves). */
+export async function svgToPng(svg: string, scale = 2): Promise<Blob> {
+  const m = /width="([\d.]+)" height="([\d.]+)"/.exec(svg);
+  const w = Number(m?.[1] ?? 300);
+  const h = Number(m?.[2] ?? 150);
+  const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
+  try {
+    const img = new Image();
+    img.decoding = 'sync';
+    await new Promise<void>((resolve, reject) => {
+      img.onload = () => resolve();
+      img.onerror = () => reject(new Error('the SVG did not render'));
+      img.src = url;
+    });
+    const canvas = document.createElement('canvas');
+    canvas.width = Math.max(1, Math.round(w * scale));
+    canvas.height = Math.max(1, Math.round(h * scale));
+    const ctx = canvas.getContext('2d');
+    if (!ctx) throw new Error('no 2D canvas');
+    ctx.scale(scale, scale);
+    ctx.drawImage(img, 0, 0, w, h);
+    return await new Promise<Blob>((resolve, reject) =>
+      canvas.toBlob((b) => (b ? resolve(b) : reject(new Error('the PNG could not be encoded'))), 'image/png'),
+    );
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+interface PenState {
+  fillStyle: string;
+  strokeStyle: string;
+  lineWidth: number;
+  font: string;
+  textAlign: CanvasTextAlign;
+  textBaseline: CanvasTextBaseline;
+  globalAlpha: number;
+  dash: number[];
+  tx: number;
+  ty: number;
+}
+
+/**
+ * The part of a 2D canvas context that the views' drawing functions use, recording SVG instead of pixels: the
+ * same function that paints a canvas (e.g. a run queue row) draws its vector export.
+ */
+export class SvgRecorder {
+  private out: string[] = [];
+  private path: string[] = [];
+  private stack: PenState[] = [];
+  private s: PenState = {
+    fillStyle: '#000',
+    strokeStyle: '#000',
+    lineWidth: 1,
+    font: '10px sans-serif',
+    textAlign: 'start',
+    textBaseline: 'alphabetic',
+    globalAlpha: 1,
+    dash: [],
+    tx: 0,
+    ty: 0,
+  };
+  private measurer: CanvasRenderingContext2D | null = null;
+
+  get fillStyle(): string {
+    return this.s.fillStyle;
+  }
+  set fillStyle(v: string) {
+    this.s.fillStyle = v;
+  }
+  get strokeStyle(): string {
+    return this.s.strokeStyle;
+  }
+  set strokeStyle(v: string) {
+    this.s.strokeStyle = v;
+  }
+  get lineWidth(): number {
+    return this.s.lineWidth;
+  }
+  set lineWidth(v: number) {
+    this.s.lineWidth = v;
+  }
+  get font(): string {
+    return this.s.font;
+  }
+  set font(v: string) {
+    this.s.font = v;
+  }
+  get textAlign(): CanvasTextAlign {
+    return this.s.textAlign;
+  }
+  set textAlign(v: CanvasTextAlign) {
+    this.s.textAlign = v;
+  }
+  get textBaseline(): CanvasTextBaseline {
+    return this.s.textBaseline;
+  }
+  set textBaseline(v: CanvasTextBaseline) {
+    this.s.textBaseline = v;
+  }
+  get globalAlpha(): number {
+    return this.s.globalAlpha;
+  }
+  set globalAlpha(v: number) {
+    this.s.globalAlpha = v;
+  }
+
+  setLineDash(dash: number[]): void {
+    this.s.dash = [...dash];
+  }
+  save(): void {
+    this.stack.push({ ...this.s, dash: [...this.s.dash] });
+  }
+  restore(): void {
+    this.s = this.stack.pop() ?? this.s;
+  }
+  translate(x: number, y: number): void {
+    this.s.tx += x;
+    this.s.ty += y;
+  }
+  setTransform(): void {}
+  clearRect(): void {}
+  beginPath(): void {
+    this.path = [];
+  }
+  rect(x: number, y: number, w: number, h: number): void {
+    this.roundRect(x, y, w, h, 0);
+  }
+  roundRect(x: number, y: number, w: number, h: number, radii: number | number[] = 0): void {
+    const [tl, tr, br, bl] = Array.isArray(radii)
+      ? [radii[0] ?? 0, radii[1] ?? radii[0] ?? 0, radii[2] ?? radii[0] ?? 0, radii[3] ?? radii[1] ?? 0]
+      : [radii, radii, radii, radii];
+    const X = x + this.s.tx;
+    const Y = y + this.s.ty;
+    const n = (v: number) => Math.round(v * 100) / 100;
+    this.path.push(
+      `M${n(X + tl)} ${n(Y)}H${n(X + w - tr)}${tr ? `A${tr} ${tr} 0 0 1 ${n(X + w)} ${n(Y + tr)}` : ''}` +
+        `V${n(Y + h - br)}${br ? `A${br} ${br} 0 0 1 ${n(X + w - br)} ${n(Y + h)}` : ''}` +
+        `H${n(X + bl)}${bl ? `A${bl} ${bl} 0 0 1 ${n(X)} ${n(Y + h - bl)}` : ''}` +
+        `V${n(Y + tl)}${tl ? `A${tl} ${tl} 0 0 1 ${n(X + tl)} ${n(Y)}` : ''}Z`,
+    );
+  }
+  fillRect(x: number, y: number, w: number, h: number): void {
+    this.out.push(rect(x + this.s.tx, y + this.s.ty, w, h, this.s.fillStyle, this.alpha()));
+  }
+  fill(): void {
+    if (this.path.length === 0) return;
+    this.out.push(`<path d="${this.path.join('')}" fill="${esc(this.s.fillStyle)}"${this.alpha()}/>`);
+  }
+  stroke(): void {
+    if (this.path.length === 0) return;
+    const dash = this.s.dash.length > 0 ? ` stroke-dasharray="${this.s.dash.join(' ')}"` : '';
+    this.out.push(
+      `<path d="${this.path.join('')}" fill="none" stroke="${esc(this.s.strokeStyle)}"` +
+        ` stroke-width="${this.s.lineWidth}"${dash}${this.alpha()}/>`,
+    );
+  }
+  measureText(text: string): TextMetrics {
+    this.measurer ??= document.createElement('canvas').getContext('2d');
+    if (!this.measurer) return { width: text.length * 6 } as TextMetrics;
+    this.measurer.font = this.s.font;
+    return this.measurer.measureText(text);
+  }
+  fillText(text: string, x: number, y: number, maxWidth?: number): void {
+    const anchor =
+      this.s.textAlign === 'center'
+        ? 'middle'
+        : this.s.textAlign === 'right' || this.s.textAlign === 'end'
+          ? 'end'
+          : 'start';
+    const baseline =
+      this.s.textBaseline === 'middle' ? 'central' : this.s.textBaseline === 'top' ? 'hanging' : 'alphabetic';
+    const squeeze =
+      maxWidth !== undefined && this.measureText(text).width > maxWidth
+        ? ` textLength="${maxWidth}" lengthAdjust="spacingAndGlyphs"`
+        : '';
+    this.out.push(
+      `<text x="${(x + this.s.tx).toFixed(2)}" y="${(y + this.s.ty).toFixed(2)}" fill="${esc(this.s.fillStyle)}"` +
+        ` style="font:${esc(this.s.font)};white-space:pre" text-anchor="${anchor}" dominant-baseline="${baseline}"` +
+        `${squeeze}${this.alpha()}>${esc(text)}</text>`,
+    );
+  }
+  private alpha(): string {
+    return this.s.globalAlpha < 1 ? ` opacity="${this.s.globalAlpha}"` : '';
+  }
+  /** What was drawn, as SVG markup. */
+  markup(): string {
+    return this.out.join('');
+  }
+}
