@@ -43,9 +43,6 @@ pub struct HostCosts {
     /// `net_rx_action` moves up to a ring (`NET_RX_RING_SIZE`, 256) per pass and then sends one notification per
     /// guest interface (`notify_list`).
     pub backend_batch: usize,
-    /// Packets one netfront poll moves into sockets before the guest re-polls [packets]: Linux's NAPI weight,
-    /// `NAPI_POLL_WEIGHT` = 64.
-    pub napi_budget: usize,
 }
 
 /// The profile every scenario runs with.
@@ -60,8 +57,23 @@ pub const PROFILE: HostCosts = HostCosts {
     blk_backend_req_ns: 8_000,
     blk_frontend_req_ns: 3_300,
     backend_batch: 256,
-    napi_budget: 64,
 };
+
+impl HostCosts {
+    /// A host whose mechanisms cost nothing: for tests that isolate one mechanism's effect.
+    pub const FREE: HostCosts = HostCosts {
+        vcpu_switch_ns: 0,
+        cache_refill_ns: 0,
+        evtchn_send_ns: 0,
+        upcall_ns: 0,
+        nic_irq_ns: 0,
+        net_backend_pkt_ns: 0,
+        net_frontend_pkt_ns: 0,
+        blk_backend_req_ns: 0,
+        blk_frontend_req_ns: 0,
+        backend_batch: 256,
+    };
+}
 
 impl Default for HostCosts {
     fn default() -> HostCosts {
