@@ -1116,13 +1116,15 @@ impl Simulation {
 
     /// The vCPU is back on a pCPU after being descheduled while runnable. What the guest charges for the gap
     /// depends on its clock: `wall` charges it all to the current task (vruntime dilation); `steal` charges
-    /// nothing; `two_clocks` (xBalloon) charges it only to a CPU-bound current task.
+    /// nothing; `two_clocks` (xBalloon) charges it only to a current task the guest's accounting finds CPU-bound.
     fn guest_clock_gap(&mut self, v: VcpuId) {
         let Some(at) = self.vcpus[v.0].descheduled_at.take() else { return };
         let Some(t) = self.vcpus[v.0].current else { return };
         let gap = (self.now - at).0;
         let clock = self.guest[self.vcpus[v.0].dom.0].clock;
-        let cpu_bound = matches!(self.tasks[t.0].work, Work::Cpu | Work::Barrier { .. });
+        // The guest cannot know a task's workload; it judges from its own run/wait accounting: a task that has
+        // not slept enough to count as interactive by O(1)'s rule (TASK_INTERACTIVE over `sleep_avg`) is CPU-bound.
+        let cpu_bound = !self.interactive(t);
         let charged = match clock {
             GuestClock::Wall => gap,
             GuestClock::Steal => 0,

@@ -3,8 +3,8 @@
 //! Every guest packet and block request goes through a driver domain's backend: the backend takes what is queued
 //! in batches, spends CPU per item (the host profile's per-packet and per-request costs, the latter split between
 //! submission and completion) and, when the batch is done, notifies each receiving vCPU once through an event
-//! channel. The guest side pays its own stack per item and an upcall per notification (`costs`). Packets between two domains of the host cross the backend twice (out of one guest,
-//! into the other), as through dom0's bridge. The wire is a FIFO per direction with serialisation and latency;
+//! channel. The guest side pays its own stack per item and an upcall per notification (`costs`). Packets between
+//! two domains of the host cross the backend twice (out of one guest, into the other), as through dom0's bridge. The wire is a FIFO per direction with serialisation and latency;
 //! the disk serves one request at a time, in arrival order. A driver domain's own tasks own the disk: their block
 //! requests go to it directly (they pay the block CPU themselves and take the disk interrupt). Peers are the
 //! machines outside: closed-loop clients, an echo host, bulk TCP senders and sinks, and stream receivers with
