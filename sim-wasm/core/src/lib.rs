@@ -6,10 +6,8 @@
 //! - **Host**: `pcpus` physical CPUs; **domains** (guests and driver domains) own **vCPUs**; inside each guest a
 //!   Linux-like kernel schedules **tasks** whose **workloads** (busy loops, request/response servers, ...) burn
 //!   CPU and do I/O. A vCPU is running, runnable, blocked or paused ([`model`]).
-//! - **I/O** follows Xen's split drivers: the driver domain's backend handles queued packets in batches and
-//!   notifies each guest vCPU once per batch through an event channel; the notification is delivered only when
-//!   that vCPU runs ([`sim`]). What the machinery costs (switches, upcalls, per-packet work) is one host profile
-//!   ([`costs`]).
+//! - **I/O** follows Xen's split drivers: the driver domain's backend spends CPU per packet and notifies the guest
+//!   vCPU through an event channel; the notification is delivered only when that vCPU runs ([`sim`]).
 //! - **Policies** ([`policy`]) implement one trait mirroring Xen's scheduler hooks; they decide, the engine acts.
 //! - **Randomness** comes from named streams derived from the scenario seed ([`rng`]): every client's think times
 //!   are independent of scheduling, so policies see the same offered load.
@@ -17,7 +15,6 @@
 //!   the **report** ([`report`]) and the **trace** ([`trace`]) are what the CLI prints and the UI replays.
 
 pub mod claims;
-pub mod costs;
 pub mod metrics;
 pub mod model;
 pub mod policy;

@@ -2,18 +2,15 @@
 //! scheduler, the workloads and the split-driver I/O path. Policies decide; this module acts and records.
 //!
 //! I/O path (as in Xen's split drivers): a client's request crosses the wire to the NIC; the driver domain's
-//! backend handles it in a batch, then sends an event-channel notification to the guest vCPU. The notification
-//! is delivered only when that vCPU runs (the latency the papers study); the guest kernel takes the upcall, runs
-//! its network stack, then wakes the server task, which may preempt the guest's current task. The response goes
-//! back through the driver domain. What switches, upcalls and stacks cost comes from the host profile
-//! ([`crate::costs`]): that CPU is the vCPU's, but its current task makes no progress meanwhile.
+//! backend spends `packet_us` on it, then sends an event-channel notification to the guest vCPU. The notification
+//! is delivered only when that vCPU runs (the latency the papers study); the guest kernel then wakes the server
+//! task, which may preempt the guest's current task. The response goes back through the driver domain.
 
 mod build;
 mod io;
 mod queue;
 mod workload;
 
-use crate::costs::HostCosts;
 use crate::metrics::{DomMetrics, TaskMetrics};
 use crate::model::*;
 use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy};
@@ -127,9 +124,6 @@ enum Ev {
     Unplug(VcpuId),
     /// A timer the policy asked for.
     PolicyTimer,
-    /// The guest on a vCPU finished the event handling it was scheduled with and returns to this task, which it
-    /// was running before (no task switch).
-    Resumed(VcpuId, TaskId),
     Change(usize),
 }
 
@@ -141,17 +135,11 @@ pub struct SimOptions {
     pub trace: bool,
     /// Memory budget for trace detail [bytes]; per-domain CPU aggregates are kept for the whole run regardless.
     pub trace_budget_bytes: usize,
-    /// The host cost profile ([`crate::costs::PROFILE`]; tests of the mechanisms may pass another).
-    pub costs: HostCosts,
 }
 
 impl Default for SimOptions {
     fn default() -> SimOptions {
-        SimOptions {
-            trace: true,
-            trace_budget_bytes: crate::trace::DEFAULT_BUDGET_BYTES,
-            costs: crate::costs::PROFILE,
-        }
+        SimOptions { trace: true, trace_budget_bytes: crate::trace::DEFAULT_BUDGET_BYTES }
     }
 }
 
@@ -169,8 +157,6 @@ pub struct Simulation {
     event_budget: u64,
     finished: bool,
     policy: Box<dyn Policy>,
-    /// What the host's mechanisms cost (switches, upcalls, the I/O path).
-    pub(crate) costs: HostCosts,
     actions: Vec<Action>,
     notes: policy::Notes,
     pub(crate) pcpus: Vec<Pcpu>,
@@ -268,16 +254,9 @@ impl Simulation {
         let pcpus = scenario.host.pcpus as usize;
         let end = Nanos::from_ms(scenario.duration_ms);
         let warmup = Nanos::from_ms(scenario.warmup_ms);
-        let b = build::build(scenario, &opts.costs);
+        let b = build::build(scenario);
         let net = &scenario.host.net;
-        let link = |dir: &str| Link {
-            free_at: Nanos::ZERO,
-            ns_per_byte: 8000.0 / net.mbps,
-            latency: us_to_ns(net.latency_us),
-            jitter_ns: us_to_ns(net.jitter_us),
-            rng: Stream::new(scenario.seed, dir),
-            last_arrival: Nanos::ZERO,
-        };
+        let link = || Link { free_at: Nanos::ZERO, ns_per_byte: 8000.0 / net.mbps, latency: us_to_ns(net.latency_us) };
         let vcpu_dom: Vec<DomId> = b.vcpus.iter().map(|v| v.dom).collect();
         let vcpu_name: Vec<String> = b.vcpus.iter().map(|v| v.name.clone()).collect();
         let types: Vec<_> = scenario.domains.iter().map(|d| d.kind).collect();
@@ -300,7 +279,6 @@ impl Simulation {
             event_budget: EVENTS_PER_SIM_SECOND_BUDGET.saturating_mul(scenario.duration_ms.div_ceil(1000).max(1)),
             finished: false,
             policy,
-            costs: opts.costs,
             actions: Vec::new(),
             notes: policy::Notes::default(),
             pcpus: (0..pcpus)
@@ -311,7 +289,6 @@ impl Simulation {
                     slice_timer: Timer::default(),
                     resched_pending: false,
                     slice_expired: false,
-                    last_dom: None,
                 })
                 .collect(),
             running: vec![None; pcpus],
@@ -326,8 +303,8 @@ impl Simulation {
             peers: b.peers,
             groups: b.groups,
             driver_task_of: b.driver_task_of,
-            link_in: link("wire/in"),
-            link_out: link("wire/out"),
+            link_in: link(),
+            link_out: link(),
             disk: b.disk,
             dom_metrics: (0..ndom).map(|_| DomMetrics::default()).collect(),
             task_metrics: (0..ntasks).map(|_| TaskMetrics::default()).collect(),
@@ -726,18 +703,6 @@ impl Simulation {
                 self.post_event(v, GuestEvent::Timer(t), None, "timer");
             }
             Ev::Unplug(v) => self.post_event(v, GuestEvent::Unplug, None, "block unplug timer"),
-            Ev::Resumed(v, t) => {
-                let vc = &self.vcpus[v.0];
-                if vc.on_pcpu.is_some() && !vc.paused && vc.current == Some(t) {
-                    if vc.kernel_until > self.now {
-                        // More kernel work arrived meanwhile: the return to the task comes after it.
-                        let at = vc.kernel_until;
-                        self.push(at, Ev::Resumed(v, t));
-                    } else {
-                        self.with_ctx(|pol, ctx| pol.guest_resumed(v, t, ctx));
-                    }
-                }
-            }
             Ev::PolicyTimer => self.with_ctx(|pol, ctx| pol.timer(ctx)),
             Ev::Change(i) => {
                 let ch = self.scenario.changes[i].clone();
@@ -778,7 +743,6 @@ impl Simulation {
             if self.vcpus[v.0].state == VState::Blocked {
                 self.vcpu_unblocked(v);
             }
-            self.upcall(v);
             self.deliver(v, ev, 0);
             return;
         }
@@ -796,49 +760,6 @@ impl Simulation {
         if self.vcpus[v.0].state == VState::Blocked {
             self.vcpu_make_runnable(v, cause);
         }
-    }
-
-    /// Work the vCPU does in its kernel or in the hypervisor on its behalf [ns]: the CPU is the vCPU's, but its
-    /// current task makes no progress until the work is done. Off a pCPU, the work waits for the next run.
-    fn kernel_work(&mut self, v: VcpuId, ns: u64) {
-        if ns == 0 {
-            return;
-        }
-        if self.vcpus[v.0].on_pcpu.is_none() || self.vcpus[v.0].paused {
-            self.vcpus[v.0].kernel_left += ns;
-            return;
-        }
-        self.charge(v);
-        let vc = &self.vcpus[v.0];
-        let from = vc.kernel_until.max(self.now).max(vc.exec_start.unwrap_or(self.now));
-        let until = from + Nanos(ns);
-        self.vcpus[v.0].kernel_until = until;
-        if self.vcpus[v.0].exec_start.is_none() {
-            // Not executing a task (about to be scheduled or idle): `guest_run` starts after the work.
-            return;
-        }
-        self.vcpus[v.0].exec_start = Some(until);
-        // The current task's burst or slice ends that much later.
-        let at = match self.vcpus[v.0].current {
-            Some(t) => {
-                let task = &self.tasks[t.0];
-                until + Nanos(task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left)))
-            }
-            None => until,
-        };
-        if self.vcpus[v.0].guest_timer.arm(at) {
-            self.push(at, Ev::Guest(v));
-        }
-    }
-
-    /// The guest takes an event upcall; notifications posted at the same instant share it (the port is masked
-    /// while the upcall runs).
-    fn upcall(&mut self, v: VcpuId) {
-        if self.vcpus[v.0].last_upcall == Some(self.now) {
-            return;
-        }
-        self.vcpus[v.0].last_upcall = Some(self.now);
-        self.kernel_work(v, self.costs.upcall_ns);
     }
 
     fn vcpu_unblocked(&mut self, v: VcpuId) {
@@ -874,15 +795,8 @@ impl Simulation {
                 IoRec { t_ns: self.now.0, vcpu: v.0 as u32, kind: ev.kind(), phase: "delivered", wait_ns: waited };
             self.trace.push_io(rec);
         }
-        // The guest kernel's stack handles the packet or completion before any task it wakes runs (netfront's poll
-        // and the softirq run before the return to user space).
-        match &ev {
-            GuestEvent::Packet(_) => {
-                self.packets_consumed += 1;
-                self.kernel_work(v, self.costs.net_frontend_pkt_ns);
-            }
-            GuestEvent::BlkDone { .. } => self.kernel_work(v, self.costs.blk_frontend_req_ns),
-            _ => {}
+        if matches!(ev, GuestEvent::Packet(_)) {
+            self.packets_consumed += 1;
         }
         let task = match &ev {
             GuestEvent::Packet(pkt) => match pkt.dst {
@@ -1116,15 +1030,13 @@ impl Simulation {
 
     /// The vCPU is back on a pCPU after being descheduled while runnable. What the guest charges for the gap
     /// depends on its clock: `wall` charges it all to the current task (vruntime dilation); `steal` charges
-    /// nothing; `two_clocks` (xBalloon) charges it only to a current task the guest's accounting finds CPU-bound.
+    /// nothing; `two_clocks` (xBalloon) charges it only to a CPU-bound current task.
     fn guest_clock_gap(&mut self, v: VcpuId) {
         let Some(at) = self.vcpus[v.0].descheduled_at.take() else { return };
         let Some(t) = self.vcpus[v.0].current else { return };
         let gap = (self.now - at).0;
         let clock = self.guest[self.vcpus[v.0].dom.0].clock;
-        // The guest cannot know a task's workload; it judges from its own run/wait accounting: a task that has
-        // not slept enough to count as interactive by O(1)'s rule (TASK_INTERACTIVE over `sleep_avg`) is CPU-bound.
-        let cpu_bound = !self.interactive(t);
+        let cpu_bound = matches!(self.tasks[t.0].work, Work::Cpu | Work::Barrier { .. });
         let charged = match clock {
             GuestClock::Wall => gap,
             GuestClock::Steal => 0,
@@ -1175,15 +1087,6 @@ impl Simulation {
         }
         self.vcpus[v.0].guest_timer.cancel();
         match next {
-            None if self.vcpus[v.0].kernel_until > self.now => {
-                // No task to run, but the kernel is still busy (an upcall, a stack's packets): the vCPU idles only
-                // once that is done.
-                let at = self.vcpus[v.0].kernel_until;
-                self.vcpus[v.0].exec_start = Some(at);
-                if self.vcpus[v.0].guest_timer.arm(at) {
-                    self.push(at, Ev::Guest(v));
-                }
-            }
             None => {
                 self.vcpus[v.0].exec_start = None;
                 if self.vcpus[v.0].state == VState::Runnable {
@@ -1196,7 +1099,7 @@ impl Simulation {
             Some(t) => {
                 // Re-arming without a switch keeps what is left of the last switch's tracking overhead.
                 let pending = self.vcpus[v.0].exec_start.filter(|&s| next == prev && s > self.now);
-                let start = pending.unwrap_or(self.now + overhead).max(self.vcpus[v.0].kernel_until);
+                let start = pending.unwrap_or(self.now + overhead);
                 self.vcpus[v.0].exec_start = Some(start);
                 let task = &self.tasks[t.0];
                 let left = task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left));
@@ -1211,11 +1114,7 @@ impl Simulation {
     /// The current task's burst or guest slice ended.
     fn guest_timer(&mut self, v: VcpuId) {
         self.charge(v);
-        let Some(t) = self.vcpus[v.0].current else {
-            // The kernel work of an idle vCPU is done: it looks for a task again, and blocks without one.
-            self.guest_run(v);
-            return;
-        };
+        let Some(t) = self.vcpus[v.0].current else { return };
         if self.tasks[t.0].burst_left == Some(0) {
             self.burst_done(t);
         } else if self.tasks[t.0].slice_left == 0 {
@@ -1310,10 +1209,6 @@ impl Simulation {
         if d.next != cur {
             if let Some(c) = cur {
                 self.vcpus[c.0].on_pcpu = None;
-                // Kernel work cut short by the deschedule is finished when the vCPU next runs.
-                let left = self.vcpus[c.0].kernel_until.saturating_sub(self.now).0;
-                self.vcpus[c.0].kernel_left += left;
-                self.vcpus[c.0].kernel_until = Nanos::ZERO;
                 if self.vcpus[c.0].state == VState::Runnable {
                     self.vcpus[c.0].descheduled_at = Some(self.now);
                 }
@@ -1325,13 +1220,6 @@ impl Simulation {
                 if self.in_window(self.now) {
                     self.dom_metrics[self.vcpus[n.0].dom.0].context_switches += 1;
                 }
-                // The switch itself, and the cache refill when the pCPU last ran another domain, come out of the
-                // incoming vCPU's time, before its guest makes progress (Xen charges whoever runs).
-                let dom = self.vcpus[n.0].dom;
-                let refill = if self.pcpus[p.0].last_dom == Some(dom) { 0 } else { self.costs.cache_refill_ns };
-                self.pcpus[p.0].last_dom = Some(dom);
-                let left = std::mem::take(&mut self.vcpus[n.0].kernel_left);
-                self.vcpus[n.0].kernel_until = self.now + Nanos(self.costs.vcpu_switch_ns + refill + left);
             }
         }
         self.pcpus[p.0].seg_task = d.next.and_then(|n| self.vcpus[n.0].current);
@@ -1354,12 +1242,7 @@ impl Simulation {
             if d.next != cur {
                 self.guest_clock_gap(n);
             }
-            // Pending notifications are delivered as the vCPU starts running: one upcall, then the stack's work.
-            let before = self.vcpus[n.0].current;
-            let had_events = !self.vcpus[n.0].pending.is_empty();
-            if had_events {
-                self.upcall(n);
-            }
+            // Pending notifications are delivered as the vCPU starts running.
             while let Some(pe) = self.vcpus[n.0].pending.pop_front() {
                 if self.in_window(self.now) {
                     self.dom_metrics[self.vcpus[n.0].dom.0].event_latency_ns.push((self.now - pe.at).0);
@@ -1368,14 +1251,6 @@ impl Simulation {
             }
             if self.vcpus[n.0].on_pcpu == Some(p) && self.pcpus[p.0].running == Some(n) {
                 self.guest_run(n);
-                // The events woke nothing that took over: once handled, the guest returns to the task it was
-                // running, which the hypervisor sees.
-                if let (true, Some(t)) = (had_events, before) {
-                    if self.vcpus[n.0].current == Some(t) && self.vcpus[n.0].on_pcpu == Some(p) {
-                        let at = self.vcpus[n.0].kernel_until.max(self.now);
-                        self.push(at, Ev::Resumed(n, t));
-                    }
-                }
             }
         }
     }

@@ -444,20 +444,6 @@ impl Credit {
         true
     }
 
-    /// Revokes the CPU from a partially boosted vCPU at once, charging the boosted run to the PBratio allowance
-    /// before the boost state is gone.
-    fn revoke_pboost(&mut self, v: VcpuId, why: &str, ctx: &mut Ctx) {
-        let p = self.vcpus[v.0].processor;
-        self.burn(v, ctx.now);
-        self.end_pboost(v);
-        ctx.resched(p);
-        if ctx.explain {
-            self.boost_marks.push((v, "revoke"));
-        }
-        let name = &ctx.host.vcpu_name[v.0];
-        ctx.note(p, |w| write!(w, "{name} {why}: partial boost revoked"));
-    }
-
     /// Ends a partial boost: the vCPU gets back the priority the credit policy gave it.
     fn end_pboost(&mut self, v: VcpuId) -> bool {
         match self.pboost[v.0].take() {
@@ -738,23 +724,25 @@ impl Policy for Credit {
         if self.pboost[v.0].is_none() {
             return;
         }
+        let p = self.vcpus[v.0].processor;
         match next {
             Some(t) if self.inf.is_io_bound(t) => {
                 if !std::mem::replace(&mut self.pb_hit[v.0], true) {
                     self.hits += 1;
                 }
             }
-            _ => self.revoke_pboost(v, "scheduled a task that is not I/O-bound", ctx),
-        }
-    }
-
-    fn guest_resumed(&mut self, v: VcpuId, task: TaskId, ctx: &mut Ctx) {
-        let Some(tp) = self.params.tavs.as_ref() else { return };
-        // The event was handled and the guest went back to the task it was running: if that task is not
-        // I/O-bound, the guest has scheduled a task that is not I/O-bound (000 3.4), so the boost ends here rather
-        // than letting that task run boosted up to the 10 ms cap.
-        if tp.revoke_on_resume && self.pboost[v.0].is_some() && !self.inf.is_io_bound(task) {
-            self.revoke_pboost(v, "returned to a task that is not I/O-bound", ctx);
+            _ => {
+                // The guest moved on to a task that is not I/O-bound: revoke the CPU at once, charging the
+                // boosted run to the PBratio allowance before the boost state is gone.
+                self.burn(v, ctx.now);
+                self.end_pboost(v);
+                ctx.resched(p);
+                if ctx.explain {
+                    self.boost_marks.push((v, "revoke"));
+                }
+                let name = &ctx.host.vcpu_name[v.0];
+                ctx.note(p, |w| write!(w, "{name} scheduled a task that is not I/O-bound: partial boost revoked"));
+            }
         }
     }
 
@@ -1233,43 +1221,6 @@ mod tests {
         let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
         assert_eq!(d.next, Some(VcpuId(1)));
         assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 is back before v3, where it was");
-    }
-
-    /// A partial boost whose event woke no task (a pure TCP ACK) ends when the guest, the event handled, returns to
-    /// its busy loop; with `revoke_on_resume` off it lasts until the 10 ms cap.
-    #[test]
-    fn partial_boost_ends_when_the_guest_resumes_a_cpu_task() {
-        for revoke in [true, false] {
-            let info = doms(&[(256, 0, 1), (256, 0, 1)]);
-            let mut h = Harness::new(info.clone(), 1);
-            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "revoke_on_resume": revoke}});
-            let mut c = Credit::new(&params, 1, &info).unwrap();
-            let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
-            let t = make_io_bound(&mut c, v1, io, burn);
-            c.cpu_used[1] = 10_000_000;
-            h.running[0] = Some(VcpuId(0));
-            c.runq_insert(PcpuId(0), v1);
-            c.event_pending(v1, Some(7), &mut h.ctx(t));
-            let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
-            assert_eq!(d.next, Some(v1));
-            assert_eq!(d.slice, Nanos::from_ms(10), "a partial boost is capped at a tick");
-            h.running[0] = Some(v1);
-            h.actions.clear();
-            c.guest_resumed(v1, burn, &mut h.ctx(t + Nanos::from_us(5)));
-            assert_eq!(c.pboost[1].is_none(), revoke);
-            assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), revoke);
-            // Returning to an I/O-bound task keeps the boost.
-            if !revoke {
-                continue;
-            }
-            c.runq_insert(PcpuId(0), v1);
-            c.pending[1] = false;
-            c.event_pending(v1, Some(7), &mut h.ctx(t + Nanos::from_ms(1)));
-            c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t + Nanos::from_ms(1)));
-            c.inf.task_switch(v1, Some(burn), Some(io), t + Nanos::from_ms(1));
-            c.guest_resumed(v1, io, &mut h.ctx(t + Nanos::from_ms(1) + Nanos::from_us(5)));
-            assert!(c.pboost[1].is_some(), "the I/O-bound task keeps its boost");
-        }
     }
 
     /// PBHR (000 5.2) counts boosts, h = 1 per boost during which an I/O-bound task ran: a boost that runs two

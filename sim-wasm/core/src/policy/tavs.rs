@@ -113,10 +113,6 @@ pub struct TavsParams {
     /// the new page-table base validated and tracking only adds Algorithm 1's bookkeeping (a TSC read, a few loads
     /// and stores on the task's record). An HVM guest's extra VMEXIT would cost ~1000+ cycles (3.2).
     pub track_cost: Nanos,
-    /// Revoke a partial boost when the guest, its events handled, returns to a task that is not I/O-bound without
-    /// a switch (000 3.4: the boost lasts while the vCPU handles the pending event). Off = only a task switch or
-    /// the cap ends it (an ablation).
-    pub revoke_on_resume: bool,
 }
 
 impl Default for TavsParams {
@@ -129,7 +125,6 @@ impl Default for TavsParams {
             portmap_bits: None,
             inspection_window: 0,
             track_cost: Nanos(30),
-            revoke_on_resume: true,
         }
     }
 }
@@ -183,15 +178,11 @@ impl TavsParams {
             "portmap_bits" => self.portmap_bits = Some(num(1.0, 8.0)? as u32),
             "inspection_window" => self.inspection_window = num(0.0, 64.0)? as usize,
             "track_cost_ns" => self.track_cost = Nanos(num(0.0, 1e6)?.round() as u64),
-            "revoke_on_resume" => {
-                self.revoke_on_resume =
-                    v.as_bool().ok_or_else(|| format!("tavs.revoke_on_resume: expected true or false, got {v}"))?
-            }
             other => {
                 return Err(format!(
                     "unknown tavs parameter '{other}' (known: pb_ratio, io_threshold_us, positive_ev, negative_ev, \
                      bel_threshold, belief_min, belief_max, max_boost_ms, correlation, portmap_bits, inspection_window, \
-                     track_cost_ns, revoke_on_resume, domains)"
+                     track_cost_ns, domains)"
                 ))
             }
         }
