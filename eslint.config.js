@@ -10,6 +10,7 @@ export default tseslint.config(
       '**/node_modules/**',
       '**/dist/**',
       'web/src/sim/pkg/**',
+      'web/src/sim/generated/**',
       'sim-wasm/**',
       'scenarios/**',
       'test-results/**',

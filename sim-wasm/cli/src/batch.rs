@@ -2,10 +2,9 @@
 //! simulation at a time, then regrouped into reports with their claims: what `run --seeds` and `check` share.
 
 use crate::par;
-use schedsim_core::report::{self, Report, RunOptions};
+use schedsim_core::report::{self, Report, RunOptions, RunReport};
 use schedsim_core::scenario::Scenario;
 use schedsim_core::sim::Simulation;
-use serde_json::Value;
 
 /// One report to produce: a scenario (overrides and seed already applied) under these policies.
 pub struct Batch {
@@ -30,10 +29,10 @@ pub fn seed_list(base: u64, n: u64) -> Result<Vec<u64>, String> {
 }
 
 /// Runs one policy of a scenario to the end and returns its run object (claims not attached).
-pub fn run_one(sc: &Scenario, policy: &str, opts: &RunOptions) -> Result<Value, String> {
+pub fn run_one(sc: &Scenario, policy: &str, opts: &RunOptions) -> Result<RunReport, String> {
     let mut sim = Simulation::new(sc, policy).map_err(|e| e.to_string())?;
     sim.run().map_err(|e| e.to_string())?;
-    Ok(sim.report(opts))
+    Ok(sim.run_report(opts))
 }
 
 /// Runs every batch, one simulation per job on up to `jobs` threads, and returns one report per batch in order.
@@ -48,9 +47,8 @@ pub fn run(batches: &[Batch], opts: &RunOptions, jobs: usize, what: &str) -> Res
     Ok(batches
         .iter()
         .map(|batch| {
-            let mut mine: Vec<Value> = runs.by_ref().take(batch.policies.len()).collect();
-            report::attach_claims(&batch.scenario, &mut mine);
-            Report { scenario: batch.scenario.id.clone(), runs: mine }
+            let mine: Vec<RunReport> = runs.by_ref().take(batch.policies.len()).collect();
+            Report { scenario: batch.scenario.id.clone(), runs: report::attach_claims(&batch.scenario, mine) }
         })
         .collect())
 }

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 mod batch;
 mod bench;
+mod check;
 mod par;
 mod sweep;
 
@@ -72,6 +73,30 @@ enum Cmd {
         /// Worker threads [default: all cores].
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
         jobs: Option<u64>,
+        /// Also fail unless this fidelity table (see `fidelity`) equals what these runs give.
+        #[arg(long, value_name = "FILE")]
+        fidelity: Option<PathBuf>,
+        /// The papers' figures and tables, for the fidelity table.
+        #[arg(long, value_name = "FILE", default_value = "docs/fidelity-figures.json")]
+        figures: PathBuf,
+    },
+    /// Write the fidelity table: every figure and table of the papers, the paper's value, ours over the seeds,
+    /// and whether each claim holds, fails without its mechanism, or is not reproduced (Markdown).
+    Fidelity {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seeds per scenario and variant.
+        #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        seeds: u64,
+        /// Worker threads [default: all cores].
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        jobs: Option<u64>,
+        /// The papers' figures and tables (JSON list).
+        #[arg(long, value_name = "FILE", default_value = "docs/fidelity-figures.json")]
+        figures: PathBuf,
+        /// Write here instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
     /// Run a grid over scenario parameters (every combination x every seed x every policy), one row per run.
     Sweep {
@@ -224,7 +249,24 @@ fn real_main() -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { paths, seeds, jobs } => check(&paths, seeds, jobs_or_default(jobs)),
+        Cmd::Check { paths, seeds, jobs, fidelity, figures } => {
+            let ff = fidelity.map(|doc| FidelityFiles { figures, doc });
+            check_cmd(&paths, seeds, jobs_or_default(jobs), ff.as_ref())
+        }
+        Cmd::Fidelity { paths, seeds, jobs, figures, out } => {
+            let files: Vec<(PathBuf, Scenario)> =
+                scenario_files(&paths)?.into_iter().map(|f| load(&f).map(|sc| (f, sc))).collect::<Result<_, _>>()?;
+            let outcomes = check::run_all(&files, seeds, jobs_or_default(jobs))?;
+            let md =
+                check::fidelity_markdown(&outcomes, &FidelityFiles { figures, doc: PathBuf::new() }.figures()?, seeds);
+            match out {
+                Some(path) => {
+                    std::fs::write(&path, md).map_err(|e| format!("{}: cannot write: {e}", path.display()))?
+                }
+                None => emit(&md),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Sweep { file, sets, seeds, seed, duration_ms, policies, jobs, format, metrics } => {
             let text = read(&file)?;
             // The file as written must be valid on its own (size, JSON, schema), so that errors in combinations are
@@ -294,87 +336,55 @@ fn stats_csv(report: &Value) -> String {
     out
 }
 
-/// `schedsim check`: every file's claims, each file's runs spread over threads with the other files'. Without
-/// `--seeds` the output is as it always was; with it, each claim line says for how many seeds it held.
-fn check(paths: &[PathBuf], seeds: Option<u64>, jobs: usize) -> Result<ExitCode, String> {
-    let files = scenario_files(paths)?;
-    let mut batches = Vec::new();
-    let mut seed_lists = Vec::new();
-    for f in &files {
-        let base = load(f)?;
-        // The scenario as written, then each of its variants: the claims must hold in all of them.
-        let mut settings = vec![(String::new(), base.clone())];
-        for v in &base.variants {
-            let sc =
-                v.scenario.as_deref().ok_or_else(|| format!("{}: variant '{}' was not built", f.display(), v.label))?;
-            settings.push((format!(" {{{}}}", v.label), sc.clone()));
-        }
-        for (variant, sc) in settings {
-            let list = batch::seed_list(sc.seed, seeds.unwrap_or(1)).map_err(|e| format!("{}: {e}", f.display()))?;
-            let ids: Vec<String> = sc.policies.iter().map(|p| p.id.clone()).collect();
-            for &s in &list {
-                let scenario = report::with_overrides(&sc, &RunOptions { seed: Some(s), ..RunOptions::default() })?;
-                let label = if seeds.is_some() {
-                    format!("{}{variant}, seed {s}", f.display())
-                } else {
-                    format!("{}{variant}", f.display())
-                };
-                batches.push(batch::Batch { scenario, policies: ids.clone(), label });
-            }
-            seed_lists.push((variant, list));
-        }
-    }
-    let reports = batch::run(&batches, &RunOptions::default(), jobs, "runs")?;
-    let mut reports = reports.into_iter();
-    let (mut passed, mut failed) = (0, 0);
-    let mut text = String::new();
-    for (variant, list) in &seed_lists {
-        let mine: Vec<Report> = reports.by_ref().take(list.len()).collect();
-        let first = &mine[0];
-        for (r, run) in first.runs.iter().enumerate() {
-            for (k, c) in run["claims"].as_array().into_iter().flatten().enumerate() {
-                let claim_in = |rep: &Report| rep.runs.get(r).and_then(|run| run["claims"].get(k)).cloned();
-                let failing: Vec<(u64, Value)> = list
-                    .iter()
-                    .zip(&mine)
-                    .filter_map(|(s, rep)| {
-                        let c = claim_in(rep).unwrap_or(Value::Null);
-                        (c["holds"].as_bool() != Some(true)).then_some((*s, c))
-                    })
-                    .collect();
-                let holds = failing.is_empty();
-                let mark = if holds { "ok  " } else { "FAIL" };
-                text.push_str(&format!(
-                    "{mark} {}{variant} [{}] {}",
-                    first.scenario,
-                    run["policy"].as_str().unwrap_or(""),
-                    c["text"].as_str().unwrap_or("")
-                ));
-                if seeds.is_some() {
-                    let held = list.len() - failing.len();
-                    text.push_str(&format!(" ({held}/{} seeds", list.len()));
-                    if !holds {
-                        let ids: Vec<String> = failing.iter().map(|(s, _)| s.to_string()).collect();
-                        let noun = if ids.len() == 1 { "seed" } else { "seeds" };
-                        text.push_str(&format!("; failed: {noun} {}", ids.join(", ")));
-                    }
-                    text.push(')');
-                }
-                text.push('\n');
-                if let Some((s, fc)) = failing.first() {
-                    let which = if seeds.is_some() { format!(" (seed {s})") } else { String::new() };
-                    text.push_str(&format!("       values{which}: {}\n", fc["values"]));
-                    if let Some(e) = fc["error"].as_str() {
-                        text.push_str(&format!("       error: {e}\n"));
-                    }
-                    failed += 1;
-                } else {
-                    passed += 1;
-                }
-            }
+/// `schedsim check`: every file's claims (each file's runs spread over threads with the other files'), with their
+/// ablations. Without `--seeds` each claim line is as it always was; with it, it says for how many seeds it held.
+/// With `fidelity`, the fidelity table generated from the same runs must equal that file.
+fn check_cmd(
+    paths: &[PathBuf],
+    seeds: Option<u64>,
+    jobs: usize,
+    fidelity: Option<&FidelityFiles>,
+) -> Result<ExitCode, String> {
+    let files: Vec<(PathBuf, Scenario)> =
+        scenario_files(paths)?.into_iter().map(|f| load(&f).map(|sc| (f, sc))).collect::<Result<_, _>>()?;
+    let outcomes = check::run_all(&files, seeds.unwrap_or(1), jobs)?;
+    let (mut text, t) = check::render(&outcomes, seeds.is_some());
+    let mut stale = false;
+    if let Some(ff) = fidelity {
+        let want = check::fidelity_markdown(&outcomes, &ff.figures()?, seeds.unwrap_or(1));
+        let have = std::fs::read_to_string(&ff.doc).unwrap_or_default();
+        if have != want {
+            stale = true;
+            text.push_str(&format!(
+                "FAIL {} is not what these runs give: regenerate it with `schedsim fidelity {} --seeds {} --figures {} --out {}`\n",
+                ff.doc.display(),
+                paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "),
+                seeds.unwrap_or(1),
+                ff.figures.display(),
+                ff.doc.display()
+            ));
         }
     }
-    text.push_str(&format!("claims: {passed} passed, {failed} failed\n"));
+    if t.not_reproduced > 0 {
+        text.push_str(&format!(
+            "not reproduced: {} (kept as findings with the paper's value; not failed)\n",
+            t.not_reproduced
+        ));
+    }
+    text.push_str(&format!("claims: {} passed, {} failed\n", t.passed, t.failed + usize::from(stale)));
     emit(&text);
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if t.failed == 0 && !stale { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// The fidelity table's files: the list of the papers' figures and the generated Markdown.
+struct FidelityFiles {
+    figures: PathBuf,
+    doc: PathBuf,
+}
+
+impl FidelityFiles {
+    fn figures(&self) -> Result<Value, String> {
+        serde_json::from_str(&read(&self.figures)?)
+            .map_err(|e| format!("{}: not valid JSON: {e}", self.figures.display()))
+    }
 }

@@ -276,7 +276,7 @@ pub fn sweep(base: &Value, spec: &Spec) -> Result<Table, String> {
             format!("combination {c} ({}), seed {seed}, policy {policy}: {e}", describe(&spec.axes, &combos[c]))
         };
         let sc = with_overrides(&scenarios[c], &opts).map_err(failed)?;
-        let run = batch::run_one(&sc, policy, &opts).map_err(failed)?;
+        let run = batch::run_one(&sc, policy, &opts).map_err(failed)?.to_value();
         Ok::<Row, String>(Row {
             combination: c,
             values: combos[c].clone(),

@@ -102,6 +102,62 @@ fn check_with_seeds_counts_seeds_per_claim() {
 }
 
 #[test]
+fn check_passes_an_effect_claim_only_if_its_ablation_fails() {
+    // credit-weights: weights give shares. Ablating the weights (all equal) must undo the claimed effect; an
+    // ablation that leaves the mechanism in place (a cosmetic label change) must be caught.
+    let sc: Value = serde_json::from_str(&std::fs::read_to_string(scenario("credit-weights.json")).unwrap()).unwrap();
+    let (heavy, light) = {
+        let d = sc["domains"].as_array().unwrap();
+        let guests: Vec<&Value> = d.iter().filter(|d| d["role"] != "driver").collect();
+        let w = |x: &Value| x["weight"].as_u64().unwrap_or(256);
+        let (a, b) = (guests[0], guests[1]);
+        if w(a) > w(b) {
+            (a["name"].as_str().unwrap().to_string(), b["name"].as_str().unwrap().to_string())
+        } else {
+            (b["name"].as_str().unwrap().to_string(), a["name"].as_str().unwrap().to_string())
+        }
+    };
+    let index = |name: &str| sc["domains"].as_array().unwrap().iter().position(|d| d["name"] == name).unwrap();
+    let equal = serde_json::json!([
+        { "op": "add", "path": format!("/domains/{}/weight", index(&heavy)), "value": 256 },
+        { "op": "add", "path": format!("/domains/{}/weight", index(&light)), "value": 256 }
+    ]);
+    let claim = |label: &str, patch: Value| {
+        serde_json::json!({ "text": format!("weights give shares ({label})"),
+            "metric": format!("domains.{heavy}.cpu_share"), "higher": "credit", "than": "credit",
+            "than_metric": format!("domains.{light}.cpu_share"), "by_factor": 1.2,
+            "without": { "label": label, "patch": patch } })
+    };
+    let mut doc = sc.clone();
+    doc["duration_ms"] = 3000.into();
+    doc["warmup_ms"] = 500.into();
+    doc["claims"] = serde_json::json!([
+        claim("equal weights", equal),
+        claim("relabelled", serde_json::json!([{ "op": "add", "path": "/policies/0/label", "value": "x" }])),
+        { "text": "a result the model does not give", "metric": "fairness.jain", "policy": "credit",
+          "at_most": -1, "status": "not_reproduced", "paper": "-1 (made up)", "reason": "test" }
+    ]);
+    let file = std::env::temp_dir().join(format!("schedsim-cli-test-{}-ablation.json", std::process::id()));
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let out = schedsim(&["check", file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("(equal weights)") && text.contains("without 'equal weights': fails 1/1"), "{text}");
+    assert!(
+        text.contains(
+            "FAIL credit-weights [credit] weights give shares (relabelled) (without 'relabelled': still holds 1/1)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("n/r  credit-weights [credit] a result the model does not give (not reproduced)"), "{text}");
+    // Both runs' values are printed for a claim with an ablation.
+    assert!(text.contains("       without: {"), "{text}");
+    assert!(text.contains("not reproduced: 1"), "{text}");
+    assert!(text.trim_end().ends_with("claims: 1 passed, 1 failed"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    std::fs::remove_file(file).ok();
+}
+
+#[test]
 fn sweep_runs_the_grid_in_order() {
     let file = scenario("credit-weights.json");
     let args = |jobs: &'static str| {

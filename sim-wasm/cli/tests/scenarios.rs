@@ -35,3 +35,26 @@ fn every_scenario_validates_and_is_indexed() {
     let default = index["default"].as_str().unwrap();
     assert!(files.contains(&format!("{default}.json")), "the default scenario exists");
 }
+
+/// A paper scenario's effect claim (one policy beats another, or one metric another) credits a mechanism, so it
+/// names its ablation (`without`), which `schedsim check` requires to fail; or it is kept as `not_reproduced`.
+/// Tolerance claims (`by_factor` below 1: "no worse than") guard rather than credit, and need none.
+#[test]
+fn every_effect_claim_of_a_paper_names_its_ablation() {
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if !name.starts_with('p') || !name.ends_with(".json") {
+            continue;
+        }
+        let sc = Scenario::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for (k, c) in sc.claims.iter().enumerate() {
+            let effect = (c.higher.is_some() || c.lower.is_some()) && c.by_factor.is_none_or(|f| f >= 1.0);
+            if effect && c.without.is_none() && !c.not_reproduced() {
+                missing.push(format!("{name}: claims[{k}] '{}'", c.text));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "effect claims without an ablation:\n{}", missing.join("\n"));
+}

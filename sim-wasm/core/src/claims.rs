@@ -1,11 +1,12 @@
 //! Scenario claims: statements about the report that the runs must reproduce (direction and rough size of a
 //! paper's effect). A metric is a dotted path into a run object; `*` matches every key at that level.
 
-use crate::scenario::{Claim, FactorBound, Scenario};
+use crate::scenario::{Claim, ClaimStatus, FactorBound, Scenario};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct ClaimResult {
     pub text: String,
     pub holds: bool,
@@ -13,10 +14,18 @@ pub struct ClaimResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     /// The numbers it was judged on: `{policy: {metric path: value}}`, plus `target` for `near` claims.
+    #[cfg_attr(test, ts(type = "unknown"))]
     pub values: Value,
     /// Why it could not be judged (a missing metric or run), when so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The error says the claimed quantity is not in the run (a metric that does not apply there), rather than
+    /// that the claim is broken: on an ablated run, that is the effect gone.
+    #[serde(skip)]
+    pub absent: bool,
+    /// `not_reproduced` when the scenario keeps this claim as a finding the model does not reproduce.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<ClaimStatus>,
 }
 
 /// All `(path, number)` pairs a metric pattern matches in a run.
@@ -55,9 +64,38 @@ fn run_of<'a>(runs: &'a [Value], id: &str) -> Option<&'a Value> {
     runs.iter().find(|r| r["policy"].as_str() == Some(id))
 }
 
-fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
+/// Why a claim could not be judged.
+#[derive(Debug)]
+enum Unjudged {
+    /// The metric matches nothing in a run: the quantity does not apply there.
+    Absent(String),
+    /// The claim does not fit the report (a missing run, mismatched metrics).
+    Broken(String),
+}
+
+impl std::fmt::Display for Unjudged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unjudged::Absent(e) | Unjudged::Broken(e) => f.write_str(e),
+        }
+    }
+}
+
+impl From<String> for Unjudged {
+    fn from(e: String) -> Self {
+        Unjudged::Broken(e)
+    }
+}
+
+impl From<&str> for Unjudged {
+    fn from(e: &str) -> Self {
+        Unjudged::Broken(e.to_string())
+    }
+}
+
+fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> {
     let missing = |id: &str| format!("no run of policy '{id}' in the report");
-    let nothing = |id: &str| format!("metric '{}' matches nothing in the run of '{id}'", c.metric);
+    let nothing = |id: &str| Unjudged::Absent(format!("metric '{}' matches nothing in the run of '{id}'", c.metric));
     let mut values = Map::new();
 
     if let (Some(a), Some(b)) = (c.lower.as_ref().or(c.higher.as_ref()), c.than.as_ref()) {
@@ -68,7 +106,7 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
             return Err(nothing(a));
         }
         if c.than_metric.is_some() && ra.len() != rb.len() {
-            return Err(format!("'{}' and '{b_metric}' match different numbers of values", c.metric));
+            return Err(format!("'{}' and '{b_metric}' match different numbers of values", c.metric).into());
         }
         let lower = c.lower.is_some();
         let bound = match &c.factor_at_most {
@@ -77,7 +115,9 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
             Some(FactorBound::Metric { policy, metric, scale, min }) => {
                 let found = resolve(run_of(runs, policy).ok_or_else(|| missing(policy))?, metric);
                 let [(_, x)] = found.as_slice() else {
-                    return Err(format!("factor_at_most: '{metric}' must match one value in the run of '{policy}'"));
+                    return Err(
+                        format!("factor_at_most: '{metric}' must match one value in the run of '{policy}'").into()
+                    );
                 };
                 let m = x.max(min.unwrap_or(f64::NEG_INFINITY)) * scale;
                 values.insert("factor_at_most".into(), Value::from(m));
@@ -139,7 +179,7 @@ fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), String> {
                 _ => None,
             };
             let Some(t) = target else {
-                return Err(format!("no value for near '{near}' beside {path}"));
+                return Err(format!("no value for near '{near}' beside {path}").into());
             };
             targets.insert(path.clone(), Value::from(t));
             let within =
@@ -167,9 +207,29 @@ pub fn evaluate(sc: &Scenario, runs: &[Value]) -> Vec<ClaimResult> {
         .map(|c| {
             let policy = c.subject().map(str::to_string);
             match judge(c, runs) {
-                Ok((holds, values)) => ClaimResult { text: c.text.clone(), holds, policy, values, error: None },
+                Ok((holds, values)) => ClaimResult {
+                    text: c.text.clone(),
+                    holds,
+                    policy,
+                    values,
+                    error: None,
+                    absent: false,
+                    status: c.status,
+                },
                 Err(e) => {
-                    ClaimResult { text: c.text.clone(), holds: false, policy, values: Value::Null, error: Some(e) }
+                    let (absent, e) = match e {
+                        Unjudged::Absent(e) => (true, e),
+                        Unjudged::Broken(e) => (false, e),
+                    };
+                    ClaimResult {
+                        text: c.text.clone(),
+                        holds: false,
+                        policy,
+                        values: Value::Null,
+                        absent,
+                        error: Some(e),
+                        status: c.status,
+                    }
                 }
             }
         })
@@ -217,7 +277,7 @@ mod tests {
         assert!(!judge(&c, &runs()).unwrap().0);
         let c = claim(json!({"text":"t","metric":"domains.x.cpu_share","lower":"b","than":"a",
             "factor_at_most":{"policy":"a","metric":"domains.*.cpu_share"}}));
-        assert!(judge(&c, &runs()).unwrap_err().contains("must match one value"));
+        assert!(judge(&c, &runs()).unwrap_err().to_string().contains("must match one value"));
     }
 
     #[test]
@@ -299,6 +359,6 @@ mod tests {
     fn missing_metric_fails_with_a_reason() {
         let c = claim(json!({"text":"t","metric":"domains.y.response_ms.mean","policy":"a","at_most":1}));
         let e = judge(&c, &runs()).unwrap_err();
-        assert!(e.contains("matches nothing"), "{e}");
+        assert!(matches!(e, Unjudged::Absent(_)) && e.to_string().contains("matches nothing"), "{e}");
     }
 }

@@ -13,8 +13,13 @@
 //!   are independent of scheduling, so policies see the same offered load.
 //! - A **scenario** file ([`scenario`]) describes host, domains, policies and the claims the runs must reproduce;
 //!   the **report** ([`report`]) and the **trace** ([`trace`]) are what the CLI prints and the UI replays.
+//! - Module layers: `time` <- `scenario` (the file format) <- `model` <- `policy` (schedulers and their registry) <-
+//!   `load` (a scenario checked by its schedulers' rules) <- `sim` <- `report`.
 
+#[cfg(test)]
+mod bindings;
 pub mod claims;
+mod load;
 pub mod metrics;
 pub mod model;
 pub mod policy;

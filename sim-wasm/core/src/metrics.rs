@@ -161,6 +161,40 @@ pub struct DomMetrics {
     pub dropped: u64,
 }
 
+/// A per-domain latency distribution that can be read out whole (the page's CDFs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distribution {
+    /// Response times of the domain's servers ([`DomMetrics::responses_ns`]).
+    Response,
+    /// Event-channel notification latency ([`DomMetrics::event_latency_ns`]).
+    EventLatency,
+    /// I/O issue-to-completion latency ([`DomMetrics::io_latency_ns`]).
+    IoLatency,
+}
+
+impl Distribution {
+    /// The distribution by the name callers outside the core use: "response", "event_latency" or "io_latency".
+    pub fn from_name(name: &str) -> Option<Distribution> {
+        match name {
+            "response" => Some(Distribution::Response),
+            "event_latency" => Some(Distribution::EventLatency),
+            "io_latency" => Some(Distribution::IoLatency),
+            _ => None,
+        }
+    }
+}
+
+impl DomMetrics {
+    /// The samples of one of the domain's distributions [ns].
+    pub fn samples(&self, d: Distribution) -> &Samples {
+        match d {
+            Distribution::Response => &self.responses_ns,
+            Distribution::EventLatency => &self.event_latency_ns,
+            Distribution::IoLatency => &self.io_latency_ns,
+        }
+    }
+}
+
 /// What the engine measures for a guest task within the measured window.
 #[derive(Debug, Default, Clone)]
 pub struct TaskMetrics {
@@ -179,6 +213,7 @@ pub struct TaskMetrics {
 
 /// A distribution summary in milliseconds.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Summary {
     pub count: u64,
     pub mean: f64,

@@ -75,9 +75,6 @@ impl Timer {
     }
 }
 
-/// The wake cause the engine passes when a paused vCPU is unpaused (cap parking ends).
-pub const WAKE_UNPAUSE: &str = "unpark";
-
 pub struct Pcpu {
     /// The vCPU on this pCPU (`None` = idle).
     pub running: Option<VcpuId>,

@@ -1,13 +1,18 @@
 //! The report of DESIGN.md section 5: one JSON object per scenario with a run object per policy. Keys that do not
 //! apply to a domain (no server, no events) are omitted, never faked.
+//!
+//! The run object is typed ([`RunReport`] and the structs below); the TypeScript side's types are generated from
+//! them (see `bindings.rs`). serde_json keeps key order here (its `preserve_order` feature), so the JSON keys come
+//! out in field declaration order: fields are declared in the order the report has always printed them.
 
-use crate::claims;
+use crate::claims::{self, ClaimResult};
 use crate::metrics::{fair_shares, jain, round6, Summary};
 use crate::scenario::{Role, Scenario};
 use crate::sim::{SimError, SimOptions, Simulation};
 use crate::trace::LagSeries;
+use indexmap::IndexMap;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 /// How to run a scenario.
 #[derive(Debug, Clone, Default)]
@@ -20,10 +25,211 @@ pub struct RunOptions {
     pub duration_ms: Option<u64>,
 }
 
+/// What `schedsim run` prints: the scenario's run objects, claims attached.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Report {
     pub scenario: String,
+    /// [`RunReport`]s as JSON objects: claims, multi-seed statistics and sweeps address them by metric path.
+    #[cfg_attr(test, ts(as = "Vec<RunReport>"))]
     pub runs: Vec<Value>,
+}
+
+/// One policy's run of the scenario (an element of the report's `runs`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+pub struct RunReport {
+    /// Policy id (of the scenario's `policies`).
+    pub policy: String,
+    /// Its scheduler id; null for a policy the scenario does not list (a run of it cannot be built).
+    #[cfg_attr(test, ts(optional = false))]
+    pub scheduler: Option<String>,
+    /// Simulated time at the end, whole [ms].
+    pub sim_ms: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock time the run took [ms]; omitted in deterministic reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<f64>,
+    pub host: HostReport,
+    /// By domain name, in scenario order.
+    pub domains: IndexMap<String, DomainReport>,
+    /// By "DOMAIN/TASK", in scenario order.
+    pub tasks: IndexMap<String, TaskReport>,
+    pub fairness: Fairness,
+    /// Gang jobs by key (paper 001); omitted when the scenario has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<IndexMap<String, JobReport>>,
+    /// Partial boosts of task-aware scheduling (paper 000); omitted for policies that do not boost partially.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial_boosts: Option<PartialBoosts>,
+    /// Names of the driver domains, for the UI; omitted when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drivers: Option<Vec<String>>,
+    /// The scenario's claims about this policy, once judged over every run ([`attach_claims`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claims: Option<Vec<ClaimResult>>,
+}
+
+/// The whole host over the measured window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct HostReport {
+    /// Fraction of pCPU time spent running vCPUs (0..1).
+    pub busy_share: f64,
+    /// Switches to a different vCPU on any pCPU (the domains' counts summed).
+    pub context_switches: u64,
+}
+
+/// One domain over the measured window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+pub struct DomainReport {
+    /// CPU time used [ms].
+    pub cpu_ms: f64,
+    /// CPU used over the host's capacity (0..1).
+    pub cpu_share: f64,
+    /// Weighted max-min share of the host if every domain were busy (0..1).
+    pub fair_share: f64,
+    /// Times a pCPU switched to one of its vCPUs.
+    pub context_switches: u64,
+    /// Request response times [ms].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_ms: Option<Summary>,
+    /// Event-channel notification to delivery [ms].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_latency_ms: Option<Summary>,
+    /// Omitted when none of its workloads has a throughput.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<Throughput>,
+    /// I/O operation latencies [ms].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_latency_ms: Option<Summary>,
+    /// Stream buffer underruns; only for domains with a stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub underruns: Option<u64>,
+    /// Hypervisor time spent tracking switches to its tasks (task-aware scheduling) [ms]; omitted when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracking_ms: Option<f64>,
+    /// Packets dropped; omitted when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<u64>,
+    /// Runnable at least 99% of the window: fairness is judged over busy domains.
+    pub busy: bool,
+    /// Largest |Lag| (paper 001, equation 1) of its vCPUs over the window [ms]; only for busy domains.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_abs_lag_ms: Option<f64>,
+}
+
+/// A domain's throughput; each key only for the workloads that have it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+pub struct Throughput {
+    /// Requests served [1/s].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_per_s: Option<f64>,
+    /// I/O loop operations done [1/s].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_per_s: Option<f64>,
+    /// Disk blocks read [1/s].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks_per_s: Option<f64>,
+    /// Network or disk bytes in and out [Mbit/s].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mbps: Option<f64>,
+    /// Pipe messages [1/s].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages_per_s: Option<f64>,
+    /// Busy loops' work: CPU time done per second of measured time [ms/s].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress_per_s: Option<f64>,
+}
+
+/// One guest task over the measured window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+pub struct TaskReport {
+    /// [ms]
+    pub cpu_ms: f64,
+    /// I/O loop operations [1/s]; only for I/O loops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_per_s: Option<f64>,
+    /// Response times [ms].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_ms: Option<Summary>,
+    /// The policy's degree of belief that it is I/O-bound at the end (paper 000 3.3); policies that infer only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub belief: Option<i64>,
+    /// Inferred I/O-bound at the end; policies that infer only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_bound: Option<bool>,
+    /// How long after the last scenario change it was first inferred I/O-bound [ms].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_bound_after_ms: Option<f64>,
+}
+
+/// One gang job (paper 001).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+pub struct JobReport {
+    /// When it finished [ms]; omitted when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub makespan_ms: Option<f64>,
+    pub phases_done: u32,
+    /// Time its threads spun waiting for each other [ms].
+    pub spin_ms: f64,
+}
+
+/// Fairness over the busy domains; both keys omitted when no domain stayed busy.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+pub struct Fairness {
+    /// Jain's index of their share over their work-conserving entitlement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jain: Option<f64>,
+    /// Largest |Lag| of any of their vCPUs [ms].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_abs_lag_ms: Option<f64>,
+}
+
+/// Partial boosts in the measured window (paper 000).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+pub struct PartialBoosts {
+    pub count: u64,
+    /// Boosts whose vCPU then ran the I/O-bound task.
+    pub hits: u64,
+    /// Partial boost hit ratio, hits / count; omitted with no boost (0/0 does not exist).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pbhr: Option<f64>,
+}
+
+/// Every vCPU's Lag (paper 001, equation 1) over the measured window, for the Lag chart.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct LagReport {
+    pub vcpus: Vec<VcpuLag>,
+}
+
+/// One vCPU's Lag at the usage record's bucket boundaries; positive: behind its share.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct VcpuLag {
+    /// "DOMAIN.vN".
+    pub name: String,
+    /// Its domain's name.
+    pub domain: String,
+    /// [ns]
+    pub t_ns: Vec<u64>,
+    /// [ns], one per `t_ns`.
+    pub lag_ns: Vec<i64>,
+}
+
+impl RunReport {
+    /// The run as a JSON object, the form claims and statistics read by metric path.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("run report serialises")
+    }
 }
 
 /// Applies `--seed` / `--duration-ms` overrides, re-validating the result.
@@ -46,7 +252,7 @@ pub fn with_overrides(sc: &Scenario, opts: &RunOptions) -> Result<Scenario, Stri
 
 /// Runs the named policies (all when `policies` is empty) and builds the report, claims included.
 pub fn run_scenario(sc: &Scenario, policies: &[String], opts: &RunOptions) -> Result<Report, SimError> {
-    let sc = with_overrides(sc, opts).map_err(SimError::Policy)?;
+    let sc = with_overrides(sc, opts).map_err(SimError::Options)?;
     let ids: Vec<String> =
         if policies.is_empty() { sc.policies.iter().map(|p| p.id.clone()).collect() } else { policies.to_vec() };
     let mut runs = Vec::with_capacity(ids.len());
@@ -54,26 +260,21 @@ pub fn run_scenario(sc: &Scenario, policies: &[String], opts: &RunOptions) -> Re
         // Reports never read the trace: skip recording it.
         let mut sim = Simulation::with_options(&sc, id, SimOptions { trace: false, ..SimOptions::default() })?;
         sim.run()?;
-        runs.push(sim.report(opts));
+        runs.push(sim.run_report(opts));
     }
-    attach_claims(&sc, &mut runs);
-    Ok(Report { scenario: sc.id.clone(), runs })
+    Ok(Report { scenario: sc.id.clone(), runs: attach_claims(&sc, runs) })
 }
 
-/// Evaluates the scenario's claims over all runs and puts each into the run of the policy it is about.
-pub fn attach_claims(sc: &Scenario, runs: &mut [Value]) {
-    let results = claims::evaluate(sc, runs);
-    for run in runs.iter_mut() {
-        let id = run["policy"].as_str().unwrap_or_default().to_string();
-        let mine: Vec<Value> = results
-            .iter()
-            .filter(|r| r.policy.as_deref() == Some(id.as_str()))
-            .map(|r| serde_json::to_value(r).expect("claim result serialises"))
-            .collect();
-        if let Some(obj) = run.as_object_mut() {
-            obj.insert("claims".into(), Value::Array(mine));
-        }
+/// Evaluates the scenario's claims over all runs, gives each run the claims about its policy, and returns the
+/// runs as the JSON objects of [`Report::runs`].
+pub fn attach_claims(sc: &Scenario, mut runs: Vec<RunReport>) -> Vec<Value> {
+    let values: Vec<Value> = runs.iter().map(RunReport::to_value).collect();
+    let results = claims::evaluate(sc, &values);
+    for run in &mut runs {
+        let mine = results.iter().filter(|r| r.policy.as_deref() == Some(run.policy.as_str())).cloned().collect();
+        run.claims = Some(mine);
     }
+    runs.iter().map(RunReport::to_value).collect()
 }
 
 pub fn to_json_string(r: &Report) -> String {
@@ -126,10 +327,11 @@ impl Simulation {
     /// Shares and entitlements over the measured window (see [`Entitlements`]).
     fn entitlements(&self) -> Entitlements {
         let measured_ns = (self.end - self.warmup).0.max(1);
-        let pcpus = self.pcpus.len() as f64;
+        let pcpus = self.host.pcpus.len() as f64;
         let host_ns = measured_ns as f64 * pcpus;
-        let weights: Vec<u32> = self.dom_info.iter().map(|d| d.weight).collect();
+        let weights: Vec<u32> = self.host.dom_info.iter().map(|d| d.weight).collect();
         let bounds: Vec<f64> = self
+            .host
             .dom_info
             .iter()
             .map(|d| {
@@ -146,14 +348,15 @@ impl Simulation {
         // Which domains stayed busy (runnable at least 99% of the time): fairness is judged over them, against
         // the work-conserving entitlement in which idle domains keep only what they used.
         let busy: Vec<bool> = self
+            .host
             .dom_info
             .iter()
             .enumerate()
             .map(|(i, info)| {
-                (self.dom_metrics[i].blocked_ns as f64) <= 0.01 * measured_ns as f64 * info.vcpus.len() as f64
+                (self.measure.dom_metrics[i].blocked_ns as f64) <= 0.01 * measured_ns as f64 * info.vcpus.len() as f64
             })
             .collect();
-        let shares: Vec<f64> = self.dom_metrics.iter().map(|m| m.cpu_ns as f64 / host_ns).collect();
+        let shares: Vec<f64> = self.measure.dom_metrics.iter().map(|m| m.cpu_ns as f64 / host_ns).collect();
         let wc_bounds: Vec<f64> =
             bounds.iter().enumerate().map(|(i, &b)| if busy[i] { b } else { b.min(shares[i] * pcpus) }).collect();
         let wc_fair = fair_shares(pcpus, &weights, &wc_bounds);
@@ -165,89 +368,83 @@ impl Simulation {
     /// busy, what it used otherwise), split equally among its vCPUs as the paper does.
     pub fn lag_series(&self) -> LagSeries {
         let e = self.entitlements();
-        let pcpus = self.pcpus.len() as f64;
+        let pcpus = self.host.pcpus.len() as f64;
         let rates: Vec<f64> = self
+            .host
             .vcpus
             .iter()
-            .map(|v| e.wc_fair[v.dom.0] * pcpus / self.dom_info[v.dom.0].vcpus.len().max(1) as f64)
+            .map(|v| e.wc_fair[v.dom.0] * pcpus / self.host.dom_info[v.dom.0].vcpus.len().max(1) as f64)
             .collect();
-        self.usage.lag(&rates, self.warmup.0, self.end.0)
+        self.measure.usage.lag(&rates, self.warmup.0, self.end.0)
+    }
+
+    /// Every vCPU's Lag series ([`Simulation::lag_series`]) with its name and domain, for the page.
+    pub fn lag_report(&self) -> LagReport {
+        let lags = self.lag_series();
+        let meta = self.meta();
+        let vcpus = meta
+            .vcpus
+            .iter()
+            .zip(lags.lag_ns)
+            .map(|(m, lag_ns)| VcpuLag {
+                name: m.name.clone(),
+                domain: meta.domains[m.domain].name.clone(),
+                t_ns: lags.t_ns.clone(),
+                lag_ns,
+            })
+            .collect();
+        LagReport { vcpus }
+    }
+
+    /// The run object as JSON (see [`Simulation::run_report`]).
+    pub fn report(&self, opts: &RunOptions) -> Value {
+        self.run_report(opts).to_value()
     }
 
     /// The run object of the report (claims are attached by [`run_scenario`], which sees every run).
-    pub fn report(&self, opts: &RunOptions) -> Value {
+    pub fn run_report(&self, opts: &RunOptions) -> RunReport {
         let measured_ns = (self.end - self.warmup).0.max(1);
         let measured_s = measured_ns as f64 / 1e9;
-        let pcpus = self.pcpus.len() as f64;
+        let pcpus = self.host.pcpus.len() as f64;
         let host_ns = measured_ns as f64 * pcpus;
         let Entitlements { fair, wc_fair, busy, shares } = self.entitlements();
         let lags = self.lag_series();
+        let per_s = |n: u64| round6(n as f64 / measured_s);
 
-        let mut domains = Map::new();
+        let mut domains = IndexMap::new();
         let mut ratios = Vec::new();
         let mut max_lag_ms: f64 = 0.0;
-        for (i, info) in self.dom_info.iter().enumerate() {
-            let m = &self.dom_metrics[i];
+        for (i, info) in self.host.dom_info.iter().enumerate() {
+            let m = &self.measure.dom_metrics[i];
             let share = shares[i];
-            let mut d = Map::new();
-            d.insert("cpu_ms".into(), json!(round6(m.cpu_ns as f64 / 1e6)));
-            d.insert("cpu_share".into(), json!(round6(share)));
-            d.insert("fair_share".into(), json!(round6(fair[i])));
-            d.insert("context_switches".into(), json!(m.context_switches));
-            if let Some(s) = Summary::of(&m.responses_ns) {
-                d.insert("response_ms".into(), serde_json::to_value(s).expect("summary"));
-            }
-            if let Some(s) = Summary::of(&m.event_latency_ns) {
-                d.insert("event_latency_ms".into(), serde_json::to_value(s).expect("summary"));
-            }
-            let kinds = &self.kinds[i];
-            let mut thr = Map::new();
-            if kinds.server {
-                thr.insert("requests_per_s".into(), json!(round6(m.requests_served as f64 / measured_s)));
-            }
-            if kinds.io_loop {
-                thr.insert("io_per_s".into(), json!(round6(m.io_done as f64 / measured_s)));
-            }
-            if kinds.disk_reader {
-                let blocks = m.io_done as f64 / measured_s;
-                thr.insert("blocks_per_s".into(), json!(round6(blocks)));
-            }
-            if kinds.bulk || kinds.stream || kinds.disk_reader {
-                let bits = (m.bytes_in + m.bytes_out) as f64 * 8.0;
-                thr.insert("mbps".into(), json!(round6(bits / 1e6 / measured_s)));
-            }
-            let cpu_tasks: Vec<usize> = (0..self.tasks.len())
-                .filter(|&k| self.tasks[k].dom.0 == i && matches!(self.tasks[k].work, crate::model::Work::Cpu))
+            let kinds = &self.host.kinds[i];
+            let cpu_tasks: Vec<usize> = (0..self.guests.tasks.len())
+                .filter(|&k| {
+                    self.guests.tasks[k].dom.0 == i && matches!(self.guests.tasks[k].work, crate::model::Work::Cpu)
+                })
                 .collect();
-            if kinds.pipe {
-                thr.insert("messages_per_s".into(), json!(round6(m.messages as f64 / measured_s)));
-            }
-            if !cpu_tasks.is_empty() {
+            let throughput = Throughput {
+                requests_per_s: kinds.server.then(|| per_s(m.requests_served)),
+                io_per_s: kinds.io_loop.then(|| per_s(m.io_done)),
+                blocks_per_s: kinds.disk_reader.then(|| per_s(m.io_done)),
+                mbps: (kinds.bulk || kinds.stream || kinds.disk_reader).then(|| {
+                    let bits = (m.bytes_in + m.bytes_out) as f64 * 8.0;
+                    round6(bits / 1e6 / measured_s)
+                }),
+                messages_per_s: kinds.pipe.then(|| per_s(m.messages)),
                 // Progress of busy loops: CPU-ms of work done per second of measured time (hypervisor time spent
                 // tracking switches to them is not their work).
-                let ns: u64 = cpu_tasks
-                    .iter()
-                    .map(|&k| self.task_metrics[k].cpu_ns.saturating_sub(self.task_metrics[k].tracking_ns))
-                    .sum();
-                thr.insert("progress_per_s".into(), json!(round6(ns as f64 / 1e6 / measured_s)));
-            }
-            if !thr.is_empty() {
-                d.insert("throughput".into(), Value::Object(thr));
-            }
-            if let Some(s) = Summary::of(&m.io_latency_ns) {
-                d.insert("io_latency_ms".into(), serde_json::to_value(s).expect("summary"));
-            }
-            if kinds.stream {
-                d.insert("underruns".into(), json!(m.underruns));
-            }
-            if m.tracking_ns > 0 {
-                d.insert("tracking_ms".into(), json!(round6(m.tracking_ns as f64 / 1e6)));
-            }
-            if m.dropped > 0 {
-                d.insert("dropped".into(), json!(m.dropped));
-            }
-            d.insert("busy".into(), json!(busy[i]));
-            if busy[i] && wc_fair[i] > 0.0 {
+                progress_per_s: (!cpu_tasks.is_empty()).then(|| {
+                    let ns: u64 = cpu_tasks
+                        .iter()
+                        .map(|&k| {
+                            self.measure.task_metrics[k].cpu_ns.saturating_sub(self.measure.task_metrics[k].tracking_ns)
+                        })
+                        .sum();
+                    round6(ns as f64 / 1e6 / measured_s)
+                }),
+            };
+            let max_abs_lag_ms = (busy[i] && wc_fair[i] > 0.0).then(|| {
                 ratios.push(share / wc_fair[i]);
                 // The paper's per-vCPU Lag (equation 1), its largest magnitude at any time in the window.
                 let worst = info
@@ -258,85 +455,91 @@ impl Simulation {
                     .unwrap_or(0);
                 let worst_ms = round6(worst as f64 / 1e6);
                 max_lag_ms = max_lag_ms.max(worst_ms);
-                d.insert("max_abs_lag_ms".into(), json!(worst_ms));
-            }
-            domains.insert(info.name.clone(), Value::Object(d));
+                worst_ms
+            });
+            let d = DomainReport {
+                cpu_ms: round6(m.cpu_ns as f64 / 1e6),
+                cpu_share: round6(share),
+                fair_share: round6(fair[i]),
+                context_switches: m.context_switches,
+                response_ms: Summary::of(&m.responses_ns),
+                event_latency_ms: Summary::of(&m.event_latency_ns),
+                throughput: (throughput != Throughput::default()).then_some(throughput),
+                io_latency_ms: Summary::of(&m.io_latency_ns),
+                underruns: kinds.stream.then_some(m.underruns),
+                tracking_ms: (m.tracking_ns > 0).then(|| round6(m.tracking_ns as f64 / 1e6)),
+                dropped: (m.dropped > 0).then_some(m.dropped),
+                busy: busy[i],
+                max_abs_lag_ms,
+            };
+            domains.insert(info.name.clone(), d);
         }
 
-        let mut tasks = Map::new();
-        for (k, t) in self.tasks.iter().enumerate() {
-            let path = format!("{}/{}", self.dom_info[t.dom.0].name, t.name);
-            let mut t = Map::new();
-            t.insert("cpu_ms".into(), json!(round6(self.task_metrics[k].cpu_ns as f64 / 1e6)));
-            if matches!(self.tasks[k].work, crate::model::Work::IoLoop { .. }) {
-                t.insert("io_per_s".into(), json!(round6(self.task_metrics[k].io_done as f64 / measured_s)));
-            }
-            if let Some(s) = Summary::of(&self.task_metrics[k].responses_ns) {
-                t.insert("response_ms".into(), serde_json::to_value(s).expect("summary"));
-            }
-            if let Some((belief, io_bound)) = self.task_belief(crate::model::TaskId(k)) {
-                t.insert("belief".into(), json!(belief));
-                t.insert("io_bound".into(), json!(io_bound));
-                if let Some(at) = self.task_metrics[k].inferred_io_at {
-                    let after = at.saturating_sub(self.last_change_at);
-                    t.insert("io_bound_after_ms".into(), json!(round6(after.as_ms_f64())));
-                }
-            }
-            tasks.insert(path, Value::Object(t));
+        let mut tasks = IndexMap::new();
+        for (k, t) in self.guests.tasks.iter().enumerate() {
+            let tm = &self.measure.task_metrics[k];
+            let belief = self.task_belief(crate::model::TaskId(k));
+            let report = TaskReport {
+                cpu_ms: round6(tm.cpu_ns as f64 / 1e6),
+                io_per_s: matches!(t.work, crate::model::Work::IoLoop { .. }).then(|| per_s(tm.io_done)),
+                response_ms: Summary::of(&tm.responses_ns),
+                belief: belief.map(|(b, _)| b),
+                io_bound: belief.map(|(_, io)| io),
+                io_bound_after_ms: belief
+                    .and(tm.inferred_io_at)
+                    .map(|at| round6(at.saturating_sub(self.measure.last_change_at).as_ms_f64())),
+            };
+            tasks.insert(format!("{}/{}", self.host.dom_info[t.dom.0].name, t.name), report);
         }
 
-        let mut jobs = Map::new();
-        for g in &self.groups {
-            let mut j = Map::new();
-            if let Some(done) = g.done_at {
-                j.insert("makespan_ms".into(), json!(round6(done.as_ms_f64())));
-            }
-            j.insert("phases_done".into(), json!(g.phases_done));
-            j.insert("spin_ms".into(), json!(round6(g.spin_ns as f64 / 1e6)));
-            jobs.insert(g.key.clone(), Value::Object(j));
-        }
+        let jobs: IndexMap<String, JobReport> = self
+            .guests
+            .groups
+            .iter()
+            .map(|g| {
+                let j = JobReport {
+                    makespan_ms: g.done_at.map(|done| round6(done.as_ms_f64())),
+                    phases_done: g.phases_done,
+                    spin_ms: round6(g.spin_ns as f64 / 1e6),
+                };
+                (g.key.clone(), j)
+            })
+            .collect();
 
-        let mut fairness = Map::new();
-        if let Some(j) = jain(&ratios) {
-            fairness.insert("jain".into(), json!(round6(j)));
-            fairness.insert("max_abs_lag_ms".into(), json!(round6(max_lag_ms)));
-        }
+        let fairness = match jain(&ratios) {
+            Some(j) => Fairness { jain: Some(round6(j)), max_abs_lag_ms: Some(round6(max_lag_ms)) },
+            None => Fairness::default(),
+        };
 
-        let mut run = Map::new();
-        run.insert("policy".into(), json!(self.policy_id));
-        run.insert("scheduler".into(), json!(self.scenario.policy(&self.policy_id).map(|p| p.scheduler.clone())));
-        run.insert("sim_ms".into(), json!(self.now.0 / 1_000_000));
-        run.insert("events".into(), json!(self.events));
-        if !opts.deterministic {
-            run.insert("wall_ms".into(), json!(round6(self.wall_ns as f64 / 1e6)));
+        // Which driver domains exist is part of the run's shape, for the UI.
+        let drivers: Vec<String> =
+            self.scenario.domains.iter().filter(|d| d.role == Role::Driver).map(|d| d.name.clone()).collect();
+
+        RunReport {
+            policy: self.policy_id.clone(),
+            scheduler: self.scenario.policy(&self.policy_id).map(|p| p.scheduler.clone()),
+            sim_ms: self.now.0 / 1_000_000,
+            events: self.events,
+            wall_ms: (!opts.deterministic).then(|| round6(self.measure.wall_ns as f64 / 1e6)),
+            // Context switches host-wide, the count paper 004 (4.5) took from XenMon: every time a pCPU switched
+            // to a different vCPU (from idle or from another vCPU) in the measured window; the domains' counts
+            // summed.
+            host: HostReport {
+                busy_share: round6(self.measure.busy_ns as f64 / host_ns),
+                context_switches: self.measure.dom_metrics.iter().map(|m| m.context_switches).sum(),
+            },
+            domains,
+            tasks,
+            fairness,
+            jobs: (!jobs.is_empty()).then_some(jobs),
+            partial_boosts: self.partial_boosts().map(|(count, hits)| PartialBoosts {
+                count,
+                hits,
+                // With no boost the ratio does not exist (0/0): omitted, not reported as 0.
+                pbhr: (count > 0).then(|| round6(hits as f64 / count as f64)),
+            }),
+            drivers: (!drivers.is_empty()).then_some(drivers),
+            claims: None,
         }
-        // Context switches host-wide, the count paper 004 (4.5) took from XenMon: every time a pCPU switched to a
-        // different vCPU (from idle or from another vCPU) in the measured window; the domains' counts summed.
-        let switches: u64 = self.dom_metrics.iter().map(|m| m.context_switches).sum();
-        run.insert(
-            "host".into(),
-            json!({ "busy_share": round6(self.busy_ns as f64 / host_ns), "context_switches": switches }),
-        );
-        run.insert("domains".into(), Value::Object(domains));
-        run.insert("tasks".into(), Value::Object(tasks));
-        run.insert("fairness".into(), Value::Object(fairness));
-        if !jobs.is_empty() {
-            run.insert("jobs".into(), Value::Object(jobs));
-        }
-        if let Some((count, hits)) = self.partial_boosts() {
-            let mut pb = json!({ "count": count, "hits": hits });
-            // With no boost the ratio does not exist (0/0): omitted, not reported as 0.
-            if count > 0 {
-                pb["pbhr"] = json!(round6(hits as f64 / count as f64));
-            }
-            run.insert("partial_boosts".into(), pb);
-        }
-        if self.scenario.domains.iter().any(|d| d.role == Role::Driver) {
-            // Which driver domains exist is part of the run's shape, for the UI.
-            let drivers: Vec<&str> =
-                self.scenario.domains.iter().filter(|d| d.role == Role::Driver).map(|d| d.name.as_str()).collect();
-            run.insert("drivers".into(), json!(drivers));
-        }
-        Value::Object(run)
     }
 }

@@ -18,9 +18,16 @@ pub const MAX_TOTAL_TASKS: usize = 65_536;
 /// Most external clients over all servers.
 pub const MAX_TOTAL_CLIENTS: u64 = 100_000;
 
-/// Schedulers that are implemented today (the schema names every scheduler of DESIGN.md section 3).
-pub const IMPLEMENTED_SCHEDULERS: &[&str] =
-    &["credit", "sedf", "xenco", "hybrid", "gang", "credit2", "bvt", "atropos", "arinc653", "enhanced"];
+/// Scheduler-specific checks the file format hands each policy and change to: the scheduler table
+/// (`policy::registry`) implements them, so this module knows no scheduler. `Scenario::from_json` (in `load.rs`, a
+/// layer above both) parses with the table's rules.
+pub trait SchedulerRules {
+    /// Problems of policy `i` against the rest of the scenario (unknown scheduler, parameters naming no domain,
+    /// co-scheduling needs), each with its field path.
+    fn check_policy(&self, sc: &Scenario, i: usize, problems: &mut Vec<String>);
+    /// Problems of change `i`, whose policy exists: is its parameter one the scheduler can change at run time.
+    fn check_change(&self, sc: &Scenario, i: usize, problems: &mut Vec<String>);
+}
 
 /// A validation error: every problem found, each with its field path.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,6 +83,10 @@ pub struct Scenario {
     /// is shown to come from the mechanism rather than from one tuned setting.
     #[serde(default)]
     pub variants: Vec<Variant>,
+    /// The validated document this scenario was read from (a variant's: with its patch applied), so that a
+    /// claim's ablation can patch exactly what was run.
+    #[serde(skip)]
+    pub doc: Value,
 }
 
 /// A named change of the setting (e.g. one CPU-bound domain fewer) under which the scenario's claims must hold.
@@ -541,6 +552,37 @@ pub struct Claim {
     pub at_most: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_least: Option<f64>,
+    /// The counterfactual of an effect claim: the scenario with the credited mechanism switched off. `check`
+    /// passes the claim only if it holds on the scenario and fails on this ablation, for every seed and variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without: Option<Ablation>,
+    /// `not_reproduced`: the paper's result does not come out of the model (see `reason`); reported, not failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ClaimStatus>,
+    /// What the paper reports for this statement (value and figure), for the fidelity table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper: Option<String>,
+    /// Why a `not_reproduced` claim does not hold in the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A claim's ablation: a label for people and a JSON Patch (RFC 6902) on the scenario that switches the
+/// mechanism off (a policy parameter, a domain's type, a feature flag).
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Ablation {
+    pub label: String,
+    pub patch: Value,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimStatus {
+    /// The paper's result is not reproduced by the model; the claim stays as a finding, with `paper` and
+    /// `reason`.
+    NotReproduced,
 }
 
 /// The most a `higher`/`lower` claim's factor may be.
@@ -568,6 +610,26 @@ impl Claim {
     /// The policy whose run this claim is about (reported in that run's `claims`).
     pub fn subject(&self) -> Option<&str> {
         self.lower.as_deref().or(self.higher.as_deref()).or(self.policy.as_deref())
+    }
+
+    /// Whether the claim is kept as a finding the model does not reproduce.
+    pub fn not_reproduced(&self) -> bool {
+        self.status == Some(ClaimStatus::NotReproduced)
+    }
+
+    /// Every policy whose run the claim reads.
+    pub fn policies(&self) -> Vec<&str> {
+        let bound = match &self.factor_at_most {
+            Some(FactorBound::Metric { policy, .. }) => Some(policy.as_str()),
+            _ => None,
+        };
+        let mut out: Vec<&str> = [self.lower.as_deref(), self.higher.as_deref(), self.than.as_deref()]
+            .into_iter()
+            .chain([self.policy.as_deref(), bound])
+            .flatten()
+            .collect();
+        out.dedup();
+        out
     }
 }
 
@@ -613,8 +675,8 @@ fn clip(s: String) -> String {
 }
 
 impl Scenario {
-    /// Parses and validates a scenario file.
-    pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+    /// Parses and validates a scenario file, each policy by `rules`.
+    pub fn parse_json(text: &str, rules: &dyn SchedulerRules) -> Result<Scenario, ScenarioError> {
         if text.len() > MAX_SCENARIO_BYTES {
             return Err(ScenarioError::one(format!(
                 "(scenario): file is {} bytes, more than the limit of {} bytes",
@@ -624,11 +686,11 @@ impl Scenario {
         }
         let value: Value =
             serde_json::from_str(text).map_err(|e| ScenarioError::one(format!("(scenario): not valid JSON: {e}")))?;
-        Scenario::from_value(value)
+        Scenario::parse_value(value, rules)
     }
 
-    /// Validates an already-parsed JSON value.
-    pub fn from_value(value: Value) -> Result<Scenario, ScenarioError> {
+    /// Validates an already-parsed JSON value, each policy by `rules`.
+    pub fn parse_value(value: Value, rules: &dyn SchedulerRules) -> Result<Scenario, ScenarioError> {
         let mut problems: Vec<String> = validator()
             .iter_errors(&value)
             .map(|e| clip(format!("{}: {}", pointer_to_path(e.instance_path().as_str()), e)))
@@ -641,15 +703,56 @@ impl Scenario {
         }
         let mut sc: Scenario =
             serde_json::from_value(value.clone()).map_err(|e| ScenarioError::one(format!("(scenario): {e}")))?;
-        sc.check()?;
-        sc.build_variants(&value)?;
+        sc.check(rules)?;
+        sc.doc = value;
+        sc.build_variants(rules)?;
+        for v in &sc.variants {
+            if let Some(vs) = &v.scenario {
+                vs.check_ablations(rules).map_err(|e| ScenarioError::one(format!("variants ('{}'): {e}", v.label)))?;
+            }
+        }
+        sc.check_ablations(rules)?;
         Ok(sc)
+    }
+
+    /// The scenario with claim `k`'s ablation applied (`None` when the claim has none). The result keeps the
+    /// claims (so they can be judged on it) but neither variants nor ablations of its own.
+    pub fn ablated_with(&self, k: usize, rules: &dyn SchedulerRules) -> Option<Result<Scenario, ScenarioError>> {
+        let ab = self.claims.get(k)?.without.as_ref()?;
+        let at = |e: String| ScenarioError::one(format!("claims[{k}].without ('{}'): {e}", ab.label));
+        Some((|| {
+            let patch: json_patch::Patch = serde_json::from_value(ab.patch.clone()).map_err(|e| at(e.to_string()))?;
+            let mut doc = self.doc.clone();
+            json_patch::patch(&mut doc, &patch).map_err(|e| at(e.to_string()))?;
+            if let Some(obj) = doc.as_object_mut() {
+                obj.remove("variants");
+                // The same seed as what was run (a `--seed` override lives in `self`, not in the document).
+                obj.insert("seed".into(), Value::from(self.seed));
+                obj.insert("duration_ms".into(), Value::from(self.duration_ms));
+            }
+            for c in doc.get_mut("claims").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Some(obj) = c.as_object_mut() {
+                    obj.remove("without");
+                }
+            }
+            Scenario::parse_value(doc, rules).map_err(|e| at(e.to_string()))
+        })())
+    }
+
+    /// Builds every claim's ablation once, so a patch that no longer fits is reported when the file is loaded.
+    fn check_ablations(&self, rules: &dyn SchedulerRules) -> Result<(), ScenarioError> {
+        for k in 0..self.claims.len() {
+            if let Some(r) = self.ablated_with(k, rules) {
+                r?;
+            }
+        }
+        Ok(())
     }
 
     /// Applies each variant's JSON Patch (RFC 6902) to the scenario and validates the result, so a variant that no
     /// longer fits the scenario is reported when the file is loaded, naming the variant.
-    fn build_variants(&mut self, value: &Value) -> Result<(), ScenarioError> {
-        let mut base = value.clone();
+    fn build_variants(&mut self, rules: &dyn SchedulerRules) -> Result<(), ScenarioError> {
+        let mut base = self.doc.clone();
         if let Some(obj) = base.as_object_mut() {
             obj.remove("variants");
         }
@@ -661,14 +764,14 @@ impl Scenario {
             if doc.get("variants").is_some() {
                 return Err(at("a variant cannot add variants of its own".into()));
             }
-            let sc = Scenario::from_value(doc).map_err(|e| at(e.to_string()))?;
+            let sc = Scenario::parse_value(doc, rules).map_err(|e| at(e.to_string()))?;
             v.scenario = Some(Box::new(sc));
         }
         Ok(())
     }
 
     /// Cross-field checks that JSON Schema cannot express.
-    fn check(&self) -> Result<(), ScenarioError> {
+    fn check(&self, rules: &dyn SchedulerRules) -> Result<(), ScenarioError> {
         let mut p = Vec::new();
         if self.warmup_ms >= self.duration_ms {
             p.push(format!("warmup_ms: {} must be less than duration_ms ({})", self.warmup_ms, self.duration_ms));
@@ -824,36 +927,13 @@ impl Scenario {
             if self.policies[..i].iter().any(|o| o.id == pol.id) {
                 p.push(format!("policies[{i}].id: '{}' is used by another policy", pol.id));
             }
-            let names: Vec<&str> = self.domains.iter().map(|d| d.name.as_str()).collect();
-            if let Err(e) = crate::policy::check_params(&pol.scheduler, &pol.params, &names) {
-                p.push(format!("policies[{i}].params.{e}"));
-            }
-            if pol.scheduler == "hybrid" || pol.scheduler == "gang" {
-                self.check_cosched(i, pol, &mut p);
-            }
-            if !IMPLEMENTED_SCHEDULERS.contains(&pol.scheduler.as_str()) {
-                p.push(format!(
-                    "policies[{i}].scheduler: '{}' is not implemented yet (available: {})",
-                    pol.scheduler,
-                    IMPLEMENTED_SCHEDULERS.join(", ")
-                ));
-            }
+            rules.check_policy(self, i, &mut p);
         }
         let policy_ids: Vec<&str> = self.policies.iter().map(|p| p.id.as_str()).collect();
         for (i, c) in self.changes.iter().enumerate() {
             match self.policies.iter().find(|p| p.id == c.policy) {
                 None => p.push(format!("changes[{i}].policy: no policy with id '{}'", c.policy)),
-                Some(pol) => {
-                    if let Err(e) = crate::policy::check_param(&pol.scheduler, &c.param, &c.value) {
-                        p.push(format!("changes[{i}]: {e}"));
-                    }
-                    // A domain's type is changed by name (paper 001's `xm sched-pe`): the name must exist.
-                    if let Some(name) = c.param.strip_prefix("domain_type.") {
-                        if !self.domains.iter().any(|d| d.name == name) {
-                            p.push(format!("changes[{i}].param: no domain '{name}' to change the type of"));
-                        }
-                    }
-                }
+                Some(_) => rules.check_change(self, i, &mut p),
             }
             if c.at_ms >= self.duration_ms {
                 p.push(format!("changes[{i}].at_ms: {} is not before duration_ms ({})", c.at_ms, self.duration_ms));
@@ -867,42 +947,16 @@ impl Scenario {
                     }
                 }
             }
+            if c.not_reproduced() && (c.paper.is_none() || c.reason.is_none()) {
+                p.push(format!(
+                    "claims[{i}].status: a not_reproduced claim states the paper's value (paper) and why (reason)"
+                ));
+            }
         }
         if p.is_empty() {
             Ok(())
         } else {
             Err(ScenarioError { problems: p })
-        }
-    }
-
-    /// Co-scheduling needs a pCPU per co-scheduled vCPU (paper 001 2.3: |C(V_i)| <= |P|): every domain under
-    /// `gang`, the concurrent ones (by `type` or `domain_type.NAME`) under `hybrid`; type parameters name domains.
-    fn check_cosched(&self, i: usize, pol: &PolicySpec, p: &mut Vec<String>) {
-        let types: Vec<(&str, &Value)> = pol
-            .params
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, v)| k.strip_prefix("domain_type.").map(|n| (n, v)))
-            .collect();
-        for (name, _) in &types {
-            if pol.scheduler == "gang" {
-                p.push(format!(
-                    "policies[{i}].params.domain_type.{name}: gang co-schedules every domain; it has no types"
-                ));
-            } else if !self.domains.iter().any(|d| d.name == *name) {
-                p.push(format!("policies[{i}].params.domain_type.{name}: no domain '{name}'"));
-            }
-        }
-        for (d, dom) in self.domains.iter().enumerate() {
-            let set = types.iter().find(|(n, _)| *n == dom.name).and_then(|(_, v)| v.as_str());
-            let con = pol.scheduler == "gang" || set.map_or(dom.kind == DomainType::Concurrent, |t| t == "concurrent");
-            if con && dom.vcpus > self.host.pcpus {
-                p.push(format!(
-                    "domains[{d}].vcpus: {} co-scheduled vCPUs under policy '{}' need as many pCPUs (the host has {})",
-                    dom.vcpus, pol.id, self.host.pcpus
-                ));
-            }
         }
     }
 
@@ -979,6 +1033,41 @@ mod tests {
     }
 
     #[test]
+    fn ablations_patch_what_was_run_and_are_checked_when_loaded() {
+        let claim = |patch: Value| {
+            serde_json::json!([{"text":"busy","metric":"domains.a.cpu_share","policy":"credit","at_least":0.5,
+                "without":{"label":"capped","patch":patch}}])
+        };
+        let sc = with(|v| {
+            v["claims"] = claim(serde_json::json!([{"op":"add","path":"/domains/0/cap_pct","value":20}]));
+            v["variants"] = serde_json::json!([{"label":"longer","patch":[
+                {"op":"replace","path":"/duration_ms","value":2000}]}]);
+        })
+        .unwrap();
+        let seeded = crate::report::with_overrides(
+            &sc.variants[0].scenario.as_deref().unwrap().clone(),
+            &crate::report::RunOptions { seed: Some(9), ..Default::default() },
+        )
+        .unwrap();
+        let ab = seeded.ablated(0).unwrap().unwrap();
+        // The variant's change, the run's seed, and the ablation itself; no ablation of the ablation.
+        assert_eq!((ab.duration_ms, ab.seed, ab.domains[0].cap_pct), (2000, 9, 20));
+        assert!(ab.claims[0].without.is_none() && ab.variants.is_empty());
+        assert!(sc.ablated(1).is_none());
+        // A patch that does not fit names the claim and its ablation when the file is loaded.
+        let e =
+            with(|v| v["claims"] = claim(serde_json::json!([{"op":"replace","path":"/domains/4/cap_pct","value":1}])))
+                .unwrap_err();
+        assert!(e.to_string().contains("claims[0].without ('capped')"), "{e}");
+        let e = with(|v| {
+            v["claims"] = serde_json::json!([{"text":"x","metric":"fairness.jain","policy":"credit","at_least":0.9,
+                "status":"not_reproduced"}]);
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("claims[0].status"), "{e}");
+    }
+
+    #[test]
     fn broken_json_is_a_clear_error() {
         let e = Scenario::from_json("{\"schema\": 1,").unwrap_err();
         assert!(e.to_string().contains("not valid JSON"), "{e}");
@@ -1013,12 +1102,6 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.to_string().contains("domains[1].tasks[0].workload.disk"), "{e}");
-        // Any scheduler the schema names that is not implemented yet (none once all are).
-        let names = ["credit2", "sedf", "bvt", "atropos", "arinc653", "enhanced", "hybrid", "gang", "xenco"];
-        if let Some(&missing) = names.iter().find(|n| !IMPLEMENTED_SCHEDULERS.contains(n)) {
-            let e = with(|v| v["policies"][0]["scheduler"] = missing.into()).unwrap_err();
-            assert!(e.to_string().contains("not implemented yet"), "{e}");
-        }
         let e = with(|v| {
             v["claims"] = serde_json::json!([{"text":"x","metric":"fairness.jain","policy":"nope","at_least":0.9}]);
         })

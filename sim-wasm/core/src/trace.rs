@@ -19,6 +19,7 @@ pub struct Segment {
 
 /// A scheduling decision or policy note, with its reason (as handed out; stored compactly, see `Decision`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "Decision"))]
 pub struct DecisionRec<'a> {
     /// [ns]
     pub t_ns: u64,
@@ -28,6 +29,7 @@ pub struct DecisionRec<'a> {
 
 /// An event-channel notification: when it became pending at a vCPU, and when it was delivered (with its wait).
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct IoRec {
     /// [ns]
     pub t_ns: u64,
@@ -35,6 +37,7 @@ pub struct IoRec {
     /// "packet", "block", "timer", "ipi" or "backend".
     pub kind: &'static str,
     /// "pending" (the vCPU was not running) or "delivered".
+    #[cfg_attr(test, ts(type = r#""pending" | "delivered""#))]
     pub phase: &'static str,
     /// For deliveries: how long it waited for the vCPU to run [ns].
     pub wait_ns: u64,
@@ -42,6 +45,7 @@ pub struct IoRec {
 
 /// A task's degree of belief changed (task-aware scheduling's inference).
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct BeliefRec {
     /// [ns]
     pub t_ns: u64,
@@ -51,21 +55,25 @@ pub struct BeliefRec {
 
 /// A partial boost given to a vCPU, or revoked because its guest moved on to a task that is not I/O-bound.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct BoostRec {
     /// [ns]
     pub t_ns: u64,
     pub vcpu: u32,
     /// "boost" or "revoke".
+    #[cfg_attr(test, ts(type = r#""boost" | "revoke""#))]
     pub kind: &'static str,
 }
 
 /// A guest task became runnable or blocked.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TaskRec {
     /// [ns]
     pub t_ns: u64,
     pub task: u32,
     /// "runnable" or "blocked".
+    #[cfg_attr(test, ts(type = r#""runnable" | "blocked""#))]
     pub state: &'static str,
 }
 
@@ -84,6 +92,7 @@ const TEXT_CHUNK: usize = 1 << 20;
 
 /// A vCPU in a run-queue snapshot, as the policy sees it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "RunQueueEntry", optional_fields))]
 pub struct RqEntry {
     pub vcpu: u32,
     /// Priority class label (BOOST, UNDER, OVER, PARKED, ...).
@@ -95,6 +104,7 @@ pub struct RqEntry {
 
 /// What one pCPU runs and has queued, from `t_ns` until the next snapshot of that pCPU.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "RunQueueSnap"))]
 pub struct RqSnap {
     pub t_ns: u64,
     pub running: Option<RqEntry>,

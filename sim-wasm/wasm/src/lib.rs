@@ -4,6 +4,7 @@
 //! crosses as JSON strings that the TypeScript side parses into `readonly` types; bulk series (schedule segments,
 //! share samples) cross as `Float64Array`s. Nothing here decides anything: every function forwards to the core.
 
+use schedsim_core::metrics::Distribution;
 use schedsim_core::{report, scenario::Scenario, sim};
 use wasm_bindgen::prelude::*;
 
@@ -91,7 +92,7 @@ impl Simulation {
 
     /// The run object of the report (DESIGN.md section 5, one element of `runs`), as JSON text.
     pub fn report_json(&self) -> String {
-        serde_json::to_string(&self.inner.report(&report::RunOptions::default())).unwrap_or_default()
+        serde_json::to_string(&self.inner.run_report(&report::RunOptions::default())).unwrap_or_default()
     }
 
     /// Names and shapes the UI needs to label the trace: pCPUs, domains, vCPUs, tasks, duration.
@@ -115,22 +116,7 @@ impl Simulation {
     /// Every vCPU's Lag (paper 001, equation 1) over the measured window, as JSON text
     /// `{"vcpus":[{"name":"web.v0","domain":"web","t_ns":[...],"lag_ns":[...]}]}` (positive: behind its share).
     pub fn lag_json(&self) -> String {
-        let lags = self.inner.lag_series();
-        let meta = self.inner.meta();
-        let vcpus: Vec<serde_json::Value> = meta
-            .vcpus
-            .iter()
-            .enumerate()
-            .map(|(v, m)| {
-                serde_json::json!({
-                    "name": m.name,
-                    "domain": meta.domains[m.domain].name,
-                    "t_ns": lags.t_ns,
-                    "lag_ns": lags.lag_ns[v],
-                })
-            })
-            .collect();
-        serde_json::json!({ "vcpus": vcpus }).to_string()
+        serde_json::to_string(&self.inner.lag_report()).unwrap_or_default()
     }
 
     /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON text.
@@ -167,7 +153,8 @@ impl Simulation {
     /// A domain's distribution as flattened (value_ms, count) pairs in increasing value, for CDFs. `metric` is
     /// "response", "event_latency" or "io_latency" (empty when the domain has none).
     pub fn distribution(&self, domain: u32, metric: &str) -> js_sys::Float64Array {
-        let pts = self.inner.distribution(domain as usize, metric);
+        let pts =
+            Distribution::from_name(metric).map_or_else(Vec::new, |m| self.inner.distribution(domain as usize, m));
         let flat: Vec<f64> = pts.iter().flat_map(|&(v, c)| [v as f64 / 1e6, c as f64]).collect();
         js_sys::Float64Array::from(flat.as_slice())
     }

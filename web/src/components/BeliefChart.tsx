@@ -63,7 +63,7 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
 
   useEffect(() => {
     let live = true;
-    client.inference(runId).then(
+    client.query(runId, 'inference').then(
       (inf) => live && setFetched({ runId, inference: inf, error: null }),
       (e: unknown) =>
         live && setFetched({ runId, inference: null, error: e instanceof Error ? e.message : String(e) }),

@@ -62,7 +62,7 @@ function CdfChart({ client, runs }: Props) {
     const jobs = runs.flatMap((c, k) =>
       serverDomains(c.run).map(async (d): Promise<Curve> => {
         const domain = c.run.meta.domains[d]!;
-        const pairs = await client.distribution(c.run.runId, d, 'response');
+        const pairs = await client.query(c.run.runId, 'distribution', d, 'response');
         return {
           key: `${c.policy}/${domain.name}`,
           policy: c.policy,

@@ -32,7 +32,7 @@ export function EventLog({ client, run, playhead, onSeek }: Props) {
   const tNs = toNs(usePlayhead(playhead, selectTime, { playingMs: PLAYING_REFRESH_MS, visible }));
   const { runId } = run;
   const query = useCallback(
-    () => client.decisionsAround(runId, tNs, LOG_BEFORE, LOG_AFTER),
+    () => client.query(runId, 'decisionsAround', tNs, LOG_BEFORE, LOG_AFTER),
     [client, runId, tNs],
   );
   const { value, error } = useLatestQuery(query);

@@ -170,7 +170,13 @@ export function ExportPanel({
       const [from, to] = view;
       const traced: TraceRun[] = await Promise.all(
         runs.map(async (r) => {
-          const decisions = await client.decisionsBetween(r.run.runId, from * 1e6, to * 1e6, MAX_DECISIONS);
+          const decisions = await client.query(
+            r.run.runId,
+            'decisionsBetween',
+            from * 1e6,
+            to * 1e6,
+            MAX_DECISIONS,
+          );
           return {
             policy: r.policy,
             segments: segmentsInWindow(r.run.segments, r.run.meta, from, to),

@@ -28,7 +28,7 @@ export function LagChart({ client, run, durationMs, playhead }: Props) {
 
   useEffect(() => {
     let live = true;
-    client.lag(run.runId).then(
+    client.query(run.runId, 'lag').then(
       (d) => {
         if (live) setLag(d);
       },

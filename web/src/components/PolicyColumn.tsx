@@ -1,6 +1,7 @@
 import { memo, useMemo } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult, ScenarioPolicy } from '../sim/types';
+import { showsLag } from '../lib/caps';
 import { splitSegments } from '../lib/series';
 import { BeliefChart } from './BeliefChart';
 import { EventLog } from './EventLog';
@@ -31,13 +32,6 @@ interface Props {
   readonly onRemove?: () => void;
   /** Shown before the label: the column's number (its 1-4 shortcut). */
   readonly index: number;
-}
-
-/** Lag (paper 001) matters where co-scheduling does: a concurrent domain, or a co-scheduling policy. */
-function showsLag(run: RunResult, scheduler: string | undefined): boolean {
-  return (
-    scheduler === 'hybrid' || scheduler === 'gang' || run.meta.domains.some((d) => d.concurrent === true)
-  );
 }
 
 /** Memoised: while playing only the views subscribed to the playhead re-render, never the column. */
@@ -114,7 +108,7 @@ export const PolicyColumn = memo(function PolicyColumn({
           <EventLog client={client} run={run} playhead={playhead} onSeek={onSeek} />
           <ShareChart run={run} durationMs={durationMs} playhead={playhead} />
           <BeliefChart client={client} run={run} durationMs={durationMs} playhead={playhead} />
-          {showsLag(run, policies.find((p) => p.id === policy)?.scheduler) && (
+          {showsLag(run.meta) && (
             <LagChart client={client} run={run} durationMs={durationMs} playhead={playhead} />
           )}
           <MetricsTable meta={run.meta} report={run.report} />

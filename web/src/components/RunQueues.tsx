@@ -258,7 +258,7 @@ export function RunQueues({ client, run, playhead }: Props) {
   const visible = useVisible(plotRef);
   const tNs = toNs(usePlayhead(playhead, selectTime, { playingMs: PLAYING_REFRESH_MS, visible }));
   const { runId } = run;
-  const query = useCallback(() => client.runqueues(runId, tNs), [client, runId, tNs]);
+  const query = useCallback(() => client.query(runId, 'runqueues', tNs), [client, runId, tNs]);
   const { value, error } = useLatestQuery(query);
   const { meta } = run;
   const slotsW = Math.max(CHIP_W, width - LABEL_W);

@@ -105,8 +105,9 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   // delivery): the grid cell's range.
   const ioQuery = useCallback(
     () =>
-      client.ioEvents(
+      client.query(
         runId,
+        'ioEvents',
         Math.max(0, Math.round(ioFrom * 1e6)),
         Math.round((ioFrom + 4 * w) * 1e6),
         IO_LIMIT,

@@ -1,13 +1,10 @@
 // The event log's window of scheduling decisions around the playhead, and the helpers the worker uses to
 // find it without reading the whole trace.
 
+import type { Decision } from '../sim/types';
+
 /** One scheduling decision with its one-line reason (the simulator's `decisions_json`). */
-export interface Decision {
-  /** [ns] */
-  readonly t_ns: number;
-  readonly pcpu: number;
-  readonly text: string;
-}
+export type { Decision };
 
 export interface DecisionWindow {
   readonly items: readonly Decision[];

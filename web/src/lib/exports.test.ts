@@ -2,24 +2,44 @@ import { describe, expect, it } from 'vitest';
 import { csvField, flattenReport, metricsCsv, segmentsInWindow, slug, traceCsv, toCsv } from './exports';
 import type { Meta, RunReport } from '../sim/types';
 
-const report = {
+const report: RunReport = {
   policy: 'credit',
+  scheduler: 'credit',
   sim_ms: 100,
   events: 5,
   wall_ms: 3,
+  host: { busy_share: 0.2, context_switches: 7 },
   domains: {
-    web: { cpu_ms: 10, cpu_share: 0.1, fair_share: 0.5, response_ms: { count: 2, mean: 1.5, p99: 2 } },
+    web: {
+      cpu_ms: 10,
+      cpu_share: 0.1,
+      fair_share: 0.5,
+      context_switches: 7,
+      response_ms: { count: 2, mean: 1.5, p50: 1, p90: 2, p99: 2, max: 2 },
+      busy: false,
+    },
   },
-  fairness: { jain: 0.9 },
-} as RunReport;
+  tasks: { 'web/srv': { cpu_ms: 10 } },
+  fairness: { jain: 0.9, max_abs_lag_ms: 1 },
+  claims: [{ text: 'web is fast', holds: true, policy: 'credit', values: {} }],
+};
 
 const meta: Meta = {
+  scenario: 's',
+  policy: 'credit',
+  label: 'Xen Credit',
   pcpus: 2,
   duration_ns: 100e6,
   warmup_ns: 0,
-  domains: [{ name: 'web', role: 'guest', vcpus: 1, weight: 256, cap_pct: 0, color_index: 0 }],
+  domains: [
+    { name: 'web', role: 'guest', vcpus: 1, weight: 256, cap_pct: 0, color_index: 0, concurrent: false },
+  ],
   vcpus: [{ domain: 0, index: 0, name: 'web.0' }],
   tasks: [{ domain: 0, name: 'srv', path: 'web/srv' }],
+  decisions: 1,
+  decisions_dropped: 0,
+  trace_detail_until_ns: null,
+  trace_bytes: 0,
 };
 
 describe('csv', () => {
@@ -38,6 +58,7 @@ describe('metrics', () => {
     expect(flat['domains.web.response_ms.p99']).toBe(2);
     expect(flat['fairness.jain']).toBe(0.9);
     expect(flat).not.toHaveProperty('wall_ms');
+    expect(Object.keys(flat).some((k) => k.startsWith('claims'))).toBe(false);
     const csv = metricsCsv([{ policy: 'credit', label: 'Xen Credit', report }]).split('\r\n');
     expect(csv[0]).toBe('policy,label,metric,value');
     expect(csv).toContain('credit,Xen Credit,domains.web.cpu_share,0.1');

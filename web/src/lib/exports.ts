@@ -24,8 +24,7 @@ export function flattenReport(report: RunReport): [string, number | boolean][] {
     else if (typeof v === 'object' && v !== null && !Array.isArray(v))
       for (const [k, c] of Object.entries(v)) walk(c, path ? `${path}.${k}` : k);
   };
-  const { policy: _policy, wall_ms: _wall, ...rest } = report as RunReport & { claims?: unknown };
-  delete (rest as { claims?: unknown }).claims;
+  const { policy: _policy, wall_ms: _wall, claims: _claims, ...rest } = report;
   walk(rest, '');
   return out;
 }

@@ -2,20 +2,10 @@
 // for validation and claims, so checking a pasted scenario never waits behind a long run. Cancelling
 // terminates the run workers: a wasm run is one synchronous loop and cannot be interrupted any other way.
 // Finished runs stay alive in the worker that ran them (see worker.ts) and answer playhead queries by run id
-// until `reset()` releases them for the next scenario.
+// (`query`) until `reset()` releases them for the next scenario.
 import * as Comlink from 'comlink';
-import type { WorkerApi } from './worker';
-import type { Decision, DecisionWindow } from '../lib/decisions';
-import type {
-  ClaimResult,
-  DistributionMetric,
-  Inference,
-  IoRec,
-  LagData,
-  RunQueueSnap,
-  RunReport,
-  RunResult,
-} from './types';
+import type { QueryArgs, QueryName, QueryResult, WorkerApi } from './worker';
+import type { ClaimResult, RunReport, RunResult } from './types';
 
 /** Rejection reason of calls cut short by `cancel()`. */
 export class Cancelled extends Error {
@@ -103,33 +93,27 @@ export class SimClient {
     return this.helper;
   }
 
-  /** Drops a helper that threw: after a wasm trap its instance cannot be trusted. */
-  private dropHelper(slot: Slot): void {
-    if (this.helper === slot) {
-      kill(slot);
-      this.helper = null;
+  /** A call on the helper worker. A helper that threw is dropped: after a wasm trap its instance cannot be trusted. */
+  private async onHelper<T>(fn: (api: Comlink.Remote<WorkerApi>) => Promise<T>): Promise<T> {
+    const slot = this.getHelper();
+    try {
+      return await this.call(slot, fn);
+    } catch (e) {
+      if (this.helper === slot) {
+        kill(slot);
+        this.helper = null;
+      }
+      throw e;
     }
   }
 
   /** null when valid, else the simulator's message naming the field path. */
-  async validate(json: string): Promise<string | null> {
-    const slot = this.getHelper();
-    try {
-      return await this.call(slot, (api) => api.validate(json));
-    } catch (e) {
-      this.dropHelper(slot);
-      throw e;
-    }
+  validate(json: string): Promise<string | null> {
+    return this.onHelper((api) => api.validate(json));
   }
 
-  async claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
-    const slot = this.getHelper();
-    try {
-      return await this.call(slot, (api) => api.claims(json, reports));
-    } catch (e) {
-      this.dropHelper(slot);
-      throw e;
-    }
+  claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
+    return this.onHelper((api) => api.claims(json, reports));
   }
 
   /** Runs every policy (at most poolSize at once); resolves with the runs in `policies` order. */
@@ -211,52 +195,30 @@ export class SimClient {
     this.queryListener = listener;
   }
 
-  private async query<T>(runId: string, fn: (api: Comlink.Remote<WorkerApi>) => Promise<T>): Promise<T> {
-    const slot = this.handles.get(runId);
-    if (!slot) throw new Error(`run ${runId} is no longer available`);
-    if (this.queries++ === 0) this.queryListener?.(true);
-    try {
-      return await this.call(slot, fn);
-    } finally {
-      if (--this.queries === 0) this.queryListener?.(false);
-    }
-  }
-
   /** Whether `runId` can still answer queries. */
   has(runId: string): boolean {
     return this.handles.has(runId);
   }
 
-  runqueues(runId: string, tNs: number): Promise<(RunQueueSnap | null)[]> {
-    return this.query(runId, (api) => api.runqueues(runId, tNs));
-  }
-
-  decisionsAround(runId: string, tNs: number, before: number, after: number): Promise<DecisionWindow> {
-    return this.query(runId, (api) => api.decisionsAround(runId, tNs, before, after));
-  }
-
-  decisionsBetween(runId: string, fromNs: number, toNs: number, limit: number): Promise<Decision[]> {
-    return this.query(runId, (api) => api.decisionsBetween(runId, fromNs, toNs, limit));
-  }
-
-  adjacentDecision(runId: string, tNs: number, dir: 1 | -1): Promise<number | null> {
-    return this.query(runId, (api) => api.adjacentDecision(runId, tNs, dir));
-  }
-
-  distribution(runId: string, domain: number, metric: DistributionMetric): Promise<Float64Array> {
-    return this.query(runId, (api) => api.distribution(runId, domain, metric));
-  }
-
-  lag(runId: string): Promise<LagData> {
-    return this.query(runId, (api) => api.lag(runId));
-  }
-
-  inference(runId: string): Promise<Inference | null> {
-    return this.query(runId, (api) => api.inference(runId));
-  }
-
-  ioEvents(runId: string, fromNs: number, toNs: number, limit: number): Promise<IoRec[]> {
-    return this.query(runId, (api) => api.ioEvents(runId, fromNs, toNs, limit));
+  /**
+   * Asks the finished run `runId` a question (worker.ts `queries`: run queues, decisions, distributions, Lag,
+   * inference, I/O events), in the worker that keeps it.
+   */
+  async query<K extends QueryName>(runId: string, name: K, ...args: QueryArgs<K>): Promise<QueryResult<K>> {
+    const slot = this.handles.get(runId);
+    if (!slot) throw new Error(`run ${runId} is no longer available`);
+    if (this.queries++ === 0) this.queryListener?.(true);
+    try {
+      // Comlink's Remote type loses the method's type parameter; the worker's signature is the one above.
+      const ask = slot.api.query as unknown as (
+        runId: string,
+        name: K,
+        ...args: QueryArgs<K>
+      ) => Promise<QueryResult<K>>;
+      return await this.call(slot, () => ask(runId, name, ...args));
+    } finally {
+      if (--this.queries === 0) this.queryListener?.(false);
+    }
   }
 
   dispose(): void {

@@ -1,93 +1,40 @@
-// Types of the JSON that crosses the wasm boundary (DESIGN.md 5 and 6). Keys that do not apply to a run are
-// omitted by the simulator, so they are optional here.
+// Types of the JSON that crosses the wasm boundary (DESIGN.md 5 and 6). The report, run metadata and trace
+// records are generated from the Rust types into ./generated (a Rust test fails when they drift); this file
+// re-exports them and adds the types that only the page has.
+export type { BeliefRec } from './generated/BeliefRec';
+export type { BoostRec } from './generated/BoostRec';
+export type { Caps } from './generated/Caps';
+export type { ClaimResult } from './generated/ClaimResult';
+export type { Decision } from './generated/Decision';
+export type { DomainReport } from './generated/DomainReport';
+export type { Fairness } from './generated/Fairness';
+export type { HostReport } from './generated/HostReport';
+export type { IoRec } from './generated/IoRec';
+export type { JobReport } from './generated/JobReport';
+export type { LagReport as LagData } from './generated/LagReport';
+export type { Meta } from './generated/Meta';
+export type { MetaDomain } from './generated/MetaDomain';
+export type { MetaTask } from './generated/MetaTask';
+export type { MetaVcpu } from './generated/MetaVcpu';
+export type { PartialBoosts } from './generated/PartialBoosts';
+export type { Report } from './generated/Report';
+export type { RunQueueEntry } from './generated/RunQueueEntry';
+export type { RunQueueSnap } from './generated/RunQueueSnap';
+export type { RunReport } from './generated/RunReport';
+export type { Summary } from './generated/Summary';
+export type { TaskReport } from './generated/TaskReport';
+export type { Throughput } from './generated/Throughput';
+export type { VcpuLag } from './generated/VcpuLag';
 
-export interface MetaDomain {
-  readonly name: string;
-  readonly role: string;
-  readonly vcpus: number;
-  readonly weight: number;
-  readonly cap_pct: number;
-  readonly color_index: number;
-  /** Declared concurrent (co-scheduled) in the scenario (paper 001). */
-  readonly concurrent?: boolean;
-}
-
-export interface MetaVcpu {
-  /** Index into meta.domains. */
-  readonly domain: number;
-  readonly index: number;
-  readonly name: string;
-}
-
-export interface MetaTask {
-  readonly domain: number;
-  readonly name: string;
-  /** "DOMAIN/TASK". */
-  readonly path: string;
-}
-
-export interface Meta {
-  readonly pcpus: number;
-  readonly duration_ns: number;
-  readonly warmup_ns: number;
-  readonly domains: readonly MetaDomain[];
-  readonly vcpus: readonly MetaVcpu[];
-  readonly tasks: readonly MetaTask[];
-  /** Trace detail (segments, run queues, decisions) stops here: its memory budget was spent. Shares over time
-   * stay complete. Null when the whole run is detailed [ns]. */
-  readonly trace_detail_until_ns?: number | null;
-}
-
-export interface Summary {
-  readonly count: number;
-  readonly mean: number;
-  readonly p50?: number;
-  readonly p90?: number;
-  readonly p99?: number;
-  readonly max?: number;
-}
-
-export interface DomainReport {
-  readonly cpu_ms: number;
-  readonly cpu_share: number;
-  readonly fair_share: number;
-  readonly context_switches?: number;
-  readonly response_ms?: Summary;
-  readonly event_latency_ms?: Summary;
-  readonly throughput?: Readonly<Record<string, number>>;
-  readonly underruns?: number;
-}
-
-export interface RunReport {
-  readonly policy: string;
-  readonly sim_ms: number;
-  readonly events: number;
-  readonly wall_ms?: number;
-  readonly domains: Readonly<Record<string, DomainReport>>;
-  readonly tasks?: Readonly<
-    Record<string, { readonly cpu_ms: number; readonly belief?: number; readonly io_bound?: boolean }>
-  >;
-  readonly fairness?: { readonly jain?: number; readonly max_abs_lag_ms?: number };
-  readonly partial_boosts?: { readonly count: number; readonly hits: number; readonly pbhr?: number };
-  readonly jobs?: Readonly<
-    Record<
-      string,
-      { readonly makespan_ms?: number; readonly phases_done?: number; readonly spin_ms?: number }
-    >
-  >;
-}
-
-export interface ClaimResult {
-  readonly text: string;
-  readonly holds: boolean;
-  readonly values: unknown;
-  readonly policy?: string;
-}
+import type { BeliefRec } from './generated/BeliefRec';
+import type { BoostRec } from './generated/BoostRec';
+import type { Meta } from './generated/Meta';
+import type { RunReport } from './generated/RunReport';
 
 /** What the worker returns for one policy's run. */
 export interface RunResult {
   readonly policy: string;
-  /** The worker keeps the finished run under this id for playhead queries (SimClient.runqueues etc.). */
+  /** The worker keeps the finished run under this id for playhead queries (SimClient.query). */
   readonly runId: string;
   readonly report: RunReport;
   readonly meta: Meta;
@@ -115,50 +62,7 @@ export interface ScenarioDoc {
   readonly policies: readonly ScenarioPolicy[];
 }
 
-/** A vCPU in a run-queue snapshot, as the policy sees it. */
-export interface RunQueueEntry {
-  /** Index into meta.vcpus. */
-  readonly vcpu: number;
-  /** Priority class label: BOOST, UNDER, OVER, PARKED, ... */
-  readonly pri: string;
-  /** Credit in the policy's units, for policies with credits. */
-  readonly credit?: number;
-}
-
-/** One pCPU's run queue from `t_ns` until its next snapshot. */
-export interface RunQueueSnap {
-  readonly t_ns: number;
-  readonly running: RunQueueEntry | null;
-  readonly queued: readonly RunQueueEntry[];
-}
-
 export type DistributionMetric = 'response' | 'event_latency' | 'io_latency';
-
-/** Every vCPU's Lag (paper 001, equation 1) over the measured window: positive = behind its share [ns]. */
-export interface LagData {
-  readonly vcpus: readonly {
-    readonly name: string;
-    readonly domain: string;
-    readonly t_ns: readonly number[];
-    readonly lag_ns: readonly number[];
-  }[];
-}
-
-/** A task's degree of belief changed (task-aware inference, paper 000 3.3). */
-export interface BeliefRec {
-  readonly t_ns: number;
-  /** Index into meta.tasks. */
-  readonly task: number;
-  readonly belief: number;
-}
-
-/** A partial boost given to a vCPU, or revoked because its guest went back to a task that is not I/O-bound. */
-export interface BoostRec {
-  readonly t_ns: number;
-  /** Index into meta.vcpus. */
-  readonly vcpu: number;
-  readonly kind: 'boost' | 'revoke';
-}
 
 /** What a policy infers about guest tasks over a whole run; null for policies that do not infer. */
 export interface Inference {
@@ -166,16 +70,4 @@ export interface Inference {
   readonly threshold: number;
   readonly beliefs: readonly BeliefRec[];
   readonly boosts: readonly BoostRec[];
-}
-
-/** An event-channel notification (DESIGN.md 6: I/O events in the trace). */
-export interface IoRec {
-  readonly t_ns: number;
-  /** Index into meta.vcpus. */
-  readonly vcpu: number;
-  readonly kind: string;
-  /** "pending" (the vCPU was not running) or "delivered". */
-  readonly phase: 'pending' | 'delivered';
-  /** For deliveries: how long it waited for the vCPU to run [ns]. */
-  readonly wait_ns: number;
 }

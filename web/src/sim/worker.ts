@@ -1,14 +1,16 @@
 // The simulator's Web Worker: runs one policy at a time so the page never blocks. Exposed with comlink; the
 // typed arrays are transferred, not copied. A finished run stays alive here, keyed by its run id, so the page can
-// ask about the playhead (run queues, decisions) and the distributions until it releases the run.
+// ask about the playhead (run queues, decisions) and the distributions until it releases the run: every such
+// question is an entry of `queries` (name -> arguments -> result), asked through the one `query` call.
 import * as Comlink from 'comlink';
 import init, { Simulation, evaluate_claims, last_panic, validate_scenario } from './pkg/schedsim_wasm.js';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
-import { selectWindow, type Decision, type DecisionWindow } from '../lib/decisions';
+import { selectWindow, type DecisionWindow } from '../lib/decisions';
 import type {
   BeliefRec,
   BoostRec,
   ClaimResult,
+  Decision,
   DistributionMetric,
   Inference,
   IoRec,
@@ -42,8 +44,13 @@ function sim(runId: string): Simulation {
   return s;
 }
 
+/** JSON text from the simulator, parsed as the type its Rust side declares (see ./generated). */
+function parse<T>(json: string): T {
+  return JSON.parse(json) as T;
+}
+
 function decisions(s: Simulation, fromNs: number, toNs: number, limit: number): Decision[] {
-  return JSON.parse(s.decisions_json(fromNs, toNs, limit)) as Decision[];
+  return parse<Decision[]>(s.decisions_json(fromNs, toNs, limit));
 }
 
 /**
@@ -108,12 +115,83 @@ async function runToEnd(
   return {
     policy,
     runId,
-    report: JSON.parse(sim.report_json()) as RunReport,
-    meta: JSON.parse(sim.meta_json()) as Meta,
+    report: parse<RunReport>(sim.report_json()),
+    meta: parse<Meta>(sim.meta_json()),
     segments: sim.segments(),
     shares: sim.share_series(bucketMs),
     bucketMs,
   };
+}
+
+/**
+ * The questions a finished run answers, by name: each takes the run and the query's arguments. The page asks them
+ * through `api.query(runId, name, ...args)`, typed by `QueryArgs` and `QueryResult`.
+ */
+const queries = {
+  /** Every pCPU's run queue at `tNs` (null for a pCPU before its first snapshot). */
+  runqueues: (s: Simulation, tNs: number) => parse<(RunQueueSnap | null)[]>(s.runqueues_json(tNs)),
+
+  /** Decisions in [fromNs, toNs), at most `limit` (the trace window export). */
+  decisionsBetween: (s: Simulation, fromNs: number, toNs: number, limit: number): Decision[] =>
+    decisions(s, fromNs, toNs, limit),
+
+  /** The `before` decisions up to the one at or before `tNs`, and the `after` ones following it. */
+  decisionsAround: (s: Simulation, tNs: number, before: number, after: number): DecisionWindow => {
+    const earlier = decisionsBefore(s, tNs + 1, before);
+    const later = decisions(s, tNs + 1, END_NS, after);
+    return selectWindow([...earlier, ...later], tNs, before, after);
+  },
+
+  /** Time [ns] of the first decision after `tNs` (dir 1) or the last one before it (dir -1), or null. */
+  adjacentDecision: (s: Simulation, tNs: number, dir: 1 | -1): number | null => {
+    const found = dir > 0 ? decisions(s, tNs + 1, END_NS, 1) : decisionsBefore(s, tNs, 1);
+    return found[0]?.t_ns ?? null;
+  },
+
+  /** The policy's task inference over the whole run (beliefs, BelThreshold, partial boosts), or null. */
+  inference: (s: Simulation): Inference | null => {
+    const threshold = s.belief_threshold();
+    if (threshold === undefined) return null;
+    return {
+      threshold,
+      beliefs: parse<BeliefRec[]>(s.beliefs_json(-1)),
+      boosts: parse<BoostRec[]>(s.boosts_json()),
+    };
+  },
+
+  /** Event-channel notifications with `fromNs <= t < toNs`, at most `limit`. */
+  ioEvents: (s: Simulation, fromNs: number, toNs: number, limit: number) =>
+    parse<IoRec[]>(s.io_events_json(fromNs, toNs, limit)),
+
+  /** A domain's distribution as flattened (value_ms, count) pairs in increasing value (transferred). */
+  distribution: (s: Simulation, domain: number, metric: DistributionMetric): Float64Array => {
+    const d = s.distribution(domain, metric);
+    return Comlink.transfer(d, [d.buffer]);
+  },
+
+  /** Every vCPU's Lag over time (paper 001, equation 1). */
+  lag: (s: Simulation) => parse<LagData>(s.lag_json()),
+};
+
+type Queries = typeof queries;
+/** The name of a question a finished run answers. */
+export type QueryName = keyof Queries;
+/** Its arguments after the run id. */
+export type QueryArgs<K extends QueryName> = Queries[K] extends (s: Simulation, ...args: infer A) => unknown
+  ? A
+  : never;
+/** Its answer. */
+export type QueryResult<K extends QueryName> = ReturnType<Queries[K]>;
+/** `queries` seen per name, so that one generic call of `queries[name]` type-checks. */
+const byName: { [K in QueryName]: (s: Simulation, ...args: QueryArgs<K>) => QueryResult<K> } = queries;
+
+/** Runs `work`, turning a wasm trap into an error that says the simulator crashed (see `explain`). */
+async function explained<T>(work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    throw explain(e);
+  }
 }
 
 const api = {
@@ -166,99 +244,16 @@ const api = {
     }
   },
 
-  /** Every pCPU's run queue at `tNs` (null for a pCPU before its first snapshot). */
-  runqueues(runId: string, tNs: number): (RunQueueSnap | null)[] {
-    try {
-      return JSON.parse(sim(runId).runqueues_json(tNs)) as (RunQueueSnap | null)[];
-    } catch (e) {
-      throw explain(e);
-    }
-  },
-
-  /** Decisions in [fromNs, toNs), at most `limit` (the trace window export). */
-  decisionsBetween(runId: string, fromNs: number, toNs: number, limit: number): Decision[] {
-    try {
-      return decisions(sim(runId), fromNs, toNs, limit);
-    } catch (e) {
-      throw explain(e);
-    }
-  },
-
-  /** The `before` decisions up to the one at or before `tNs`, and the `after` ones following it. */
-  decisionsAround(runId: string, tNs: number, before: number, after: number): DecisionWindow {
-    try {
-      const s = sim(runId);
-      const earlier = decisionsBefore(s, tNs + 1, before);
-      const later = decisions(s, tNs + 1, END_NS, after);
-      return selectWindow([...earlier, ...later], tNs, before, after);
-    } catch (e) {
-      throw explain(e);
-    }
-  },
-
-  /** Time [ns] of the first decision after `tNs` (dir 1) or the last one before it (dir -1), or null. */
-  adjacentDecision(runId: string, tNs: number, dir: 1 | -1): number | null {
-    try {
-      const s = sim(runId);
-      const found = dir > 0 ? decisions(s, tNs + 1, END_NS, 1) : decisionsBefore(s, tNs, 1);
-      return found[0]?.t_ns ?? null;
-    } catch (e) {
-      throw explain(e);
-    }
-  },
-
-  /** The policy's task inference over the whole run (beliefs, BelThreshold, partial boosts), or null. */
-  inference(runId: string): Inference | null {
-    try {
-      const s = sim(runId);
-      const threshold = s.belief_threshold();
-      if (threshold === undefined) return null;
-      return {
-        threshold,
-        beliefs: JSON.parse(s.beliefs_json(-1)) as BeliefRec[],
-        boosts: JSON.parse(s.boosts_json()) as BoostRec[],
-      };
-    } catch (e) {
-      throw explain(e);
-    }
-  },
-
-  /** Event-channel notifications with `fromNs <= t < toNs`, at most `limit`. */
-  ioEvents(runId: string, fromNs: number, toNs: number, limit: number): IoRec[] {
-    try {
-      return JSON.parse(sim(runId).io_events_json(fromNs, toNs, limit)) as IoRec[];
-    } catch (e) {
-      throw explain(e);
-    }
-  },
-
-  /** A domain's distribution as flattened (value_ms, count) pairs in increasing value. */
-  distribution(runId: string, domain: number, metric: DistributionMetric): Float64Array {
-    try {
-      const d = sim(runId).distribution(domain, metric);
-      return Comlink.transfer(d, [d.buffer]);
-    } catch (e) {
-      throw explain(e);
-    }
-  },
-
-  /** Every vCPU's Lag over time (paper 001, equation 1). */
-  lag(runId: string): LagData {
-    try {
-      return JSON.parse(sim(runId).lag_json()) as LagData;
-    } catch (e) {
-      throw explain(e);
-    }
+  /** Asks the finished run `runId` the question `name` (see `queries`). */
+  query<K extends QueryName>(runId: string, name: K, ...args: QueryArgs<K>): Promise<QueryResult<K>> {
+    const ask = byName[name];
+    return explained(() => ask(sim(runId), ...args));
   },
 
   /** Evaluates the scenario's claims over the run objects of its policies. */
   async claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
     await ready;
-    try {
-      return JSON.parse(evaluate_claims(json, JSON.stringify(reports))) as ClaimResult[];
-    } catch (e) {
-      throw explain(e);
-    }
+    return explained(() => parse<ClaimResult[]>(evaluate_claims(json, JSON.stringify(reports))));
   },
 };
 

@@ -9,7 +9,7 @@
 //! order, as Xen gives each of dom0's vCPUs a 10 ms window at boot (DEFAULT_TIMESLICE).
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -136,7 +136,7 @@ impl Policy for Arinc653 {
         self.processor[v.0]
     }
 
-    fn wake(&mut self, v: VcpuId, _cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, _cause: WakeCause, ctx: &mut Ctx) {
         self.awake[v.0] = true;
         let p = self.processor[v.0];
         self.versions.touch(p);

@@ -11,7 +11,7 @@
 //! hint bounds its wait). One queue pair per pCPU, no load balancing.
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
@@ -215,7 +215,7 @@ impl Policy for Atropos {
         self.vcpus[v.0].processor
     }
 
-    fn wake(&mut self, v: VcpuId, _cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, _cause: WakeCause, ctx: &mut Ctx) {
         let now = ctx.now;
         if self.vcpus[v.0].st != St::Blocked {
             return;

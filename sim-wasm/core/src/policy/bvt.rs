@@ -7,7 +7,7 @@
 //! only (no caps); one run queue per pCPU and no load balancing, as in Xen.
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
@@ -192,7 +192,7 @@ impl Policy for Bvt {
         self.vcpus[v.0].processor
     }
 
-    fn wake(&mut self, v: VcpuId, _cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, _cause: WakeCause, ctx: &mut Ctx) {
         if self.vcpus[v.0].on_runq {
             return;
         }

@@ -15,7 +15,7 @@
 //! own queue is empty also pulls the best waiting vCPU of the longest other queue.
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -320,7 +320,7 @@ impl Policy for Credit2 {
         p
     }
 
-    fn wake(&mut self, v: VcpuId, _cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, _cause: WakeCause, ctx: &mut Ctx) {
         if self.vcpus[v.0].on_runq || ctx.host.running.contains(&Some(v)) {
             return;
         }

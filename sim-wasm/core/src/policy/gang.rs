@@ -8,8 +8,9 @@
 //! their pCPU). A domain is charged PE for every pCPU it holds. A domain that wakes mid-slot is admitted at once
 //! if enough unreserved pCPUs are free. Leftover pCPUs stay idle: that is the cost of strictness. Caps are ignored.
 
+use super::common::Versions;
 use super::hybrid::{share_by_weight, HybridParams};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -42,7 +43,15 @@ pub struct Gang {
     last_pcpu: Vec<Option<usize>>,
     /// Slots since the last PE allocation.
     slots: u64,
-    versions: Vec<u64>,
+    versions: Versions,
+}
+
+/// Checks a run-time change: the hybrid scheduler's slot parameters; gang has no domain types.
+pub fn check_param(param: &str, value: &Value) -> Result<(), String> {
+    if param.starts_with("domain_type.") {
+        return Err(format!("{param}: the gang scheduler co-schedules every domain; it has no domain types"));
+    }
+    HybridParams::default().set(param, value)
 }
 
 impl Gang {
@@ -82,7 +91,7 @@ impl Gang {
             held_since: vec![Nanos::ZERO; pcpus],
             slot_end: Nanos::ZERO,
             slots: 0,
-            versions: vec![0; pcpus],
+            versions: Versions::new(pcpus),
         };
         g.allocate();
         // The first slot starts at boot; domains are admitted as they wake.
@@ -162,7 +171,7 @@ impl Gang {
             self.admit(d, now);
         }
         self.slot_end = now + self.params.slot();
-        self.versions.iter_mut().for_each(|x| *x += 1);
+        self.versions.touch_all();
     }
 }
 
@@ -176,7 +185,7 @@ impl Policy for Gang {
         PcpuId(self.doms[self.vcpu_dom[v.0]].vcpus.iter().position(|&u| u == v).unwrap_or(0))
     }
 
-    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx) {
         self.runnable[v.0] = true;
         let d = self.vcpu_dom[v.0];
         self.doms[d].active = true;
@@ -184,7 +193,7 @@ impl Policy for Gang {
             return;
         }
         if let Some(p) = self.plan.iter().position(|&x| x == Some(v)) {
-            self.versions[p] += 1;
+            self.versions.touch(PcpuId(p));
             if ctx.host.running[p].is_none() {
                 ctx.resched(PcpuId(p));
             }
@@ -271,6 +280,6 @@ impl Policy for Gang {
     }
 
     fn runqueue_versions(&self) -> &[u64] {
-        &self.versions
+        self.versions.all()
     }
 }

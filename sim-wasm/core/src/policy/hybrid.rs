@@ -23,9 +23,10 @@
 //! also be co-scheduled with no PE left, but only onto pCPUs that have nothing better to do (work conservation
 //! without hurting anyone's entitlement). Caps are not part of the paper's scheduler: `cap_pct` is ignored here.
 
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use super::common::Versions;
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
-use crate::scenario::DomainType;
+use crate::scenario::{DomainType, Scenario};
 use crate::time::Nanos;
 use serde_json::Value;
 use std::fmt::Write;
@@ -161,7 +162,46 @@ pub struct Hybrid {
     cosched: Option<Cosched>,
     /// Where the next steal search starts, so no peer is always looked at first.
     balance_bias: usize,
-    versions: Vec<u64>,
+    versions: Versions,
+}
+
+/// Load-time checks of a hybrid (`every_domain` false) or gang (true) policy, number `i` of the scenario.
+/// Co-scheduling needs a pCPU per co-scheduled vCPU (paper 001 2.3: |C(V_i)| <= |P|): every domain under `gang`,
+/// the concurrent ones (by `type` or `domain_type.NAME`) under `hybrid`; type parameters and changes name domains.
+pub fn check_scenario(sc: &Scenario, i: usize, every_domain: bool, p: &mut Vec<String>) {
+    let pol = &sc.policies[i];
+    let types: Vec<(&str, &Value)> = pol
+        .params
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| k.strip_prefix("domain_type.").map(|n| (n, v)))
+        .collect();
+    for (name, _) in &types {
+        if every_domain {
+            p.push(format!("policies[{i}].params.domain_type.{name}: gang co-schedules every domain; it has no types"));
+        } else if !sc.domains.iter().any(|d| d.name == *name) {
+            p.push(format!("policies[{i}].params.domain_type.{name}: no domain '{name}'"));
+        }
+    }
+    for (d, dom) in sc.domains.iter().enumerate() {
+        let set = types.iter().find(|(n, _)| *n == dom.name).and_then(|(_, v)| v.as_str());
+        let con = every_domain || set.map_or(dom.kind == DomainType::Concurrent, |t| t == "concurrent");
+        if con && dom.vcpus > sc.host.pcpus {
+            p.push(format!(
+                "domains[{d}].vcpus: {} co-scheduled vCPUs under policy '{}' need as many pCPUs (the host has {})",
+                dom.vcpus, pol.id, sc.host.pcpus
+            ));
+        }
+    }
+    // A domain's type is changed by name (paper 001's `xm sched-pe`): the name must exist.
+    for (j, c) in sc.changes.iter().enumerate().filter(|(_, c)| c.policy == pol.id) {
+        if let Some(name) = c.param.strip_prefix("domain_type.") {
+            if !sc.domains.iter().any(|d| d.name == name) {
+                p.push(format!("changes[{j}].param: no domain '{name}' to change the type of"));
+            }
+        }
+    }
 }
 
 fn type_name(con: bool) -> &'static str {
@@ -206,7 +246,7 @@ impl Hybrid {
             forced: vec![None; pcpus],
             cosched: None,
             balance_bias: 0,
-            versions: vec![0; pcpus],
+            versions: Versions::new(pcpus),
         };
         for (name, t) in &params.types {
             h.set_type(name, *t)?;
@@ -236,7 +276,7 @@ impl Hybrid {
     }
 
     fn touch(&mut self, p: usize) {
-        self.versions[p] += 1;
+        self.versions.touch(PcpuId(p));
     }
 
     fn con(&self, v: VcpuId) -> bool {
@@ -442,7 +482,7 @@ impl Hybrid {
                 }
             }
         }
-        self.versions.iter_mut().for_each(|x| *x += 1);
+        self.versions.touch_all();
         Ok(())
     }
 
@@ -476,7 +516,7 @@ impl Policy for Hybrid {
         PcpuId(p)
     }
 
-    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx) {
         self.vcpus[v.0].runnable = true;
         self.vcpus[v.0].active = true;
         let mut p = self.vcpus[v.0].processor;
@@ -664,7 +704,7 @@ impl Policy for Hybrid {
     }
 
     fn runqueue_versions(&self) -> &[u64] {
-        &self.versions
+        self.versions.all()
     }
 }
 
@@ -734,6 +774,6 @@ mod tests {
         assert!(h.set_param("domain_type.nope", &json!("concurrent")).unwrap_err().contains("no domain 'nope'"));
         h.set_param("domain_type.d0", &json!("concurrent")).unwrap();
         assert!(h.is_concurrent(DomId(0)));
-        assert!(crate::policy::check_param("gang", "domain_type.d0", &json!("concurrent")).is_err());
+        assert!(crate::policy::registry::check_param("gang", "domain_type.d0", &json!("concurrent")).is_err());
     }
 }

@@ -1,6 +1,10 @@
 //! Hypervisor scheduling policies behind one trait whose hooks mirror Xen's scheduler interface (paper 003, 4.4).
 //! Policies decide; the engine acts and records. A policy never touches engine state directly: it reads the
 //! [`HostView`] and asks for effects through [`Ctx`] (reschedule a pCPU, pause or unpause a vCPU, log a reason).
+//!
+//! Each submodule is one scheduler (Credit's extensions are children of `credit`), except two: [`registry`], the
+//! table of schedulers everything else looks them up in, and [`common`], parameter parsing and bookkeeping
+//! helpers the schedulers share.
 
 pub mod arinc653;
 pub mod atropos;
@@ -8,19 +12,105 @@ pub mod bvt;
 pub mod common;
 pub mod credit;
 pub mod credit2;
-pub mod enhanced;
 pub mod gang;
 pub mod hybrid;
+pub mod registry;
 pub mod sedf;
-pub mod tavs;
-pub mod xballoon;
 pub mod xenco;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
-use crate::scenario::DomainType;
 use crate::time::Nanos;
 use serde::Serialize;
 use serde_json::Value;
+use std::fmt;
+
+/// Why the engine wakes a vCPU (`Policy::wake`); shown in reasons as [`WakeCause::as_str`] says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeCause {
+    /// Runnable when the host boots.
+    Boot,
+    /// A pause ended (cap parking): Credit does not boost these.
+    Unpause,
+    /// An event arrived for a vCPU its balloon had paused.
+    BalloonPauseEnds,
+    /// The driver domain's backend got work of this kind.
+    Backend(BackendWork),
+    /// A packet for a guest, from its driver domain (port 0: none worth showing).
+    NetRx {
+        port: u16,
+    },
+    /// A block request completed, handed on by the driver domain.
+    BlockDone,
+    /// The disk interrupt of a driver domain's own request.
+    DiskInterrupt,
+    /// A guest timer of one of its tasks.
+    Timer,
+    /// The guest's block-layer unplug timer.
+    UnplugTimer,
+    /// The guest's CPU balloon is armed (xBalloon's virtual IRQ).
+    BalloonVirq,
+    /// An inter-processor interrupt inside the guest: a pipe message or a barrier release.
+    PipeIpi,
+    BarrierIpi,
+}
+
+/// A partial boost given or revoked (task-aware scheduling), for the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoostMark {
+    Boost,
+    Revoke,
+}
+
+impl BoostMark {
+    /// The mark as the trace names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BoostMark::Boost => "boost",
+            BoostMark::Revoke => "revoke",
+        }
+    }
+}
+
+/// The kind of item that kicked a driver domain's backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendWork {
+    NetRx,
+    NetTx,
+    BlockRequest,
+    DiskInterrupt,
+}
+
+impl WakeCause {
+    /// The cause as reasons name it (a packet's port is added by `Display`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WakeCause::Boot => "boot",
+            WakeCause::Unpause => "unpark",
+            WakeCause::BalloonPauseEnds => "event (balloon pause ends)",
+            WakeCause::Backend(BackendWork::NetRx) => "net rx (backend)",
+            WakeCause::Backend(BackendWork::NetTx) => "net tx (backend)",
+            WakeCause::Backend(BackendWork::BlockRequest) => "block request (backend)",
+            WakeCause::Backend(BackendWork::DiskInterrupt) => "disk interrupt (backend)",
+            WakeCause::NetRx { .. } => "net rx",
+            WakeCause::BlockDone => "block I/O done",
+            WakeCause::DiskInterrupt => "disk interrupt",
+            WakeCause::Timer => "timer",
+            WakeCause::UnplugTimer => "block unplug timer",
+            WakeCause::BalloonVirq => "balloon VIRQ",
+            WakeCause::PipeIpi => "pipe IPI",
+            WakeCause::BarrierIpi => "barrier IPI",
+        }
+    }
+}
+
+impl fmt::Display for WakeCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WakeCause::NetRx { port } if *port != 0 => write!(f, "net rx port {port}"),
+            other => f.write_str(other.as_str()),
+        }
+    }
+}
 
 /// What the engine tells policies about the host: fixed shapes plus who runs where right now.
 pub struct HostView<'a> {
@@ -175,7 +265,7 @@ pub trait Policy {
     /// Initial pCPU of a vCPU when the host boots.
     fn init_vcpu(&mut self, v: VcpuId, ctx: &mut Ctx) -> PcpuId;
     /// A blocked (or unpaused) vCPU became runnable; `cause` says why, for the log.
-    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx);
+    fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx);
     /// A vCPU stopped being runnable (blocked or paused). If it is running, the engine reschedules its pCPU.
     fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx);
     /// Choose what runs next on `p`. `cur` is what ran until now, `cur_runnable` whether it could go on.
@@ -219,9 +309,9 @@ pub trait Policy {
         None
     }
     /// Appends what happened since the last call: belief changes (task, new degree of belief) and partial-boost
-    /// marks (vCPU, "boost" or "revoke"; only kept while `Ctx::explain` is on, so batch runs do not grow a list
+    /// marks (vCPU, boost or revoke; only kept while `Ctx::explain` is on, so batch runs do not grow a list
     /// nobody reads). One call after every hook, into buffers the engine reuses.
-    fn drain_marks(&mut self, _beliefs: &mut Vec<(TaskId, i64)>, _boosts: &mut Vec<(VcpuId, &'static str)>) {}
+    fn drain_marks(&mut self, _beliefs: &mut Vec<(TaskId, i64)>, _boosts: &mut Vec<(VcpuId, BoostMark)>) {}
     /// Hypervisor time spent on `v` to observe one guest address-space switch (task tracking): charged to the
     /// vCPU, not given to its guest [ns]. Zero for policies that do not track tasks.
     fn tracking_cost(&self, _v: VcpuId) -> Nanos {
@@ -239,56 +329,4 @@ pub trait Policy {
     /// changed, so the engine records run-queue snapshots only when something moved. One slice for all pCPUs:
     /// the engine checks them after every event.
     fn runqueue_versions(&self) -> &[u64];
-}
-
-/// Builds the policy named by a scenario's policy spec. `types` is each domain's scenario `type` (paper 001).
-pub fn build(
-    scheduler: &str,
-    params: &Value,
-    pcpus: usize,
-    domains: &[DomainInfo],
-    types: &[DomainType],
-) -> Result<Box<dyn Policy>, String> {
-    match scheduler {
-        "credit" => Ok(Box::new(credit::Credit::new(params, pcpus, domains)?)),
-        "credit2" => Ok(Box::new(credit2::Credit2::new(params, pcpus, domains)?)),
-        "bvt" => Ok(Box::new(bvt::Bvt::new(params, pcpus, domains)?)),
-        "atropos" => Ok(Box::new(atropos::Atropos::new(params, pcpus, domains)?)),
-        "arinc653" => Ok(Box::new(arinc653::Arinc653::new(params, pcpus, domains)?)),
-        "enhanced" => Ok(Box::new(enhanced::new(params, pcpus, domains)?)),
-        "sedf" => Ok(Box::new(sedf::Sedf::new(params, pcpus, domains)?)),
-        "xenco" => Ok(Box::new(xenco::Xenco::new(params, pcpus, domains)?)),
-        "hybrid" => Ok(Box::new(hybrid::Hybrid::new(params, pcpus, domains, types)?)),
-        "gang" => Ok(Box::new(gang::Gang::new(params, pcpus, domains)?)),
-        other => Err(format!("scheduler '{other}' is not implemented yet")),
-    }
-}
-
-/// Checks a policy's parameters against the scenario (domain names) when the file is loaded.
-pub fn check_params(scheduler: &str, params: &Value, domain_names: &[&str]) -> Result<(), String> {
-    match scheduler {
-        "sedf" => sedf::check_params(params, domain_names, &[]),
-        "xenco" => xenco::check_params(params, domain_names),
-        _ => Ok(()),
-    }
-}
-
-/// Checks that `param` is a run-time parameter of `scheduler` and `value` fits it.
-pub fn check_param(scheduler: &str, param: &str, value: &Value) -> Result<(), String> {
-    match scheduler {
-        "credit" => credit::CreditParams::default().set(param, value),
-        "credit2" => credit2::Credit2Params::default().set(param, value),
-        "bvt" => bvt::BvtParams::default().set(param, value),
-        "atropos" => atropos::check_param(param, value),
-        "arinc653" => Err(format!("arinc653: the schedule is fixed at boot ('{param}' cannot change at run time)")),
-        "enhanced" => enhanced::check_param(param, value),
-        "sedf" => sedf::SedfParams::default().set(param, value),
-        "xenco" => xenco::check_param(param, value),
-        "hybrid" => hybrid::HybridParams::default().set(param, value),
-        "gang" if param.starts_with("domain_type.") => {
-            Err(format!("{param}: the gang scheduler co-schedules every domain; it has no domain types"))
-        }
-        "gang" => hybrid::HybridParams::default().set(param, value),
-        other => Err(format!("scheduler '{other}' has no run-time parameters")),
-    }
 }

@@ -12,7 +12,8 @@
 //! extra time (UNBLOCK_EXTRA_SUPPORT, the mode compiled into Xen 3.0); one that wakes later starts a new period.
 //! Placement is static (round robin over pCPUs, no load balancing, as in Xen's SEDF).
 
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+use super::common::{self, Versions};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::time::{ms_to_ns, Nanos};
 use serde_json::{Map, Value};
@@ -76,15 +77,11 @@ impl DomSpec {
             "slice_ms" => self.slice = Some(ms(0.0, 10_000.0)?),
             "latency_ms" => self.latency = ms(0.0, 10_000.0)?,
             "extratime" => {
-                self.extratime = Some(v.as_bool().ok_or_else(|| format!("{path}: expected true or false, got {v}"))?)
+                self.extratime = Some(common::boolean(path, v)?)
             }
             "weight" => {
-                self.weight = Some(
-                    v.as_u64()
-                        .filter(|w| (1..=65_535).contains(w))
-                        .map(|w| w as u32)
-                        .ok_or_else(|| format!("{path}: expected an integer in 1..=65535, got {v}"))?,
-                )
+                // The bound keeps it within u32.
+                self.weight = Some(common::int(path, v, 1, 65_535)? as u32)
             }
             other => {
                 return Err(format!(
@@ -282,7 +279,7 @@ pub struct Sedf {
     extraq: Vec<[Vec<VcpuId>; 2]>,
     /// When the decision in force on each pCPU ends (current_slice_expires) [ns].
     slice_expires: Vec<u64>,
-    versions: Vec<u64>,
+    versions: Versions,
     /// What each pCPU runs since the last decision.
     current: Vec<Option<VcpuId>>,
     /// Keep the rest of the slice when a vCPU wakes in the period it blocked in (xenco), instead of SEDF's
@@ -328,7 +325,7 @@ impl Sedf {
             waitq: vec![Vec::new(); pcpus],
             extraq: vec![[Vec::new(), Vec::new()]; pcpus],
             slice_expires: vec![0; pcpus],
-            versions: vec![0; pcpus],
+            versions: Versions::new(pcpus),
             current: vec![None; pcpus],
             resume_short_unblock: false,
             domains: domains.to_vec(),
@@ -402,11 +399,11 @@ impl Sedf {
     }
 
     pub fn touch(&mut self, p: PcpuId) {
-        self.versions[p.0] += 1;
+        self.versions.touch(p);
     }
 
     fn touch_all(&mut self) {
-        self.versions.iter_mut().for_each(|x| *x += 1);
+        self.versions.touch_all();
     }
 
     fn runq_insert(&mut self, v: VcpuId) {
@@ -815,7 +812,7 @@ impl Policy for Sedf {
         self.vcpus[v.0].processor
     }
 
-    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx) {
         let p = self.vcpus[v.0].processor;
         let running = ctx.host.running[p.0];
         if self.wake_vcpu(v, ctx.now.0, running) {
@@ -857,7 +854,7 @@ impl Policy for Sedf {
     }
 
     fn runqueue_versions(&self) -> &[u64] {
-        &self.versions
+        self.versions.all()
     }
 }
 

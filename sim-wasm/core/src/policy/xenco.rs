@@ -14,8 +14,9 @@
 //! driver-domain preference and the anticipation are options (the paper's Table 2), and so is letting a vCPU
 //! woken in the period it blocked in keep the rest of its slice (which the preference needs to act on it).
 
+use super::common;
 use super::sedf::{RunKind, Sedf, SedfParams, EXTRA_QUANTUM};
-use super::{Ctx, Decision, DomainInfo, IoKind, Policy, Timers, VcpuSched};
+use super::{Ctx, Decision, DomainInfo, IoKind, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use serde_json::Value;
 
@@ -48,7 +49,7 @@ impl XencoOpts {
             "resume_on_wake" => &mut self.resume_on_wake,
             _ => return Ok(false),
         };
-        *slot = v.as_bool().ok_or_else(|| format!("{param}: expected true or false, got {v}"))?;
+        *slot = common::boolean(param, v)?;
         Ok(true)
     }
 
@@ -234,7 +235,7 @@ impl Policy for Xenco {
         self.sedf.init_vcpu(v, ctx)
     }
 
-    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx) {
         self.sedf.wake(v, cause, ctx);
     }
 

@@ -2,6 +2,7 @@
 //! vCPU; a driver domain gets its backend), the machines outside (clients, stream receivers, bulk peers), and the
 //! disk. Every random stream is named after what it drives, so it is independent of scheduling.
 
+use super::guest::guest_slice;
 use super::*;
 use crate::scenario::{DiskOp, Domain, PipeSpec, RtTag, TaskSpec};
 

@@ -10,7 +10,7 @@
 //! playback buffers.
 
 use super::*;
-use crate::policy::IoKind;
+use crate::policy::{BackendWork, IoKind, WakeCause};
 
 /// Payload of a pure TCP acknowledgement [bytes] (headers are added on the wire).
 const ACK_BYTES: u32 = 0;
@@ -21,19 +21,35 @@ pub(super) const BULK_PORT: u16 = 5001;
 /// Queued requests at which the guest block layer unplugs at once (Linux 2.6's `unplug_thresh`).
 const UNPLUG_THRESH: usize = 4;
 
+/// The I/O path's state: guest block queues, the driver domains' backends, the wire, the disk and the peers.
+pub(super) struct IoState {
+    /// Per vCPU: block requests held by the guest's plugged queue, and whether its unplug timer is armed.
+    pub(super) plugged: Vec<(Vec<DriverItem>, bool)>,
+    pub(super) peers: Vec<Peer>,
+    /// The backend task of each domain's driver domain (None for domains with no driver).
+    pub(super) driver_task_of: Vec<Option<TaskId>>,
+    pub(super) link_in: Link,
+    pub(super) link_out: Link,
+    pub(super) disk: Disk,
+    /// Packets put on their way (by a guest or a peer) and packets that reached their final endpoint, over the
+    /// whole run: the difference is what is still in flight (an invariant the tests check).
+    pub(super) packets_sent: u64,
+    pub(super) packets_consumed: u64,
+}
+
 impl Simulation {
     /// A guest task issues a block request. Without plugging it goes to the driver domain at once; with it, the
     /// request waits in the guest's queue until the unplug timer or the queue length releases the batch.
     pub(super) fn guest_block_submit(&mut self, v: VcpuId, item: DriverItem) {
-        let delay = us_to_ns(self.guest[self.vcpus[v.0].dom.0].block_unplug_us);
+        let delay = us_to_ns(self.guests.kernel[self.host.vcpus[v.0].dom.0].block_unplug_us);
         if delay == 0 {
             self.block_kick(v, item);
             return;
         }
-        if self.plugged.len() <= v.0 {
-            self.plugged.resize_with(v.0 + 1, Default::default);
+        if self.io.plugged.len() <= v.0 {
+            self.io.plugged.resize_with(v.0 + 1, Default::default);
         }
-        let plug = &mut self.plugged[v.0];
+        let plug = &mut self.io.plugged[v.0];
         plug.0.push(item);
         if plug.0.len() >= UNPLUG_THRESH {
             self.unplug(v);
@@ -45,7 +61,7 @@ impl Simulation {
 
     /// The guest unplugs its block queue (on `v`, in whatever task is current): every held request goes out.
     pub(super) fn unplug(&mut self, v: VcpuId) {
-        let Some(plug) = self.plugged.get_mut(v.0) else { return };
+        let Some(plug) = self.io.plugged.get_mut(v.0) else { return };
         plug.1 = false;
         for item in std::mem::take(&mut plug.0) {
             self.block_kick(v, item);
@@ -55,8 +71,8 @@ impl Simulation {
     /// The frontend hands a block request to the backend. A driver domain owns the disk: its own requests go to
     /// the device with no backend hop and no kick.
     fn block_kick(&mut self, v: VcpuId, item: DriverItem) {
-        let dom = self.vcpus[v.0].dom;
-        if self.dom_info[dom.0].is_driver {
+        let dom = self.host.vcpus[v.0].dom;
+        if self.host.dom_info[dom.0].is_driver {
             if let DriverItem::BlkSubmit { task, bytes, issued_at } = item {
                 self.disk_submit(task, bytes, issued_at);
             }
@@ -66,24 +82,24 @@ impl Simulation {
     }
     /// Queues an I/O item at the driver domain serving `dom` and notifies its backend's vCPU.
     pub(super) fn driver_enqueue(&mut self, dom: DomId, item: DriverItem, from: Option<VcpuId>) {
-        let Some(bt) = self.driver_task_of[dom.0] else {
+        let Some(bt) = self.io.driver_task_of[dom.0] else {
             // Validation requires a driver domain for every I/O workload; count rather than lose silently.
-            self.dom_metrics[dom.0].dropped += 1;
+            self.measure.dom_metrics[dom.0].dropped += 1;
             return;
         };
-        if let Work::Driver { queue, .. } = &mut self.tasks[bt.0].work {
+        if let Work::Driver { queue, .. } = &mut self.guests.tasks[bt.0].work {
             queue.push_back(item);
         }
-        let (driver, kind) = (self.tasks[bt.0].dom, Self::io_kind(&item));
+        let (driver, kind) = (self.guests.tasks[bt.0].dom, Self::io_kind(&item));
         self.with_ctx(|pol, ctx| pol.io_request(dom, driver, kind, ctx));
-        let dv = self.tasks[bt.0].vcpu;
-        let cause = match item {
-            DriverItem::Rx(_) => "net rx (backend)",
-            DriverItem::Tx(_) => "net tx (backend)",
-            DriverItem::BlkSubmit { .. } => "block request (backend)",
-            DriverItem::BlkDone { .. } => "disk interrupt (backend)",
+        let dv = self.guests.tasks[bt.0].vcpu;
+        let work = match item {
+            DriverItem::Rx(_) => BackendWork::NetRx,
+            DriverItem::Tx(_) => BackendWork::NetTx,
+            DriverItem::BlkSubmit { .. } => BackendWork::BlockRequest,
+            DriverItem::BlkDone { .. } => BackendWork::DiskInterrupt,
         };
-        self.post_event(dv, GuestEvent::DriverKick, from, cause);
+        self.post_event(dv, GuestEvent::DriverKick, from, WakeCause::Backend(work));
     }
 
     /// CPU the backend spends on one item [ns].
@@ -96,22 +112,22 @@ impl Simulation {
 
     /// A guest task sends a packet: onto its driver domain's transmit path.
     pub(super) fn guest_send(&mut self, t: TaskId, pkt: Packet) {
-        self.packets_sent += 1;
-        let (dom, v) = (self.tasks[t.0].dom, self.tasks[t.0].vcpu);
+        self.io.packets_sent += 1;
+        let (dom, v) = (self.guests.tasks[t.0].dom, self.guests.tasks[t.0].vcpu);
         self.driver_enqueue(dom, DriverItem::Tx(pkt), Some(v));
     }
 
     /// A machine outside sends a packet to the host.
     pub(super) fn peer_send(&mut self, pkt: Packet) {
-        self.packets_sent += 1;
-        let at = self.link_in.send(self.now, pkt.bytes);
+        self.io.packets_sent += 1;
+        let at = self.io.link_in.send(self.now, pkt.bytes);
         self.push(at, Ev::NicRx(pkt));
     }
 
     /// A packet reaches the NIC: the NIC interrupt goes to the driver domain serving the destination.
     pub(super) fn nic_rx(&mut self, pkt: Packet) {
         if let Endpoint::Task(t) = pkt.dst {
-            let dom = self.tasks[t.0].dom;
+            let dom = self.guests.tasks[t.0].dom;
             self.driver_enqueue(dom, DriverItem::Rx(pkt), None);
         }
     }
@@ -126,60 +142,57 @@ impl Simulation {
 
     /// The backend finished processing one item: hand it on.
     pub(super) fn driver_item_done(&mut self, backend: TaskId, item: DriverItem) {
-        let dv = self.tasks[backend.0].vcpu;
+        let dv = self.guests.tasks[backend.0].vcpu;
         let owner = match &item {
             DriverItem::Rx(p) => p.dst,
             DriverItem::Tx(p) => p.src,
             DriverItem::BlkSubmit { task, .. } | DriverItem::BlkDone { task, .. } => Endpoint::Task(*task),
         };
         if let Endpoint::Task(t) = owner {
-            let (dom, driver, kind) = (self.tasks[t.0].dom, self.tasks[backend.0].dom, Self::io_kind(&item));
+            let (dom, driver, kind) =
+                (self.guests.tasks[t.0].dom, self.guests.tasks[backend.0].dom, Self::io_kind(&item));
             self.with_ctx(|pol, ctx| pol.io_complete(dom, driver, kind, ctx));
         }
         match item {
             DriverItem::Rx(pkt) => {
                 if let Endpoint::Task(t) = pkt.dst {
-                    let v = self.tasks[t.0].vcpu;
-                    // Only the decision log shows the port: batch runs skip formatting it.
-                    let cause = if self.record && pkt.port != 0 {
-                        std::borrow::Cow::Owned(format!("net rx port {}", pkt.port))
-                    } else {
-                        std::borrow::Cow::Borrowed("net rx")
-                    };
-                    self.post_event(v, GuestEvent::Packet(pkt), Some(dv), &cause);
+                    let v = self.guests.tasks[t.0].vcpu;
+                    let cause = WakeCause::NetRx { port: pkt.port };
+                    self.post_event(v, GuestEvent::Packet(pkt), Some(dv), cause);
                 }
             }
             DriverItem::Tx(pkt) => match pkt.dst {
                 Endpoint::Peer(_) => {
-                    let at = self.link_out.send(self.now, pkt.bytes);
+                    let at = self.io.link_out.send(self.now, pkt.bytes);
                     self.push(at, Ev::PeerRx(pkt));
                 }
                 Endpoint::Task(t2) => {
-                    let dom = self.tasks[t2.0].dom;
+                    let dom = self.guests.tasks[t2.0].dom;
                     self.driver_enqueue(dom, DriverItem::Rx(pkt), Some(dv));
                 }
             },
             DriverItem::BlkSubmit { task, bytes, issued_at } => {
                 // The backend maps the request's grant now: block correlation looks at the tasks the guest has
                 // scheduled by this time, which may be later than the request (000 3.5.1, Fig. 5a).
-                let v = self.tasks[task.0].vcpu;
+                let v = self.guests.tasks[task.0].vcpu;
                 self.with_ctx(|pol, _| pol.block_request(v, task, issued_at));
                 self.disk_submit(task, bytes, issued_at);
             }
             DriverItem::BlkDone { task, bytes, issued_at } => {
-                let v = self.tasks[task.0].vcpu;
-                self.post_event(v, GuestEvent::BlkDone { task, bytes, issued_at }, Some(dv), "block I/O done");
+                let v = self.guests.tasks[task.0].vcpu;
+                self.post_event(v, GuestEvent::BlkDone { task, bytes, issued_at }, Some(dv), WakeCause::BlockDone);
             }
         }
     }
 
     /// A request reaches the disk, which serves one at a time in arrival order (one FIFO for every domain).
     fn disk_submit(&mut self, task: TaskId, bytes: u32, issued_at: Nanos) {
-        self.disk.submitted += 1;
-        let start = self.disk.busy_until.max(self.now);
-        let service = self.disk.rng.exponential(self.disk.mean_ns) + (f64::from(bytes) * self.disk.ns_per_byte) as u64;
-        self.disk.busy_until = start + Nanos(service);
-        let at = self.disk.busy_until;
+        self.io.disk.submitted += 1;
+        let start = self.io.disk.busy_until.max(self.now);
+        let service =
+            self.io.disk.rng.exponential(self.io.disk.mean_ns) + (f64::from(bytes) * self.io.disk.ns_per_byte) as u64;
+        self.io.disk.busy_until = start + Nanos(service);
+        let at = self.io.disk.busy_until;
         self.push(at, Ev::DiskDone { task, bytes, issued_at });
     }
 
@@ -187,11 +200,11 @@ impl Simulation {
     /// block backend, which passes it on; a driver domain's own request completes in its own kernel, on the vCPU
     /// of the task that waits for it.
     pub(super) fn disk_done(&mut self, task: TaskId, bytes: u32, issued_at: Nanos) {
-        self.disk.completed += 1;
-        let dom = self.tasks[task.0].dom;
-        if self.dom_info[dom.0].is_driver {
-            let v = self.tasks[task.0].vcpu;
-            self.post_event(v, GuestEvent::BlkDone { task, bytes, issued_at }, None, "disk interrupt");
+        self.io.disk.completed += 1;
+        let dom = self.guests.tasks[task.0].dom;
+        if self.host.dom_info[dom.0].is_driver {
+            let v = self.guests.tasks[task.0].vcpu;
+            self.post_event(v, GuestEvent::BlkDone { task, bytes, issued_at }, None, WakeCause::DiskInterrupt);
         } else {
             self.driver_enqueue(dom, DriverItem::BlkDone { task, bytes, issued_at }, None);
         }
@@ -199,8 +212,8 @@ impl Simulation {
 
     /// Starts the machines outside: clients think before their first request; bulk senders fill their window.
     pub(super) fn boot_peers(&mut self) {
-        for p in 0..self.peers.len() {
-            match &mut self.peers[p] {
+        for p in 0..self.io.peers.len() {
+            match &mut self.io.peers[p] {
                 Peer::Client { think, rng, .. } => {
                     let first = rng.uniform(think.0, think.1);
                     self.push(Nanos(first), Ev::PeerTimer(PeerId(p)));
@@ -214,7 +227,7 @@ impl Simulation {
     /// A bulk sender sends while its window has room.
     fn bulk_pump(&mut self, p: PeerId) {
         loop {
-            let Peer::BulkSender { task, window, in_flight, rwnd } = &mut self.peers[p.0] else { return };
+            let Peer::BulkSender { task, window, in_flight, rwnd } = &mut self.io.peers[p.0] else { return };
             // TCP flow control: never more in flight than the receiver's socket buffer has room for.
             if *in_flight >= (*window).min(*rwnd) {
                 return;
@@ -247,18 +260,18 @@ impl Simulation {
     /// A packet reaches a machine outside.
     pub(super) fn peer_rx(&mut self, pkt: Packet) {
         let Endpoint::Peer(p) = pkt.dst else { return };
-        self.packets_consumed += 1;
+        self.io.packets_consumed += 1;
         let now = self.now;
         let in_window = self.in_window(now);
-        match &mut self.peers[p.0] {
+        match &mut self.io.peers[p.0] {
             Peer::Client { server, think, tcp, rng, port, .. } => {
                 if pkt.kind != PKind::Response {
                     return;
                 }
-                let dom = self.tasks[server.0].dom;
+                let dom = self.guests.tasks[server.0].dom;
                 if in_window {
-                    self.dom_metrics[dom.0].responses_ns.push((now - pkt.origin_at).0);
-                    self.task_metrics[server.0].responses_ns.push((now - pkt.origin_at).0);
+                    self.measure.dom_metrics[dom.0].responses_ns.push((now - pkt.origin_at).0);
+                    self.measure.task_metrics[server.0].responses_ns.push((now - pkt.origin_at).0);
                 }
                 let wait = rng.uniform(think.0, think.1);
                 let (server, tcp, port) = (*server, *tcp, *port);
@@ -325,7 +338,7 @@ impl Simulation {
     pub(super) fn peer_timer(&mut self, p: PeerId) {
         let now = self.now;
         let in_window = self.in_window(now);
-        match &mut self.peers[p.0] {
+        match &mut self.io.peers[p.0] {
             Peer::Client { server, request_bytes, port, .. } => {
                 let pkt = Packet {
                     src: Endpoint::Peer(p),
@@ -348,9 +361,9 @@ impl Simulation {
                     c.level = 0.0;
                     c.updated = now;
                     c.playing = false;
-                    let dom = self.tasks[c.server.0].dom;
+                    let dom = self.guests.tasks[c.server.0].dom;
                     if in_window {
-                        self.dom_metrics[dom.0].underruns += 1;
+                        self.measure.dom_metrics[dom.0].underruns += 1;
                     }
                 }
             },

@@ -1,5 +1,6 @@
 //! Engine tests: invariants over random small hosts (property tests), determinism, and the I/O path.
 
+use super::guest::MAX_SLEEP_AVG;
 use super::*;
 use crate::report::RunOptions;
 use proptest::prelude::*;
@@ -19,8 +20,8 @@ fn run(sc: &Scenario, policy: &str) -> Simulation {
 /// pcpus x duration; and the per-domain CPU the report counts equals the busy time of the pCPUs.
 fn assert_cpu_conserved(sim: &Simulation) {
     let end = sim.end.0;
-    let mut busy = vec![0u64; sim.pcpus.len()];
-    let mut by_pcpu: Vec<Vec<&Segment>> = vec![Vec::new(); sim.pcpus.len()];
+    let mut busy = vec![0u64; sim.host.pcpus.len()];
+    let mut by_pcpu: Vec<Vec<&Segment>> = vec![Vec::new(); sim.host.pcpus.len()];
     for s in sim.trace().segments() {
         assert!(s.start < s.end && s.end <= end, "segment outside the run: {s:?}");
         by_pcpu[s.pcpu as usize].push(s);
@@ -35,27 +36,27 @@ fn assert_cpu_conserved(sim: &Simulation) {
         let idle = end - b;
         assert_eq!(b + idle, end);
     }
-    let dom_total: u64 = sim.dom_metrics.iter().map(|m| m.cpu_ns).sum();
-    assert_eq!(dom_total, sim.busy_ns, "domain CPU must add up to pCPU busy time");
-    assert!(sim.busy_ns <= (end - sim.warmup.0) * sim.pcpus.len() as u64);
+    let dom_total: u64 = sim.measure.dom_metrics.iter().map(|m| m.cpu_ns).sum();
+    assert_eq!(dom_total, sim.measure.busy_ns, "domain CPU must add up to pCPU busy time");
+    assert!(sim.measure.busy_ns <= (end - sim.warmup.0) * sim.host.pcpus.len() as u64);
 }
 
 /// Every packet sent is delivered or still in flight at the end (on the wire, queued at a backend, pending at a
 /// vCPU); no notification reaches a guest before its vCPU runs.
 fn assert_io_conserved(sim: &Simulation) {
     let mut in_flight = sim.queue.iter().filter(|(_, ev)| matches!(ev, Ev::NicRx(_) | Ev::PeerRx(_))).count() as u64;
-    for t in &sim.tasks {
+    for t in &sim.guests.tasks {
         if let Work::Driver { queue, current, .. } = &t.work {
             let is_pkt = |i: &DriverItem| matches!(i, DriverItem::Rx(_) | DriverItem::Tx(_));
             in_flight += queue.iter().filter(|i| is_pkt(i)).count() as u64;
             in_flight += current.iter().filter(|i| is_pkt(i)).count() as u64;
         }
     }
-    for v in &sim.vcpus {
+    for v in &sim.host.vcpus {
         in_flight += v.pending.iter().filter(|p| matches!(p.ev, GuestEvent::Packet(_))).count() as u64;
     }
-    assert_eq!(sim.packets_sent, sim.packets_consumed + in_flight, "packets sent = delivered + in flight");
-    assert_eq!(sim.early_deliveries, 0, "a notification reached a guest whose vCPU was not running");
+    assert_eq!(sim.io.packets_sent, sim.io.packets_consumed + in_flight, "packets sent = delivered + in flight");
+    assert_eq!(sim.measure.early_deliveries, 0, "a notification reached a guest whose vCPU was not running");
 }
 
 /// A vCPU never runs on two pCPUs at once.
@@ -74,7 +75,7 @@ fn dom_cpu_in(sim: &Simulation, dom: usize, a: u64, b: u64) -> u64 {
     sim.trace()
         .segments()
         .iter()
-        .filter(|s| sim.vcpus[s.vcpu as usize].dom.0 == dom)
+        .filter(|s| sim.host.vcpus[s.vcpu as usize].dom.0 == dom)
         .map(|s| s.end.min(b).saturating_sub(s.start.max(a)))
         .sum()
 }
@@ -157,18 +158,18 @@ fn arb_scenario() -> impl Strategy<Value = Value> {
 
 /// The scenario once per implemented scheduler, each with policy "p": Credit with the given (random)
 /// parameters, every other scheduler with its defaults. One scenario each (a scenario holds at most 8 policies),
-/// so a scheduler added to `IMPLEMENTED_SCHEDULERS` is covered without editing this. A co-scheduler is left out
+/// so a scheduler added to the registry is covered without editing this. A co-scheduler is left out
 /// where validation rejects the host (a co-scheduled domain with more vCPUs than pCPUs cannot run at all).
 fn under_every_scheduler(v: &Value, credit_params: &Value) -> Vec<(String, Scenario)> {
-    crate::scenario::IMPLEMENTED_SCHEDULERS
+    crate::policy::registry::SCHEDULERS
         .iter()
-        .filter_map(|name| {
-            let mut v = v.clone();
-            let params = if *name == "credit" { credit_params.clone() } else { json!({}) };
+        .filter_map(|s| {
+            let (name, mut v) = (s.name, v.clone());
+            let params = if name == "credit" { credit_params.clone() } else { json!({}) };
             v["policies"] = json!([{ "id": "p", "scheduler": name, "params": params }]);
             match Scenario::from_value(v) {
                 Ok(sc) => Some((name.to_string(), sc)),
-                Err(e) if matches!(*name, "gang" | "hybrid") && e.to_string().contains("co-scheduled") => None,
+                Err(e) if s.caps.co_schedules && e.to_string().contains("co-scheduled") => None,
                 Err(e) => panic!("test scenario invalid under {name}: {e}"),
             }
         })
@@ -180,7 +181,7 @@ fn assert_invariants(sim: &Simulation) {
     assert_no_double_running(sim);
     assert_io_conserved(sim);
     let at_disk = sim.queue.iter().filter(|(_, ev)| matches!(ev, Ev::DiskDone { .. })).count() as u64;
-    assert_eq!(sim.disk.submitted, sim.disk.completed + at_disk, "disk requests submitted = done + at the disk");
+    assert_eq!(sim.io.disk.submitted, sim.io.disk.completed + at_disk, "disk requests submitted = done + at the disk");
 }
 
 proptest! {
@@ -344,17 +345,17 @@ fn offered_load_does_not_depend_on_the_policy() {
 fn every_request_is_answered() {
     let sc = io_scenario();
     let sim = run(&sc, "credit");
-    assert!(sim.packets_sent > 100, "the check is not vacuous");
+    assert!(sim.io.packets_sent > 100, "the check is not vacuous");
     assert_io_conserved(&sim);
-    let served = sim.dom_metrics[1].requests_served;
-    let answered = sim.dom_metrics[1].responses_ns.len();
+    let served = sim.measure.dom_metrics[1].requests_served;
+    let answered = sim.measure.dom_metrics[1].responses_ns.len();
     assert!(answered > 50, "too few responses: {answered}");
     assert!(served >= answered && served - answered <= 2, "served {served}, answered {answered}");
     // The domain's only server has all of its responses (per task, as paper 000's Fig. 13 needs them).
-    let srv = sim.tasks.iter().position(|t| t.name == "srv").unwrap();
-    assert_eq!(sim.task_metrics[srv].responses_ns.len(), answered);
+    let srv = sim.guests.tasks.iter().position(|t| t.name == "srv").unwrap();
+    assert_eq!(sim.measure.task_metrics[srv].responses_ns.len(), answered);
     // Event latency is recorded for every notification and never negative; none exceeds the run.
-    assert!(sim.dom_metrics[1].event_latency_ns.max() <= sim.end.0);
+    assert!(sim.measure.dom_metrics[1].event_latency_ns.max() <= sim.end.0);
 }
 
 /// A domain with nothing to do never runs, and a lone busy loop gets the whole pCPU.
@@ -367,8 +368,8 @@ fn idle_domains_stay_off_the_cpu() {
         "policies": [{ "id": "p", "scheduler": "credit" }]
     }));
     let sim = run(&sc, "p");
-    assert_eq!(sim.dom_metrics[0].cpu_ns, 0);
-    assert_eq!(sim.dom_metrics[1].cpu_ns, 1_000_000_000);
+    assert_eq!(sim.measure.dom_metrics[0].cpu_ns, 0);
+    assert_eq!(sim.measure.dom_metrics[1].cpu_ns, 1_000_000_000);
 }
 
 /// Linux-like guest: a woken server task preempts the busy loop in its guest at once, so when its vCPU is
@@ -385,7 +386,7 @@ fn guest_wakeup_preemption() {
         "policies": [{ "id": "p", "scheduler": "credit" }]
     }));
     let sim = run(&sc, "p");
-    let r = &sim.dom_metrics[1].responses_ns;
+    let r = &sim.measure.dom_metrics[1].responses_ns;
     assert!(!r.is_empty());
     // 50 us of CPU per request; dom0 costs nothing; the only wait is for dom0 to be scheduled (boosted).
     assert!(r.max() < 1_000_000, "max response {} ns", r.max());
@@ -404,34 +405,34 @@ fn guest_expired_array() {
     }));
     let mut sim = Simulation::new(&sc, "p").unwrap();
     let (v, [b1, b2, b3]) = (VcpuId(0), [TaskId(0), TaskId(1), TaskId(2)]);
-    sim.vcpus[v.0].runnable = vec![b1, b2, b3];
+    sim.host.vcpus[v.0].runnable = vec![b1, b2, b3];
     // TASK_INTERACTIVE for nice 0: dynamic priority 118 or better, i.e. sleep_avg of at least 70% of the maximum.
-    sim.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG * 7 / 10;
+    sim.guests.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG * 7 / 10;
     assert!(sim.interactive(b1));
-    sim.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG * 6 / 10;
+    sim.guests.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG * 6 / 10;
     assert!(!sim.interactive(b1));
     // An expired task is passed over while an active one is runnable, whatever their order and priorities.
-    sim.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG;
-    sim.tasks[b1.0].expired = true;
+    sim.guests.tasks[b1.0].sleep_avg = MAX_SLEEP_AVG;
+    sim.guests.tasks[b1.0].expired = true;
     assert_eq!(sim.guest_pick(v), Some(b2));
     // Once every runnable task is expired, the arrays switch and the best priority runs.
-    sim.tasks[b2.0].expired = true;
-    sim.tasks[b3.0].expired = true;
-    sim.vcpus[v.0].expired_since = Some(Nanos::ZERO);
+    sim.guests.tasks[b2.0].expired = true;
+    sim.guests.tasks[b3.0].expired = true;
+    sim.host.vcpus[v.0].expired_since = Some(Nanos::ZERO);
     sim.expired_swap(v);
-    assert!([b1, b2, b3].iter().all(|t| !sim.tasks[t.0].expired));
-    assert_eq!(sim.vcpus[v.0].expired_since, None);
+    assert!([b1, b2, b3].iter().all(|t| !sim.guests.tasks[t.0].expired));
+    assert_eq!(sim.host.vcpus[v.0].expired_since, None);
     assert_eq!(sim.guest_pick(v), Some(b1));
     // Starvation: 3 runnable tasks, so the expired array may wait 3 x MAX_SLEEP_AVG before every task expires.
-    sim.vcpus[v.0].current = Some(b2);
-    sim.vcpus[v.0].expired_since = Some(Nanos::ZERO);
+    sim.host.vcpus[v.0].current = Some(b2);
+    sim.host.vcpus[v.0].expired_since = Some(Nanos::ZERO);
     sim.now = Nanos(3 * MAX_SLEEP_AVG - 1);
     assert!(!sim.expired_starving(v));
     sim.now = Nanos(3 * MAX_SLEEP_AVG);
     assert!(sim.expired_starving(v));
     // Run for real: three busy loops expire in turn and share the vCPU evenly.
     let sim = run(&sc, "p");
-    let cpu: Vec<u64> = (0..3).map(|t| sim.task_metrics[t].cpu_ns).collect();
+    let cpu: Vec<u64> = (0..3).map(|t| sim.measure.task_metrics[t].cpu_ns).collect();
     let (lo, hi) = (*cpu.iter().min().unwrap(), *cpu.iter().max().unwrap());
     assert!(hi - lo <= 100_000_000, "busy loops' CPU {cpu:?} ns");
 }
@@ -453,13 +454,13 @@ fn trace_records_notifications_and_task_states() {
     let sim = run(&sc, "credit");
     let io = sim.trace().io_events(0, u64::MAX, usize::MAX);
     let delivered: Vec<u64> = io.iter().filter(|r| r.phase == "delivered").map(|r| r.wait_ns).collect();
-    let measured: u64 = sim.dom_metrics.iter().map(|m| m.event_latency_ns.len()).sum();
+    let measured: u64 = sim.measure.dom_metrics.iter().map(|m| m.event_latency_ns.len()).sum();
     assert_eq!(delivered.len() as u64, measured);
-    let max_wait = sim.dom_metrics.iter().map(|m| m.event_latency_ns.max()).max().unwrap();
+    let max_wait = sim.measure.dom_metrics.iter().map(|m| m.event_latency_ns.max()).max().unwrap();
     assert_eq!(delivered.iter().copied().max().unwrap(), max_wait);
     assert!(io.iter().any(|r| r.phase == "pending"), "some notifications had to wait");
     let states = sim.trace().task_states(0, u64::MAX, usize::MAX);
-    for t in 0..sim.tasks.len() as u32 {
+    for t in 0..sim.guests.tasks.len() as u32 {
         let mine: Vec<&str> = states.iter().filter(|r| r.task == t).map(|r| r.state).collect();
         assert!(mine.windows(2).all(|w| w[0] != w[1]), "task {t} states must alternate: {mine:?}");
     }
@@ -514,8 +515,8 @@ fn pb_ratio_zero_is_plain_credit() {
 
 /// Shares of CPU-bound domains on one pCPU, from the report's per-domain CPU [fraction of the measured time].
 fn shares(sim: &Simulation) -> Vec<f64> {
-    let span = (sim.end.0 - sim.warmup.0) as f64 * sim.pcpus.len() as f64;
-    sim.dom_metrics.iter().map(|m| m.cpu_ns as f64 / span).collect()
+    let span = (sim.end.0 - sim.warmup.0) as f64 * sim.host.pcpus.len() as f64;
+    sim.measure.dom_metrics.iter().map(|m| m.cpu_ns as f64 / span).collect()
 }
 
 fn weighted_hogs(scheduler: &str, pcpus: u32, params: Value) -> Scenario {
@@ -577,7 +578,7 @@ fn bvt_warp_cuts_latency() {
     });
     let sc = scenario(base);
     let (plain, warp) = (run(&sc, "plain"), run(&sc, "warp"));
-    let mean = |s: &Simulation| crate::metrics::Summary::of(&s.dom_metrics[1].responses_ns).unwrap().mean;
+    let mean = |s: &Simulation| crate::metrics::Summary::of(&s.measure.dom_metrics[1].responses_ns).unwrap().mean;
     assert!(mean(&warp) * 3.0 < mean(&plain), "warp {} ms vs plain {} ms", mean(&warp), mean(&plain));
 }
 
@@ -604,7 +605,7 @@ fn atropos_reservation_met() {
         assert!((6_000_000..=11_000_000).contains(&used), "period {k}: {used} ns");
     }
     // The hogs share the slack.
-    assert!(sim.dom_metrics[1].cpu_ns > 500_000_000 && sim.dom_metrics[2].cpu_ns > 500_000_000);
+    assert!(sim.measure.dom_metrics[1].cpu_ns > 500_000_000 && sim.measure.dom_metrics[2].cpu_ns > 500_000_000);
 }
 
 /// Atropos latency hint: a server domain that blocks for long wakes with its period cut to its latency hint and
@@ -624,7 +625,7 @@ fn atropos_latency_hint_bounds_response() {
     }));
     let sim = run(&sc, "p");
     assert_invariants(&sim);
-    let r = &sim.dom_metrics[1].responses_ns;
+    let r = &sim.measure.dom_metrics[1].responses_ns;
     assert!(r.len() > 50);
     // Each request needs dom0 (latency 5 ms) twice and the server once (latency 2 ms).
     let p90 = crate::metrics::Summary::of(r).unwrap().p90;
@@ -655,7 +656,7 @@ fn arinc653_windows_exact() {
         assert!(off >= a && off + (s.end - s.start) <= b, "vCPU {} ran {s:?} outside [{a}, {b})", s.vcpu);
     }
     // CPU-bound owners use their windows fully: 15 ms of every 20 ms frame.
-    assert_eq!(sim.busy_ns, 1_000_000_000 / 20 * 15);
+    assert_eq!(sim.measure.busy_ns, 1_000_000_000 / 20 * 15);
 }
 
 /// Enhanced (003 4.3) on two pCPUs with one lone queued vCPU at a time: the max_credit rule must not bounce a
@@ -676,9 +677,9 @@ fn enhanced_lone_candidate_runs() {
     let (e, c) = (run(&sc, "enhanced"), run(&sc, "credit"));
     assert_invariants(&e);
     // The hog and the stream both get the CPU.
-    assert!(e.dom_metrics[2].cpu_ns > 50_000_000);
-    assert!(e.dom_metrics[1].cpu_ns > 0);
-    let switches = |s: &Simulation| s.dom_metrics.iter().map(|m| m.context_switches).sum::<u64>();
+    assert!(e.measure.dom_metrics[2].cpu_ns > 50_000_000);
+    assert!(e.measure.dom_metrics[1].cpu_ns > 0);
+    let switches = |s: &Simulation| s.measure.dom_metrics.iter().map(|m| m.context_switches).sum::<u64>();
     assert!(switches(&e) >= switches(&c), "enhanced {} vs credit {}", switches(&e), switches(&c));
 }
 
@@ -703,10 +704,10 @@ fn enhanced_has_no_rate_limit_by_default() {
     }));
     let (e, l) = (run(&sc, "enhanced"), run(&sc, "limited"));
     assert_invariants(&e);
-    let switches = |s: &Simulation| s.dom_metrics.iter().map(|m| m.context_switches).sum::<u64>();
+    let switches = |s: &Simulation| s.measure.dom_metrics.iter().map(|m| m.context_switches).sum::<u64>();
     assert!(switches(&e) > 2 * switches(&l), "no limit {} vs 1 ms limit {}", switches(&e), switches(&l));
-    assert!(e.dom_metrics[1].bytes_out > l.dom_metrics[1].bytes_out);
-    assert!(e.dom_metrics[1].event_latency_ns.max() < l.dom_metrics[1].event_latency_ns.max());
+    assert!(e.measure.dom_metrics[1].bytes_out > l.measure.dom_metrics[1].bytes_out);
+    assert!(e.measure.dom_metrics[1].event_latency_ns.max() < l.measure.dom_metrics[1].event_latency_ns.max());
 }
 
 /// Credit2 with one run queue per pCPU: of two CPU-bound domains placed on pCPU0, the second wakes while
@@ -774,7 +775,7 @@ fn own_disk_host(guest_task: Option<Value>) -> Scenario {
 /// The disk served enough requests for `assert_invariants`' disk conservation check (every request that reached
 /// the disk completed or is still at it) to mean something.
 fn assert_disk_used(sim: &Simulation) {
-    assert!(sim.disk.submitted > 100, "the check is not vacuous: {} requests", sim.disk.submitted);
+    assert!(sim.io.disk.submitted > 100, "the check is not vacuous: {} requests", sim.io.disk.submitted);
 }
 
 /// A driver domain owns the disk: its own writes go to the disk without its block backend (which never runs and
@@ -787,12 +788,12 @@ fn driver_domain_own_disk_io_skips_the_backend() {
     assert_disk_used(&sim);
     let r = sim.report(&RunOptions::default());
     assert_eq!(r["tasks"]["dom0/backend"]["cpu_ms"].as_f64(), Some(0.0), "the backend handled dom0's own I/O");
-    let writes = sim.task_metrics[1].io_done;
+    let writes = sim.measure.task_metrics[1].io_done;
     // One request at a time: the disk's 655 us per 64 KiB plus the task's 10 + 40 us of CPU.
     assert!((1400..=1530).contains(&writes), "{writes} writes in 1 s");
-    let cpu = sim.task_metrics[1].cpu_ns;
+    let cpu = sim.measure.task_metrics[1].cpu_ns;
     assert!(cpu.abs_diff(writes * 50_000) <= 50_000, "{cpu} ns of CPU for {writes} writes");
-    let m = &sim.dom_metrics[0];
+    let m = &sim.measure.dom_metrics[0];
     assert_eq!((m.bytes_in, m.bytes_out), (0, writes * 65536), "writes count as data out");
     assert!(r["domains"]["dom0"]["throughput"]["mbps"].as_f64().unwrap() > 700.0);
 }
@@ -806,13 +807,13 @@ fn disk_is_one_fifo_for_driver_and_guest_requests() {
     let sim = run(&sc, "credit");
     assert_invariants(&sim);
     assert_disk_used(&sim);
-    let (w, r) = (sim.task_metrics[1].io_done, sim.task_metrics[2].io_done);
+    let (w, r) = (sim.measure.task_metrics[1].io_done, sim.measure.task_metrics[2].io_done);
     let per_req = 655_360;
     assert!((w + r) * per_req <= sim.end.0, "the disk served {w} + {r} requests of {per_req} ns in 1 s");
     assert!((w + r) * per_req >= sim.end.0 * 95 / 100, "the disk idled: {w} + {r} requests");
     assert!(w.abs_diff(r) <= 2, "FIFO alternation: dom0 {w}, guest {r}");
     // The backend handled exactly the guest's requests: half of block_us at submission, half at completion.
-    let backend = sim.task_metrics[0].cpu_ns;
+    let backend = sim.measure.task_metrics[0].cpu_ns;
     assert!(backend.abs_diff(r * 40_000) <= 40_000, "backend {backend} ns for {r} guest reads");
 }
 
@@ -829,7 +830,7 @@ fn server_requests_do_their_block_io() {
     let sim = run(&scenario(v), "credit");
     assert_invariants(&sim);
     assert_disk_used(&sim);
-    let m = &sim.dom_metrics[1];
+    let m = &sim.measure.dom_metrics[1];
     let served = m.requests_served;
     assert!(served > 200, "{served} requests");
     // Three block requests per answered request (plus those of requests still in progress).
@@ -837,7 +838,7 @@ fn server_requests_do_their_block_io() {
     assert!(ios >= 3 * served && ios <= 3 * served + 6, "{ios} block requests for {served} requests");
     let fastest = m.responses_ns.points().first().map_or(0, |p| p.0);
     assert!(fastest >= 300_000 + 3 * 163_840, "a response after {fastest} ns: before its CPU and I/O were done");
-    let cpu = sim.task_metrics[1].cpu_ns;
+    let cpu = sim.measure.task_metrics[1].cpu_ns;
     assert!(cpu.abs_diff(served * 300_000) <= 2 * 300_000, "{cpu} ns of CPU for {served} requests");
 }
 
@@ -915,17 +916,17 @@ fn balloon_never_runs_while_an_event_is_pending() {
     for (sched, cap, neighbour, pcpus) in [("linux", 50, false, 2), ("cfs", 50, false, 2), ("linux", 0, true, 1)] {
         let sc = xballoon_host(pcpus, mixed_guest(cap, true), neighbour, sched);
         let mut sim = Simulation::new(&sc, "xb").unwrap();
-        let v = sim.dom_info[1].vcpus[0];
+        let v = sim.host.dom_info[1].vcpus[0];
         let mut paused_steps = 0;
         while !sim.step(1).unwrap() {
-            if sim.vcpus[v.0].paused {
+            if sim.host.vcpus[v.0].paused {
                 paused_steps += 1;
-                if !sim.vcpus[v.0].pending.is_empty() {
+                if !sim.host.vcpus[v.0].pending.is_empty() {
                     assert_eq!(sim.vcpu_sched(v).pri, "PARKED", "{sched}: balloon pause with an event pending");
                 }
             }
         }
-        assert_eq!(sim.balloon_violations, 0, "{sched}");
+        assert_eq!(sim.measure.balloon_violations, 0, "{sched}");
         assert!(paused_steps > 1000, "{sched}: the balloon paused the vCPU ({paused_steps} steps)");
         assert_io_conserved(&sim);
         assert_cpu_conserved(&sim);
@@ -1012,7 +1013,7 @@ fn con_domains_are_co_scheduled() {
         for (d, dom) in sc.domains.iter().enumerate() {
             let n = dom.vcpus as usize;
             let mut by_start: std::collections::BTreeMap<u64, Vec<&Segment>> = Default::default();
-            for s in sim.trace().segments().iter().filter(|s| sim.vcpus[s.vcpu as usize].dom.0 == d) {
+            for s in sim.trace().segments().iter().filter(|s| sim.host.vcpus[s.vcpu as usize].dom.0 == d) {
                 by_start.entry(s.start).or_default().push(s);
             }
             for (start, segs) in &by_start {
@@ -1029,13 +1030,13 @@ fn con_domains_are_co_scheduled() {
             }
         }
         if scheduler == "hybrid" {
-            for p in 0..sim.pcpus.len() {
+            for p in 0..sim.host.pcpus.len() {
                 for snap in sim.trace().runqueue_history(p) {
                     let mut doms: Vec<usize> = snap
                         .queued
                         .iter()
                         .chain(snap.running.iter())
-                        .map(|e| sim.vcpus[e.vcpu as usize].dom.0)
+                        .map(|e| sim.host.vcpus[e.vcpu as usize].dom.0)
                         .filter(|&d| con(d, snap.t_ns))
                         .collect();
                     doms.sort_unstable();
@@ -1128,9 +1129,9 @@ fn pipe_ring_passes_messages_inside_the_guest() {
     let sim = run(&sc, "credit");
     let r = sim.report(&RunOptions::default());
     // 100 ms of CPU at 99 us per message.
-    assert_eq!(sim.dom_metrics[0].messages, 1010);
+    assert_eq!(sim.measure.dom_metrics[0].messages, 1010);
     assert_eq!(r["domains"]["hack"]["throughput"]["messages_per_s"], 10_100.0);
-    assert!(sim.dom_metrics[0].event_latency_ns.is_empty(), "no hypervisor event on a one-vCPU ring");
+    assert!(sim.measure.dom_metrics[0].event_latency_ns.is_empty(), "no hypervisor event on a one-vCPU ring");
     for k in 0..4 {
         let cpu = r["tasks"][format!("hack/h.{k}")]["cpu_ms"].as_f64().unwrap();
         assert!((cpu - 25.0).abs() < 0.2, "task {k} ran {cpu} ms");
@@ -1138,16 +1139,16 @@ fn pipe_ring_passes_messages_inside_the_guest() {
     // Two rings of two: tasks 0-1 and 2-3, each ring with its own message.
     let sc = pipe_scenario(1, 1, 4, 2, 99.0, json!({}));
     let sim = run(&sc, "credit");
-    assert_eq!(sim.dom_metrics[0].messages, 1010);
-    match (&sim.tasks[1].work, &sim.tasks[3].work) {
+    assert_eq!(sim.measure.dom_metrics[0].messages, 1010);
+    match (&sim.guests.tasks[1].work, &sim.guests.tasks[3].work) {
         (Work::Pipe { next: a, .. }, Work::Pipe { next: b, .. }) => assert_eq!((a.0, b.0), (0, 2)),
         _ => panic!("pipe tasks expected"),
     }
     // Across two vCPUs a wakeup is an IPI through the hypervisor.
     let sc = pipe_scenario(2, 2, 2, 2, 100.0, json!({}));
     let sim = run(&sc, "credit");
-    assert!(sim.dom_metrics[0].messages > 900);
-    assert!(sim.dom_metrics[0].event_latency_ns.len() > 900, "every hop to the other vCPU is an IPI");
+    assert!(sim.measure.dom_metrics[0].messages > 900);
+    assert!(sim.measure.dom_metrics[0].event_latency_ns.len() > 900, "every hop to the other vCPU is an IPI");
     let bad = Scenario::from_value(json!({
         "schema": 1, "id": "p", "title": "p", "seed": 1, "duration_ms": 100, "host": { "pcpus": 1 },
         "domains": [{ "name": "d", "tasks": [{ "name": "h", "workload": { "type": "pipe", "threads": 5,
@@ -1164,12 +1165,12 @@ fn pipe_ring_passes_messages_inside_the_guest() {
 fn tracking_cost_is_charged_to_the_vcpu() {
     let sc = pipe_scenario(1, 1, 4, 4, 9.0, json!({ "track_cost_ns": 1000 }));
     let (off, on) = (run(&sc, "credit"), run(&sc, "tavs"));
-    assert_eq!(off.dom_metrics[0].cpu_ns, on.dom_metrics[0].cpu_ns, "the vCPU's CPU time is the same");
-    assert_eq!(off.dom_metrics[0].tracking_ns, 0);
-    assert_eq!(off.dom_metrics[0].messages, 11_111);
-    assert_eq!(on.dom_metrics[0].messages, 10_000);
+    assert_eq!(off.measure.dom_metrics[0].cpu_ns, on.measure.dom_metrics[0].cpu_ns, "the vCPU's CPU time is the same");
+    assert_eq!(off.measure.dom_metrics[0].tracking_ns, 0);
+    assert_eq!(off.measure.dom_metrics[0].messages, 11_111);
+    assert_eq!(on.measure.dom_metrics[0].messages, 10_000);
     // One observed switch per message, and the first task's at boot.
-    assert_eq!(on.dom_metrics[0].tracking_ns, (10_000 + 1) * 1000);
+    assert_eq!(on.measure.dom_metrics[0].tracking_ns, (10_000 + 1) * 1000);
     let r = on.report(&RunOptions::default());
     assert_eq!(r["domains"]["hack"]["tracking_ms"], 10.001);
     assert!(off.report(&RunOptions::default())["domains"]["hack"].get("tracking_ms").is_none());
@@ -1181,7 +1182,7 @@ fn tracking_cost_is_charged_to_the_vcpu() {
     }));
     let sim = run(&sc, "tavs");
     let r = sim.report(&RunOptions::default());
-    let tracking = sim.dom_metrics[0].tracking_ns as f64 / 1e6;
+    let tracking = sim.measure.dom_metrics[0].tracking_ns as f64 / 1e6;
     assert!(tracking > 0.0);
     let progress = r["domains"]["d"]["throughput"]["progress_per_s"].as_f64().unwrap();
     assert!((progress - (100.0 - tracking) * 10.0).abs() < 1e-6, "{progress} vs {tracking}");
@@ -1246,7 +1247,7 @@ fn flow_control_bounds_the_receive_buffer() {
         let mut sim = Simulation::new(&sc, "credit").unwrap();
         let mut most = 0;
         while !sim.step(200).unwrap() {
-            for t in &sim.tasks {
+            for t in &sim.guests.tasks {
                 if let Work::BulkRx { queue, .. } = &t.work {
                     most = most.max(queue.len());
                 }
@@ -1262,4 +1263,18 @@ fn flow_control_bounds_the_receive_buffer() {
     assert!(mbps > 1.0, "the stream stalled: {mbps} Mbit/s");
     let (unbounded, _) = most_unread(false);
     assert!(unbounded > 12, "without flow control unread data piles up ({unbounded} segments)");
+}
+
+/// The trace's `meta.caps` come from the scheduler registry; beliefs only while the policy infers.
+#[test]
+fn meta_caps_describe_the_scheduler() {
+    let sc = scenario(json!({"schema":1,"id":"caps","title":"t","seed":1,"duration_ms":100,"host":{"pcpus":2},
+        "domains":[{"name":"a","vcpus":2,"tasks":[cpu_task("burn")]}],
+        "policies":[{"id":"credit","scheduler":"credit"},
+                    {"id":"tavs","scheduler":"credit","params":{"tavs":{}}},
+                    {"id":"gang","scheduler":"gang"}]}));
+    let caps = |id: &str| Simulation::new(&sc, id).unwrap().meta().caps;
+    assert_eq!(caps("credit"), Caps { co_schedules: false, beliefs: false, lag: false });
+    assert_eq!(caps("tavs"), Caps { co_schedules: false, beliefs: true, lag: false });
+    assert_eq!(caps("gang"), Caps { co_schedules: true, beliefs: false, lag: true });
 }

@@ -12,9 +12,9 @@ const BALLOON_CALL_NS: u64 = 1_000;
 impl Simulation {
     /// Starts every workload at boot.
     pub(super) fn boot_workloads(&mut self) {
-        for t in 0..self.tasks.len() {
+        for t in 0..self.guests.tasks.len() {
             let t = TaskId(t);
-            match &self.tasks[t.0].work {
+            match &self.guests.tasks[t.0].work {
                 Work::Cpu
                 | Work::Barrier { .. }
                 | Work::IoLoop { .. }
@@ -36,7 +36,7 @@ impl Simulation {
     /// The CPU the task needs next: `Some(None)` forever (a busy loop or a spin), `Some(Some(ns))` a burst,
     /// `None` nothing (it blocks).
     pub(super) fn begin_burst(&mut self, t: TaskId) -> Option<Option<u64>> {
-        match &mut self.tasks[t.0].work {
+        match &mut self.guests.tasks[t.0].work {
             Work::Cpu => Some(None),
             Work::Server { queue, cpu_ns, disk, .. } => match disk {
                 _ if queue.is_empty() => None,
@@ -80,9 +80,9 @@ impl Simulation {
     /// The guest kernel hands an event to the task it concerns (queues data, records completions).
     pub(super) fn task_event(&mut self, t: TaskId, ev: GuestEvent) {
         let now = self.now;
-        let dom = self.tasks[t.0].dom.0;
+        let dom = self.guests.tasks[t.0].dom.0;
         let in_window = self.in_window(now);
-        match (ev, &mut self.tasks[t.0].work) {
+        match (ev, &mut self.guests.tasks[t.0].work) {
             // A TCP acknowledgement is consumed by the kernel; only requests reach the server.
             (GuestEvent::Packet(pkt), Work::Server { queue, .. }) if pkt.kind == PKind::Request => queue.push_back(pkt),
             (GuestEvent::Packet(pkt), Work::Tier { queue, waiting, answered, .. }) => match pkt.kind {
@@ -94,8 +94,8 @@ impl Simulation {
                 *computing = true;
                 let lat = (now - *issued_at).0;
                 if in_window {
-                    self.task_metrics[t.0].io_done += 1;
-                    let m = &mut self.dom_metrics[dom];
+                    self.measure.task_metrics[t.0].io_done += 1;
+                    let m = &mut self.measure.dom_metrics[dom];
                     m.io_done += 1;
                     m.io_latency_ns.push(lat);
                 }
@@ -103,8 +103,8 @@ impl Simulation {
             (GuestEvent::BlkDone { bytes, issued_at, .. }, Work::IoLoop { computing, write, .. }) => {
                 *computing = true;
                 if in_window {
-                    self.task_metrics[t.0].io_done += 1;
-                    let m = &mut self.dom_metrics[dom];
+                    self.measure.task_metrics[t.0].io_done += 1;
+                    let m = &mut self.measure.dom_metrics[dom];
                     m.io_done += 1;
                     m.io_latency_ns.push((now - issued_at).0);
                     if *write {
@@ -118,7 +118,7 @@ impl Simulation {
                 d.waiting = false;
                 d.done += 1;
                 if in_window {
-                    self.dom_metrics[dom].io_latency_ns.push((now - issued_at).0);
+                    self.measure.dom_metrics[dom].io_latency_ns.push((now - issued_at).0);
                 }
             }
             (GuestEvent::Packet(pkt), Work::BulkRx { queue, unacked, window, advertised, .. })
@@ -141,7 +141,7 @@ impl Simulation {
             (GuestEvent::Packet(pkt), Work::BulkTx { in_flight, .. }) if pkt.kind == PKind::Ack => {
                 *in_flight = in_flight.saturating_sub(pkt.segs);
                 if in_window {
-                    self.dom_metrics[dom].bytes_out += u64::from(MSS) * u64::from(pkt.segs);
+                    self.measure.dom_metrics[dom].bytes_out += u64::from(MSS) * u64::from(pkt.segs);
                 }
             }
             (GuestEvent::Virq(_), Work::Balloon { sleeping }) => *sleeping = false,
@@ -174,10 +174,10 @@ impl Simulation {
 
     /// The task finished a burst: do what its workload does at that point.
     pub(super) fn workload_burst_done(&mut self, t: TaskId) {
-        let (dom, v) = (self.tasks[t.0].dom, self.tasks[t.0].vcpu);
+        let (dom, v) = (self.guests.tasks[t.0].dom, self.guests.tasks[t.0].vcpu);
         let in_window = self.in_window(self.now);
         let now = self.now;
-        match &mut self.tasks[t.0].work {
+        match &mut self.guests.tasks[t.0].work {
             Work::Cpu => {}
             Work::Server { queue, response_bytes, port, disk, .. } => {
                 if let Some(d) = disk {
@@ -202,7 +202,7 @@ impl Simulation {
                     rwnd: NO_RWND,
                 };
                 if in_window {
-                    self.dom_metrics[dom.0].requests_served += 1;
+                    self.measure.dom_metrics[dom.0].requests_served += 1;
                 }
                 self.guest_send(t, resp);
             }
@@ -230,7 +230,7 @@ impl Simulation {
                     *waiting = Some(req);
                 }
                 if in_window {
-                    self.dom_metrics[dom.0].requests_served += 1;
+                    self.measure.dom_metrics[dom.0].requests_served += 1;
                 }
                 match call {
                     Some(c) => self.guest_send(t, c),
@@ -254,7 +254,7 @@ impl Simulation {
             Work::BulkRx { queue, unacked, window, advertised, .. } => {
                 let pkt = queue.pop_front().expect("a bulk receiver burst consumes a packet");
                 if in_window {
-                    self.dom_metrics[dom.0].bytes_in += u64::from(pkt.bytes);
+                    self.measure.dom_metrics[dom.0].bytes_in += u64::from(pkt.bytes);
                 }
                 // Once the reader has drained the socket, a lone unacknowledged segment is acknowledged now
                 // rather than after the delayed-ACK timer. A read that at least doubles a window the sender sees
@@ -296,7 +296,7 @@ impl Simulation {
                     rwnd: NO_RWND,
                 };
                 if in_window {
-                    self.dom_metrics[dom.0].bytes_out += u64::from(MSS);
+                    self.measure.dom_metrics[dom.0].bytes_out += u64::from(MSS);
                 }
                 self.guest_send(t, pkt);
             }
@@ -305,7 +305,7 @@ impl Simulation {
                 *inbox -= 1;
                 let next = *next;
                 if in_window {
-                    self.dom_metrics[dom.0].messages += 1;
+                    self.measure.dom_metrics[dom.0].messages += 1;
                 }
                 self.pipe_send(t, next);
             }
@@ -320,17 +320,17 @@ impl Simulation {
     /// The balloon's hypercall: the policy pauses the vCPU (the balloon stays current and calls again when the
     /// vCPU next runs it) or tells it to sleep until its next virtual IRQ.
     fn balloon_call(&mut self, t: TaskId) {
-        let v = self.tasks[t.0].vcpu;
+        let v = self.guests.tasks[t.0].vcpu;
         let paused = self.with_ctx(|pol, ctx| pol.balloon(v, ctx));
         if paused {
             // The invariant the balloon keeps: it never holds the vCPU while an event waits for the guest.
-            let since = self.vcpus[v.0].balloon_since;
-            let fresh = self.vcpus[v.0].runnable.iter().any(|&x| x != t && self.balloon_yields_to(x, since));
-            if !self.vcpus[v.0].pending.is_empty() || fresh {
-                self.balloon_violations += 1;
+            let since = self.host.vcpus[v.0].balloon_since;
+            let fresh = self.host.vcpus[v.0].runnable.iter().any(|&x| x != t && self.balloon_yields_to(x, since));
+            if !self.host.vcpus[v.0].pending.is_empty() || fresh {
+                self.measure.balloon_violations += 1;
             }
-            self.vcpus[v.0].balloon_since = self.now;
-        } else if let Work::Balloon { sleeping } = &mut self.tasks[t.0].work {
+            self.host.vcpus[v.0].balloon_since = self.now;
+        } else if let Work::Balloon { sleeping } = &mut self.guests.tasks[t.0].work {
             *sleeping = true;
         }
     }
@@ -339,22 +339,22 @@ impl Simulation {
     /// (it runs when the guest next picks a task, right after this burst); a reader on another vCPU of the domain
     /// gets a reschedule IPI, an event channel notification as any cross-vCPU wakeup in a paravirtualized guest.
     fn pipe_send(&mut self, from: TaskId, to: TaskId) {
-        if let Work::Pipe { inbox, .. } = &mut self.tasks[to.0].work {
+        if let Work::Pipe { inbox, .. } = &mut self.guests.tasks[to.0].work {
             *inbox += 1;
         }
-        if self.tasks[to.0].state != TState::Blocked {
+        if self.guests.tasks[to.0].state != TState::Blocked {
             return;
         }
-        let (fv, tv) = (self.tasks[from.0].vcpu, self.tasks[to.0].vcpu);
+        let (fv, tv) = (self.guests.tasks[from.0].vcpu, self.guests.tasks[to.0].vcpu);
         if fv == tv {
             self.task_wake(to);
         } else {
-            self.post_event(tv, GuestEvent::Ipi(to), Some(fv), "pipe IPI");
+            self.post_event(tv, GuestEvent::Ipi(to), Some(fv), WakeCause::PipeIpi);
         }
     }
 
     fn set_barrier_phase(&mut self, t: TaskId, p: BarrierPhase) {
-        if let Work::Barrier { phase, .. } = &mut self.tasks[t.0].work {
+        if let Work::Barrier { phase, .. } = &mut self.guests.tasks[t.0].work {
             *phase = p;
         }
     }
@@ -362,8 +362,8 @@ impl Simulation {
     /// A barrier thread finished its compute for this phase. The last to arrive releases the others: spinners
     /// notice as soon as they run; blocked threads get an IPI.
     fn barrier_arrive(&mut self, t: TaskId) {
-        let Work::Barrier { group, spin, .. } = self.tasks[t.0].work else { return };
-        let g = &mut self.groups[group];
+        let Work::Barrier { group, spin, .. } = self.guests.tasks[t.0].work else { return };
+        let g = &mut self.guests.groups[group];
         g.arrived += 1;
         if (g.arrived as usize) < g.members.len() {
             self.set_barrier_phase(t, if spin { BarrierPhase::Spin } else { BarrierPhase::Wait });
@@ -376,14 +376,15 @@ impl Simulation {
             g.done_at = Some(self.now);
         }
         let next = if finished { BarrierPhase::Done } else { BarrierPhase::Compute };
-        let from = self.tasks[t.0].vcpu;
-        for m in self.groups[group].members.clone() {
-            let old = match self.tasks[m.0].work {
+        let from = self.guests.tasks[t.0].vcpu;
+        for m in self.guests.groups[group].members.clone() {
+            let old = match self.guests.tasks[m.0].work {
                 Work::Barrier { phase, .. } => phase,
                 _ => continue,
             };
-            let mv = self.tasks[m.0].vcpu;
-            let running_now = m != t && self.vcpus[mv.0].current == Some(m) && self.vcpus[mv.0].exec_start.is_some();
+            let mv = self.guests.tasks[m.0].vcpu;
+            let running_now =
+                m != t && self.host.vcpus[mv.0].current == Some(m) && self.host.vcpus[mv.0].exec_start.is_some();
             if running_now {
                 // Attribute the spinning so far before the phase changes.
                 self.charge(mv);
@@ -395,14 +396,16 @@ impl Simulation {
             match old {
                 BarrierPhase::Spin => {
                     match self.begin_burst(m) {
-                        Some(b) => self.tasks[m.0].burst_left = b,
+                        Some(b) => self.guests.tasks[m.0].burst_left = b,
                         None => self.task_block(m),
                     }
                     if running_now {
                         self.guest_run(mv);
                     }
                 }
-                BarrierPhase::Wait if !finished => self.post_event(mv, GuestEvent::Ipi(m), Some(from), "barrier IPI"),
+                BarrierPhase::Wait if !finished => {
+                    self.post_event(mv, GuestEvent::Ipi(m), Some(from), WakeCause::BarrierIpi)
+                }
                 _ => {}
             }
         }

@@ -14,10 +14,9 @@
 //! both the gain under stress and the extra context switches come from (003 4.5).
 //! The extra examinations and migrations cost context switches too, which the report counts.
 
-use super::common;
-use super::credit::{Credit, PRI_BOOST, PRI_OVER};
-use super::{Ctx, DomainInfo};
+use super::{Credit, CreditParams, Selection, PRI_BOOST, PRI_OVER};
 use crate::model::PcpuId;
+use crate::policy::{common, Ctx, DomainInfo};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -48,9 +47,8 @@ pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Credi
             }
         }
     }
-    let mut c = Credit::new(&Value::Object(credit_params), pcpus, domains)?;
-    c.enhanced = Some(Rule { max_credit: vec![0; pcpus], migrate_to_empty });
-    Ok(c)
+    let c = Credit::new(&Value::Object(credit_params), pcpus, domains)?;
+    Ok(c.with_selection(Box::new(Rule { max_credit: vec![0; pcpus], migrate_to_empty })))
 }
 
 /// Checks a run-time change: Credit's parameters (the enhanced rule's own are fixed at boot).
@@ -58,12 +56,12 @@ pub fn check_param(param: &str, value: &Value) -> Result<(), String> {
     if OWN_KEYS.contains(&param) {
         return Err(format!("enhanced.{param}: fixed at boot"));
     }
-    super::credit::CreditParams::default().set(param, value)
+    CreditParams::default().set(param, value)
 }
 
-impl Rule {
+impl Selection for Rule {
     /// Reorders `p`'s run queue so its head is the enhanced choice (the caller has requeued the current vCPU).
-    pub fn select(&mut self, c: &mut Credit, p: PcpuId, ctx: &mut Ctx) {
+    fn select(&mut self, c: &mut Credit, p: PcpuId, ctx: &mut Ctx) {
         let n = c.runq_of(p).len();
         let mut chosen = None;
         for _ in 0..n {

@@ -6,14 +6,24 @@
 //! tick finds it running. Each pCPU has its own run queue; a pCPU whose best local candidate is OVER or idle steals
 //! strictly better work from busy peers. Capped domains whose credit falls below -cap are parked (paused) until
 //! accounting brings them back above zero.
+//!
+//! Its extensions live beside it, each switched on by a parameter: task-aware scheduling ([`tavs`], paper 000),
+//! driver-domain priority inheritance and KeepOnRunQ ([`idd`], paper 000 4.2), CPU balloons ([`xballoon`], paper
+//! 002), and the thesis's enhanced selection ([`enhanced`], paper 003), which plugs in as a [`Selection`].
 
-use super::tavs::{Evidence, Inference, Portmap, TavsParams};
-use super::xballoon::{XBalloon, XbEffect};
-use super::{Action, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched};
+pub mod enhanced;
+pub mod idd;
+pub mod tavs;
+pub mod xballoon;
+
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
+use crate::policy::common::{self, Versions};
+use crate::policy::{Action, BoostMark, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
 use crate::time::Nanos;
 use serde_json::Value;
 use std::fmt::Write;
+use tavs::{Evidence, Inference, Portmap, TavsParams};
+use xballoon::{XBalloon, XbEffect};
 
 /// Priorities, as in credit.c: higher runs first.
 pub const PRI_BOOST: i8 = 0;
@@ -95,32 +105,19 @@ impl CreditParams {
 
     /// Sets one parameter by name.
     pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        let int = |lo: u64, hi: u64| super::common::int(param, v, lo, hi);
+        let int = |lo: u64, hi: u64| common::int(param, v, lo, hi);
+        let boolean = || common::boolean(param, v);
         match param {
-            "boost" => self.boost = v.as_bool().ok_or_else(|| format!("boost: expected true or false, got {v}"))?,
+            "boost" => self.boost = boolean()?,
             "tslice_ms" => self.tslice_ms = int(1, 1000)?,
             "ratelimit_us" => self.ratelimit_us = int(0, 500_000)?,
             "tavs" => self.tavs = Some(TavsParams::from_value(v)?),
-            "idd" => {
-                let obj = v.as_object().ok_or_else(|| format!("idd: expected an object, got {v}"))?;
-                for (k, val) in obj {
-                    self.set(&format!("idd.{k}"), val)?;
-                }
-            }
-            "idd.priority_inheritance" | "idd.keep_on_runq" => {
-                let b = v.as_bool().ok_or_else(|| format!("{param}: expected true or false, got {v}"))?;
-                if param == "idd.priority_inheritance" {
-                    self.idd_priority_inheritance = b;
-                } else {
-                    self.keep_on_runq = b;
-                }
-            }
+            "idd" => idd::set_all(self, v)?,
+            "idd.priority_inheritance" => self.idd_priority_inheritance = boolean()?,
+            "idd.keep_on_runq" => self.keep_on_runq = boolean()?,
             p if p.starts_with("tavs.") => self.tavs.get_or_insert_with(TavsParams::default).set(&p[5..], v)?,
-            "xballoon" => self.xballoon = v.as_bool().ok_or_else(|| format!("xballoon: expected true or false, got {v}"))?,
-            "aggressive_boost" => {
-                self.aggressive_boost =
-                    v.as_bool().ok_or_else(|| format!("aggressive_boost: expected true or false, got {v}"))?
-            }
+            "xballoon" => self.xballoon = boolean()?,
+            "aggressive_boost" => self.aggressive_boost = boolean()?,
             "accounting" => {
                 self.accounting = match v.as_str() {
                     Some("exact") => Accounting::Exact,
@@ -203,7 +200,7 @@ pub struct Credit {
     /// Where the next steal search starts.
     balance_bias: usize,
     /// Bumped on every change a pCPU's run-queue snapshot could show (see `Policy::runqueue_versions`).
-    versions: Vec<u64>,
+    versions: Versions,
     is_driver: Vec<bool>,
     /// Task-aware state: what is inferred about guest tasks, pending events, partial boosts.
     inf: Inference,
@@ -224,7 +221,7 @@ pub struct Credit {
     hits: u64,
     pb_hit: Vec<bool>,
     /// Partial boosts given and revoked since the trace last took them (only while explaining).
-    boost_marks: Vec<(VcpuId, &'static str)>,
+    boost_marks: Vec<(VcpuId, BoostMark)>,
     /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
     portmap: Portmap,
     pending_ports: Vec<Vec<u16>>,
@@ -240,10 +237,16 @@ pub struct Credit {
     /// The running vCPU of this pCPU is being preempted by a driver domain (KeepOnRunQ).
     keep_front: Vec<bool>,
     next_cpu: usize,
-    /// The thesis's enhanced selection (003 4.3), when this Credit is the `enhanced` scheduler.
-    pub(super) enhanced: Option<super::enhanced::Rule>,
+    /// A different choice of the run queue's head (the thesis's enhanced selection, 003 4.3), if any.
+    selection: Option<Box<dyn Selection>>,
     /// Balloon state per vCPU (used while `params.xballoon`).
     xb: XBalloon,
+}
+
+/// A rule that reorders a pCPU's run queue before Credit takes its head (the caller has requeued the current
+/// vCPU): how an extension changes Credit's choice without Credit knowing it.
+pub trait Selection {
+    fn select(&mut self, c: &mut Credit, p: PcpuId, ctx: &mut Ctx);
 }
 
 fn pri_name(p: i8) -> &'static str {
@@ -292,7 +295,7 @@ impl Credit {
             epoch: 0,
             sorted: vec![0; pcpus],
             balance_bias: 0,
-            versions: vec![0; pcpus],
+            versions: Versions::new(pcpus),
             is_driver: domains.iter().flat_map(|d| d.vcpus.iter().map(move |_| d.is_driver)).collect(),
             inf: Inference::new(ev, fallback),
             domains: domains.to_vec(),
@@ -313,7 +316,7 @@ impl Credit {
             inherited: vec![None; nv],
             keep_front: vec![false; pcpus],
             next_cpu: 0,
-            enhanced: None,
+            selection: None,
             xb,
         })
     }
@@ -325,6 +328,12 @@ impl Credit {
             Some(tp) => Ok((tp.per_vcpu(domains)?, tp.evidence.clone())),
             None => Ok((vec![Evidence::default(); nv], Evidence::default())),
         }
+    }
+
+    /// Replaces the head-of-queue choice by `rule`.
+    pub fn with_selection(mut self, rule: Box<dyn Selection>) -> Credit {
+        self.selection = Some(rule);
+        self
     }
 
     pub fn params(&self) -> &CreditParams {
@@ -355,11 +364,7 @@ impl Credit {
     }
 
     fn touch(&mut self, p: PcpuId) {
-        self.versions[p.0] += 1;
-    }
-
-    fn touch_all(&mut self) {
-        self.versions.iter_mut().for_each(|x| *x += 1);
+        self.versions.touch(p);
     }
 
     fn burn(&mut self, v: VcpuId, now: Nanos) {
@@ -409,17 +414,6 @@ impl Credit {
         let pri = self.vcpus[v.0].pri;
         let q = &self.runq[p.0];
         let pos = q.iter().position(|u| self.vcpus[u.0].pri < pri).unwrap_or(q.len());
-        self.runq[p.0].insert(pos, v);
-        self.touch(p);
-        self.vcpus[v.0].on_runq = true;
-        self.vcpus[v.0].processor = p;
-    }
-
-    /// KeepOnRunQ: at the head of its priority class instead of the tail.
-    fn runq_insert_front(&mut self, p: PcpuId, v: VcpuId) {
-        let pri = self.vcpus[v.0].pri;
-        let q = &self.runq[p.0];
-        let pos = q.iter().position(|u| self.vcpus[u.0].pri <= pri).unwrap_or(q.len());
         self.runq[p.0].insert(pos, v);
         self.touch(p);
         self.vcpus[v.0].on_runq = true;
@@ -502,9 +496,7 @@ impl Credit {
                     Tickled::KicksIdle(idle)
                 } else if self.vcpus[v.0].pri > self.vcpus[cur.0].pri {
                     ctx.resched(p);
-                    if self.params.keep_on_runq && self.is_driver[v.0] {
-                        self.keep_front[p.0] = true;
-                    }
+                    self.keep_on_runq_if_driver(v, p);
                     Tickled::Preempts(self.describe(cur, ctx.host.vcpu_name))
                 } else {
                     Tickled::QueuesBehind(self.describe(cur, ctx.host.vcpu_name))
@@ -610,13 +602,13 @@ impl Policy for Credit {
         p
     }
 
-    fn wake(&mut self, v: VcpuId, cause: &str, ctx: &mut Ctx) {
+    fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx) {
         if self.vcpus[v.0].on_runq {
             return;
         }
         let before = self.vcpus[v.0].pri;
         // A vCPU unparked by accounting is not boosted (credit.c clears PARKED after the unpause for this reason).
-        let unpark = cause == crate::model::WAKE_UNPAUSE;
+        let unpark = cause == WakeCause::Unpause;
         let boostable = before == PRI_UNDER || self.params.aggressive_boost;
         if self.params.boost && boostable && !self.vcpus[v.0].parked && !unpark {
             self.vcpus[v.0].pri = PRI_BOOST;
@@ -636,121 +628,29 @@ impl Policy for Credit {
     }
 
     fn block_request(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos) {
-        let Some(tp) = self.params.tavs.as_ref() else { return };
-        if tp.inspection_window > 0 {
-            let marked = self.inf.window_has_io_bound(v, tp.inspection_window);
-            self.block_marks.insert((task.0, issued_at.0), marked);
-        }
+        self.mark_block_request(v, task, issued_at);
     }
 
     fn block_done(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos, held: bool) {
-        let Some(tp) = self.params.tavs.as_ref() else { return };
-        // Without block correlation every completion counts as possibly the I/O-bound task's.
-        let marked = tp.inspection_window == 0 || self.block_marks.remove(&(task.0, issued_at.0)).unwrap_or(false);
-        self.block_event[v.0] = held.then_some(marked);
+        self.mark_block_done(v, task, issued_at, held);
     }
 
     fn event_pending(&mut self, v: VcpuId, port: Option<u16>, ctx: &mut Ctx) {
         if let Some(e) = self.xb.event_pending(v) {
             self.xb_effect(e, ctx);
         }
-        let Some(tp) = self.params.tavs.as_ref() else { return };
-        self.pending[v.0] = true;
-        // Block correlation: a completion boosts only if its request was attributed to an I/O-bound task.
-        let block = self.block_event[v.0].take();
-        if block == Some(false) {
-            return;
-        }
-        // Only I/O notifications boost: a guest timer, an IPI or the block unplug timer is no I/O event.
-        if port.is_none() && block.is_none() && !self.is_driver[v.0] {
-            return;
-        }
-        if let Some(port) = port {
-            if !self.pending_ports[v.0].contains(&port) {
-                self.pending_ports[v.0].push(port);
-            }
-            // Portmap correlation: boost only if packets to this port have been waking I/O-bound tasks.
-            if let Some(bits) = tp.portmap_bits {
-                if !self.portmap.predicts_io(bits, self.vcpus[v.0].dom.0, port) {
-                    return;
-                }
-            }
-        }
-        let c = &self.vcpus[v.0];
-        if !c.on_runq || c.parked || self.pboost[v.0].is_some() || c.pri == PRI_BOOST {
-            return;
-        }
-        if !self.inf.has_io_bound_task(v) {
-            return;
-        }
-        // PBratio: partial boosting may take at most this fraction of the vCPU's CPU use.
-        if (self.pb_used[v.0] as f64) >= tp.pb_ratio * self.cpu_used[v.0] as f64 {
-            return;
-        }
-        let saved = c.pri;
-        let p = self.vcpus[v.0].processor;
-        let q = &self.runq[p.0];
-        self.pb_place[v.0] = q.iter().position(|&u| u == v).and_then(|i| q.get(i + 1).copied());
-        self.runq_remove(v);
-        self.pboost[v.0] = Some((ctx.now, saved));
-        self.pb_hit[v.0] = false;
-        self.vcpus[v.0].pri = PRI_BOOST;
-        self.runq_insert(p, v);
-        self.boosts += 1;
-        if ctx.explain {
-            self.boost_marks.push((v, "boost"));
-        }
-        let how = self.tickle(v, ctx);
-        let name = &ctx.host.vcpu_name[v.0];
-        ctx.note(p, |w| {
-            write!(
-                w,
-                "event pending for {name}, which has an I/O-bound task: partial boost {} -> BOOST, {how}",
-                pri_name(saved)
-            )
-        });
+        self.partial_boost_on_event(v, port, ctx);
     }
 
     fn guest_task_switch(&mut self, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, ctx: &mut Ctx) {
-        let Some(tp) = self.params.tavs.as_ref() else { return };
-        self.inf.task_switch(v, prev, next, ctx.now);
-        // Posterior correlation: the first task the guest schedules after the packets arrived.
-        if let Some(port) = self.awaiting[v.0].take() {
-            if let Some(bits) = tp.portmap_bits {
-                let io = next.is_some_and(|t| self.inf.is_io_bound(t));
-                self.portmap.update(bits, self.vcpus[v.0].dom.0, port, io);
-            }
-        }
-        if self.pboost[v.0].is_none() {
-            return;
-        }
-        let p = self.vcpus[v.0].processor;
-        match next {
-            Some(t) if self.inf.is_io_bound(t) => {
-                if !std::mem::replace(&mut self.pb_hit[v.0], true) {
-                    self.hits += 1;
-                }
-            }
-            _ => {
-                // The guest moved on to a task that is not I/O-bound: revoke the CPU at once, charging the
-                // boosted run to the PBratio allowance before the boost state is gone.
-                self.burn(v, ctx.now);
-                self.end_pboost(v);
-                ctx.resched(p);
-                if ctx.explain {
-                    self.boost_marks.push((v, "revoke"));
-                }
-                let name = &ctx.host.vcpu_name[v.0];
-                ctx.note(p, |w| write!(w, "{name} scheduled a task that is not I/O-bound: partial boost revoked"));
-            }
-        }
+        self.observe_task_switch(v, prev, next, ctx);
     }
 
     fn task_belief(&self, t: TaskId) -> Option<(i64, bool)> {
         self.params.tavs.as_ref().map(|_| (self.inf.belief(t), self.inf.is_io_bound(t)))
     }
 
-    fn drain_marks(&mut self, beliefs: &mut Vec<(TaskId, i64)>, boosts: &mut Vec<(VcpuId, &'static str)>) {
+    fn drain_marks(&mut self, beliefs: &mut Vec<(TaskId, i64)>, boosts: &mut Vec<(VcpuId, BoostMark)>) {
         self.inf.drain_changes(beliefs);
         if !self.boost_marks.is_empty() {
             boosts.append(&mut self.boost_marks);
@@ -770,24 +670,8 @@ impl Policy for Credit {
     }
 
     fn event_sent(&mut self, from: VcpuId, to: VcpuId, ctx: &mut Ctx) {
-        // IDD priority inheritance (Algorithm 2): a guest's request lifts the driver domain to its priority.
-        if self.params.idd_priority_inheritance && !self.is_driver[from.0] && self.is_driver[to.0] {
-            let (src, dst) = (self.vcpus[from.0].pri, self.vcpus[to.0].pri);
-            if src > dst {
-                if self.inherited[to.0].is_none() {
-                    self.inherited[to.0] = Some(dst);
-                }
-                self.vcpus[to.0].pri = src;
-                let p = self.vcpus[to.0].processor;
-                self.touch(p);
-                if self.vcpus[to.0].on_runq {
-                    self.runq_remove(to);
-                    self.runq_insert(p, to);
-                    self.tickle(to, ctx);
-                }
-                let (a, b) = (&ctx.host.vcpu_name[to.0], &ctx.host.vcpu_name[from.0]);
-                ctx.note(p, |w| write!(w, "{a} inherits {} from {b} (priority inheritance)", pri_name(src)));
-            }
+        if self.params.idd_priority_inheritance {
+            self.inherit_priority(from, to, ctx);
         }
         self.aggressive_event(to, ctx);
     }
@@ -814,9 +698,7 @@ impl Policy for Credit {
             self.end_pboost(c);
             // Set when a partial boost began (and kept if the guest revoked it before this deschedule).
             let place = self.pb_place[c.0].take();
-            if let Some(own) = self.inherited[c.0].take() {
-                self.vcpus[c.0].pri = own;
-            }
+            self.end_inheritance(c);
             let ran = now.saturating_sub(self.vcpus[c.0].run_start);
             let limit = Nanos::from_us(self.params.ratelimit_us);
             if cur_runnable && limit > Nanos::ZERO && ran < limit {
@@ -840,9 +722,9 @@ impl Policy for Credit {
                 }
             }
         }
-        if let Some(mut rule) = self.enhanced.take() {
+        if let Some(mut rule) = self.selection.take() {
             rule.select(self, p, ctx);
-            self.enhanced = Some(rule);
+            self.selection = Some(rule);
         }
         let head = self.runq[p.0].first().copied();
         let head_pri = head.map_or(PRI_IDLE, |h| self.vcpus[h.0].pri);
@@ -1011,7 +893,7 @@ impl Policy for Credit {
         }
         self.credit_balance = balance;
         self.epoch += 1;
-        self.touch_all();
+        self.versions.touch_all();
         if self.params.xballoon {
             self.xb.new_period(ctx);
         }
@@ -1047,7 +929,7 @@ impl Policy for Credit {
     }
 
     fn runqueue_versions(&self) -> &[u64] {
-        &self.versions
+        self.versions.all()
     }
 }
 
@@ -1173,7 +1055,7 @@ mod tests {
             // The running vCPU is UNDER: only a BOOSTed waker outranks it.
             c.vcpus[0].pri = PRI_UNDER;
             h.running[0] = Some(VcpuId(0));
-            c.wake(VcpuId(1), "net rx", &mut h.ctx(Nanos(1)));
+            c.wake(VcpuId(1), WakeCause::NetRx { port: 0 }, &mut h.ctx(Nanos(1)));
             assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), preempts);
             assert_eq!(c.pri(VcpuId(1)) == PRI_BOOST, boost);
         }

@@ -9,8 +9,8 @@
 //! is work-conserving until the next period. The share is the one Credit gives the vCPU: the credits it
 //! earned this period over a period's worth (its cap, or its weighted share of the host), not a fixed 50%.
 
-use super::{Ctx, DomainInfo};
 use crate::model::{PcpuId, VcpuId};
+use crate::policy::{Ctx, DomainInfo};
 use crate::time::Nanos;
 use std::fmt::Write;
 

@@ -1,5 +1,7 @@
 //! Task-aware VM scheduling (paper 000, 3.2-3.4): gray-box inference of I/O-bound guest tasks from the
-//! address-space switches the hypervisor sees (Algorithm 1), and the parameters of partial boosting.
+//! address-space switches the hypervisor sees (Algorithm 1), and partial boosting: its parameters and Credit's
+//! hooks that boost a vCPU holding an I/O-bound task when an event for it is pending (with block and portmap
+//! correlation, 3.5), and revoke the boost once the guest runs something else.
 //!
 //! A task switch is positive evidence when the previous task ran no longer than IOthreshold after being scheduled
 //! in response to a pending event; negative evidence when it ran longer; otherwise ambiguous. The degree of belief
@@ -7,11 +9,12 @@
 //! Those inference tunables may differ per domain (the paper tracks a Windows guest with a 2 ms IOthreshold beside
 //! Linux guests at 0.5 ms, section 5); the partial-boosting ones are the policy's.
 
-use super::common;
-use super::DomainInfo;
+use super::{pri_name, Credit, PRI_BOOST};
 use crate::model::{TaskId, VcpuId};
+use crate::policy::{common, BoostMark, Ctx, DomainInfo};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
+use std::fmt::Write;
 
 /// Tunables of Algorithm 1, the inference of I/O-bound tasks (defaults from paper 000, section 5).
 #[derive(Debug, Clone, PartialEq)]
@@ -390,6 +393,123 @@ impl Portmap {
         let max = (1u32 << bits) - 1;
         let c = self.counters.entry((dom, port)).or_insert(0);
         *c = if woke_io_bound { (*c + 1).min(max) } else { c.saturating_sub(1) };
+    }
+}
+
+/// Credit's task-aware hooks: partial boosting and the correlations that decide which events boost.
+impl Credit {
+    /// Block correlation: whether the request the driver domain maps was issued while an I/O-bound task ran.
+    pub(super) fn mark_block_request(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos) {
+        let Some(tp) = self.params.tavs.as_ref() else { return };
+        if tp.inspection_window > 0 {
+            let marked = self.inf.window_has_io_bound(v, tp.inspection_window);
+            self.block_marks.insert((task.0, issued_at.0), marked);
+        }
+    }
+
+    /// Block correlation: the completion about to be held pending boosts only if its request was marked.
+    pub(super) fn mark_block_done(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos, held: bool) {
+        let Some(tp) = self.params.tavs.as_ref() else { return };
+        // Without block correlation every completion counts as possibly the I/O-bound task's.
+        let marked = tp.inspection_window == 0 || self.block_marks.remove(&(task.0, issued_at.0)).unwrap_or(false);
+        self.block_event[v.0] = held.then_some(marked);
+    }
+
+    /// An event for `v` is held pending: boost `v` partially if it has an I/O-bound task the event may be for
+    /// (block and portmap correlation, PBratio), so that task runs soon.
+    pub(super) fn partial_boost_on_event(&mut self, v: VcpuId, port: Option<u16>, ctx: &mut Ctx) {
+        let Some(tp) = self.params.tavs.as_ref() else { return };
+        self.pending[v.0] = true;
+        // Block correlation: a completion boosts only if its request was attributed to an I/O-bound task.
+        let block = self.block_event[v.0].take();
+        if block == Some(false) {
+            return;
+        }
+        // Only I/O notifications boost: a guest timer, an IPI or the block unplug timer is no I/O event.
+        if port.is_none() && block.is_none() && !self.is_driver[v.0] {
+            return;
+        }
+        if let Some(port) = port {
+            if !self.pending_ports[v.0].contains(&port) {
+                self.pending_ports[v.0].push(port);
+            }
+            // Portmap correlation: boost only if packets to this port have been waking I/O-bound tasks.
+            if let Some(bits) = tp.portmap_bits {
+                if !self.portmap.predicts_io(bits, self.vcpus[v.0].dom.0, port) {
+                    return;
+                }
+            }
+        }
+        let c = &self.vcpus[v.0];
+        if !c.on_runq || c.parked || self.pboost[v.0].is_some() || c.pri == PRI_BOOST {
+            return;
+        }
+        if !self.inf.has_io_bound_task(v) {
+            return;
+        }
+        // PBratio: partial boosting may take at most this fraction of the vCPU's CPU use.
+        if (self.pb_used[v.0] as f64) >= tp.pb_ratio * self.cpu_used[v.0] as f64 {
+            return;
+        }
+        let saved = c.pri;
+        let p = self.vcpus[v.0].processor;
+        let q = &self.runq[p.0];
+        self.pb_place[v.0] = q.iter().position(|&u| u == v).and_then(|i| q.get(i + 1).copied());
+        self.runq_remove(v);
+        self.pboost[v.0] = Some((ctx.now, saved));
+        self.pb_hit[v.0] = false;
+        self.vcpus[v.0].pri = PRI_BOOST;
+        self.runq_insert(p, v);
+        self.boosts += 1;
+        if ctx.explain {
+            self.boost_marks.push((v, BoostMark::Boost));
+        }
+        let how = self.tickle(v, ctx);
+        let name = &ctx.host.vcpu_name[v.0];
+        ctx.note(p, |w| {
+            write!(
+                w,
+                "event pending for {name}, which has an I/O-bound task: partial boost {} -> BOOST, {how}",
+                pri_name(saved)
+            )
+        });
+    }
+
+    /// A guest address-space switch: evidence for the inference, the portmap's posterior correlation, and the
+    /// end of a partial boost when the guest moves on to a task that is not I/O-bound.
+    pub(super) fn observe_task_switch(&mut self, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, ctx: &mut Ctx) {
+        let Some(tp) = self.params.tavs.as_ref() else { return };
+        self.inf.task_switch(v, prev, next, ctx.now);
+        // Posterior correlation: the first task the guest schedules after the packets arrived.
+        if let Some(port) = self.awaiting[v.0].take() {
+            if let Some(bits) = tp.portmap_bits {
+                let io = next.is_some_and(|t| self.inf.is_io_bound(t));
+                self.portmap.update(bits, self.vcpus[v.0].dom.0, port, io);
+            }
+        }
+        if self.pboost[v.0].is_none() {
+            return;
+        }
+        let p = self.vcpus[v.0].processor;
+        match next {
+            Some(t) if self.inf.is_io_bound(t) => {
+                if !std::mem::replace(&mut self.pb_hit[v.0], true) {
+                    self.hits += 1;
+                }
+            }
+            _ => {
+                // The guest moved on to a task that is not I/O-bound: revoke the CPU at once, charging the
+                // boosted run to the PBratio allowance before the boost state is gone.
+                self.burn(v, ctx.now);
+                self.end_pboost(v);
+                ctx.resched(p);
+                if ctx.explain {
+                    self.boost_marks.push((v, BoostMark::Revoke));
+                }
+                let name = &ctx.host.vcpu_name[v.0];
+                ctx.note(p, |w| write!(w, "{name} scheduled a task that is not I/O-bound: partial boost revoked"));
+            }
+        }
     }
 }
 

@@ -1,0 +1,243 @@
+//! The table of schedulers: one row per scheduler with its name, constructor, parameter checks and what it is
+//! (co-scheduling, task beliefs, Lag view). Everything that used to ask "is this scheduler called gang?" asks
+//! this table instead: building a policy, checking a scenario's policies and changes, and the capabilities the
+//! trace's `Meta` hands to the page. Adding a scheduler is one policy file, one row here and its entry in
+//! `scenarios/schema.json` (a test keeps the schema's scheduler list equal to this table).
+//!
+//! The table is also the scenario file's [`SchedulerRules`]: the file format (`scenario.rs`) checks what any
+//! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
+
+use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, sedf, xenco, DomainInfo, Policy};
+use crate::scenario::{DomainType, Scenario, SchedulerRules};
+use serde::Serialize;
+use serde_json::Value;
+
+/// What a scheduler is, for the views that only apply to some (the page reads these from the trace's `Meta`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Caps {
+    /// Runs a domain's vCPUs together on as many pCPUs (paper 001): needs a pCPU per co-scheduled vCPU.
+    pub co_schedules: bool,
+    /// Infers guest tasks' I/O-boundness (task-aware Credit, paper 000), so the belief view applies.
+    pub beliefs: bool,
+    /// Lag against the ideal processor sharing (paper 001) is the measure of interest.
+    pub lag: bool,
+}
+
+const PLAIN: Caps = Caps { co_schedules: false, beliefs: false, lag: false };
+/// The Credit family: beliefs when `tavs` is on.
+const INFERS: Caps = Caps { co_schedules: false, beliefs: true, lag: false };
+const CO_SCHEDULES: Caps = Caps { co_schedules: true, beliefs: false, lag: true };
+
+/// What a constructor gets: the policy's parameters and the host it will run.
+pub struct Setup<'a> {
+    pub params: &'a Value,
+    pub pcpus: usize,
+    pub domains: &'a [DomainInfo],
+    /// Each domain's scenario `type` (paper 001).
+    pub types: &'a [DomainType],
+}
+
+/// One scheduler.
+pub struct Scheduler {
+    /// The name scenario files use (`policies[].scheduler`).
+    pub name: &'static str,
+    pub caps: Caps,
+    /// Builds the policy.
+    pub build: fn(&Setup) -> Result<Box<dyn Policy>, String>,
+    /// Checks that `param` may change at run time and `value` fits it (scenario `changes`).
+    pub check_param: fn(param: &str, value: &Value) -> Result<(), String>,
+    /// Checks policy `i`'s parameters and changes against the rest of the scenario at load time, pushing each
+    /// problem with its field path.
+    pub check_scenario: fn(sc: &Scenario, i: usize, problems: &mut Vec<String>),
+}
+
+/// Boxes a concrete policy's constructor result.
+fn boxed<P: Policy + 'static>(r: Result<P, String>) -> Result<Box<dyn Policy>, String> {
+    r.map(|p| Box::new(p) as Box<dyn Policy>)
+}
+
+/// For schedulers whose parameters need nothing from the scenario.
+fn no_scenario_check(_: &Scenario, _: usize, _: &mut Vec<String>) {}
+
+/// Scenario checks that compare parameters with the scenario's domain names.
+fn check_named(sc: &Scenario, i: usize, p: &mut Vec<String>, check: fn(&Value, &[&str]) -> Result<(), String>) {
+    let names: Vec<&str> = sc.domains.iter().map(|d| d.name.as_str()).collect();
+    if let Err(e) = check(&sc.policies[i].params, &names) {
+        p.push(format!("policies[{i}].params.{e}"));
+    }
+}
+
+/// Every scheduler, in the order the docs list them.
+pub static SCHEDULERS: &[Scheduler] = &[
+    Scheduler {
+        name: "credit",
+        caps: INFERS,
+        build: |s| boxed(credit::Credit::new(s.params, s.pcpus, s.domains)),
+        check_param: |k, v| credit::CreditParams::default().set(k, v),
+        check_scenario: no_scenario_check,
+    },
+    Scheduler {
+        name: "credit2",
+        caps: PLAIN,
+        build: |s| boxed(credit2::Credit2::new(s.params, s.pcpus, s.domains)),
+        check_param: |k, v| credit2::Credit2Params::default().set(k, v),
+        check_scenario: no_scenario_check,
+    },
+    Scheduler {
+        name: "sedf",
+        caps: PLAIN,
+        build: |s| boxed(sedf::Sedf::new(s.params, s.pcpus, s.domains)),
+        check_param: |k, v| sedf::SedfParams::default().set(k, v),
+        check_scenario: |sc, i, p| check_named(sc, i, p, |v, names| sedf::check_params(v, names, &[])),
+    },
+    Scheduler {
+        name: "bvt",
+        caps: PLAIN,
+        build: |s| boxed(bvt::Bvt::new(s.params, s.pcpus, s.domains)),
+        check_param: |k, v| bvt::BvtParams::default().set(k, v),
+        check_scenario: no_scenario_check,
+    },
+    Scheduler {
+        name: "atropos",
+        caps: PLAIN,
+        build: |s| boxed(atropos::Atropos::new(s.params, s.pcpus, s.domains)),
+        check_param: atropos::check_param,
+        check_scenario: no_scenario_check,
+    },
+    Scheduler {
+        name: "arinc653",
+        caps: PLAIN,
+        build: |s| boxed(arinc653::Arinc653::new(s.params, s.pcpus, s.domains)),
+        check_param: |k, _| Err(format!("arinc653: the schedule is fixed at boot ('{k}' cannot change at run time)")),
+        check_scenario: no_scenario_check,
+    },
+    Scheduler {
+        name: "enhanced",
+        caps: INFERS,
+        build: |s| boxed(credit::enhanced::new(s.params, s.pcpus, s.domains)),
+        check_param: credit::enhanced::check_param,
+        check_scenario: no_scenario_check,
+    },
+    Scheduler {
+        name: "hybrid",
+        caps: CO_SCHEDULES,
+        build: |s| boxed(hybrid::Hybrid::new(s.params, s.pcpus, s.domains, s.types)),
+        check_param: |k, v| hybrid::HybridParams::default().set(k, v),
+        check_scenario: |sc, i, p| hybrid::check_scenario(sc, i, false, p),
+    },
+    Scheduler {
+        name: "gang",
+        caps: CO_SCHEDULES,
+        build: |s| boxed(gang::Gang::new(s.params, s.pcpus, s.domains)),
+        check_param: gang::check_param,
+        check_scenario: |sc, i, p| hybrid::check_scenario(sc, i, true, p),
+    },
+    Scheduler {
+        name: "xenco",
+        caps: PLAIN,
+        build: |s| boxed(xenco::Xenco::new(s.params, s.pcpus, s.domains)),
+        check_param: xenco::check_param,
+        check_scenario: |sc, i, p| check_named(sc, i, p, xenco::check_params),
+    },
+];
+
+/// The scheduler with this name.
+pub fn lookup(name: &str) -> Option<&'static Scheduler> {
+    SCHEDULERS.iter().find(|s| s.name == name)
+}
+
+/// The names of all schedulers, in table order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    SCHEDULERS.iter().map(|s| s.name)
+}
+
+/// Builds the policy of a scenario's policy spec.
+pub fn build(scheduler: &str, setup: &Setup) -> Result<Box<dyn Policy>, String> {
+    let s = lookup(scheduler).ok_or_else(|| format!("scheduler '{scheduler}' is not implemented yet"))?;
+    (s.build)(setup)
+}
+
+/// Checks that `param` is a run-time parameter of `scheduler` and `value` fits it.
+pub fn check_param(scheduler: &str, param: &str, value: &Value) -> Result<(), String> {
+    let s = lookup(scheduler).ok_or_else(|| format!("scheduler '{scheduler}' has no run-time parameters"))?;
+    (s.check_param)(param, value)
+}
+
+/// The scenario rules of the scheduler table (see the module header).
+pub struct Registry;
+
+impl SchedulerRules for Registry {
+    fn check_policy(&self, sc: &Scenario, i: usize, problems: &mut Vec<String>) {
+        let pol = &sc.policies[i];
+        match lookup(&pol.scheduler) {
+            Some(s) => (s.check_scenario)(sc, i, problems),
+            None => problems.push(format!(
+                "policies[{i}].scheduler: '{}' is not implemented yet (available: {})",
+                pol.scheduler,
+                names().collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
+    fn check_change(&self, sc: &Scenario, i: usize, problems: &mut Vec<String>) {
+        let c = &sc.changes[i];
+        let Some(pol) = sc.policy(&c.policy) else { return };
+        if let Err(e) = check_param(&pol.scheduler, &c.param, &c.value) {
+            problems.push(format!("changes[{i}]: {e}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The schema's scheduler enum and this table name the same schedulers (a new scheduler needs both).
+    #[test]
+    fn schema_names_the_registered_schedulers() {
+        let schema: Value = serde_json::from_str(crate::scenario::SCHEMA_JSON).unwrap();
+        let listed = schema.pointer("/$defs/policy/properties/scheduler/enum").and_then(Value::as_array).unwrap();
+        let mut listed: Vec<&str> = listed.iter().filter_map(Value::as_str).collect();
+        let mut ours: Vec<&str> = names().collect();
+        listed.sort_unstable();
+        ours.sort_unstable();
+        assert_eq!(listed, ours);
+    }
+
+    #[test]
+    fn names_are_unique_and_capabilities_fit() {
+        for (i, s) in SCHEDULERS.iter().enumerate() {
+            assert!(SCHEDULERS[..i].iter().all(|o| o.name != s.name), "{} listed twice", s.name);
+            // A co-scheduler is judged by Lag (paper 001).
+            assert_eq!(s.caps.co_schedules, s.caps.lag, "{}", s.name);
+        }
+        assert!(lookup("gang").unwrap().caps.co_schedules && !lookup("credit").unwrap().caps.co_schedules);
+        assert!(lookup("nope").is_none());
+        assert!(build("nope", &Setup { params: &Value::Null, pcpus: 1, domains: &[], types: &[] }).is_err());
+    }
+
+    /// The rules the scenario format hands over: co-scheduling needs, type changes naming domains, run-time
+    /// parameters each scheduler accepts.
+    #[test]
+    fn scenario_rules_come_from_the_table() {
+        let load = |scheduler: &str, params: Value, change: Value| {
+            Scenario::from_value(serde_json::json!({"schema":1,"id":"t","title":"t","seed":1,"duration_ms":1000,
+                "host":{"pcpus":1},
+                "domains":[{"name":"a","vcpus":2,"type":"concurrent","tasks":[{"name":"b","workload":{"type":"cpu"}}]}],
+                "policies":[{"id":"p","scheduler":scheduler,"params":params}],
+                "changes":[{"at_ms":10,"policy":"p","param":change["param"],"value":change["value"]}]}))
+        };
+        let e = load("hybrid", json!({}), json!({"param":"slot_ms","value":10})).unwrap_err().to_string();
+        assert!(e.contains("domains[0].vcpus: 2 co-scheduled vCPUs under policy 'p'"), "{e}");
+        let e = load("credit", json!({}), json!({"param":"domain_type.a","value":"throughput"})).unwrap_err();
+        assert!(e.to_string().contains("changes[0]: unknown credit parameter"), "{e}");
+        let ok = json!({"domain_type.a":"throughput"});
+        let e = load("hybrid", ok, json!({"param":"domain_type.x","value":"concurrent"})).unwrap_err().to_string();
+        assert!(e.contains("changes[0].param: no domain 'x'"), "{e}");
+        let e = load("gang", json!({}), json!({"param":"domain_type.a","value":"concurrent"})).unwrap_err().to_string();
+        assert!(e.contains("changes[0]: domain_type.a: the gang scheduler") && e.contains("domains[0].vcpus"), "{e}");
+        assert!(load("credit", json!({}), json!({"param":"tslice_ms","value":10})).is_ok());
+    }
+}

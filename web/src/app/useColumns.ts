@@ -1,0 +1,112 @@
+// The policy columns on screen: which policy each shows, and which ones the 1-4 keys hid.
+import { useCallback, useMemo, useState } from 'react';
+import type { ScenarioPolicy } from '../sim/types';
+import { MAX_COLUMNS } from '../lib/url';
+
+/** The columns to show: the URL's policies when the scenario has them all, else its first two. */
+export function chooseColumns(
+  policies: readonly ScenarioPolicy[],
+  preferred: readonly string[] | null,
+  report: (m: string) => void,
+): string[] {
+  const ids = policies.map((p) => p.id);
+  if (preferred) {
+    const unknown = preferred.filter((p) => !ids.includes(p));
+    if (unknown.length === 0) return [...new Set(preferred)].slice(0, MAX_COLUMNS);
+    report(`This scenario has no policy ${unknown.map((u) => `"${u}"`).join(', ')}; showing its first ones.`);
+  }
+  return ids.slice(0, 2);
+}
+
+/** Hides or shows column `i` of `count`; only with more than two columns, and one column always stays. */
+export function toggleHidden(hidden: readonly number[], i: number, count: number): readonly number[] {
+  if (count <= 2 || i >= count) return hidden;
+  if (hidden.includes(i)) return hidden.filter((k) => k !== i);
+  return hidden.length + 1 >= count ? hidden : [...hidden, i];
+}
+
+export interface Columns {
+  /** Policy id per column. */
+  readonly columns: readonly string[];
+  /** Indices of the hidden columns. */
+  readonly hidden: readonly number[];
+  /** The columns drawn, with their index. */
+  readonly shown: readonly { readonly policy: string; readonly i: number }[];
+  /**
+   * A new scenario's columns (see `chooseColumns`) and the hidden ones a link or lesson restores (at least one
+   * stays shown); returns the columns.
+   */
+  readonly layout: (
+    policies: readonly ScenarioPolicy[],
+    preferred: readonly string[] | null,
+    hidden?: readonly number[],
+  ) => readonly string[];
+  /** Other columns; the hidden ones are cleared when their number changes. */
+  readonly changeColumns: (next: readonly string[]) => void;
+  readonly setColumn: (i: number, policy: string) => void;
+  /** A new column with the first policy of `ids` not on screen (or the first one when all are). */
+  readonly addColumn: (ids: readonly string[]) => void;
+  readonly removeColumn: (i: number) => void;
+  /** Shows or hides column `i` (keys 1-4). */
+  readonly toggleColumn: (i: number) => void;
+}
+
+/** `report`: told when the preferred columns do not fit the scenario. */
+export function useColumns(report: (m: string) => void): Columns {
+  const [columns, setColumns] = useState<readonly string[]>([]);
+  const [hidden, setHidden] = useState<readonly number[]>([]);
+
+  const layout = useCallback(
+    (
+      policies: readonly ScenarioPolicy[],
+      preferred: readonly string[] | null,
+      hide: readonly number[] = [],
+    ) => {
+      const next = chooseColumns(policies, preferred, report);
+      setColumns(next);
+      setHidden(hide.filter((i) => i < next.length).slice(0, next.length - 1));
+      return next;
+    },
+    [report],
+  );
+
+  const changeColumns = useCallback(
+    (next: readonly string[]) => {
+      setColumns(next);
+      if (next.length !== columns.length) setHidden([]);
+    },
+    [columns],
+  );
+
+  const setColumn = useCallback(
+    (i: number, policy: string) => changeColumns(columns.map((p, k) => (k === i ? policy : p))),
+    [columns, changeColumns],
+  );
+
+  const addColumn = useCallback(
+    (ids: readonly string[]) => {
+      if (columns.length >= MAX_COLUMNS || ids.length === 0) return;
+      changeColumns([...columns, ids.find((p) => !columns.includes(p)) ?? ids[0]!]);
+    },
+    [columns, changeColumns],
+  );
+
+  const removeColumn = useCallback(
+    (i: number) => {
+      if (columns.length > 1) changeColumns(columns.filter((_, k) => k !== i));
+    },
+    [columns, changeColumns],
+  );
+
+  const toggleColumn = useCallback(
+    (i: number) => setHidden((h) => toggleHidden(h, i, columns.length)),
+    [columns.length],
+  );
+
+  const shown = useMemo(
+    () => columns.map((policy, i) => ({ policy, i })).filter(({ i }) => !hidden.includes(i)),
+    [columns, hidden],
+  );
+
+  return { columns, hidden, shown, layout, changeColumns, setColumn, addColumn, removeColumn, toggleColumn };
+}

@@ -1,0 +1,96 @@
+// Guided lessons: which lesson and step is on screen, and moving between steps. A step on the scenario already
+// shown only moves the playhead (and the columns); a step on another scenario loads it.
+import { useCallback, useState } from 'react';
+import { findLesson, PENDING_SCENARIOS, type Lesson } from '../lib/lessons';
+import { findEntry, type ScenarioEntry, type ScenarioIndex } from '../lib/scenarios';
+import type { View } from '../lib/view';
+import type { Current, Restore } from './useScenarioRuns';
+
+export interface LessonAt {
+  readonly id: string;
+  readonly step: number;
+}
+
+export interface LessonsDeps {
+  /** The share link's lesson and step. */
+  readonly initial: { readonly lesson: string | null; readonly step: number };
+  readonly index: ScenarioIndex | null;
+  readonly current: Current | null;
+  readonly columns: readonly string[];
+  readonly changeColumns: (next: readonly string[]) => void;
+  /** Stops playback and moves the playhead (and the window when given) on the scenario shown. */
+  readonly jump: (t: number, view?: View | null) => void;
+  readonly openEntry: (entry: ScenarioEntry, preferred: readonly string[] | null, restore?: Restore) => void;
+}
+
+export interface Lessons {
+  readonly lesson: LessonAt | null;
+  /** The lesson itself, when one is on. */
+  readonly currentLesson: Lesson | undefined;
+  /** Why the step's views show the previous scenario (its scenario is not in this build), if so. */
+  readonly missing: string | null;
+  readonly goToStep: (id: string, step: number) => void;
+  /** The previous (-1) or next (1) step, when the lesson has one; null without a lesson. */
+  readonly stepBy: ((delta: 1 | -1) => void) | null;
+  readonly exit: () => void;
+}
+
+export function useLessons({
+  initial,
+  index,
+  current,
+  columns,
+  changeColumns,
+  jump,
+  openEntry,
+}: LessonsDeps): Lessons {
+  const [lesson, setLesson] = useState<LessonAt | null>(() =>
+    initial.lesson && findLesson(initial.lesson) ? { id: initial.lesson, step: initial.step } : null,
+  );
+  const [missing, setMissing] = useState<string | null>(null);
+
+  /** Shows a lesson step: loads its scenario when another is on screen, else only moves the playhead. */
+  const goToStep = useCallback(
+    (id: string, step: number) => {
+      const l = findLesson(id);
+      const s = l?.steps[step];
+      if (!l || !s) return;
+      setLesson({ id, step });
+      const entry = index && findEntry(index, s.scenario);
+      if (!entry) {
+        setMissing(
+          `This step uses the scenario "${s.scenario}", which is not in this build's library` +
+            (PENDING_SCENARIOS.includes(s.scenario) ? ' yet (it is still being written).' : '.') +
+            ' The text above still tells the story; the views show the previous scenario.',
+        );
+        return;
+      }
+      setMissing(null);
+      const sameScenario = current?.id === entry.id && current.text === current.baseText;
+      if (sameScenario) {
+        if (s.policies && s.policies.join() !== columns.join()) changeColumns([...s.policies]);
+        jump(s.t_ms, s.view_ms ?? null);
+        return;
+      }
+      openEntry(entry, s.policies ?? null, { time: s.t_ms, view: s.view_ms ?? null });
+    },
+    [index, current, columns, changeColumns, jump, openEntry],
+  );
+
+  const currentLesson = lesson ? findLesson(lesson.id) : undefined;
+  const stepBy = useCallback(
+    (delta: 1 | -1) => {
+      if (!lesson || !currentLesson) return;
+      const next = lesson.step + delta;
+      if (next >= 0 && next < currentLesson.steps.length) goToStep(lesson.id, next);
+    },
+    [lesson, currentLesson, goToStep],
+  );
+
+  const exit = useCallback(() => {
+    setLesson(null);
+    setMissing(null);
+  }, []);
+
+  return { lesson, currentLesson, missing, goToStep, stepBy: lesson && currentLesson ? stepBy : null, exit };
+}

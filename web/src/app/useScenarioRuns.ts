@@ -1,0 +1,308 @@
+// The scenario on screen and its runs: boot (the library, then the share link's scenario or the default one),
+// loading a library entry or the editor's draft, and running every policy in the simulation workers, then
+// judging the scenario's claims over all of them.
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { Cancelled, SimClient } from '../sim/client';
+import type { ClaimResult, RunResult, ScenarioDoc } from '../sim/types';
+import {
+  findEntry,
+  loadIndex,
+  loadScenarioText,
+  type ScenarioEntry,
+  type ScenarioIndex,
+} from '../lib/scenarios';
+import { LinkError, resolveLibraryRef, type ShareState } from '../lib/share';
+import { chooseBucketMs } from '../lib/series';
+import type { View } from '../lib/view';
+import { message } from './useErrors';
+
+export interface Current {
+  /** Bumps on every new scenario; resets views that keep state. */
+  readonly key: number;
+  /** Library id, or null for a user's own file. */
+  readonly id: string | null;
+  readonly name: string;
+  readonly text: string;
+  readonly doc: ScenarioDoc;
+  /** The library file's text when `id` is set: a share link carries the edits as a patch against it. */
+  readonly baseText: string | null;
+}
+
+/** Where a (re)loaded scenario's view starts: a share link's or a lesson step's, else the default. */
+export interface Restore {
+  readonly time?: number | null;
+  readonly view?: View | null;
+  readonly hidden?: readonly number[];
+}
+
+/** Where a scenario's text came from. */
+interface Origin {
+  readonly id: string | null;
+  readonly name: string;
+  readonly baseText: string | null;
+}
+
+export interface ScenarioRunsDeps {
+  /** The page's URL, parsed once. */
+  readonly urlState: ShareState;
+  readonly addError: (m: string) => void;
+  readonly clearErrors: () => void;
+  /** Chooses the new scenario's columns (the preferred ones when it has them) and which are hidden. */
+  readonly layout: (
+    policies: ScenarioDoc['policies'],
+    preferred: readonly string[] | null,
+    hidden?: readonly number[],
+  ) => readonly string[];
+  /** Resets playback for the new scenario: its duration, the playhead and the window. */
+  readonly load: (durationMs: number, time?: number | null, view?: View | null) => void;
+}
+
+export interface ScenarioRuns {
+  readonly client: SimClient;
+  /** The library, once loaded. */
+  readonly index: ScenarioIndex | null;
+  readonly current: Current | null;
+  /** Finished runs by policy id. */
+  readonly runs: Readonly<Record<string, RunResult>>;
+  /** The claims, once every run finished and they were judged. */
+  readonly claims: ClaimResult[] | null;
+  /** Why the current scenario's runs stopped, if they failed. */
+  readonly runError: string | null;
+  /** Overall progress of the runs (0..1) while they run, else null. */
+  readonly progress: number | null;
+  /** A scenario is being loaded (boot, a library pick, a draft, a lesson step). */
+  readonly loading: boolean;
+  /** Playhead queries in flight (tracked only with `?testing=1`). */
+  readonly querying: boolean;
+  /** Shows the library scenario `id` with its first columns (the banner's old errors go). */
+  readonly selectScenario: (id: string) => void;
+  /** Loads a library entry and runs it with the preferred columns, from `restore`. */
+  readonly openEntry: (entry: ScenarioEntry, preferred: readonly string[] | null, restore?: Restore) => void;
+  /**
+   * Runs the editor's draft `text` (named `name` unless it is the library scenario on screen), keeping those of
+   * `columns` it still has, from `restore`; old errors go. An edit of a library scenario (same id) stays linked
+   * to it, so its share link is the id plus a patch.
+   */
+  readonly runDraft: (text: string, name: string, columns: readonly string[], restore: Restore) => void;
+  /** Stops the runs in flight (a long scenario should never hold the page hostage). */
+  readonly cancelRuns: () => void;
+}
+
+export function useScenarioRuns({
+  urlState,
+  addError,
+  clearErrors,
+  layout,
+  load,
+}: ScenarioRunsDeps): ScenarioRuns {
+  const testing = urlState.testing;
+  const [client] = useState(() => new SimClient());
+  const [index, setIndex] = useState<ScenarioIndex | null>(null);
+  const [current, setCurrent] = useState<Current | null>(null);
+  const [runs, setRuns] = useState<Readonly<Record<string, RunResult>>>({});
+  const [claims, setClaims] = useState<ClaimResult[] | null>(null);
+  const [runError, setRunError] = useState<string | null>(null);
+  const [progress, setProgress] = useState<number | null>(null);
+  const [busyOps, setBusyOps] = useState(1); // the boot sequence counts as one
+  const [querying, setQuerying] = useState(false);
+  const genRef = useRef(0);
+
+  useEffect(() => {
+    if (testing) client.onQueries(setQuerying);
+    return () => {
+      client.onQueries(null);
+      client.dispose();
+    };
+  }, [client, testing]);
+
+  /** Validates, then (only if valid) replaces what is on screen and runs every policy. */
+  const start = useCallback(
+    async (
+      text: string,
+      origin: Origin,
+      preferred: readonly string[] | null,
+      restore: Restore = {},
+    ): Promise<boolean> => {
+      let problem: string | null;
+      try {
+        problem = await client.validate(text);
+      } catch (e) {
+        addError(`${origin.name}: the simulator could not check it (${message(e)}).`);
+        return false;
+      }
+      if (problem !== null) {
+        addError(`${origin.name} was not loaded: ${problem}`);
+        return false;
+      }
+      const doc = JSON.parse(text) as ScenarioDoc;
+      const policyIds = doc.policies.map((p) => p.id);
+      if (policyIds.length === 0) {
+        addError(`${origin.name} lists no policies to run.`);
+        return false;
+      }
+      const gen = ++genRef.current;
+      const live = () => gen === genRef.current;
+      // A new scenario: stop its predecessor's runs and free the finished ones the views were querying.
+      client.reset();
+      const cols = layout(doc.policies, preferred, restore.hidden);
+      setCurrent({ key: gen, id: origin.id, name: origin.name, text, doc, baseText: origin.baseText });
+      setRuns({});
+      setClaims(null);
+      setRunError(null);
+      setProgress(0);
+      load(doc.duration_ms, restore.time, restore.view);
+
+      // The columns on screen run first so they draw while the others finish.
+      const order = [...cols, ...policyIds.filter((p) => !cols.includes(p))];
+      try {
+        const results = await client.runAll(text, order, chooseBucketMs(doc.duration_ms), {
+          onProgress: (f) => live() && setProgress(f),
+          onRun: (run) => live() && setRuns((prev) => ({ ...prev, [run.policy]: run })),
+        });
+        if (!live()) return true;
+        const checked = await client.claims(
+          text,
+          results.map((r) => r.report),
+        );
+        if (live()) setClaims(checked);
+      } catch (e) {
+        if (e instanceof Cancelled || !live()) return true;
+        addError(`Running ${origin.name} failed: ${message(e)}`);
+        setRunError(message(e));
+      } finally {
+        if (live()) setProgress(null);
+      }
+      return true;
+    },
+    [addError, client, layout, load],
+  );
+
+  /** Counts `work` as a load in progress. */
+  const track = useCallback(async (work: () => Promise<void>) => {
+    setBusyOps((n) => n + 1);
+    try {
+      await work();
+    } finally {
+      setBusyOps((n) => n - 1);
+    }
+  }, []);
+
+  // Boot: the library, then the URL's scenario (or the default one).
+  useEffect(() => {
+    let cancelled = false;
+    void (async () => {
+      try {
+        const idx = await loadIndex();
+        if (cancelled) return;
+        setIndex(idx);
+        const ref = urlState.scenario;
+        const restore: Restore = { time: urlState.time, view: urlState.view, hidden: urlState.hidden };
+        if (ref?.kind === 'inline') {
+          const origin = { id: null, name: 'The shared scenario', baseText: null };
+          if (await start(ref.text, origin, urlState.policies, restore)) return;
+          if (cancelled) return;
+        }
+        // A shared scenario that failed: the default one, at its own start.
+        const fellBack = ref?.kind === 'inline';
+        const wanted = ref?.kind === 'library' ? ref.id : idx.default;
+        let entry = findEntry(idx, wanted);
+        if (!entry) {
+          addError(`There is no scenario "${wanted}" in the library; showing "${idx.default}" instead.`);
+          entry = findEntry(idx, idx.default)!;
+        }
+        const base = await loadScenarioText(entry);
+        if (cancelled) return;
+        let text = base;
+        if (ref?.kind === 'library' && ref.id === entry.id && ref.patch) {
+          try {
+            text = resolveLibraryRef(ref, base);
+          } catch (e) {
+            addError(`${e instanceof LinkError ? e.message : message(e)} Showing the library's version.`);
+          }
+        }
+        const origin = { id: entry.id, name: entry.title, baseText: base };
+        const ok = await start(text, origin, fellBack ? null : urlState.policies, fellBack ? {} : restore);
+        // Edits that no longer validate (the library moved on): the library's own version instead.
+        if (!ok && !cancelled && text !== base) await start(base, origin, urlState.policies, restore);
+      } catch (e) {
+        if (!cancelled) addError(`The scenario library could not be loaded: ${message(e)}`);
+      } finally {
+        if (!cancelled) setBusyOps((n) => n - 1);
+      }
+    })();
+    return () => {
+      cancelled = true;
+    };
+  }, [urlState, addError, start]);
+
+  const openEntry = useCallback(
+    (entry: ScenarioEntry, preferred: readonly string[] | null, restore: Restore = {}) => {
+      void track(async () => {
+        try {
+          const text = await loadScenarioText(entry);
+          await start(text, { id: entry.id, name: entry.title, baseText: text }, preferred, restore);
+        } catch (e) {
+          addError(`${entry.title} could not be loaded: ${message(e)}`);
+        }
+      });
+    },
+    [track, start, addError],
+  );
+
+  const selectScenario = useCallback(
+    (id: string) => {
+      const entry = index && findEntry(index, id);
+      if (!entry) return;
+      clearErrors();
+      openEntry(entry, null);
+    },
+    [index, openEntry, clearErrors],
+  );
+
+  const runDraft = useCallback(
+    (text: string, name: string, columns: readonly string[], restore: Restore) => {
+      clearErrors();
+      let id: unknown = null;
+      let keep: string[] | null = null;
+      try {
+        const doc = JSON.parse(text) as { id?: unknown; policies?: { id?: unknown }[] };
+        id = doc.id;
+        const ids = (Array.isArray(doc.policies) ? doc.policies : []).map((p) => p?.id);
+        keep = columns.filter((c) => ids.includes(c));
+      } catch {
+        // Not JSON: the simulator's validation names the problem.
+      }
+      const linked = current?.id != null && current.baseText !== null && id === current.id;
+      const origin = linked
+        ? { id: current.id, name: current.name, baseText: current.baseText }
+        : { id: null, name, baseText: null };
+      void track(async () => {
+        await start(text, origin, keep && keep.length > 0 ? keep : null, restore);
+      });
+    },
+    [track, start, clearErrors, current],
+  );
+
+  const cancelRuns = useCallback(() => {
+    genRef.current++;
+    client.cancel();
+    setProgress(null);
+    setRunError('stopped by you');
+  }, [client]);
+
+  return {
+    client,
+    index,
+    current,
+    runs,
+    claims,
+    runError,
+    progress,
+    loading: busyOps > 0,
+    querying,
+    selectScenario,
+    openEntry,
+    runDraft,
+    cancelRuns,
+  };
+}

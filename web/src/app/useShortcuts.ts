@@ -1,0 +1,97 @@
+// The page's keys: Space play/pause, arrows step through decisions, +/- zoom, [/] speed, 1-4 show/hide columns;
+// for the classroom, PageDown/PageUp step through a lesson (what presentation clickers send), P toggles
+// presentation mode and Escape leaves it. Keys that the focused control already uses (typing, lists, buttons for
+// Space, the slider for arrows) are left to it.
+import { useEffect, type Dispatch, type SetStateAction } from 'react';
+
+/** Whether a key press belongs to the focused control (typing, a list, a slider) rather than to the page. */
+function ownKey(e: KeyboardEvent, slider: boolean): boolean {
+  const t = e.target as HTMLElement | null;
+  if (!t) return false;
+  const tag = t.tagName;
+  if (t.isContentEditable || tag === 'TEXTAREA' || tag === 'SELECT') return true;
+  if (tag === 'INPUT') return (t as HTMLInputElement).type !== 'range' || slider;
+  return false;
+}
+
+export interface Shortcuts {
+  readonly togglePlay: () => void;
+  readonly stepDecision: (dir: 1 | -1) => unknown;
+  /** Zooms the timelines around the playhead (factor < 1 zooms in). */
+  readonly zoom: (factor: number) => void;
+  /** One notch slower (-1) or faster (1). */
+  readonly changeSpeed: (dir: 1 | -1) => void;
+  readonly toggleColumn: (i: number) => void;
+  /** The previous or next lesson step; null without a lesson. */
+  readonly stepLesson: ((delta: 1 | -1) => void) | null;
+  readonly presenting: boolean;
+  readonly setPresenting: Dispatch<SetStateAction<boolean>>;
+}
+
+export function useShortcuts({
+  togglePlay,
+  stepDecision,
+  zoom,
+  changeSpeed,
+  toggleColumn,
+  stepLesson,
+  presenting,
+  setPresenting,
+}: Shortcuts): void {
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      const tag = (e.target as HTMLElement | null)?.tagName;
+      switch (e.key) {
+        case ' ':
+          if (ownKey(e, false) || tag === 'BUTTON') return;
+          e.preventDefault();
+          if (!e.repeat) togglePlay();
+          return;
+        case 'ArrowLeft':
+        case 'ArrowRight':
+          if (ownKey(e, true)) return;
+          e.preventDefault();
+          void stepDecision(e.key === 'ArrowRight' ? 1 : -1);
+          return;
+        case '+':
+        case '=':
+        case '-':
+        case '_':
+          if (ownKey(e, false)) return;
+          e.preventDefault();
+          zoom(e.key === '-' || e.key === '_' ? 2 : 0.5);
+          return;
+        case '[':
+        case ']':
+          if (ownKey(e, false)) return;
+          changeSpeed(e.key === ']' ? 1 : -1);
+          return;
+        case '1':
+        case '2':
+        case '3':
+        case '4':
+          if (ownKey(e, false)) return;
+          toggleColumn(Number(e.key) - 1);
+          return;
+        case 'PageDown':
+        case 'PageUp':
+          if (ownKey(e, false) || !stepLesson) return;
+          stepLesson(e.key === 'PageDown' ? 1 : -1);
+          e.preventDefault();
+          return;
+        case 'p':
+        case 'P':
+          if (ownKey(e, false)) return;
+          setPresenting((v) => !v);
+          return;
+        case 'Escape':
+          if (ownKey(e, false) || !presenting) return;
+          setPresenting(false);
+          return;
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [togglePlay, stepDecision, zoom, changeSpeed, toggleColumn, stepLesson, presenting, setPresenting]);
+}

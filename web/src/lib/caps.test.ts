@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import type { Caps, Meta } from '../sim/types';
+import { showsLag } from './caps';
+
+const plain: Caps = { co_schedules: false, beliefs: false, lag: false };
+
+function meta(caps: Caps | undefined, concurrent: boolean): Meta {
+  return {
+    pcpus: 2,
+    duration_ns: 1e6,
+    warmup_ns: 0,
+    domains: [{ name: 'd', role: 'guest', vcpus: 2, weight: 256, cap_pct: 0, color_index: 0, concurrent }],
+    vcpus: [],
+    tasks: [],
+    ...(caps ? { caps } : {}),
+  };
+}
+
+describe('showsLag', () => {
+  it('follows the scheduler capability the simulator reports', () => {
+    expect(showsLag(meta({ co_schedules: true, beliefs: false, lag: true }, false))).toBe(true);
+    expect(showsLag(meta(plain, false))).toBe(false);
+  });
+
+  it('shows Lag for a concurrent domain under any scheduler', () => {
+    expect(showsLag(meta(plain, true))).toBe(true);
+  });
+
+  it('stays off for traces without capabilities and no concurrent domain', () => {
+    expect(showsLag(meta(undefined, false))).toBe(false);
+  });
+});
