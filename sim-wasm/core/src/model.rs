@@ -115,6 +115,8 @@ pub enum GuestEvent {
     Packet(Packet),
     /// The driver domain's backend has I/O work queued.
     DriverKick,
+    /// The driver domain's backend sent the guest's packets on: netfront frees their ring slots (no task wakes).
+    TxDone,
     /// A block request of `task` completed.
     BlkDone { task: TaskId, bytes: u32, issued_at: Nanos },
     /// A guest timer of `task` expired.
@@ -133,6 +135,7 @@ impl GuestEvent {
         match self {
             GuestEvent::Packet(_) => "packet",
             GuestEvent::DriverKick => "backend",
+            GuestEvent::TxDone => "tx done",
             GuestEvent::BlkDone { .. } => "block",
             GuestEvent::Timer(_) => "timer",
             GuestEvent::Ipi(_) => "ipi",

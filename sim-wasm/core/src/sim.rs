@@ -171,11 +171,7 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> SimOptions {
-        SimOptions {
-            trace: true,
-            trace_budget_bytes: crate::trace::DEFAULT_BUDGET_BYTES,
-            costs: crate::costs::PROFILE,
-        }
+        SimOptions { trace: true, trace_budget_bytes: crate::trace::DEFAULT_BUDGET_BYTES, costs: crate::costs::PROFILE }
     }
 }
 
@@ -869,6 +865,7 @@ impl Simulation {
                 self.unplug(v);
                 None
             }
+            GuestEvent::TxDone => None,
         };
         let Some(t) = task else { return };
         self.guests.tasks[t.0].last_event = Some(self.now);

@@ -41,6 +41,8 @@ pub enum WakeCause {
     },
     /// A block request completed, handed on by the driver domain.
     BlockDone,
+    /// The driver domain sent the guest's packets on (netback's transmit responses free netfront's ring slots).
+    NetTxDone,
     /// The disk interrupt of a driver domain's own request.
     DiskInterrupt,
     /// A guest timer of one of its tasks.
@@ -93,6 +95,7 @@ impl WakeCause {
             WakeCause::Backend(BackendWork::DiskInterrupt) => "disk interrupt (backend)",
             WakeCause::NetRx { .. } => "net rx",
             WakeCause::BlockDone => "block I/O done",
+            WakeCause::NetTxDone => "net tx done",
             WakeCause::DiskInterrupt => "disk interrupt",
             WakeCause::Timer => "timer",
             WakeCause::UnplugTimer => "block unplug timer",

@@ -224,8 +224,7 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
                 Some(c) => (us_to_ns(c.packet_us), us_to_ns(c.block_us)),
                 None => (costs.net_backend_pkt_ns, costs.blk_backend_req_ns),
             };
-            let work =
-                Work::Driver { packet_ns, block_ns, queue: VecDeque::new(), batch: Vec::new(), tail_ns: None };
+            let work = Work::Driver { packet_ns, block_ns, queue: VecDeque::new(), batch: Vec::new(), tail_ns: None };
             let pr = dom.backend_priority.unwrap_or(Priority::Rt(RtTag::Rt));
             let t = new_task(d, VcpuId(first), "backend".into(), pr, work);
             add(&mut tasks, &mut vcpus, 0, t);

@@ -217,6 +217,16 @@ impl Simulation {
                 None
             }
             DriverItem::Tx(pkt) => {
+                // netback answers the transmit once the packet is on its way (`make_tx_response`), and notifies the
+                // sender when netfront's event index asks for it, which it does for the first response after it
+                // last looked: once per pass here.
+                let sender = match pkt.src {
+                    Endpoint::Task(ts) => Some(self.guests.tasks[ts.0].vcpu),
+                    Endpoint::Peer(_) => None,
+                };
+                if let Some(sv) = sender {
+                    self.post_event(sv, GuestEvent::TxDone, Some(dv), WakeCause::NetTxDone);
+                }
                 match pkt.dst {
                     Endpoint::Peer(_) => {
                         let at = self.io.link_out.send(self.now, pkt.bytes);
@@ -228,7 +238,7 @@ impl Simulation {
                         self.driver_enqueue(dom, DriverItem::Rx(pkt), Some(dv));
                     }
                 }
-                None
+                sender
             }
             DriverItem::BlkSubmit { task, bytes, issued_at } => {
                 // The backend maps the request's grant now: block correlation looks at the tasks the guest has
