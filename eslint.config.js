@@ -17,6 +17,7 @@ export default tseslint.config(
       'playwright-report/**',
       'e2e/test-results/**',
       'e2e/playwright-report/**',
+      'python/.venv/**',
     ],
   },
   js.configs.recommended,

@@ -244,6 +244,9 @@ for (const id of PAPER) {
     await expect(page.getByTestId('summary-table')).toBeVisible();
     const claims = page.getByTestId('claims-panel').getByTestId('claim');
     expect(await claims.count()).toBeGreaterThan(0);
-    await expect(page.getByTestId('claims-panel').locator('[data-holds="false"]')).toHaveCount(0);
+    // A finding kept as not reproduced is reported, not failed (`schedsim check` passes it too).
+    await expect(
+      page.getByTestId('claims-panel').locator('[data-holds="false"]:not([data-status="not_reproduced"])'),
+    ).toHaveCount(0);
   });
 }

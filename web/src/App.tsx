@@ -8,6 +8,7 @@ import { MAX_COLUMNS } from './lib/url';
 import { parseShareUrl } from './lib/share';
 import { ThemeContext, useTheme } from './lib/theme';
 import { nextSpeed } from './lib/speed';
+import { columnId, parseColumnId } from './lib/columns';
 import { ClaimsPanel } from './components/ClaimsPanel';
 import { ComparisonPanel, type ComparedRun } from './components/ComparisonPanel';
 import { ErrorBanner } from './components/ErrorBanner';
@@ -42,8 +43,20 @@ export function App() {
   const { playhead, playing, speed, setSpeed, durationMs, time, view, seek } = playback;
   const { columns, hidden, shown, layout, changeColumns, setColumn, addColumn, removeColumn, toggleColumn } =
     useColumns(addError);
-  const { client, index, current, runs, claims, runError, progress, loading, querying, ...scenario } =
-    useScenarioRuns({ urlState, addError, clearErrors, layout, load: playback.load });
+  const {
+    client,
+    index,
+    current,
+    runs,
+    claims,
+    ablated,
+    ablating,
+    runError,
+    progress,
+    loading,
+    querying,
+    ...scenario
+  } = useScenarioRuns({ urlState, addError, clearErrors, columns, layout, load: playback.load });
   const busy = loading || progress !== null;
   const lessons = useLessons({
     initial: urlState,
@@ -57,7 +70,18 @@ export function App() {
   const { lesson, currentLesson } = lessons;
 
   const policies = useMemo(() => current?.doc.policies ?? [], [current]);
-  const labelOf = useCallback((id: string) => policies.find((p) => p.id === id)?.label ?? id, [policies]);
+  const stated = useMemo(() => current?.doc.claims ?? [], [current]);
+  // A column id names a policy, or that policy on a claim's ablation: "TAVS, partial boosting off".
+  const labelOf = useCallback(
+    (id: string) => {
+      const ref = parseColumnId(id);
+      const base = policies.find((p) => p.id === (ref?.policy ?? id));
+      const label = base?.label ?? ref?.policy ?? id;
+      const off = ref?.ablation != null ? stated[ref.ablation]?.without?.label : undefined;
+      return off ? `${label}, ${off}` : label;
+    },
+    [policies, stated],
+  );
   const ready = current !== null && columns.some((c) => runs[c]);
   const firstRun = shown.map(({ policy }) => runs[policy]).find((r) => r !== undefined);
 
@@ -77,7 +101,13 @@ export function App() {
     presenting,
     setPresenting,
   });
-  useTestingIdle({ testing, inFlight: busy || querying, runs, claims, columns });
+  useTestingIdle({
+    testing,
+    inFlight: busy || querying || ablating,
+    runs,
+    claims: [claims, ablated],
+    columns,
+  });
   const shareUrl = useShareUrl({ current, columns, testing, time, view, hidden, open, lesson, playing });
 
   // Memoised: a new array would refetch every distribution on each playhead frame.
@@ -102,6 +132,15 @@ export function App() {
   // Stable props: the editor (a form of the whole scenario) must not re-render on every playhead frame.
   const editorCurrent = useMemo(() => current && { text: current.text, name: current.name }, [current]);
   const closeEditor = useCallback(() => togglePanel('editor', false), [togglePanel]);
+  // The ablated run joins the columns (the last one gives way when all four are taken).
+  const addAblated = useCallback(
+    (k: number, policy: string) => {
+      const id = columnId(policy, k);
+      if (columns.includes(id)) return;
+      changeColumns([...columns.slice(0, MAX_COLUMNS - 1), id]);
+    },
+    [columns, changeColumns],
+  );
 
   return (
     <ThemeContext.Provider value={theme}>
@@ -298,9 +337,11 @@ export function App() {
                         onSeek={seek}
                         onRemove={columns.length > 1 ? () => removeColumn(i) : undefined}
                         policy={policy}
+                        label={labelOf(policy)}
+                        ablated={ablated[policy]}
                         policies={policies}
                         run={runs[policy]}
-                        failed={runs[policy] ? null : runError}
+                        failed={runs[policy] ? null : (ablated[policy]?.error ?? runError)}
                         durationMs={durationMs}
                         playhead={playhead}
                         onViewChange={playback.onViewChange}
@@ -309,7 +350,15 @@ export function App() {
                     ))}
                   </div>
                   <ComparisonPanel client={client} runs={compared} />
-                  <ClaimsPanel claims={claims} failed={runError} labelOf={labelOf} />
+                  <ClaimsPanel
+                    claims={claims}
+                    stated={stated}
+                    failed={runError}
+                    labelOf={labelOf}
+                    ablated={ablated}
+                    columns={columns}
+                    onAblate={addAblated}
+                  />
                 </ErrorBoundary>
               </>
             ) : (

@@ -2,7 +2,7 @@
 //! judged on the scenario and, for an effect claim, on its ablation (the scenario with the credited mechanism
 //! switched off), where it must fail. The same outcomes make the fidelity table (`docs/fidelity.md`).
 
-use crate::batch::{self, Batch};
+use schedsim_cli::batch::{self, Batch};
 use schedsim_core::claims::{self, ClaimResult};
 use schedsim_core::report::{self, Report, RunOptions};
 use schedsim_core::scenario::Scenario;
@@ -190,6 +190,9 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
     let mut text = String::new();
     let mut t = Tally::default();
     for f in outcomes {
+        // A not_reproduced claim is stale only if it now holds, with its ablation failing, in every setting that
+        // has it: holding in one variant does not make the paper's result reproduced.
+        let reproduced = |text: &str| f.settings.iter().all(|set| set.claim(text).is_none_or(ClaimOutcome::passes));
         for set in &f.settings {
             let variant = if set.label.is_empty() { String::new() } else { format!(" {{{}}}", set.label) };
             for (k, o) in set.claims.iter().enumerate() {
@@ -197,12 +200,12 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                 let n = o.seeds.len();
                 let nr = c.not_reproduced();
                 let pass = o.passes();
-                // A not_reproduced claim that now holds everywhere with its ablation failing has a stale status.
+                let stale = nr && reproduced(&c.text);
                 let mark = match (nr, pass) {
                     (false, true) => "ok  ",
                     (false, false) => "FAIL",
-                    (true, false) => "n/r ",
-                    (true, true) => "FAIL",
+                    (true, _) if stale => "FAIL",
+                    (true, _) => "n/r ",
                 };
                 match mark {
                     "ok  " => t.passed += 1,
@@ -235,10 +238,10 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                     });
                 }
                 if nr {
-                    notes.push(if pass {
-                        "marked not_reproduced but reproduced: update its status".into()
-                    } else {
-                        "not reproduced".into()
+                    notes.push(match (stale, pass) {
+                        (true, _) => "marked not_reproduced but reproduced: update its status".into(),
+                        (false, true) => "not reproduced; holds in this setting".into(),
+                        (false, false) => "not reproduced".into(),
                     });
                 }
                 if !notes.is_empty() {

@@ -11,11 +11,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-mod batch;
 mod bench;
 mod check;
-mod par;
-mod sweep;
+
+use schedsim_cli::{batch, par, pick_variant, sweep};
 
 #[derive(Parser)]
 #[command(name = "schedsim", version, about = "Hypervisor CPU scheduling simulator")]
@@ -98,9 +97,11 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Run a grid over scenario parameters (every combination x every seed x every policy), one row per run.
+    /// Run a grid over scenario parameters (every combination x every seed x every policy), one row per run. With
+    /// --shard I/N --out DIR, run only the I-th of N slices and write it to DIR; --merge DIR joins the slices.
     Sweep {
-        file: PathBuf,
+        #[arg(required_unless_present = "merge")]
+        file: Option<PathBuf>,
         /// PATH=V1,V2,...: a dotted path into the scenario file and its values, e.g. `domains.2.weight=256,512`,
         /// `policies.1.params.ratelimit_us=0,1000`, `host.pcpus=1,2`. Array elements by index or by name/id.
         #[arg(long = "set", value_name = "PATH=V1,V2,...")]
@@ -120,12 +121,23 @@ enum Cmd {
         /// Worker threads [default: all cores].
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
         jobs: Option<u64>,
+        /// Output format (of the whole sweep or of --merge; shards are always CSV).
         #[arg(long, value_enum, default_value = "csv")]
         format: Format,
         /// Metric path to print, `*` for every key at a level (repeatable) [default: every domain's cpu_share,
         /// response_ms.mean and .p99 where present, fairness.jain].
         #[arg(long = "metric", value_name = "PATH")]
         metrics: Vec<String>,
+        /// Run only the I-th (from 0) of N slices of the grid's runs (run r belongs to slice r mod N), e.g.
+        /// `--shard $SLURM_ARRAY_TASK_ID/10` or `--shard $JOB_COMPLETION_INDEX/10`.
+        #[arg(long, value_name = "I/N", requires = "out")]
+        shard: Option<String>,
+        /// With --shard: the directory to write `shard-I-of-N.csv` and its manifest `shard-I-of-N.json` into.
+        #[arg(long, value_name = "DIR", requires = "shard")]
+        out: Option<PathBuf>,
+        /// Join the shards in DIR and print the whole sweep's table, as one run without --shard would.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["file", "sets", "shard", "seed", "duration_ms", "policies", "metrics"])]
+        merge: Option<PathBuf>,
     },
     /// Measure simulation speed: simulated seconds per wall second and events per second.
     Bench {
@@ -139,18 +151,6 @@ enum Cmd {
 
 fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
-}
-
-/// The scenario's variant with this label, or an error listing the labels there are.
-fn pick_variant(sc: &Scenario, label: &str) -> Result<Scenario, String> {
-    match sc.variants.iter().find(|v| v.label == label).and_then(|v| v.scenario.as_deref()) {
-        Some(v) => Ok(v.clone()),
-        None => {
-            let labels: Vec<String> = sc.variants.iter().map(|v| format!("'{}'", v.label)).collect();
-            let known = if labels.is_empty() { "it has none".to_string() } else { labels.join(", ") };
-            Err(format!("--variant: scenario '{}' has no variant '{label}' ({known})", sc.id))
-        }
-    }
 }
 
 fn load(path: &Path) -> Result<Scenario, String> {
@@ -267,15 +267,35 @@ fn real_main() -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Sweep { file, sets, seeds, seed, duration_ms, policies, jobs, format, metrics } => {
-            let text = read(&file)?;
-            // The file as written must be valid on its own (size, JSON, schema), so that errors in combinations are
-            // the sweep's; the grid is then built on its JSON.
-            Scenario::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-            let base: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-            let axes = sets.iter().map(|s| sweep::parse_axis(s)).collect::<Result<Vec<_>, _>>()?;
-            let spec = sweep::Spec { axes, seeds, seed, duration_ms, policies, metrics, jobs: jobs_or_default(jobs) };
-            let table = sweep::sweep(&base, &spec).map_err(|e| format!("sweep {}: {e}", file.display()))?;
+        Cmd::Sweep { file, sets, seeds, seed, duration_ms, policies, jobs, format, metrics, shard, out, merge } => {
+            let table = if let Some(dir) = merge {
+                sweep::merge(&dir)?
+            } else {
+                let file = file.ok_or("sweep: a scenario FILE is required (or --merge DIR)")?;
+                let text = read(&file)?;
+                // The file as written must be valid on its own (size, JSON, schema), so that errors in combinations
+                // are the sweep's; the grid is then built on its JSON.
+                Scenario::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+                let base: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+                let axes = sets.iter().map(|s| sweep::parse_axis(s)).collect::<Result<Vec<_>, _>>()?;
+                let shard = shard.as_deref().map(sweep::Shard::parse).transpose()?;
+                let spec = sweep::Spec {
+                    grid: sweep::GridSpec { axes, seeds, seed, duration_ms, policies },
+                    metrics,
+                    jobs: jobs_or_default(jobs),
+                    shard,
+                };
+                let failed = |e: String| format!("sweep {}: {e}", file.display());
+                let table = sweep::sweep(&base, &spec).map_err(|e| failed(e.to_string()))?;
+                if let (Some(dir), Some(s)) = (out, shard) {
+                    let id = sweep::sweep_id(&text, &spec);
+                    let path = sweep::write_shard(&dir, &table, &spec, id).map_err(failed)?;
+                    let n = table.rows.len();
+                    eprintln!("schedsim sweep: shard {}/{}: {n} runs -> {}", s.index, s.count, path.display());
+                    return Ok(ExitCode::SUCCESS);
+                }
+                table
+            };
             match format {
                 Format::Csv => emit(&table.to_csv()),
                 Format::Json => {

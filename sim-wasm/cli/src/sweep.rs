@@ -5,9 +5,13 @@
 use crate::batch::{self, seed_list};
 use crate::par;
 use schedsim_core::report::{with_overrides, RunOptions};
-use schedsim_core::scenario::Scenario;
+use schedsim_core::scenario::{Scenario, ScenarioError};
 use schedsim_core::sim::Simulation;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 /// Metrics printed when no `--metric` is given (patterns; `*` matches every domain).
 pub const DEFAULT_METRICS: &[&str] =
@@ -143,39 +147,9 @@ pub fn combinations(axes: &[Axis]) -> Vec<Vec<Value>> {
     out
 }
 
-/// What to sweep and how.
-pub struct Spec {
-    pub axes: Vec<Axis>,
-    pub seeds: u64,
-    pub seed: Option<u64>,
-    pub duration_ms: Option<u64>,
-    pub policies: Vec<String>,
-    pub metrics: Vec<String>,
-    pub jobs: usize,
-}
-
-/// The sweep's result: one row per (combination, seed, policy), in that order.
-pub struct Table {
-    pub scenario: String,
-    pub axes: Vec<String>,
-    pub seeds: u64,
-    /// Metric columns: the paths each pattern matched in any row, pattern by pattern, in first-seen order.
-    pub columns: Vec<String>,
-    pub rows: Vec<Row>,
-}
-
-pub struct Row {
-    pub combination: usize,
-    pub values: Vec<Value>,
-    pub seed: u64,
-    pub policy: String,
-    /// Matched metrics, per pattern: `(path, number)`.
-    pub metrics: Vec<Vec<(String, Value)>>,
-}
-
 /// Every number a metric pattern matches in a run, as `(path, number)`, numbers kept as written (integers stay
 /// integers in the output). Same matching as claims: dotted keys, `*` for every key at a level.
-fn resolve(run: &Value, pattern: &str) -> Vec<(String, Value)> {
+pub fn resolve(run: &Value, pattern: &str) -> Vec<(String, Value)> {
     fn walk(v: &Value, parts: &[&str], prefix: &str, out: &mut Vec<(String, Value)>) {
         let Some((head, rest)) = parts.split_first() else {
             if v.is_number() {
@@ -199,110 +173,263 @@ fn resolve(run: &Value, pattern: &str) -> Vec<(String, Value)> {
     out
 }
 
-/// A combination as `path=value, ...` for messages.
-fn describe(axes: &[Axis], values: &[Value]) -> String {
-    if axes.is_empty() {
-        return "the scenario as written".into();
-    }
-    axes.iter().zip(values).map(|(a, v)| format!("{}={v}", a.path)).collect::<Vec<_>>().join(", ")
+/// A sweep failure: a combination whose scenario is invalid (with the problems and their field paths), or any
+/// other problem with the grid or a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GridError {
+    Scenario { context: String, error: ScenarioError },
+    Other(String),
 }
 
-/// Builds and validates every combination's scenario (one per seed), then runs the grid.
-pub fn sweep(base: &Value, spec: &Spec) -> Result<Table, String> {
-    for (i, a) in spec.axes.iter().enumerate() {
-        if spec.axes[..i].iter().any(|b| b.path == a.path) {
-            return Err(format!("--set {}: the same path is set twice; give all its values in one --set", a.path));
+impl fmt::Display for GridError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GridError::Scenario { context, error } => write!(f, "{context}: {error}"),
+            GridError::Other(msg) => f.write_str(msg),
         }
     }
-    for m in &spec.metrics {
-        if m.is_empty() || m.split('.').any(str::is_empty) {
-            return Err(format!("--metric '{m}': not a dotted path (e.g. domains.web.cpu_share)"));
+}
+
+impl From<String> for GridError {
+    fn from(msg: String) -> GridError {
+        GridError::Other(msg)
+    }
+}
+
+/// A combination as `path=value, ...` for messages.
+pub fn describe(paths: &[String], values: &[Value]) -> String {
+    if paths.is_empty() {
+        return "the scenario as written".into();
+    }
+    paths.iter().zip(values).map(|(p, v)| format!("{p}={v}")).collect::<Vec<_>>().join(", ")
+}
+
+/// One combination's scenario: `base` with each path set to its value, validated, the duration override applied
+/// and every policy (all of the scenario's when `policies` is empty) built once, since policy parameters are
+/// checked when a policy is built, not by the schema alone. Returns the scenario and the policy ids to run.
+pub fn combination_scenario(
+    base: &Value,
+    paths: &[String],
+    values: &[Value],
+    duration_ms: Option<u64>,
+    policies: &[String],
+) -> Result<(Scenario, Vec<String>), GridError> {
+    let what = format!("({})", describe(paths, values));
+    let mut v = base.clone();
+    for (path, value) in paths.iter().zip(values) {
+        set_path(&mut v, path, value.clone()).map_err(|e| format!("--set {e}"))?;
+    }
+    let sc = Scenario::from_value(v).map_err(|error| GridError::Scenario { context: what.clone(), error })?;
+    let ids: Vec<String> =
+        if policies.is_empty() { sc.policies.iter().map(|p| p.id.clone()).collect() } else { policies.to_vec() };
+    for id in &ids {
+        if sc.policy(id).is_none() {
+            let known: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
+            return Err(format!("{what}: --policy {id}: no such policy (has: {})", known.join(", ")).into());
         }
     }
-    let combos = combinations(&spec.axes);
-    // One scenario per combination (duration override applied), validated up front so that a bad value stops the
-    // sweep before any run; seeds are applied per run, so memory does not grow with --seeds.
-    let mut scenarios: Vec<Scenario> = Vec::new();
-    let mut seeds: Vec<Vec<u64>> = Vec::new();
-    let mut policies: Vec<Vec<String>> = Vec::new();
-    for (c, values) in combos.iter().enumerate() {
-        let what = describe(&spec.axes, values);
-        let mut v = base.clone();
-        for (axis, value) in spec.axes.iter().zip(values) {
-            set_path(&mut v, &axis.path, value.clone()).map_err(|e| format!("--set {e}"))?;
-        }
-        let sc = Scenario::from_value(v).map_err(|e| format!("combination {c} ({what}): {e}"))?;
-        let ids: Vec<String> = if spec.policies.is_empty() {
-            sc.policies.iter().map(|p| p.id.clone()).collect()
-        } else {
-            spec.policies.clone()
-        };
-        for id in &ids {
-            if sc.policy(id).is_none() {
-                let known: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
-                return Err(format!(
-                    "combination {c} ({what}): --policy {id}: no such policy (has: {})",
-                    known.join(", ")
-                ));
+    let opts = RunOptions { duration_ms, ..RunOptions::default() };
+    let sc = with_overrides(&sc, &opts).map_err(|e| format!("{what}: {e}"))?;
+    for id in &ids {
+        Simulation::new(&sc, id).map_err(|e| format!("{what}, policy {id}: {e}"))?;
+    }
+    Ok((sc, ids))
+}
+
+/// Runs one (scenario, seed, policy) and returns its run object; `deterministic` leaves out wall-clock fields.
+pub fn run_point(sc: &Scenario, seed: u64, policy: &str, deterministic: bool) -> Result<Value, String> {
+    let opts = RunOptions { seed: Some(seed), deterministic, ..RunOptions::default() };
+    let sc = with_overrides(sc, &opts)?;
+    batch::run_one(&sc, policy, &opts).map(|r| r.to_value())
+}
+
+/// One run of a grid: a combination (index into [`Grid::combos`]), a seed and a policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub combination: usize,
+    pub seed: u64,
+    pub policy: String,
+}
+
+/// What a grid is made of, whoever runs it (the CLI's threads, its shards, or Python's workers).
+pub struct GridSpec {
+    pub axes: Vec<Axis>,
+    /// Seeds per combination, consecutive from `seed` or the combination's own seed.
+    pub seeds: u64,
+    pub seed: Option<u64>,
+    /// Duration override [ms].
+    pub duration_ms: Option<u64>,
+    /// Policy ids; empty means every policy of each combination.
+    pub policies: Vec<String>,
+}
+
+/// A grid whose every combination has been built and validated: nothing runs until all of them are good.
+pub struct Grid {
+    pub paths: Vec<String>,
+    pub combos: Vec<Vec<Value>>,
+    pub scenarios: Vec<Scenario>,
+    /// Every run in grid order: combination, then seed, then policy.
+    pub work: Vec<Item>,
+}
+
+impl Grid {
+    pub fn new(base: &Value, spec: &GridSpec) -> Result<Grid, GridError> {
+        for (i, a) in spec.axes.iter().enumerate() {
+            if spec.axes[..i].iter().any(|b| b.path == a.path) {
+                return Err(
+                    format!("--set {}: the same path is set twice; give all its values in one --set", a.path).into()
+                );
             }
         }
-        let opts = RunOptions { duration_ms: spec.duration_ms, ..RunOptions::default() };
-        let sc = with_overrides(&sc, &opts).map_err(|e| format!("combination {c} ({what}): {e}"))?;
-        // Policy parameters are checked when a policy is built, not by the schema alone.
-        for id in &ids {
-            Simulation::new(&sc, id).map_err(|e| format!("combination {c} ({what}), policy {id}: {e}"))?;
+        let paths: Vec<String> = spec.axes.iter().map(|a| a.path.clone()).collect();
+        let combos = combinations(&spec.axes);
+        // Seeds are applied per run, so memory does not grow with --seeds.
+        let mut scenarios = Vec::with_capacity(combos.len());
+        let mut work = Vec::new();
+        for (c, values) in combos.iter().enumerate() {
+            let at = |e: GridError| match e {
+                GridError::Scenario { context, error } => {
+                    GridError::Scenario { context: format!("combination {c} {context}"), error }
+                }
+                GridError::Other(msg) if msg.starts_with("--set") => GridError::Other(msg),
+                GridError::Other(msg) => GridError::Other(format!("combination {c} {msg}")),
+            };
+            let (sc, ids) = combination_scenario(base, &paths, values, spec.duration_ms, &spec.policies).map_err(at)?;
+            for seed in seed_list(spec.seed.unwrap_or(sc.seed), spec.seeds)? {
+                work.extend(ids.iter().map(|p| Item { combination: c, seed, policy: p.clone() }));
+            }
+            scenarios.push(sc);
         }
-        seeds.push(seed_list(spec.seed.unwrap_or(sc.seed), spec.seeds)?);
-        scenarios.push(sc);
-        policies.push(ids);
+        Ok(Grid { paths, combos, scenarios, work })
     }
+}
+
+/// `I/N`: the I-th (from 0) of N slices of a grid's runs. Runs are dealt round-robin (run r goes to slice r mod N),
+/// so slices cost about the same even when cost grows along the grid.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    pub fn parse(arg: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard {arg}: expected I/N with 0 <= I < N (e.g. 3/10)");
+        let (i, n) = arg.split_once('/').ok_or_else(bad)?;
+        let (index, count) =
+            (i.trim().parse::<usize>().map_err(|_| bad())?, n.trim().parse::<usize>().map_err(|_| bad())?);
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Indices of this slice's runs among `len`.
+    pub fn runs(&self, len: usize) -> impl Iterator<Item = usize> + '_ {
+        (self.index..len).step_by(self.count)
+    }
+
+    fn stem(&self) -> String {
+        format!("shard-{:05}-of-{:05}", self.index, self.count)
+    }
+}
+
+/// What to sweep and how.
+pub struct Spec {
+    pub grid: GridSpec,
+    pub metrics: Vec<String>,
+    pub jobs: usize,
+    /// Run only this slice of the grid.
+    pub shard: Option<Shard>,
+}
+
+/// The sweep's result: one row per (combination, seed, policy), in that order.
+pub struct Table {
+    pub scenario: String,
+    pub axes: Vec<String>,
+    pub seeds: u64,
+    /// Metric columns: the paths each pattern matched in any row, pattern by pattern, in first-seen order.
+    pub columns: Vec<String>,
+    /// For each column, the index of the pattern that matched it.
+    pub column_patterns: Vec<usize>,
+    pub rows: Vec<Row>,
+    /// Runs in the whole grid (more than `rows` in a shard).
+    pub total_runs: usize,
+}
+
+pub struct Row {
+    /// Index of the run in the whole grid.
+    pub run: usize,
+    pub combination: usize,
+    pub values: Vec<Value>,
+    pub seed: u64,
+    pub policy: String,
+    /// Matched metrics, per pattern: `(path, number)`.
+    pub metrics: Vec<Vec<(String, Value)>>,
+}
+
+/// Metric columns of `rows`, pattern by pattern, first-seen order; with each column's pattern index.
+fn columns_of(patterns: usize, rows: &[Row]) -> (Vec<String>, Vec<usize>) {
+    let (mut columns, mut owners) = (Vec::new(), Vec::new());
+    for p in 0..patterns {
+        let before = columns.len();
+        for row in rows {
+            for (path, _) in &row.metrics[p] {
+                if !columns[before..].contains(path) {
+                    columns.push(path.clone());
+                    owners.push(p);
+                }
+            }
+        }
+    }
+    (columns, owners)
+}
+
+/// Builds and validates every combination's scenario, then runs the grid (or the spec's slice of it).
+pub fn sweep(base: &Value, spec: &Spec) -> Result<Table, GridError> {
+    for m in &spec.metrics {
+        if m.is_empty() || m.split('.').any(str::is_empty) {
+            return Err(format!("--metric '{m}': not a dotted path (e.g. domains.web.cpu_share)").into());
+        }
+    }
+    let grid = Grid::new(base, &spec.grid)?;
     let patterns: Vec<String> = if spec.metrics.is_empty() {
         DEFAULT_METRICS.iter().map(|s| s.to_string()).collect()
     } else {
         spec.metrics.clone()
     };
-
-    // Grid order: combination, then seed, then policy.
-    let mut work: Vec<(usize, u64, &str)> = Vec::new();
-    for c in 0..combos.len() {
-        for &seed in &seeds[c] {
-            work.extend(policies[c].iter().map(|p| (c, seed, p.as_str())));
-        }
-    }
-    let bar = par::progress(work.len(), "runs");
-    let rows = par::try_map(&work, spec.jobs, &bar, |&(c, seed, policy)| {
-        let opts = RunOptions { seed: Some(seed), ..RunOptions::default() };
-        let failed = |e: String| {
-            format!("combination {c} ({}), seed {seed}, policy {policy}: {e}", describe(&spec.axes, &combos[c]))
-        };
-        let sc = with_overrides(&scenarios[c], &opts).map_err(failed)?;
-        let run = batch::run_one(&sc, policy, &opts).map_err(failed)?.to_value();
+    let runs: Vec<usize> = match spec.shard {
+        Some(shard) => shard.runs(grid.work.len()).collect(),
+        None => (0..grid.work.len()).collect(),
+    };
+    let bar = par::progress(runs.len(), "runs");
+    let rows = par::try_map(&runs, spec.jobs, &bar, |&r| {
+        let Item { combination: c, seed, ref policy } = grid.work[r];
+        let run = run_point(&grid.scenarios[c], seed, policy, false).map_err(|e| {
+            format!("combination {c} ({}), seed {seed}, policy {policy}: {e}", describe(&grid.paths, &grid.combos[c]))
+        })?;
         Ok::<Row, String>(Row {
+            run: r,
             combination: c,
-            values: combos[c].clone(),
+            values: grid.combos[c].clone(),
             seed,
-            policy: policy.to_string(),
+            policy: policy.clone(),
             metrics: patterns.iter().map(|p| resolve(&run, p)).collect(),
         })
     })?;
-
-    let mut columns = Vec::new();
-    for (p, pattern) in patterns.iter().enumerate() {
-        let before = columns.len();
-        for row in &rows {
-            for (path, _) in &row.metrics[p] {
-                if !columns[before..].contains(path) {
-                    columns.push(path.clone());
-                }
+    let (columns, column_patterns) = columns_of(patterns.len(), &rows);
+    // The defaults ask for response times "where present"; only a pattern the user typed deserves a warning. A
+    // shard sees only part of the grid, so it stays quiet; the merge warns instead.
+    if !spec.metrics.is_empty() && spec.shard.is_none() {
+        for (p, pattern) in patterns.iter().enumerate() {
+            if !column_patterns.contains(&p) {
+                eprintln!("schedsim sweep: warning: --metric {pattern} matches nothing in any run");
             }
         }
-        // The defaults ask for response times "where present"; only a pattern the user typed deserves a warning.
-        if columns.len() == before && !spec.metrics.is_empty() {
-            eprintln!("schedsim sweep: warning: --metric {pattern} matches nothing in any run");
-        }
     }
-    let scenario = scenarios.first().map(|sc| sc.id.clone()).unwrap_or_default();
-    Ok(Table { scenario, axes: spec.axes.iter().map(|a| a.path.clone()).collect(), seeds: spec.seeds, columns, rows })
+    let scenario = grid.scenarios.first().map(|sc| sc.id.clone()).unwrap_or_default();
+    let total_runs = grid.work.len();
+    Ok(Table { scenario, axes: grid.paths, seeds: spec.grid.seeds, columns, column_patterns, rows, total_runs })
 }
 
 /// A CSV field, quoted when it holds a comma, quote or newline.
@@ -331,14 +458,21 @@ impl Row {
 impl Table {
     /// `combination,<parameter paths>,seed,policy,<metric paths>`; a metric a run lacks is an empty cell.
     pub fn to_csv(&self) -> String {
-        let mut header = vec!["combination".to_string()];
+        self.csv(false)
+    }
+
+    /// The CSV, with a leading `run` column (the row's index in the whole grid) when `with_run`.
+    fn csv(&self, with_run: bool) -> String {
+        let mut header = if with_run { vec!["run".to_string()] } else { Vec::new() };
+        header.push("combination".to_string());
         header.extend(self.axes.iter().map(|a| csv_field(a)));
         header.extend(["seed".to_string(), "policy".to_string()]);
         header.extend(self.columns.iter().map(|c| csv_field(c)));
         let mut out = header.join(",");
         out.push('\n');
         for row in &self.rows {
-            let mut cells = vec![row.combination.to_string()];
+            let mut cells = if with_run { vec![row.run.to_string()] } else { Vec::new() };
+            cells.push(row.combination.to_string());
             cells.extend(row.values.iter().map(cell));
             cells.extend([row.seed.to_string(), csv_field(&row.policy)]);
             cells.extend(self.columns.iter().map(|c| row.metric(c).map(Value::to_string).unwrap_or_default()));
@@ -365,6 +499,190 @@ impl Table {
         json!({ "scenario": self.scenario, "parameters": self.axes, "seeds": self.seeds, "metrics": self.columns,
                 "rows": rows })
     }
+}
+
+/// What a shard writes beside its CSV (`shard-I-of-N.json`): enough for `--merge` to check that every slice of
+/// the same sweep is there and to rebuild the whole table exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardManifest {
+    /// SHA-256 of the scenario file and every option that shapes the grid or its rows.
+    pub sweep: String,
+    pub scenario: String,
+    pub shard: usize,
+    pub of: usize,
+    /// Runs in the whole grid.
+    pub runs: usize,
+    pub axes: Vec<ManifestAxis>,
+    pub seeds: u64,
+    pub patterns: Vec<String>,
+    /// Whether the patterns were given with --metric (then the merge warns about patterns matching nothing).
+    pub user_metrics: bool,
+    /// This shard's metric columns and the pattern each belongs to.
+    pub columns: Vec<(usize, String)>,
+    /// Rows in this shard's CSV.
+    pub rows: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestAxis {
+    pub path: String,
+    pub values: Vec<Value>,
+}
+
+/// The identity of a sweep: the scenario file's bytes and the options, hashed (hex SHA-256).
+pub fn sweep_id(text: &str, spec: &Spec) -> String {
+    let options = json!({
+        "axes": spec.grid.axes.iter().map(|a| json!([a.path, a.values])).collect::<Vec<_>>(),
+        "seeds": spec.grid.seeds, "seed": spec.grid.seed, "duration_ms": spec.grid.duration_ms,
+        "policies": spec.grid.policies, "metrics": spec.metrics,
+    });
+    let mut h = Sha256::new();
+    h.update(text.as_bytes());
+    h.update([0]);
+    h.update(options.to_string().as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Writes a shard's table to `dir/shard-I-of-N.csv` and its manifest beside it. Each file is written under a
+/// temporary name and renamed, and the manifest last, so a slice killed halfway leaves no file `--merge` takes.
+pub fn write_shard(dir: &Path, table: &Table, spec: &Spec, id: String) -> Result<PathBuf, String> {
+    let shard = spec.shard.ok_or("write_shard: no --shard")?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("--out {}: {e}", dir.display()))?;
+    let manifest = ShardManifest {
+        sweep: id,
+        scenario: table.scenario.clone(),
+        shard: shard.index,
+        of: shard.count,
+        runs: table.total_runs,
+        axes: spec.grid.axes.iter().map(|a| ManifestAxis { path: a.path.clone(), values: a.values.clone() }).collect(),
+        seeds: spec.grid.seeds,
+        patterns: if spec.metrics.is_empty() {
+            DEFAULT_METRICS.iter().map(|s| s.to_string()).collect()
+        } else {
+            spec.metrics.clone()
+        },
+        user_metrics: !spec.metrics.is_empty(),
+        columns: table.column_patterns.iter().copied().zip(table.columns.iter().cloned()).collect(),
+        rows: table.rows.len(),
+    };
+    let csv = dir.join(format!("{}.csv", shard.stem()));
+    write_atomically(&csv, &table.csv(true))?;
+    let text = serde_json::to_string_pretty(&manifest).expect("manifest serialises");
+    write_atomically(&dir.join(format!("{}.json", shard.stem())), &format!("{text}\n"))?;
+    Ok(csv)
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| format!("{}: cannot write: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+/// Joins the shards in `dir` into the table the whole sweep prints, after checking that they are the N slices of
+/// one sweep, each exactly once.
+pub fn merge(dir: &Path) -> Result<Table, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("--merge {}: {e}", dir.display()))?;
+    let mut manifests: Vec<(PathBuf, ShardManifest)> = Vec::new();
+    for e in entries {
+        let path = e.map_err(|e| format!("--merge {}: {e}", dir.display()))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with("shard-") && name.ends_with(".json") {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let m: ShardManifest = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            manifests.push((path, m));
+        }
+    }
+    manifests.sort_by_key(|(_, m)| m.shard);
+    let Some((first_path, first)) = manifests.first() else {
+        return Err(format!(
+            "--merge {}: no shard-*.json files (write them with --shard I/N --out DIR)",
+            dir.display()
+        ));
+    };
+    for (path, m) in &manifests {
+        if m.sweep != first.sweep || m.of != first.of {
+            return Err(format!(
+                "--merge: {} and {} are from different sweeps (scenario file or options differ)",
+                first_path.display(),
+                path.display()
+            ));
+        }
+    }
+    let have: Vec<usize> = manifests.iter().map(|(_, m)| m.shard).collect();
+    let missing: Vec<String> = (0..first.of).filter(|i| !have.contains(i)).map(|i| i.to_string()).collect();
+    if !missing.is_empty() || have.len() != first.of {
+        return Err(format!(
+            "--merge {}: {} of {} shards present; missing: {}",
+            dir.display(),
+            have.len(),
+            first.of,
+            if missing.is_empty() { "none (a shard appears twice)".into() } else { missing.join(", ") }
+        ));
+    }
+    let axes: Vec<Axis> = first.axes.iter().map(|a| Axis { path: a.path.clone(), values: a.values.clone() }).collect();
+    let combos = combinations(&axes);
+    let mut rows: Vec<Row> = Vec::with_capacity(first.runs);
+    for (path, m) in &manifests {
+        let csv = path.with_extension("csv");
+        rows.extend(read_shard_rows(&csv, m, &combos)?);
+    }
+    rows.sort_by_key(|r| r.run);
+    if rows.len() != first.runs || rows.iter().enumerate().any(|(i, r)| r.run != i) {
+        return Err(format!(
+            "--merge {}: the shards' rows do not cover runs 0..{} once each",
+            dir.display(),
+            first.runs
+        ));
+    }
+    let (columns, column_patterns) = columns_of(first.patterns.len(), &rows);
+    if first.user_metrics {
+        for (p, pattern) in first.patterns.iter().enumerate() {
+            if !column_patterns.contains(&p) {
+                eprintln!("schedsim sweep: warning: --metric {pattern} matches nothing in any run");
+            }
+        }
+    }
+    Ok(Table {
+        scenario: first.scenario.clone(),
+        axes: axes.into_iter().map(|a| a.path).collect(),
+        seeds: first.seeds,
+        columns,
+        column_patterns,
+        rows,
+        total_runs: first.runs,
+    })
+}
+
+/// A shard's CSV back into rows: parameter values from the manifest's grid, metrics from the non-empty cells.
+fn read_shard_rows(csv: &Path, m: &ShardManifest, combos: &[Vec<Value>]) -> Result<Vec<Row>, String> {
+    let at = |e: String| format!("{}: {e}", csv.display());
+    let mut reader = csv::Reader::from_path(csv).map_err(|e| at(e.to_string()))?;
+    let fixed = 2 + m.axes.len(); // run, combination, the parameters
+    let width = fixed + 2 + m.columns.len();
+    let mut rows = Vec::with_capacity(m.rows);
+    for record in reader.records() {
+        let rec = record.map_err(|e| at(e.to_string()))?;
+        if rec.len() != width {
+            return Err(at(format!("a row has {} fields, expected {width}", rec.len())));
+        }
+        let int = |i: usize| rec[i].parse::<u64>().map_err(|_| at(format!("'{}' is not a count", &rec[i])));
+        let (run, combination, seed) = (int(0)? as usize, int(1)? as usize, int(fixed)?);
+        let values =
+            combos.get(combination).ok_or_else(|| at(format!("combination {combination} is not in the grid")))?;
+        let mut metrics = vec![Vec::new(); m.patterns.len()];
+        for (k, (p, path)) in m.columns.iter().enumerate() {
+            let text = &rec[fixed + 2 + k];
+            if !text.is_empty() {
+                let x: Value = serde_json::from_str(text).map_err(|_| at(format!("'{text}' is not a number")))?;
+                metrics.get_mut(*p).ok_or_else(|| at(format!("pattern {p} out of range")))?.push((path.clone(), x));
+            }
+        }
+        rows.push(Row { run, combination, values: values.clone(), seed, policy: rec[fixed + 1].to_string(), metrics });
+    }
+    if rows.len() != m.rows {
+        return Err(at(format!("{} rows, its manifest says {}", rows.len(), m.rows)));
+    }
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -440,5 +758,87 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(cell(&json!([1, 2])), "\"[1,2]\"");
         assert_eq!(cell(&json!("say \"hi\"")), "\"say \"\"hi\"\"\"");
+    }
+
+    #[test]
+    fn shards_parse_and_deal_runs_round_robin() {
+        assert_eq!(Shard::parse("3/10").unwrap(), Shard { index: 3, count: 10 });
+        for bad in ["10/10", "1/0", "x/2", "2", "-1/3"] {
+            assert!(Shard::parse(bad).unwrap_err().contains("I/N"), "{bad}");
+        }
+        let s = Shard { index: 1, count: 3 };
+        assert_eq!(s.runs(8).collect::<Vec<_>>(), vec![1, 4, 7]);
+        // Every run belongs to exactly one slice.
+        let mut all: Vec<usize> =
+            (0..3).flat_map(|i| Shard { index: i, count: 3 }.runs(8).collect::<Vec<_>>()).collect();
+        all.sort();
+        assert_eq!(all, (0..8).collect::<Vec<_>>());
+    }
+
+    fn spec(shard: Option<Shard>, metrics: Vec<String>) -> Spec {
+        Spec {
+            grid: GridSpec {
+                axes: vec![parse_axis("domains.heavy.weight=256,1024").unwrap(), parse_axis("host.pcpus=1,2").unwrap()],
+                seeds: 2,
+                seed: None,
+                duration_ms: Some(1600),
+                policies: Vec::new(),
+            },
+            metrics,
+            jobs: 2,
+            shard,
+        }
+    }
+
+    #[test]
+    fn shards_merged_equal_the_whole_sweep() {
+        let text = include_str!("../../../scenarios/credit-weights.json");
+        let base: Value = serde_json::from_str(text).unwrap();
+        let metrics = vec!["domains.*.cpu_share".to_string(), "events".to_string()];
+        let whole = sweep(&base, &spec(None, metrics.clone())).unwrap();
+        assert_eq!(whole.rows.len(), 4 * 2 * 2);
+        let dir = std::env::temp_dir().join(format!("schedsim-shards-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for index in 0..3 {
+            let spec = spec(Some(Shard { index, count: 3 }), metrics.clone());
+            let part = sweep(&base, &spec).unwrap();
+            assert_eq!(part.total_runs, whole.rows.len());
+            write_shard(&dir, &part, &spec, sweep_id(text, &spec)).unwrap();
+        }
+        let merged = merge(&dir).unwrap();
+        assert_eq!(merged.to_csv(), whole.to_csv());
+        assert_eq!(merged.to_json(), whole.to_json());
+
+        // A slice of another sweep (other options) is refused, and so is a missing slice.
+        let other = spec(Some(Shard { index: 0, count: 3 }), vec!["events".to_string()]);
+        let stray = dir.join("stray");
+        std::fs::create_dir_all(&stray).unwrap();
+        for f in ["shard-00001-of-00003", "shard-00002-of-00003"] {
+            for ext in ["csv", "json"] {
+                std::fs::copy(dir.join(format!("{f}.{ext}")), stray.join(format!("{f}.{ext}"))).unwrap();
+            }
+        }
+        let e = merge(&stray).err().unwrap();
+        assert!(e.contains("2 of 3 shards present; missing: 0"), "{e}");
+        let part = sweep(&base, &other).unwrap();
+        write_shard(&stray, &part, &other, sweep_id(text, &other)).unwrap();
+        let e = merge(&stray).err().unwrap();
+        assert!(e.contains("different sweeps"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_bad_combination_names_its_field_path() {
+        let base: Value = serde_json::from_str(include_str!("../../../scenarios/credit-weights.json")).unwrap();
+        let mut s = spec(None, Vec::new());
+        s.grid.axes = vec![parse_axis("domains.heavy.weight=256,-3").unwrap()];
+        match Grid::new(&base, &s.grid) {
+            Err(GridError::Scenario { context, error }) => {
+                assert!(context.starts_with("combination 1 (domains.heavy.weight=-3)"), "{context}");
+                assert!(error.problems[0].starts_with("domains[1].weight"), "{:?}", error.problems);
+            }
+            Err(e) => panic!("expected a scenario error, got {e}"),
+            Ok(_) => panic!("expected a scenario error"),
+        }
     }
 }

@@ -60,6 +60,30 @@ pub fn evaluate_claims(scenario_json: &str, runs_json: &str) -> Result<String, J
     serde_json::to_string(&claims).map_err(js_err)
 }
 
+/// Claim `k`'s ablation as JSON text `{"scenario", "label", "policy", "reads"}`: the ablated scenario file (built by
+/// the core's `Scenario::ablated`: same seed and duration, claims kept), the ablation's label, the claim's subject
+/// policy and every policy whose run the claim reads (all of them must run on the ablated scenario to judge it).
+/// Throws when the claim does not exist, has no ablation, or its patch does not apply.
+#[wasm_bindgen]
+pub fn ablation_json(scenario_json: &str, k: u32) -> Result<String, JsError> {
+    ablation(scenario_json, k as usize).map(|v| v.to_string()).map_err(js_err)
+}
+
+/// [`ablation_json`] without the JavaScript error type, so native tests can call it.
+fn ablation(scenario_json: &str, k: usize) -> Result<serde_json::Value, String> {
+    let scenario = Scenario::from_json(scenario_json).map_err(|e| e.to_string())?;
+    let claim = scenario.claims.get(k).ok_or_else(|| format!("the scenario has no claim {k}"))?;
+    let label = claim.without.as_ref().map(|a| a.label.clone());
+    let ablated = scenario.ablated(k).ok_or_else(|| format!("claim {k} names no ablation ('without')"))?;
+    let ablated = ablated.map_err(|e| e.to_string())?;
+    Ok(serde_json::json!({
+        "scenario": ablated.doc.to_string(),
+        "label": label,
+        "policy": claim.subject(),
+        "reads": claim.policies(),
+    }))
+}
+
 /// One policy's run of one scenario, stepped from a Web Worker so it can report progress and be cancelled.
 #[wasm_bindgen]
 pub struct Simulation {
@@ -168,5 +192,32 @@ impl Simulation {
     pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
         let d = self.inner.trace().decisions(from_ns as u64, to_ns as u64, limit as usize);
         serde_json::to_string(&d).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIG7A: &str = include_str!("../../../scenarios/p000-fig7a-idd-starvation.json");
+
+    #[test]
+    fn ablation_is_the_cores_patched_scenario_with_the_claims_policies() {
+        let v = ablation(FIG7A, 3).unwrap();
+        assert_eq!(v["policy"], "pi");
+        assert_eq!(v["reads"], serde_json::json!(["pi", "credit"]));
+        assert_eq!(v["label"], "priority inheritance off");
+        let text = v["scenario"].as_str().unwrap();
+        let ablated = Scenario::from_json(text).unwrap();
+        let pi = ablated.doc["policies"][2]["params"]["idd"]["priority_inheritance"].clone();
+        assert_eq!(pi, serde_json::json!(false));
+        let original = Scenario::from_json(FIG7A).unwrap();
+        assert_eq!((ablated.seed, ablated.duration_ms), (original.seed, original.duration_ms));
+    }
+
+    #[test]
+    fn a_claim_without_an_ablation_or_out_of_range_is_an_error() {
+        assert!(ablation(FIG7A, 4).unwrap_err().contains("no ablation"));
+        assert!(ablation(FIG7A, 99).unwrap_err().contains("no claim 99"));
     }
 }

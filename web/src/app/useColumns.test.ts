@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { chooseColumns, toggleHidden } from './useColumns';
 
-const policies = [
-  { id: 'credit', scheduler: 'credit' },
-  { id: 'boost', scheduler: 'credit' },
-  { id: 'sedf', scheduler: 'sedf' },
-];
+const policies = {
+  policies: [
+    { id: 'credit', scheduler: 'credit' },
+    { id: 'boost', scheduler: 'credit' },
+    { id: 'sedf', scheduler: 'sedf' },
+  ],
+  claims: [{ text: 'boost helps' }, { text: 'boost helps', without: { label: 'boost off' } }],
+};
 
 describe('chooseColumns', () => {
   it('shows the first two policies without a preference', () => {
@@ -21,11 +24,21 @@ describe('chooseColumns', () => {
   it('falls back to the first two and says which preferred policies are missing', () => {
     const told: string[] = [];
     expect(chooseColumns(policies, ['sedf', 'bvt'], (m) => told.push(m))).toEqual(['credit', 'boost']);
-    expect(told).toEqual(['This scenario has no policy "bvt"; showing its first ones.']);
+    expect(told).toEqual([
+      'Columns not shown: this scenario has no policy "bvt". Showing the scenario\'s first policies.',
+    ]);
+  });
+
+  it('keeps an ablated column whose claim names an ablation, and falls back on one that does not', () => {
+    expect(chooseColumns(policies, ['boost', 'boost~w1'], () => {})).toEqual(['boost', 'boost~w1']);
+    const told: string[] = [];
+    expect(chooseColumns(policies, ['boost~w0', 'credit'], (m) => told.push(m))).toEqual(['credit', 'boost']);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/claim 0 of this scenario names no ablation/);
   });
 
   it('shows at most four columns', () => {
-    const many = ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id, scheduler: 'credit' }));
+    const many = { policies: ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id, scheduler: 'credit' })) };
     expect(chooseColumns(many, ['e', 'd', 'c', 'b', 'a'], () => {})).toEqual(['e', 'd', 'c', 'b']);
   });
 });

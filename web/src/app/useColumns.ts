@@ -1,19 +1,26 @@
 // The policy columns on screen: which policy each shows, and which ones the 1-4 keys hid.
 import { useCallback, useMemo, useState } from 'react';
-import type { ScenarioPolicy } from '../sim/types';
+import type { ScenarioDoc } from '../sim/types';
 import { MAX_COLUMNS } from '../lib/url';
+import { columnProblem } from '../lib/columns';
 
-/** The columns to show: the URL's policies when the scenario has them all, else its first two. */
+/** What `chooseColumns` reads of a scenario. */
+export type ColumnScenario = Pick<ScenarioDoc, 'policies' | 'claims'>;
+
+/**
+ * The columns to show: the URL's column ids (policies, or `POLICY~wK` ablated runs) when all of them fit the
+ * scenario, else its first two policies.
+ */
 export function chooseColumns(
-  policies: readonly ScenarioPolicy[],
+  scenario: ColumnScenario,
   preferred: readonly string[] | null,
   report: (m: string) => void,
 ): string[] {
-  const ids = policies.map((p) => p.id);
+  const ids = scenario.policies.map((p) => p.id);
   if (preferred) {
-    const unknown = preferred.filter((p) => !ids.includes(p));
-    if (unknown.length === 0) return [...new Set(preferred)].slice(0, MAX_COLUMNS);
-    report(`This scenario has no policy ${unknown.map((u) => `"${u}"`).join(', ')}; showing its first ones.`);
+    const problems = preferred.flatMap((c) => columnProblem(c, ids, scenario.claims ?? []) ?? []);
+    if (problems.length === 0) return [...new Set(preferred)].slice(0, MAX_COLUMNS);
+    report(`Columns not shown: ${problems.join('; ')}. Showing the scenario's first policies.`);
   }
   return ids.slice(0, 2);
 }
@@ -26,7 +33,7 @@ export function toggleHidden(hidden: readonly number[], i: number, count: number
 }
 
 export interface Columns {
-  /** Policy id per column. */
+  /** Column id per column (a policy id, or `POLICY~wK` for its run on claim K's ablation; see lib/columns). */
   readonly columns: readonly string[];
   /** Indices of the hidden columns. */
   readonly hidden: readonly number[];
@@ -37,7 +44,7 @@ export interface Columns {
    * stays shown); returns the columns.
    */
   readonly layout: (
-    policies: readonly ScenarioPolicy[],
+    scenario: ColumnScenario,
     preferred: readonly string[] | null,
     hidden?: readonly number[],
   ) => readonly string[];
@@ -57,12 +64,8 @@ export function useColumns(report: (m: string) => void): Columns {
   const [hidden, setHidden] = useState<readonly number[]>([]);
 
   const layout = useCallback(
-    (
-      policies: readonly ScenarioPolicy[],
-      preferred: readonly string[] | null,
-      hide: readonly number[] = [],
-    ) => {
-      const next = chooseColumns(policies, preferred, report);
+    (scenario: ColumnScenario, preferred: readonly string[] | null, hide: readonly number[] = []) => {
+      const next = chooseColumns(scenario, preferred, report);
       setColumns(next);
       setHidden(hide.filter((i) => i < next.length).slice(0, next.length - 1));
       return next;

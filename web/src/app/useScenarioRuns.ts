@@ -1,6 +1,7 @@
 // The scenario on screen and its runs: boot (the library, then the share link's scenario or the default one),
 // loading a library entry or the editor's draft, and running every policy in the simulation workers, then
-// judging the scenario's claims over all of them.
+// judging the scenario's claims over all of them. A column on a claim's ablation (`POLICY~wK`) runs once those
+// are done: the simulator patches the scenario, the claim's policies run on it, and the claim is judged there.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Cancelled, SimClient } from '../sim/client';
 import type { ClaimResult, RunResult, ScenarioDoc } from '../sim/types';
@@ -12,6 +13,7 @@ import {
   type ScenarioIndex,
 } from '../lib/scenarios';
 import { LinkError, resolveLibraryRef, type ShareState } from '../lib/share';
+import { parseColumnId } from '../lib/columns';
 import { chooseBucketMs } from '../lib/series';
 import type { View } from '../lib/view';
 import { message } from './useErrors';
@@ -47,9 +49,11 @@ export interface ScenarioRunsDeps {
   readonly urlState: ShareState;
   readonly addError: (m: string) => void;
   readonly clearErrors: () => void;
+  /** The column ids on screen: the ablated ones among them get their runs here. */
+  readonly columns: readonly string[];
   /** Chooses the new scenario's columns (the preferred ones when it has them) and which are hidden. */
   readonly layout: (
-    policies: ScenarioDoc['policies'],
+    scenario: ScenarioDoc,
     preferred: readonly string[] | null,
     hidden?: readonly number[],
   ) => readonly string[];
@@ -57,15 +61,29 @@ export interface ScenarioRunsDeps {
   readonly load: (durationMs: number, time?: number | null, view?: View | null) => void;
 }
 
+/** A column's run on a claim's ablated scenario, and the claim judged there. */
+export interface AblatedRun {
+  /** The ablation's label (what it switches off). */
+  readonly label: string;
+  /** The claim judged on the ablated scenario's runs (it should fail). */
+  readonly claim: ClaimResult | null;
+  /** Why the ablated run failed, if it did. */
+  readonly error: string | null;
+}
+
 export interface ScenarioRuns {
   readonly client: SimClient;
   /** The library, once loaded. */
   readonly index: ScenarioIndex | null;
   readonly current: Current | null;
-  /** Finished runs by policy id. */
+  /** Finished runs by column id (policy id, or `POLICY~wK` for an ablated run). */
   readonly runs: Readonly<Record<string, RunResult>>;
   /** The claims, once every run finished and they were judged. */
   readonly claims: ClaimResult[] | null;
+  /** The ablated columns' outcomes by column id, once each finished. */
+  readonly ablated: Readonly<Record<string, AblatedRun>>;
+  /** Ablated runs are queued or in flight. */
+  readonly ablating: boolean;
   /** Why the current scenario's runs stopped, if they failed. */
   readonly runError: string | null;
   /** Overall progress of the runs (0..1) while they run, else null. */
@@ -92,6 +110,7 @@ export function useScenarioRuns({
   urlState,
   addError,
   clearErrors,
+  columns,
   layout,
   load,
 }: ScenarioRunsDeps): ScenarioRuns {
@@ -105,7 +124,13 @@ export function useScenarioRuns({
   const [progress, setProgress] = useState<number | null>(null);
   const [busyOps, setBusyOps] = useState(1); // the boot sequence counts as one
   const [querying, setQuerying] = useState(false);
+  const [ablated, setAblated] = useState<Readonly<Record<string, AblatedRun>>>({});
+  const [ablating, setAblating] = useState(0);
   const genRef = useRef(0);
+  /** Ablated columns already queued, as `generation|column id`. */
+  const queuedRef = useRef(new Set<string>());
+  /** Ablated runs go one after another, behind the scenario's own runs (they share the run workers). */
+  const chainRef = useRef<Promise<void>>(Promise.resolve());
 
   useEffect(() => {
     if (testing) client.onQueries(setQuerying);
@@ -144,16 +169,18 @@ export function useScenarioRuns({
       const live = () => gen === genRef.current;
       // A new scenario: stop its predecessor's runs and free the finished ones the views were querying.
       client.reset();
-      const cols = layout(doc.policies, preferred, restore.hidden);
+      const cols = layout(doc, preferred, restore.hidden);
       setCurrent({ key: gen, id: origin.id, name: origin.name, text, doc, baseText: origin.baseText });
       setRuns({});
+      setAblated({});
       setClaims(null);
       setRunError(null);
       setProgress(0);
       load(doc.duration_ms, restore.time, restore.view);
 
       // The columns on screen run first so they draw while the others finish.
-      const order = [...cols, ...policyIds.filter((p) => !cols.includes(p))];
+      const first = cols.filter((c) => policyIds.includes(c));
+      const order = [...first, ...policyIds.filter((p) => !first.includes(p))];
       try {
         const results = await client.runAll(text, order, chooseBucketMs(doc.duration_ms), {
           onProgress: (f) => live() && setProgress(f),
@@ -176,6 +203,48 @@ export function useScenarioRuns({
     },
     [addError, client, layout, load],
   );
+
+  // Ablated columns: once the scenario's runs are done and judged, each new one runs its claim's ablation.
+  useEffect(() => {
+    if (!current || claims === null) return;
+    const live = () => genRef.current === current.key;
+    for (const id of columns) {
+      const ref = parseColumnId(id);
+      const k = ref?.ablation;
+      if (!ref || k == null || queuedRef.current.has(`${current.key}|${id}`)) continue;
+      queuedRef.current.add(`${current.key}|${id}`);
+      setAblating((n) => n + 1);
+      const label = current.doc.claims?.[k]?.without?.label ?? `claim ${k}'s ablation`;
+      chainRef.current = chainRef.current.then(async () => {
+        try {
+          if (!live()) return;
+          const ab = await client.ablation(current.text, k);
+          // The column's policy first (it draws as soon as it is done), then the others the claim compares it with.
+          const order = [ref.policy, ...ab.reads.filter((p) => p !== ref.policy)];
+          const results = await client.runAll(ab.scenario, order, chooseBucketMs(current.doc.duration_ms), {
+            onRun: (run) =>
+              live() && run.policy === ref.policy && setRuns((prev) => ({ ...prev, [id]: run })),
+          });
+          if (!live()) return;
+          const judged = await client.claims(
+            ab.scenario,
+            results.map((r) => r.report),
+          );
+          if (live())
+            setAblated((prev) => ({
+              ...prev,
+              [id]: { label: ab.label, claim: judged[k] ?? null, error: null },
+            }));
+        } catch (e) {
+          if (e instanceof Cancelled || !live()) return;
+          addError(`The run without "${label}" failed: ${message(e)}`);
+          setAblated((prev) => ({ ...prev, [id]: { label, claim: null, error: message(e) } }));
+        } finally {
+          setAblating((n) => n - 1);
+        }
+      });
+    }
+  }, [columns, current, claims, client, addError]);
 
   /** Counts `work` as a load in progress. */
   const track = useCallback(async (work: () => Promise<void>) => {
@@ -296,6 +365,8 @@ export function useScenarioRuns({
     current,
     runs,
     claims,
+    ablated,
+    ablating: ablating > 0,
     runError,
     progress,
     loading: busyOps > 0,

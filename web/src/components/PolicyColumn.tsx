@@ -1,6 +1,8 @@
 import { memo, useMemo } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult, ScenarioPolicy } from '../sim/types';
+import type { AblatedRun } from '../app/useScenarioRuns';
+import { claimValueLines } from '../lib/format';
 import { showsLag } from '../lib/caps';
 import { splitSegments } from '../lib/series';
 import { BeliefChart } from './BeliefChart';
@@ -14,7 +16,12 @@ import type { View } from '../lib/view';
 import type { Playhead } from '../lib/playhead';
 
 interface Props {
+  /** The column id: a policy id, or `POLICY~wK` for its run on claim K's ablation. */
   readonly policy: string;
+  /** What the column shows, e.g. "TAVS, partial boosting off". */
+  readonly label: string;
+  /** For an ablated column: the claim judged on its ablated runs, once done. */
+  readonly ablated?: AblatedRun;
   readonly policies: readonly ScenarioPolicy[];
   /** Undefined while the run is in flight. */
   readonly run: RunResult | undefined;
@@ -37,6 +44,8 @@ interface Props {
 /** Memoised: while playing only the views subscribed to the playhead re-render, never the column. */
 export const PolicyColumn = memo(function PolicyColumn({
   policy,
+  label,
+  ablated,
   policies,
   run,
   failed,
@@ -50,7 +59,7 @@ export const PolicyColumn = memo(function PolicyColumn({
   index,
 }: Props) {
   const lanes = useMemo(() => (run ? splitSegments(run.segments, run.meta.pcpus) : []), [run]);
-  const label = policies.find((p) => p.id === policy)?.label ?? policy;
+  const plain = policies.some((p) => p.id === policy);
   return (
     <section className="policy-column" data-testid="policy-column" data-policy={policy} aria-label={label}>
       <header>
@@ -68,6 +77,7 @@ export const PolicyColumn = memo(function PolicyColumn({
           value={policy}
           onChange={(e) => onPolicyChange(e.target.value)}
         >
+          {!plain && <option value={policy}>{label}</option>}
           {policies.map((p) => (
             <option key={p.id} value={p.id}>
               {p.label ?? p.id}
@@ -87,6 +97,14 @@ export const PolicyColumn = memo(function PolicyColumn({
           </button>
         )}
       </header>
+      {!plain && (
+        <AblationNote
+          label={ablated?.label ?? ''}
+          claim={ablated?.claim ?? null}
+          pending={ablated === undefined}
+          error={ablated?.error ?? null}
+        />
+      )}
       {run ? (
         <>
           <RunQueues client={client} run={run} playhead={playhead} />
@@ -119,3 +137,44 @@ export const PolicyColumn = memo(function PolicyColumn({
     </section>
   );
 });
+
+/** Under an ablated column's header: the claim it switches off, judged on the ablated runs. */
+function AblationNote({
+  label,
+  claim,
+  pending,
+  error,
+}: {
+  label: string;
+  claim: AblatedRun['claim'];
+  pending: boolean;
+  error: string | null;
+}) {
+  if (pending || error || !claim)
+    return (
+      <p className="ablation-note muted" data-testid="column-ablation">
+        {error
+          ? `No ablated run: ${error}`
+          : pending
+            ? 'Mechanism switched off: running and judging the claim…'
+            : ''}
+      </p>
+    );
+  return (
+    <div
+      className={`ablation-note ${claim.holds ? 'holds' : 'fails'}`}
+      data-testid="column-ablation"
+      data-holds={String(claim.holds)}
+    >
+      <strong>
+        {claim.holds ? '✓ still holds' : '✗ fails'} with {label}:
+      </strong>{' '}
+      {claim.text}
+      {claimValueLines(claim.values).map((line) => (
+        <div key={line} className="claim-values">
+          {line}
+        </div>
+      ))}
+    </div>
+  );
+}

@@ -4,5 +4,5 @@ import type { Meta } from '../sim/types';
 
 /** Lag (paper 001) matters where co-scheduling does: a concurrent domain, or a scheduler judged by Lag. */
 export function showsLag(meta: Meta): boolean {
-  return meta.caps?.lag === true || meta.domains.some((d) => d.concurrent === true);
+  return meta.caps.lag || meta.domains.some((d) => d.concurrent === true);
 }

@@ -40,6 +40,7 @@ const meta: Meta = {
   decisions_dropped: 0,
   trace_detail_until_ns: null,
   trace_bytes: 0,
+  caps: { co_schedules: false, beliefs: false, lag: false },
 };
 
 describe('csv', () => {

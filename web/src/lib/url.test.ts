@@ -40,6 +40,8 @@ describe('parseUrl', () => {
   it('rejects bad policy lists and caps their length', () => {
     expect(parseUrl('?policies=,').policies).toBeNull();
     expect(parseUrl('?policies=a,b$').errors).toHaveLength(1);
+    expect(parseUrl('?policies=credit,pi~w3').policies).toEqual(['credit', 'pi~w3']);
+    expect(parseUrl('?policies=credit,pi~wx').policies).toBeNull();
     const many = parseUrl('?policies=a,b,c,d,e');
     expect(many.policies).toEqual(['a', 'b', 'c', 'd']);
     expect(many.errors).toHaveLength(1);

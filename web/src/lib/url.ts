@@ -1,10 +1,14 @@
 // The page's URL is its share link: ?scenario=ID&policies=A,B (&testing=1 for the e2e hooks).
 // Parsing never throws: anything malformed becomes a message for the error banner and is ignored.
 
+import { isValidId, parseColumnId } from './columns';
+
+export { isValidId };
+
 export interface UrlState {
   /** Library scenario id, or null for the default one. */
   readonly scenario: string | null;
-  /** Policy ids for the columns, in order, or null for the scenario's first ones. */
+  /** Column ids (policy ids, or `POLICY~wK` for claim K's ablation, see ./columns), in order, or null for the scenario's first ones. */
   readonly policies: readonly string[] | null;
   /** `?testing=1`: expose window.__schedlabIdle for the e2e tests. */
   readonly testing: boolean;
@@ -14,12 +18,6 @@ export interface UrlState {
 
 /** Most columns the page shows side by side (DESIGN.md 7). */
 export const MAX_COLUMNS = 4;
-
-const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
-
-export function isValidId(id: string): boolean {
-  return ID.test(id);
-}
 
 function quote(s: string): string {
   return JSON.stringify(s.length > 60 ? s.slice(0, 60) + '…' : s);
@@ -42,7 +40,7 @@ export function parseUrl(search: string): UrlState {
   const rawPolicies = params.get('policies');
   if (rawPolicies !== null) {
     const ids = rawPolicies.split(',').filter((p) => p !== '');
-    const bad = ids.filter((p) => !isValidId(p));
+    const bad = ids.filter((p) => parseColumnId(p) === null);
     if (ids.length === 0 || bad.length > 0) {
       errors.push(`The URL's policies=${quote(rawPolicies)} is not a comma-separated list of policy ids.`);
     } else {

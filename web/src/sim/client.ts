@@ -5,7 +5,7 @@
 // (`query`) until `reset()` releases them for the next scenario.
 import * as Comlink from 'comlink';
 import type { QueryArgs, QueryName, QueryResult, WorkerApi } from './worker';
-import type { ClaimResult, RunReport, RunResult } from './types';
+import type { Ablation, ClaimResult, RunReport, RunResult } from './types';
 
 /** Rejection reason of calls cut short by `cancel()`. */
 export class Cancelled extends Error {
@@ -114,6 +114,11 @@ export class SimClient {
 
   claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
     return this.onHelper((api) => api.claims(json, reports));
+  }
+
+  /** Claim `k`'s ablation: the scenario with its `without` patch applied, and the policies the claim reads. */
+  ablation(json: string, k: number): Promise<Ablation> {
+    return this.onHelper((api) => api.ablation(json, k));
   }
 
   /** Runs every policy (at most poolSize at once); resolves with the runs in `policies` order. */

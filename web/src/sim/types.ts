@@ -52,6 +52,18 @@ export interface ScenarioPolicy {
   readonly scheduler: string;
 }
 
+/** The parts of a scenario's claim the page shows beside its verdict (scenarios/schema.json `$defs/claim`). */
+export interface ScenarioClaim {
+  readonly text: string;
+  /** What the paper reports for it. */
+  readonly paper?: string;
+  /** The ablation that switches the credited mechanism off; the claim should fail on it. */
+  readonly without?: { readonly label: string };
+  readonly status?: 'not_reproduced';
+  /** Why a `not_reproduced` claim does not come out of the model. */
+  readonly reason?: string;
+}
+
 export interface ScenarioDoc {
   readonly id?: string;
   readonly title?: string;
@@ -60,6 +72,18 @@ export interface ScenarioDoc {
   readonly duration_ms: number;
   readonly warmup_ms?: number;
   readonly policies: readonly ScenarioPolicy[];
+  readonly claims?: readonly ScenarioClaim[];
+}
+
+/** A claim's ablation, as the simulator builds it (wasm `ablation_json`). */
+export interface Ablation {
+  /** The ablated scenario file. */
+  readonly scenario: string;
+  readonly label: string;
+  /** The claim's subject policy. */
+  readonly policy: string | null;
+  /** Every policy whose run the claim reads. */
+  readonly reads: readonly string[];
 }
 
 export type DistributionMetric = 'response' | 'event_latency' | 'io_latency';

@@ -3,10 +3,17 @@
 // ask about the playhead (run queues, decisions) and the distributions until it releases the run: every such
 // question is an entry of `queries` (name -> arguments -> result), asked through the one `query` call.
 import * as Comlink from 'comlink';
-import init, { Simulation, evaluate_claims, last_panic, validate_scenario } from './pkg/schedsim_wasm.js';
+import init, {
+  Simulation,
+  ablation_json,
+  evaluate_claims,
+  last_panic,
+  validate_scenario,
+} from './pkg/schedsim_wasm.js';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type DecisionWindow } from '../lib/decisions';
 import type {
+  Ablation,
   BeliefRec,
   BoostRec,
   ClaimResult,
@@ -254,6 +261,12 @@ const api = {
   async claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
     await ready;
     return explained(() => parse<ClaimResult[]>(evaluate_claims(json, JSON.stringify(reports))));
+  },
+
+  /** Claim `k`'s ablated scenario, built by the simulator from the claim's `without` patch. */
+  async ablation(json: string, k: number): Promise<Ablation> {
+    await ready;
+    return explained(() => parse<Ablation>(ablation_json(json, k)));
   },
 };
 

@@ -1,0 +1,80 @@
+// Ablated runs as columns (issue 16 item 5): a claim says what it fails without, one click adds the run with the
+// mechanism switched off on the same playhead, the claim is judged on it, and a share link brings it back.
+import { expect, openScenario, test, waitForIdle } from './helpers';
+import type { Locator, Page } from '@playwright/test';
+
+const SCENARIO = 'p000-fig7a-idd-starvation';
+const CLAIM = 'priority inheritance keeps the network domain from starving';
+/** The claim's index in the scenario file, so its ablated column is `pi~w3`. */
+const ABLATED = 'pi~w3';
+
+/** The network domain's throughput under `pi` [Mbit/s] as a line of claim values shows it. */
+async function piMbps(values: Locator): Promise<number> {
+  const text = (await values.textContent()) ?? '';
+  const m = /pi: domains\.net\.throughput\.mbps = ([0-9.e+-]+)/.exec(text);
+  expect(m, `pi's throughput in "${text}"`).not.toBeNull();
+  return Number.parseFloat(m![1]!);
+}
+
+async function columns(page: Page): Promise<(string | null)[]> {
+  return page
+    .getByTestId('policy-column')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-policy')));
+}
+
+test('a claim adds its ablated run as a column, judged with the mechanism off, and a link keeps it', async ({
+  page,
+}) => {
+  await openScenario(page, SCENARIO);
+  const claim = page.getByTestId('claim').filter({ hasText: CLAIM });
+  await expect(claim).toHaveAttribute('data-holds', 'true');
+  await expect(claim.getByTestId('claim-paper')).toContainText('Fig. 14');
+  await expect(claim).toContainText('Fails without it (priority inheritance off)');
+  const before = await piMbps(claim.locator('.claim-values'));
+
+  await claim.getByTestId('claim-ablate').click();
+  await waitForIdle(page);
+  expect(await columns(page)).toContain(ABLATED);
+  const column = page.locator(`[data-testid="policy-column"][data-policy="${ABLATED}"]`);
+  await expect(column).toHaveAttribute(
+    'aria-label',
+    'Credit + IDD priority inheritance, priority inheritance off',
+  );
+  // A real run with every view: run queues, the timeline, the share chart.
+  await expect(column.getByTestId('timeline')).toBeVisible();
+  await expect(column.getByTestId('share-chart')).toBeVisible();
+  const note = column.getByTestId('column-ablation');
+  await expect(note).toHaveAttribute('data-holds', 'false');
+
+  // The claim fails on the ablated run: the network domain starves again.
+  const off = claim.getByTestId('claim-ablated');
+  await expect(off).toHaveAttribute('data-holds', 'false');
+  const after = await piMbps(off);
+  expect(after).toBeLessThan(before / 5);
+  await expect(claim.getByTestId('claim-ablate')).toBeDisabled();
+
+  // The share link carries the ablated column and reproduces it.
+  await expect(page).toHaveURL(/policies=[^&]*pi(~|%7E)w3/);
+  await page.reload();
+  await waitForIdle(page);
+  expect(await columns(page)).toContain(ABLATED);
+  await expect(page.getByTestId('claim').filter({ hasText: CLAIM }).getByTestId('claim-ablated')).toHaveText(
+    (await off.textContent())!,
+  );
+  await expect(page.getByTestId('error-banner')).toHaveCount(0);
+});
+
+test('an ablated column a scenario cannot have is a clear error and the first policies show', async ({
+  page,
+}) => {
+  // Claim 4 names no ablation; claim 99 does not exist; "~wx" is no column id at all.
+  for (const [policies, message] of [
+    ['credit,pi~w4', /claim 4 of this scenario names no ablation/],
+    ['credit,pi~w99', /claim 99 of this scenario names no ablation/],
+    ['credit,pi~wx', /not a comma-separated list of policy ids/],
+  ] as const) {
+    await openScenario(page, SCENARIO, { policies });
+    await expect(page.getByTestId('error-banner')).toContainText(message);
+    expect(await columns(page)).toEqual(['credit', 'credit-4x']);
+  }
+});

@@ -1,0 +1,66 @@
+"""Single runs and claim checks: ``run`` and ``check``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from . import _core
+from ._scenario import Scenario, scenario_json
+
+
+def run(
+    scenario: Scenario,
+    policies: Sequence[str] | None = None,
+    seed: int | None = None,
+    *,
+    duration_ms: int | None = None,
+    variant: str | None = None,
+    deterministic: bool = False,
+) -> dict[str, Any]:
+    """Simulates ``scenario`` under ``policies`` (all of its policies when None) and returns the report.
+
+    The report is the dict ``schedsim run`` prints (DESIGN.md section 5): ``{"scenario", "runs": [...]}`` with one
+    run per policy and each claim's result inside its run. ``seed`` and ``duration_ms`` [ms] override the
+    scenario's; ``variant`` runs one of its variants; ``deterministic`` leaves out wall-clock fields, so the report
+    equals ``schedsim run --deterministic`` byte for byte. Raises ``ScenarioError`` for an invalid scenario.
+    """
+    text = _core.run(scenario_json(scenario), list(policies or []), seed, duration_ms, variant, deterministic)
+    report: dict[str, Any] = json.loads(text)
+    return report
+
+
+def check(scenario: Scenario, seeds: int = 1) -> list[dict[str, Any]]:
+    """Evaluates every claim of ``scenario`` and of each of its variants, over ``seeds`` consecutive seeds.
+
+    Returns one dict per claim: ``variant`` (None for the scenario as written), ``policy``, ``text``, ``holds``
+    (for every seed), ``held`` (how many seeds it held for), ``failed_seeds`` and ``values`` (of the first failing
+    seed, else of the first seed), as ``schedsim check --seeds N`` reports them.
+    """
+    if seeds < 1:
+        raise ValueError("seeds: must be at least 1")
+    text = scenario_json(scenario)
+    info = json.loads(_core.describe(text))
+    settings: list[tuple[str | None, int]] = [(None, info["seed"])]
+    settings += [(v["label"], v["seed"]) for v in info["variants"]]
+    results: list[dict[str, Any]] = []
+    for variant, first in settings:
+        reports = [json.loads(_core.run(text, [], s, None, variant, True)) for s in range(first, first + seeds)]
+        for r, run0 in enumerate(reports[0]["runs"]):
+            for k, claim in enumerate(run0["claims"]):
+                per_seed = [(first + i, rep["runs"][r]["claims"][k]) for i, rep in enumerate(reports)]
+                failed = [(s, c) for s, c in per_seed if c.get("holds") is not True]
+                shown = failed[0][1] if failed else claim
+                results.append(
+                    {
+                        "variant": variant,
+                        "policy": run0["policy"],
+                        "text": claim["text"],
+                        "holds": not failed,
+                        "held": seeds - len(failed),
+                        "failed_seeds": [s for s, _ in failed],
+                        "values": shown.get("values"),
+                    }
+                )
+    return results

@@ -1,0 +1,21 @@
+"""Type stubs of the Rust module (python/src/lib.rs). Data crosses as JSON text."""
+
+def version() -> str: ...
+def run(
+    scenario: str,
+    policies: list[str],
+    seed: int | None = None,
+    duration_ms: int | None = None,
+    variant: str | None = None,
+    deterministic: bool = False,
+) -> str: ...
+def describe(scenario: str) -> str: ...
+def plan(
+    scenario: str,
+    axes: str,
+    seeds: int,
+    policies: list[str],
+    seed: int | None = None,
+    duration_ms: int | None = None,
+) -> str: ...
+def run_points(scenario: str, paths: list[str], items: str, duration_ms: int | None = None) -> str: ...

@@ -1,0 +1,249 @@
+//! `schedsim._core`: the Python module over the simulator. It forwards to `schedsim-core` (run a scenario, build the
+//! report) and to the CLI's sweep grid (`schedsim_cli::sweep`), so a grid means the same runs in Python, in the
+//! CLI and in its shards. Data crosses as JSON strings; the Python side (`python/schedsim/`) parses them. Every
+//! simulation runs with the GIL released, so threads and Dask workers run in parallel.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use schedsim_cli::pick_variant;
+use schedsim_cli::sweep::{self, Axis, Grid, GridError, GridSpec};
+use schedsim_core::report::{self, RunOptions};
+use schedsim_core::scenario::{Scenario, ScenarioError};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+
+/// `schedsim._errors.ScenarioError(message, problems, context)`: a Python class, so it pickles across processes.
+fn scenario_error(py: Python<'_>, context: &str, e: &ScenarioError) -> PyErr {
+    let message = if context.is_empty() {
+        e.to_string()
+    } else {
+        format!("{context}: {e}")
+    };
+    let made = py
+        .import("schedsim._errors")
+        .and_then(|m| m.getattr("ScenarioError"))
+        .and_then(|cls| cls.call1((message.clone(), e.problems.clone(), context.to_string())));
+    match made {
+        Ok(err) => PyErr::from_value(err),
+        Err(import_failed) => import_failed,
+    }
+}
+
+fn grid_error(py: Python<'_>, e: GridError) -> PyErr {
+    match e {
+        GridError::Scenario { context, error } => scenario_error(py, &context, &error),
+        GridError::Other(msg) => PyValueError::new_err(msg),
+    }
+}
+
+fn parse(py: Python<'_>, scenario: &str) -> PyResult<Scenario> {
+    Scenario::from_json(scenario).map_err(|e| scenario_error(py, "", &e))
+}
+
+fn parse_value(text: &str, what: &str) -> PyResult<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| PyValueError::new_err(format!("{what}: not valid JSON: {e}")))
+}
+
+/// The simulator's version: the crate's, and a hash of the sources that decide a run's result.
+#[pyfunction]
+fn version() -> String {
+    format!(
+        "{}+{}",
+        env!("CARGO_PKG_VERSION"),
+        env!("SCHEDSIM_SOURCE_HASH")
+    )
+}
+
+/// Runs a scenario (JSON text) under the named policies (all when empty) and returns the report as JSON text.
+#[pyfunction]
+#[pyo3(signature = (scenario, policies, seed=None, duration_ms=None, variant=None, deterministic=false))]
+fn run(
+    py: Python<'_>,
+    scenario: &str,
+    policies: Vec<String>,
+    seed: Option<u64>,
+    duration_ms: Option<u64>,
+    variant: Option<String>,
+    deterministic: bool,
+) -> PyResult<String> {
+    let mut sc = parse(py, scenario)?;
+    if let Some(label) = variant {
+        sc = pick_variant(&sc, &label).map_err(PyValueError::new_err)?;
+    }
+    for p in &policies {
+        if sc.policy(p).is_none() {
+            let known: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
+            return Err(PyValueError::new_err(format!(
+                "policy {p}: no such policy in {} (has: {})",
+                sc.id,
+                known.join(", ")
+            )));
+        }
+    }
+    let opts = RunOptions {
+        deterministic,
+        seed,
+        duration_ms,
+    };
+    let rep = py
+        .detach(|| report::run_scenario(&sc, &policies, &opts))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    Ok(report::to_json_string(&rep))
+}
+
+/// What the Python side needs to know of a scenario: `{"id", "seed", "policies": [ids], "variants": [{"label",
+/// "seed"}]}`.
+#[pyfunction]
+fn describe(py: Python<'_>, scenario: &str) -> PyResult<String> {
+    let sc = parse(py, scenario)?;
+    let variants: Vec<Value> = sc
+        .variants
+        .iter()
+        .map(|v| json!({"label": v.label, "seed": v.scenario.as_deref().map_or(sc.seed, |s| s.seed)}))
+        .collect();
+    let policies: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
+    Ok(
+        json!({"id": sc.id, "seed": sc.seed, "policies": policies, "variants": variants})
+            .to_string(),
+    )
+}
+
+/// Builds and validates a sweep grid. `axes` is JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario",
+/// "paths", "combos": [[values...]], "work": [[combination, seed, policy], ...]}` in grid order.
+#[pyfunction]
+#[pyo3(signature = (scenario, axes, seeds, policies, seed=None, duration_ms=None))]
+fn plan(
+    py: Python<'_>,
+    scenario: &str,
+    axes: &str,
+    seeds: u64,
+    policies: Vec<String>,
+    seed: Option<u64>,
+    duration_ms: Option<u64>,
+) -> PyResult<String> {
+    let sc = parse(py, scenario)?;
+    let base = parse_value(scenario, "scenario")?;
+    let axes: Vec<(String, Vec<Value>)> = serde_json::from_value(parse_value(axes, "grid")?)
+        .map_err(|e| PyValueError::new_err(format!("grid: expected [[path, [values]]]: {e}")))?;
+    let axes: Vec<Axis> = axes
+        .into_iter()
+        .map(|(path, values)| Axis { path, values })
+        .collect();
+    for a in &axes {
+        if a.path.is_empty() || a.path.split('.').any(str::is_empty) {
+            return Err(PyValueError::new_err(format!(
+                "grid: '{}' is not a dotted path (e.g. host.pcpus)",
+                a.path
+            )));
+        }
+        if a.values.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "grid: {} has no values",
+                a.path
+            )));
+        }
+    }
+    let spec = GridSpec {
+        axes,
+        seeds,
+        seed,
+        duration_ms,
+        policies,
+    };
+    let grid = py
+        .detach(|| Grid::new(&base, &spec))
+        .map_err(|e| grid_error(py, e))?;
+    let work: Vec<Value> = grid
+        .work
+        .iter()
+        .map(|w| json!([w.combination, w.seed, w.policy]))
+        .collect();
+    Ok(
+        json!({"scenario": sc.id, "paths": grid.paths, "combos": grid.combos, "work": work})
+            .to_string(),
+    )
+}
+
+/// Every number in a run object by its dotted path (`domains.web.cpu_share`), claims and wall-clock time left out.
+fn leaves(v: &Value, prefix: &str, out: &mut Map<String, Value>) {
+    match v {
+        Value::Number(_) => {
+            out.insert(prefix.to_string(), v.clone());
+        }
+        Value::Object(obj) => {
+            for (k, child) in obj {
+                if prefix.is_empty() && matches!(k.as_str(), "claims" | "wall_ms") {
+                    continue;
+                }
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaves(child, &path, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Runs sweep points: `items` is JSON `[[values, seed, policy], ...]` for the grid `paths` over `scenario`. Returns
+/// JSON `[{metric path: number}, ...]`, one object per item, in order. A combination's scenario is built once per
+/// call, however many of its seeds and policies the call runs.
+#[pyfunction]
+#[pyo3(signature = (scenario, paths, items, duration_ms=None))]
+fn run_points(
+    py: Python<'_>,
+    scenario: &str,
+    paths: Vec<String>,
+    items: &str,
+    duration_ms: Option<u64>,
+) -> PyResult<String> {
+    let base = parse_value(scenario, "scenario")?;
+    let items: Vec<(Vec<Value>, u64, String)> =
+        serde_json::from_value(parse_value(items, "items")?).map_err(|e| {
+            PyValueError::new_err(format!("items: expected [[values, seed, policy]]: {e}"))
+        })?;
+    let out = py.detach(|| {
+        let mut built: HashMap<String, Scenario> = HashMap::new();
+        let mut out = Vec::with_capacity(items.len());
+        for (values, seed, policy) in &items {
+            let key = Value::from(values.clone()).to_string();
+            if !built.contains_key(&key) {
+                let (sc, _) = sweep::combination_scenario(
+                    &base,
+                    &paths,
+                    values,
+                    duration_ms,
+                    std::slice::from_ref(policy),
+                )?;
+                built.insert(key.clone(), sc);
+            }
+            let what = || {
+                format!(
+                    "({}), seed {seed}, policy {policy}",
+                    sweep::describe(&paths, values)
+                )
+            };
+            let run = sweep::run_point(&built[&key], *seed, policy, true)
+                .map_err(|e| format!("{}: {e}", what()))?;
+            let mut m = Map::new();
+            leaves(&run, "", &mut m);
+            out.push(Value::Object(m));
+        }
+        Ok::<Vec<Value>, GridError>(out)
+    });
+    let out = out.map_err(|e| grid_error(py, e))?;
+    Ok(Value::Array(out).to_string())
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(run_points, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { columnId, columnProblem, parseColumnId } from './columns';
+
+describe('column ids', () => {
+  it('reads a plain policy and an ablated one, and writes them back', () => {
+    expect(parseColumnId('pi')).toEqual({ policy: 'pi', ablation: null });
+    expect(parseColumnId('credit-4x~w12')).toEqual({ policy: 'credit-4x', ablation: 12 });
+    expect(columnId('pi')).toBe('pi');
+    expect(columnId('pi', 3)).toBe('pi~w3');
+    expect(parseColumnId(columnId('tavs.v2', 0))).toEqual({ policy: 'tavs.v2', ablation: 0 });
+  });
+
+  it('rejects malformed ids rather than guessing', () => {
+    for (const bad of [
+      '',
+      '~w1',
+      'pi~w',
+      'pi~w-1',
+      'pi~w01',
+      'pi~wx',
+      'pi~w1~w2',
+      'pi~w1.5',
+      'p i',
+      'pi~w99999',
+    ])
+      expect(parseColumnId(bad), bad).toBeNull();
+  });
+
+  it('checks an id against the scenario: its policy, and a claim that names an ablation', () => {
+    const ids = ['credit', 'pi'];
+    const claims = [{}, { without: { label: 'priority inheritance off' } }];
+    expect(columnProblem('pi', ids, claims)).toBeNull();
+    expect(columnProblem('pi~w1', ids, claims)).toBeNull();
+    expect(columnProblem('tavs', ids, claims)).toMatch(/no policy "tavs"/);
+    expect(columnProblem('pi~w0', ids, claims)).toMatch(/claim 0 .* no ablation/);
+    expect(columnProblem('pi~w7', ids, claims)).toMatch(/claim 7/);
+    expect(columnProblem('pi~', ids, claims)).toMatch(/not a column id/);
+  });
+});
