@@ -2,7 +2,7 @@
 //! the figures are comparable between scenarios and machines), with the trace the page replays and without it.
 
 use schedsim_core::metrics::peak_rss_mb;
-use schedsim_core::scenario::Scenario;
+use schedsim_core::scenario::{Scenario, Timing};
 use schedsim_core::sim::{SimError, SimOptions, Simulation};
 use serde::Serialize;
 use std::time::Instant;
@@ -29,6 +29,11 @@ pub struct BenchRow {
     pub batch_sim_seconds_per_wall_second: f64,
     /// Recording the trace's cost: batch speed over traced speed, both measured here, back to back.
     pub trace_slowdown: f64,
+    /// The same batch runs with the host's timers in lockstep (`host.timing: "lockstep"`: no timer-slop jitter,
+    /// the timing before per-pCPU clocks): simulated seconds per wall second.
+    pub lockstep_batch_sim_seconds_per_wall_second: f64,
+    /// The cost of Xen-like timing: lockstep batch speed over batch speed, both measured here, back to back.
+    pub timing_slowdown: f64,
 }
 
 /// Runs every policy of the scenario once; returns (events, wall seconds).
@@ -49,7 +54,11 @@ fn time_runs(sc: &Scenario, opts: SimOptions) -> Result<(u64, f64), SimError> {
 pub fn run(sc: &Scenario) -> Result<BenchRow, SimError> {
     let sim_s = sc.policies.len() as f64 * sc.duration_ms as f64 / 1000.0;
     let (events, wall) = time_runs(sc, SimOptions::default())?;
-    let (_, batch_wall) = time_runs(sc, SimOptions { trace: false, ..SimOptions::default() })?;
+    let batch = SimOptions { trace: false, ..SimOptions::default() };
+    let (_, batch_wall) = time_runs(sc, batch)?;
+    let mut lockstep = sc.clone();
+    lockstep.host.timing = Timing::Lockstep;
+    let (_, lockstep_wall) = time_runs(&lockstep, batch)?;
     Ok(BenchRow {
         scenario: sc.id.clone(),
         sim_seconds_per_wall_second: sim_s / wall,
@@ -61,6 +70,8 @@ pub fn run(sc: &Scenario) -> Result<BenchRow, SimError> {
         relative_speed: 1.0,
         batch_sim_seconds_per_wall_second: sim_s / batch_wall,
         trace_slowdown: wall / batch_wall,
+        lockstep_batch_sim_seconds_per_wall_second: sim_s / lockstep_wall,
+        timing_slowdown: batch_wall / lockstep_wall,
     })
 }
 
@@ -88,6 +99,8 @@ mod tests {
             relative_speed: 1.0,
             batch_sim_seconds_per_wall_second: 0.0,
             trace_slowdown: 1.0,
+            lockstep_batch_sim_seconds_per_wall_second: 0.0,
+            timing_slowdown: 1.0,
         }
     }
 

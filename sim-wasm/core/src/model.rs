@@ -293,7 +293,8 @@ pub enum Work {
     /// goes to `next`, waking it inside the guest; blocks while its inbox is empty.
     Pipe { next: TaskId, cpu_ns: u64, inbox: u32 },
     /// A thread of a concurrent job: compute, then synchronise with its siblings.
-    Barrier { group: usize, compute_ns: u64, spin: bool, phase: BarrierPhase },
+    /// `member`: the thread's index in its group (its vCPU's index in the domain).
+    Barrier { group: usize, member: usize, compute_ns: u64, spin: bool, phase: BarrierPhase },
     /// The driver domain's backend: processes queued I/O items.
     Driver {
         /// CPU per packet [ns].
@@ -349,6 +350,8 @@ pub struct BarrierGroup {
     pub done_at: Option<Nanos>,
     /// CPU spent spinning at the barrier [ns].
     pub spin_ns: u64,
+    /// The same per member (thread, one per vCPU) [ns].
+    pub spin_ns_by_member: Vec<u64>,
 }
 
 /// A machine outside the host.

@@ -178,6 +178,8 @@ pub struct JobReport {
     pub phases_done: u32,
     /// Time its threads spun waiting for each other [ms].
     pub spin_ms: f64,
+    /// The same per thread, keyed by the vCPU the thread runs on (`dom.v0`) [ms].
+    pub spin_ms_by_vcpu: IndexMap<String, f64>,
 }
 
 /// Fairness over the busy domains; both keys omitted when no domain stayed busy.
@@ -497,10 +499,21 @@ impl Simulation {
             .groups
             .iter()
             .map(|g| {
+                // Per thread, by the vCPU it runs on: where the spinning happened.
+                let spin_ms_by_vcpu = g
+                    .members
+                    .iter()
+                    .zip(&g.spin_ns_by_member)
+                    .map(|(m, &ns)| {
+                        let v = self.guests.tasks[m.0].vcpu;
+                        (self.host.vcpus[v.0].name.clone(), round6(ns as f64 / 1e6))
+                    })
+                    .collect();
                 let j = JobReport {
                     makespan_ms: g.done_at.map(|done| round6(done.as_ms_f64())),
                     phases_done: g.phases_done,
                     spin_ms: round6(g.spin_ns as f64 / 1e6),
+                    spin_ms_by_vcpu,
                 };
                 (g.key.clone(), j)
             })

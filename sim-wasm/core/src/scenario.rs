@@ -114,6 +114,21 @@ pub struct Host {
     pub net: Net,
     #[serde(default)]
     pub disk: Disk,
+    /// How the pCPUs' timers fire: as Xen's do (default) or all in lockstep (an ablation).
+    #[serde(default)]
+    pub timing: Timing,
+}
+
+/// The host's timer behaviour (see `sim::timing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Timing {
+    /// Every hypervisor timer fires somewhere in Xen's timer-slop window after its deadline (seeded per pCPU), and
+    /// periodic tickers re-arm from their own firing, so pCPUs drift out of phase.
+    #[default]
+    Xen,
+    /// Every timer fires exactly at its deadline: a symmetric host's pCPUs tick and end slices at the same instants.
+    Lockstep,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -13,13 +13,14 @@ mod guest;
 mod io;
 mod queue;
 mod record;
+mod timing;
 mod workload;
 
 use crate::costs::HostCosts;
 use crate::metrics::{Distribution, DomMetrics, TaskMetrics};
 use crate::model::*;
 use crate::policy::registry::{self, Caps};
-use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause};
+use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause, MASTER_PCPU};
 use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
@@ -29,6 +30,7 @@ use record::Recording;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::fmt;
+use timing::{grid_after, HostTiming, TimerKind};
 
 /// Events one simulated second may take, on average, before the run is stopped as runaway.
 const EVENTS_PER_SIM_SECOND_BUDGET: u64 = 20_000_000;
@@ -216,6 +218,8 @@ pub(crate) struct HostState {
     vcpu_name: Vec<String>,
     pub(crate) dom_info: Vec<DomainInfo>,
     pub(crate) kinds: Vec<build::DomKinds>,
+    /// When the pCPUs' timers fire (Xen's timer slop, per-pCPU tickers).
+    timing: HostTiming,
 }
 
 /// What runs inside the guests.
@@ -275,6 +279,7 @@ impl Simulation {
         let setup = registry::Setup { params: &spec.params, pcpus, domains: &b.dom_info, types: &types };
         let policy = registry::build(&spec.scheduler, &setup)
             .map_err(|error| SimError::PolicySetup { policy: policy_id.to_string(), error })?;
+        let slop = policy.timers().timer_slop;
         let budget = if opts.trace { opts.trace_budget_bytes } else { 0 };
         let trace = Trace::with_budget(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0, budget);
         let ndom = b.dom_info.len();
@@ -314,6 +319,7 @@ impl Simulation {
                 vcpu_name,
                 dom_info: b.dom_info,
                 kinds: b.kinds,
+                timing: HostTiming::new(scenario.seed, pcpus, scenario.host.timing, slop),
             },
             guests: Guests {
                 tasks: b.tasks,
@@ -359,19 +365,29 @@ impl Simulation {
         self.queue.push(at, ev);
     }
 
+    /// Arms pCPU `p`'s ticker for `deadline` (it fires in the slop window after it).
+    fn arm_tick(&mut self, p: PcpuId, deadline: Nanos) {
+        if let Some(at) = self.host.timing.arm_tick(p.0, deadline) {
+            self.push(at, Ev::Tick(p));
+        }
+    }
+
     fn boot(&mut self) {
         let timers = self.policy.timers();
         for v in 0..self.host.vcpus.len() {
             // The policy keeps its own placement; the engine learns it when the vCPU runs.
             self.with_ctx(|pol, ctx| pol.init_vcpu(VcpuId(v), ctx));
         }
-        if let Some(t) = timers.tick {
+        if let Some(t) = timers.tick.filter(|_| !timers.tick_stops_idle) {
+            // Every pCPU's ticker is armed at once (3.0.4 `schedulers_start`, 3.2 `csched_start_tickers`); they
+            // leave phase as each re-arms from its own firing. A ticker that stops while idle starts with work.
             for p in 0..self.host.pcpus.len() {
-                self.push(t, Ev::Tick(PcpuId(p)));
+                self.arm_tick(PcpuId(p), t);
             }
         }
         if let Some(a) = timers.account {
-            self.push(a, Ev::Account);
+            let at = self.host.timing.fire_at(MASTER_PCPU.0, TimerKind::Account, a);
+            self.push(at, Ev::Account);
         }
         for (i, ch) in self.scenario.changes.clone().iter().enumerate() {
             if ch.policy == self.policy_id {
@@ -660,16 +676,23 @@ impl Simulation {
                 Fire::Later(at) => self.push(at, Ev::SliceEnd(p)),
                 Fire::Stale => {}
             },
-            Ev::Tick(p) => {
-                self.with_ctx(|pol, ctx| pol.tick(p, ctx));
-                if let Some(t) = self.policy.timers().tick {
-                    self.push(self.now + t, Ev::Tick(p));
+            Ev::Tick(p) => match self.host.timing.tick_fired(p.0, self.now) {
+                Fire::Due => {
+                    self.with_ctx(|pol, ctx| pol.tick(p, ctx));
+                    // Xen re-arms a ticker from the time its handler runs (`NOW() + period`): lateness carries over.
+                    if let Some(t) = self.policy.timers().tick {
+                        self.arm_tick(p, self.now + t);
+                    }
                 }
-            }
+                Fire::Later(at) => self.push(at, Ev::Tick(p)),
+                Fire::Stale => {}
+            },
             Ev::Account => {
                 self.with_ctx(|pol, ctx| pol.account(ctx));
+                // On the master pCPU, re-armed from its firing (4.x `master_ticker`: `NOW() + tslice`).
                 if let Some(a) = self.policy.timers().account {
-                    self.push(self.now + a, Ev::Account);
+                    let at = self.host.timing.fire_at(MASTER_PCPU.0, TimerKind::Account, self.now + a);
+                    self.push(at, Ev::Account);
                 }
             }
             Ev::Guest(v) => match self.host.vcpus[v.0].guest_timer.fire(self.now) {
@@ -907,6 +930,18 @@ impl Simulation {
         }
     }
 
+    /// A ticker that stops while its pCPU idles (Xen 3.4+ `csched_tick_suspend`) stops when the pCPU goes idle and
+    /// restarts on the tick grid when it gets work (`csched_tick_resume`: `now + period - now % period`).
+    fn tick_idle_transition(&mut self, p: PcpuId, cur: Option<VcpuId>, next: Option<VcpuId>) {
+        let timers = self.policy.timers();
+        let Some(period) = timers.tick.filter(|_| timers.tick_stops_idle) else { return };
+        match (cur, next) {
+            (Some(_), None) => self.host.timing.stop_tick(p.0),
+            (None, Some(_)) => self.arm_tick(p, grid_after(self.now, period)),
+            _ => {}
+        }
+    }
+
     /// `do_schedule` on one pCPU and the context switch it asks for.
     fn schedule(&mut self, p: PcpuId) {
         self.host.pcpus[p.0].resched_pending = false;
@@ -972,13 +1007,15 @@ impl Simulation {
         self.host.pcpus[p.0].slice_timer.cancel();
         if d.next.is_none() && self.policy.timed_idle() {
             // Time-partitioned policies (ARINC 653 windows, Atropos periods) start work on an idle pCPU by timer.
-            let at = self.now + d.slice.max(Nanos(1));
+            let at = self.host.timing.fire_at(p.0, TimerKind::Slice, self.now + d.slice.max(Nanos(1)));
             if self.host.pcpus[p.0].slice_timer.arm(at) {
                 self.push(at, Ev::SliceEnd(p));
             }
         }
+        self.tick_idle_transition(p, cur, d.next);
         if let Some(n) = d.next {
-            let at = self.now + d.slice;
+            // The slice starts at dispatch (`set_timer(&sd->s_timer, now + r_time)`) and ends in the slop window.
+            let at = self.host.timing.fire_at(p.0, TimerKind::Slice, self.now + d.slice);
             if self.host.pcpus[p.0].slice_timer.arm(at) {
                 self.push(at, Ev::SliceEnd(p));
             }

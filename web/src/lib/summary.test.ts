@@ -31,7 +31,7 @@ describe('summaryColumns', () => {
     const b: RunReport = {
       ...base,
       domains: { d: domain({ underruns: 5 }) },
-      jobs: { mpi: { makespan_ms: 120, phases_done: 3, spin_ms: 0 } },
+      jobs: { mpi: { makespan_ms: 120, phases_done: 3, spin_ms: 0, spin_ms_by_vcpu: { 'mpi.v0': 0 } } },
       partial_boosts: { count: 4, hits: 3, pbhr: 0.75 },
     };
     const cols = summaryColumns([a, b]);

@@ -185,7 +185,7 @@ impl Bvt {
 
 impl Policy for Bvt {
     fn timers(&self) -> Timers {
-        Timers::default()
+        Timers { timer_slop: true, ..Timers::default() }
     }
 
     fn init_vcpu(&mut self, v: VcpuId, _ctx: &mut Ctx) -> PcpuId {

@@ -307,7 +307,7 @@ impl Credit2 {
 
 impl Policy for Credit2 {
     fn timers(&self) -> Timers {
-        Timers::default()
+        Timers { timer_slop: true, ..Timers::default() }
     }
 
     fn init_vcpu(&mut self, v: VcpuId, ctx: &mut Ctx) -> PcpuId {

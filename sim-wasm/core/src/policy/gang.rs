@@ -178,7 +178,7 @@ impl Gang {
 impl Policy for Gang {
     fn timers(&self) -> Timers {
         // The host-wide timer marks slot boundaries; PE is allocated every L of them.
-        Timers { tick: None, account: Some(self.params.slot()) }
+        Timers { tick: None, account: Some(self.params.slot()), tick_stops_idle: false, timer_slop: true }
     }
 
     fn init_vcpu(&mut self, v: VcpuId, _ctx: &mut Ctx) -> PcpuId {

@@ -11,6 +11,11 @@
 //! crowded pCPU could not serve in time and starves it for good (seen in the Corollary 1 sweep). A HIT vCPU with
 //! less than a slot of PE runs only until it is spent.
 //!
+//! Slots are per pCPU, as in the paper's Credit-based prototype (`.tick = hsched_tick`, "invoked every clock
+//! tick"): each pCPU's slot tick runs on its own clock (see `sim::timing`); the BSP (pCPU 0) allocates PE in every
+//! L-th of its ticks, the other pCPUs re-sort their run queues at theirs. HIT vCPUs therefore start and stop on
+//! their own pCPU's slot boundaries (asynchronously); only a co-scheduling aligns pCPUs.
+//!
 //! Scheduling and balancing (3.3, and the skeleton of 4.3), at each slot and whenever a pCPU must choose:
 //! 1. a head with PE <= 0 (or no head) makes the pCPU look at the other run queues for the vCPU with the highest
 //!    PE, never taking a CON vCPU onto a pCPU whose run queue holds one of its siblings;
@@ -24,7 +29,7 @@
 //! without hurting anyone's entitlement). Caps are not part of the paper's scheduler: `cap_pct` is ignored here.
 
 use super::common::Versions;
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::{DomainType, Scenario};
 use crate::time::Nanos;
@@ -162,6 +167,8 @@ pub struct Hybrid {
     cosched: Option<Cosched>,
     /// Where the next steal search starts, so no peer is always looked at first.
     balance_bias: usize,
+    /// Slot ticks each pCPU has taken (the BSP allocates PE every `alloc_slots` of its own).
+    ticks: Vec<u64>,
     versions: Versions,
 }
 
@@ -246,6 +253,7 @@ impl Hybrid {
             forced: vec![None; pcpus],
             cosched: None,
             balance_bias: 0,
+            ticks: vec![0; pcpus],
             versions: Versions::new(pcpus),
         };
         for (name, t) in &params.types {
@@ -315,11 +323,16 @@ impl Hybrid {
             }
         }
         for p in 0..self.pcpus {
-            let mut q = std::mem::take(&mut self.runq[p]);
-            q.sort_by_key(|v| std::cmp::Reverse(self.vcpus[v.0].pe));
-            self.runq[p] = q;
-            self.touch(p);
+            self.sort_runq(p);
         }
+    }
+
+    /// Sorts a run queue by decreasing PE (stable: FIFO among equals).
+    fn sort_runq(&mut self, p: usize) {
+        let mut q = std::mem::take(&mut self.runq[p]);
+        q.sort_by_key(|v| std::cmp::Reverse(self.vcpus[v.0].pe));
+        self.runq[p] = q;
+        self.touch(p);
     }
 
     /// PE dissipation: the running vCPU loses the pCPU time it used since it started (or was last charged).
@@ -505,7 +518,9 @@ impl Hybrid {
 
 impl Policy for Hybrid {
     fn timers(&self) -> Timers {
-        Timers { tick: None, account: Some(Nanos(self.params.slot().0 * self.params.alloc_slots)) }
+        // Each pCPU's own slot tick (`hsched_tick`, started together at boot as 3.0.4's tickers); the BSP allocates
+        // PE in every L-th of its ticks (see `tick`), so there is no host-wide timer.
+        Timers { tick: Some(self.params.slot()), account: None, tick_stops_idle: false, timer_slop: true }
     }
 
     /// Initial mapping (3.3): the least-loaded pCPU; for a CON domain, one without a sibling.
@@ -671,6 +686,25 @@ impl Policy for Hybrid {
                 "head of its run queue".into()
             }
         })
+    }
+
+    /// A slot boundary of pCPU `p` (3.3, "PE dissipation" and "Scheduling and balancing"): on the BSP every L-th
+    /// slot is an allocation event, on the others (and the BSP's other slots) the run queue is re-sorted by PE;
+    /// then `p` selects its vCPU for the new slot, unless it runs a member of the co-scheduling in progress, which
+    /// keeps its pCPU until the co-scheduling's slot ends. Each pCPU's slots run on its own clock, so HIT vCPUs
+    /// are scheduled asynchronously; only a co-scheduling (IPIs from its initiator) makes pCPUs switch together.
+    fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {
+        self.ticks[p.0] += 1;
+        if p == MASTER_PCPU && self.ticks[p.0].is_multiple_of(self.params.alloc_slots) {
+            self.account(ctx);
+        } else {
+            self.sort_runq(p.0);
+        }
+        let cosched = self.cosched_active(ctx.now).map(|c| c.dom);
+        let in_cosched = ctx.host.running[p.0].is_some_and(|v| Some(self.vcpus[v.0].dom) == cosched);
+        if !in_cosched {
+            ctx.resched(p);
+        }
     }
 
     fn account(&mut self, ctx: &mut Ctx) {

@@ -228,13 +228,21 @@ pub struct Decision {
     pub reason: String,
 }
 
+/// The master pCPU: host-wide accounting runs on it (Credit's `master`, the hybrid scheduler's BSP).
+pub const MASTER_PCPU: PcpuId = PcpuId(0);
+
 /// Periodic timers a policy wants.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Timers {
     /// Per-pCPU tick period [ns].
     pub tick: Option<Nanos>,
-    /// Host-wide accounting period [ns].
+    /// Host-wide accounting period, on the master pCPU's own timer [ns].
     pub account: Option<Nanos>,
+    /// The tick stops while its pCPU idles and restarts on the tick grid when it gets work (Xen 3.4+).
+    pub tick_stops_idle: bool,
+    /// The policy's timers fire in Xen's timer-slop window (see `sim::timing`). Off for the reservation
+    /// schedulers (SEDF, xenco, ARINC 653, Atropos), whose per-period accounting assumes exact timers.
+    pub timer_slop: bool,
 }
 
 /// Which way an I/O item passes a driver domain's backend.

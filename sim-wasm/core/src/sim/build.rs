@@ -237,6 +237,7 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
                 for k in 0..dom.vcpus as usize {
                     let work = Work::Barrier {
                         group: g,
+                        member: k,
                         compute_ns: us_to_ns(b.compute_us).max(1),
                         spin: b.sync == "spin",
                         phase: BarrierPhase::Compute,
@@ -252,6 +253,7 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
                     phases_done: 0,
                     done_at: None,
                     spin_ns: 0,
+                    spin_ns_by_member: vec![0; dom.vcpus as usize],
                 });
                 continue;
             }

@@ -224,8 +224,10 @@ impl Simulation {
         task.slice_left = task.slice_left.saturating_sub(e);
         task.sleep_avg = task.sleep_avg.saturating_sub(e);
         task.vruntime += e * 1024 / cfs_weight(task.priority);
-        if let Work::Barrier { group, phase: BarrierPhase::Spin, .. } = task.work {
-            self.guests.groups[group].spin_ns += e;
+        if let Work::Barrier { group, member, phase: BarrierPhase::Spin, .. } = task.work {
+            let g = &mut self.guests.groups[group];
+            g.spin_ns += e;
+            g.spin_ns_by_member[member] += e;
         }
         self.update_min_vruntime(v);
     }

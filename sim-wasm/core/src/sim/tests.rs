@@ -282,6 +282,53 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Weights and caps still give their shares with pCPUs on their own clocks: on random hosts of CPU-bound
+    /// domains (1-8 pCPUs, weights 1-1024, caps of 10-100% per vCPU or none), Credit gives every domain its
+    /// entitlement within 0.05 of the host over 4 s. Credit's entitlement is `csched_acct`'s: weight times active
+    /// vCPUs (`prv->weight += sdom->weight` per active vCPU), water-filled, bounded by the vCPUs and the cap; it
+    /// differs from the report's per-domain `fair_share` when domains have different vCPU counts.
+    ///
+    /// Finding (issue 21): this does not hold. On about 1 host in 10 (sampled like this test, 80 hosts) Credit
+    /// misses the entitlement by more than 0.05 with Xen-like timing (worst 0.19); in lockstep about 1 in 13 miss
+    /// too (worst 0.19 on another host), so Credit's accounting misses it regardless, and the new timing moves
+    /// which hosts miss. Kept, ignored, so that it runs on demand (`cargo test -- --ignored`) until that is fixed.
+    #[test]
+    #[ignore = "finding: Credit misses its entitlement by more than 0.05 on some random hosts, in lockstep too"]
+    fn credit_shares_stay_fair_on_random_hosts(
+        pcpus in 1u64..=8,
+        doms in proptest::collection::vec((1u64..=4, 1u64..=1024, prop_oneof![Just(0u64), 10u64..=100]), 2..=4),
+        seed in 0u64..1_000_000,
+    ) {
+        let domains: Vec<Value> = doms
+            .iter()
+            .enumerate()
+            .map(|(i, &(n, weight, cap))| {
+                let tasks: Vec<Value> =
+                    (0..n).map(|k| json!({ "name": format!("t{k}"), "vcpu": k, "workload": { "type": "cpu" } })).collect();
+                json!({ "name": format!("d{i}"), "vcpus": n, "weight": weight, "cap_pct": cap * n, "tasks": tasks })
+            })
+            .collect();
+        let sc = scenario(json!({
+            "schema": 1, "id": "fair", "title": "fair", "seed": seed, "duration_ms": 5000, "warmup_ms": 1000,
+            "host": { "pcpus": pcpus }, "domains": domains,
+            "policies": [{ "id": "p", "scheduler": "credit" }]
+        }));
+        let report = crate::report::run_scenario(&sc, &[], &RunOptions::default()).unwrap();
+        let weights: Vec<u32> = doms.iter().map(|&(n, w, _)| (w * n) as u32).collect();
+        let bounds: Vec<f64> =
+            doms.iter().map(|&(n, _, cap)| if cap == 0 { n as f64 } else { (cap * n) as f64 / 100.0 }).collect();
+        let entitled = crate::metrics::fair_shares(pcpus as f64, &weights, &bounds);
+        for (i, (name, d)) in report.runs[0]["domains"].as_object().unwrap().iter().enumerate() {
+            let share = d["cpu_share"].as_f64().unwrap();
+            let fair = entitled[i];
+            prop_assert!((share - fair).abs() <= 0.05, "{name}: cpu_share {share} against entitlement {fair} ({doms:?} on {pcpus} pCPUs)");
+        }
+    }
+}
+
 #[test]
 fn caps_hold_over_accounting_windows() {
     for pcpus in [1, 2] {
@@ -702,7 +749,8 @@ fn enhanced_has_no_rate_limit_by_default() {
                   { "name": "b", "vcpu": 1, "workload": { "type": "cpu" } }] });
     let sc = scenario(json!({
         "schema": 1, "id": "enh-rl", "title": "enh-rl", "seed": 1, "duration_ms": 600, "warmup_ms": 100,
-        "host": { "pcpus": 2 },
+        // In lockstep: the comparison is about the rate limit alone.
+        "host": { "pcpus": 2, "timing": "lockstep" },
         "domains": [
             busy0,
             { "name": "net", "tasks": [{ "name": "tx", "workload": {
@@ -890,7 +938,8 @@ fn xballoon_host(pcpus: u32, guest: Value, neighbour: bool, scheduler: &str) -> 
     }
     scenario(json!({
         "schema": 1, "id": "xb", "title": "xb", "seed": 3, "duration_ms": 1500, "warmup_ms": 0,
-        "host": { "pcpus": pcpus }, "domains": domains,
+        // In lockstep, so that the tests can find each accounting period at its nominal 30 ms boundary.
+        "host": { "pcpus": pcpus, "timing": "lockstep" }, "domains": domains,
         "policies": [
             { "id": "credit", "scheduler": "credit" },
             { "id": "off", "scheduler": "credit", "params": { "xballoon": false } },
@@ -994,7 +1043,9 @@ fn cosched_scenario(scheduler: &str, change: bool) -> Scenario {
     };
     scenario(json!({
         "schema": 1, "id": "cosched", "title": "cosched", "seed": 3, "duration_ms": 1200, "warmup_ms": 0,
-        "host": { "pcpus": 4 },
+        // In lockstep, so that co-scheduled siblings start and stop at the very same instants (with Xen's timer
+        // slop each pCPU's slice ends up to 50 us apart).
+        "host": { "pcpus": 4, "timing": "lockstep" },
         "domains": [
             { "name": "lu", "vcpus": 4, "weight": 300, "type": "concurrent", "tasks": job },
             { "name": "pair", "vcpus": 2, "weight": 200, "type": "concurrent", "tasks": job },

@@ -379,8 +379,17 @@ impl Simulation {
     }
 
     fn set_barrier_phase(&mut self, t: TaskId, p: BarrierPhase) {
-        if let Work::Barrier { phase, .. } = &mut self.guests.tasks[t.0].work {
-            *phase = p;
+        let Work::Barrier { phase, .. } = &mut self.guests.tasks[t.0].work else { return };
+        let was_spinning = *phase == BarrierPhase::Spin;
+        *phase = p;
+        // The trace marks a spin's start and end, so the page can tell spinning from useful running.
+        let state = match (was_spinning, p == BarrierPhase::Spin) {
+            (false, true) => "spinning",
+            (true, false) => "runnable",
+            _ => return,
+        };
+        if self.rec.on {
+            self.rec.trace.push_task_state(TaskRec { t_ns: self.now.0, task: t.0 as u32, state });
         }
     }
 

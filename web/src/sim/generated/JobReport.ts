@@ -11,4 +11,8 @@ makespan_ms?: number, phases_done: number,
 /**
  * Time its threads spun waiting for each other [ms].
  */
-spin_ms: number, };
+spin_ms: number, 
+/**
+ * The same per thread, keyed by the vCPU the thread runs on (`dom.v0`) [ms].
+ */
+spin_ms_by_vcpu: { [key in string]: number }, };

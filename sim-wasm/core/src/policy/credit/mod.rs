@@ -18,7 +18,7 @@ pub mod xballoon;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::{self, Versions};
-use crate::policy::{Action, BoostMark, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use crate::policy::{Action, BoostMark, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::time::Nanos;
 use serde_json::Value;
 use std::fmt::Write;
@@ -67,6 +67,11 @@ pub struct CreditParams {
     pub keep_on_runq: bool,
     /// xBalloon (paper 002): guests' CPU balloons pause their vCPUs until each period's reservation is met.
     pub xballoon: bool,
+    /// Accounting on the master pCPU's own timer, re-armed every tslice (4.1+ `master_ticker`); otherwise inside
+    /// the master's tick, every `TICKS_PER_ACCT` ticks (3.x `csched_tick`).
+    pub master_ticker: bool,
+    /// A pCPU's tick stops while it idles and restarts on the tick grid (3.4+ `csched_tick_suspend/resume`).
+    pub tick_suspend: bool,
 }
 
 impl Default for CreditParams {
@@ -78,6 +83,8 @@ impl Default for CreditParams {
             ratelimit_us: 0,
             accounting: Accounting::Exact,
             halve_on_deactivate: false,
+            master_ticker: false,
+            tick_suspend: false,
             aggressive_boost: false,
             tavs: None,
             idd_priority_inheritance: false,
@@ -131,9 +138,13 @@ impl CreditParams {
                         CreditParams { boost: false, accounting: Accounting::Tick, ..CreditParams::default() }
                     }
                     Some("3.2") => CreditParams { accounting: Accounting::Tick, ..CreditParams::default() },
-                    Some("4.x") => {
-                        CreditParams { ratelimit_us: 1000, halve_on_deactivate: true, ..CreditParams::default() }
-                    }
+                    Some("4.x") => CreditParams {
+                        ratelimit_us: 1000,
+                        halve_on_deactivate: true,
+                        master_ticker: true,
+                        tick_suspend: true,
+                        ..CreditParams::default()
+                    },
                     _ => return Err(format!("version: expected \"3.0.3\", \"3.2\" or \"4.x\", got {v}")),
                 }
             }
@@ -152,9 +163,16 @@ impl CreditParams {
     fn credits_per_tslice(&self) -> i64 {
         CREDITS_PER_MSEC * self.tslice_ms as i64
     }
+    /// Ticks per time slice (`CSCHED_TICKS_PER_TSLICE`, 1 for slices under 3 ms); 3.x accounts every as many.
+    fn ticks_per_tslice(&self) -> u64 {
+        if self.tslice_ms < 3 {
+            1
+        } else {
+            3
+        }
+    }
     fn tick(&self) -> Nanos {
-        let ticks = if self.tslice_ms < 3 { 1 } else { 3 };
-        Nanos(self.tslice().0 / ticks)
+        Nanos(self.tslice().0 / self.ticks_per_tslice())
     }
 }
 
@@ -197,8 +215,8 @@ pub struct Credit {
     /// Accounting epoch, and the epoch each pCPU last sorted its run queue in.
     epoch: u64,
     sorted: Vec<u64>,
-    /// Where the next steal search starts.
-    balance_bias: usize,
+    /// Ticks each pCPU has taken (the master accounts every `ticks_per_tslice` of its own, 3.x).
+    ticks: Vec<u64>,
     /// Bumped on every change a pCPU's run-queue snapshot could show (see `Policy::runqueue_versions`).
     versions: Versions,
     is_driver: Vec<bool>,
@@ -294,7 +312,7 @@ impl Credit {
             runq: vec![Vec::new(); pcpus],
             epoch: 0,
             sorted: vec![0; pcpus],
-            balance_bias: 0,
+            ticks: vec![0; pcpus],
             versions: Versions::new(pcpus),
             is_driver: domains.iter().flat_map(|d| d.vcpus.iter().map(move |_| d.is_driver)).collect(),
             inf: Inference::new(ev, fallback),
@@ -538,19 +556,19 @@ impl Credit {
         ctx.note(p, |w| write!(w, "xballoon: {name} unpaused ({why})"));
     }
 
-    /// `csched_load_balance`: steal the first queued vCPU of strictly higher priority than `pri` from a busy peer.
+    /// `csched_load_balance`: steal the first queued vCPU of strictly higher priority than `pri` from a busy peer,
+    /// visiting the peers from the immediate neighbour on (`__cycle_cpu(cpu, &workers)`, 3.x up to 4.8; the
+    /// `balance_bias` start point came with 4.9).
     fn steal(&mut self, p: PcpuId, pri: i8, ctx: &Ctx) -> Option<(VcpuId, PcpuId)> {
         let n = ctx.host.pcpus;
-        let bias = self.balance_bias.min(n);
-        for peer in (bias..n).chain(0..bias).map(PcpuId) {
-            if peer == p || ctx.host.running[peer.0].is_none() || self.runq[peer.0].is_empty() {
+        for peer in (p.0 + 1..n).chain(0..p.0).map(PcpuId) {
+            if ctx.host.running[peer.0].is_none() || self.runq[peer.0].is_empty() {
                 continue;
             }
             let found = self.runq[peer.0].iter().take_while(|u| self.vcpus[u.0].pri > pri).copied().next();
             if let Some(u) = found {
                 self.runq_remove(u);
                 self.vcpus[u.0].processor = p;
-                self.balance_bias = peer.0;
                 return Some((u, peer));
             }
         }
@@ -592,7 +610,12 @@ impl std::fmt::Display for Tickled<'_> {
 
 impl Policy for Credit {
     fn timers(&self) -> Timers {
-        Timers { tick: Some(self.params.tick()), account: Some(self.params.tslice()) }
+        Timers {
+            tick: Some(self.params.tick()),
+            account: self.params.master_ticker.then(|| self.params.tslice()),
+            tick_stops_idle: self.params.tick_suspend,
+            timer_slop: true,
+        }
     }
 
     fn init_vcpu(&mut self, v: VcpuId, ctx: &mut Ctx) -> PcpuId {
@@ -811,6 +834,15 @@ impl Policy for Credit {
             if !self.vcpus[c.0].active {
                 self.acct_start(c);
             }
+        }
+        self.ticks[p.0] += 1;
+        // 3.x: the master does the host-wide accounting in its own tick, before sorting its run queue; the other
+        // pCPUs see the new priorities at their next tick.
+        if !self.params.master_ticker
+            && p == MASTER_PCPU
+            && self.ticks[p.0].is_multiple_of(self.params.ticks_per_tslice())
+        {
+            self.account(ctx);
         }
         self.runq_sort(p);
     }
@@ -1219,5 +1251,44 @@ mod tests {
         assert_eq!(d.next, Some(VcpuId(1)));
         assert!(d.reason.contains("stolen from pCPU0"), "{}", d.reason);
         assert!(c.runqueue(PcpuId(0)).is_empty());
+    }
+
+    /// Load balancing visits the peers from the immediate neighbour on (3.x-4.8 `csched_load_balance`).
+    #[test]
+    fn steal_starts_at_the_next_pcpu() {
+        let info = doms(&[(256, 0, 1); 5]);
+        let mut h = Harness::new(info.clone(), 3);
+        let mut c = Credit::new(&Value::Null, 3, &info).unwrap();
+        h.running[0] = Some(VcpuId(0));
+        h.running[2] = Some(VcpuId(2));
+        c.runq_insert(PcpuId(0), VcpuId(3));
+        c.runq_insert(PcpuId(2), VcpuId(4));
+        let d = c.do_schedule(PcpuId(1), None, false, &mut h.ctx(Nanos(5)));
+        assert_eq!(d.next, Some(VcpuId(4)), "{}", d.reason);
+        assert!(d.reason.contains("stolen from pCPU2"), "{}", d.reason);
+    }
+
+    /// 3.x accounts in the master's every third tick (`csched_tick`); 4.x on its own master timer, with ticks that
+    /// stop while idle.
+    #[test]
+    fn accounting_runs_on_the_master() {
+        let info = doms(&[(256, 0, 1), (256, 0, 1)]);
+        let mut h = Harness::new(info.clone(), 2);
+        let mut c = Credit::new(&Value::Null, 2, &info).unwrap();
+        let t = c.timers();
+        assert!(t.account.is_none() && !t.tick_stops_idle && t.tick == Some(Nanos::from_ms(10)));
+        h.running[0] = Some(VcpuId(0));
+        for k in 1..=6 {
+            c.tick(PcpuId(1), &mut h.ctx(Nanos::from_ms(10 * k)));
+        }
+        assert_eq!(c.epoch, 0, "a pCPU other than the master never accounts");
+        for k in 1..=6 {
+            c.tick(PcpuId(0), &mut h.ctx(Nanos::from_ms(10 * k)));
+            assert_eq!(c.epoch, k / 3, "after {k} master ticks");
+        }
+        let c4 = Credit::new(&serde_json::json!({ "version": "4.x" }), 2, &info).unwrap();
+        let t = c4.timers();
+        assert_eq!(t.account, Some(Nanos::from_ms(30)));
+        assert!(t.tick_stops_idle);
     }
 }
