@@ -6,8 +6,10 @@
 //! - **Host**: `pcpus` physical CPUs; **domains** (guests and driver domains) own **vCPUs**; inside each guest a
 //!   Linux-like kernel schedules **tasks** whose **workloads** (busy loops, request/response servers, ...) burn
 //!   CPU and do I/O. A vCPU is running, runnable, blocked or paused ([`model`]).
-//! - **I/O** follows Xen's split drivers: the driver domain's backend spends CPU per packet and notifies the guest
-//!   vCPU through an event channel; the notification is delivered only when that vCPU runs ([`sim`]).
+//! - **I/O** follows Xen's split drivers: the driver domain's backend handles queued packets in batches and
+//!   notifies each guest vCPU once per batch through an event channel; the notification is delivered only when
+//!   that vCPU runs ([`sim`]). What the machinery costs (switches, upcalls, per-packet work) is one host profile
+//!   ([`costs`]).
 //! - **Policies** ([`policy`]) implement one trait mirroring Xen's scheduler hooks; they decide, the engine acts.
 //! - **Randomness** comes from named streams derived from the scenario seed ([`rng`]): every client's think times
 //!   are independent of scheduling, so policies see the same offered load.
@@ -19,6 +21,7 @@
 #[cfg(test)]
 mod bindings;
 pub mod claims;
+pub mod costs;
 mod load;
 pub mod metrics;
 pub mod model;

@@ -87,6 +87,8 @@ pub struct Pcpu {
     pub resched_pending: bool,
     /// The slice timer fired since the last schedule (so the decision log can say "slice end").
     pub slice_expired: bool,
+    /// The domain whose vCPU last ran here: a switch to another domain's vCPU refills the caches.
+    pub last_dom: Option<DomId>,
 }
 
 /// Whether a vCPU has work. Where it is, and whether it is paused, are separate facts.
@@ -113,6 +115,8 @@ pub enum GuestEvent {
     Packet(Packet),
     /// The driver domain's backend has I/O work queued.
     DriverKick,
+    /// The driver domain's backend sent the guest's packets on: netfront frees their ring slots (no task wakes).
+    TxDone,
     /// A block request of `task` completed.
     BlkDone { task: TaskId, bytes: u32, issued_at: Nanos },
     /// A guest timer of `task` expired.
@@ -131,6 +135,7 @@ impl GuestEvent {
         match self {
             GuestEvent::Packet(_) => "packet",
             GuestEvent::DriverKick => "backend",
+            GuestEvent::TxDone => "tx done",
             GuestEvent::BlkDone { .. } => "block",
             GuestEvent::Timer(_) => "timer",
             GuestEvent::Ipi(_) => "ipi",
@@ -297,7 +302,11 @@ pub enum Work {
         /// CPU per block request, split between submission and completion [ns].
         block_ns: u64,
         queue: VecDeque<DriverItem>,
-        current: Option<DriverItem>,
+        /// The items of the batch being processed (handed on together when the burst ends).
+        batch: Vec<DriverItem>,
+        /// The backend is returning from the notifications that ended its last batch [ns of CPU left to do]:
+        /// a guest the notification woke may preempt it before it gets back to its idle loop.
+        tail_ns: Option<u64>,
     },
     /// xBalloon's CPU balloon (paper 002): each run is a hypercall that pauses the vCPU while the hypervisor's
     /// reservation for the period is not met; told otherwise, it sleeps until the next virtual IRQ.
@@ -419,6 +428,13 @@ pub struct Vcpu {
     pub balloon: Option<TaskId>,
     /// When the balloon last paused this vCPU: tasks that got an event since run before the balloon [ns].
     pub balloon_since: Nanos,
+    /// While on a pCPU: until when it runs hypervisor or guest-kernel work (a switch, event upcalls, network and
+    /// block stack work) before its current task makes progress again [ns].
+    pub kernel_until: Nanos,
+    /// While off a pCPU: the part of that work not done yet, resumed when it next runs [ns].
+    pub kernel_left: u64,
+    /// When it last took an event upcall: notifications posted at one instant share one upcall [ns].
+    pub last_upcall: Option<Nanos>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -457,6 +473,13 @@ pub struct Link {
     pub ns_per_byte: f64,
     /// One-way latency [ns].
     pub latency: u64,
+    /// Mean of the extra queueing delay a packet meets on the way (cross traffic at the switch), exponential
+    /// [ns]; 0 = none.
+    pub jitter_ns: u64,
+    /// The seeded stream the queueing delays come from.
+    pub rng: Stream,
+    /// When the last packet sent arrives: the wire keeps packets in order, whatever their delays [ns].
+    pub last_arrival: Nanos,
 }
 
 /// Ethernet + IP + UDP header bytes added to every payload on the wire.
@@ -468,13 +491,41 @@ impl Link {
         let start = self.free_at.max(now);
         let tx = (f64::from(bytes + HEADER_BYTES) * self.ns_per_byte).round() as u64;
         self.free_at = start + Nanos(tx);
-        self.free_at + Nanos(self.latency)
+        let queued = if self.jitter_ns > 0 { self.rng.exponential(self.jitter_ns) } else { 0 };
+        let at = (self.free_at + Nanos(self.latency + queued)).max(self.last_arrival);
+        self.last_arrival = at;
+        at
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn link(jitter_ns: u64, seed: u64) -> Link {
+        let rng = Stream::new(seed, "wire");
+        Link { free_at: Nanos::ZERO, ns_per_byte: 80.0, latency: 100_000, jitter_ns, rng, last_arrival: Nanos::ZERO }
+    }
+
+    /// Without jitter every packet takes serialisation plus latency; with it, delays vary, are the same for the
+    /// same seed, and never reorder packets.
+    #[test]
+    fn wire_jitter_varies_delays_in_order() {
+        let mut plain = link(0, 1);
+        assert_eq!(plain.send(Nanos::ZERO, 58), Nanos(100 * 80 + 100_000));
+        let arrivals = |seed| {
+            let mut l = link(50_000, seed);
+            (0..200).map(|k| l.send(Nanos(k * 1_000_000), 1448)).collect::<Vec<_>>()
+        };
+        let a = arrivals(7);
+        assert_eq!(a, arrivals(7), "seeded");
+        assert!(a.windows(2).all(|w| w[0] <= w[1]), "in order");
+        let delays: Vec<u64> = a.iter().enumerate().map(|(k, at)| at.0 - k as u64 * 1_000_000).collect();
+        let (lo, hi) = (delays.iter().min().unwrap(), delays.iter().max().unwrap());
+        assert!(hi - lo > 100_000, "delays vary: {lo}..{hi}");
+        let mean = delays.iter().sum::<u64>() as f64 / 200.0 - (1490.0 * 80.0 + 100_000.0);
+        assert!((mean - 50_000.0).abs() < 12_000.0, "mean queueing {mean}");
+    }
 
     #[test]
     fn timer_keeps_one_live_event() {

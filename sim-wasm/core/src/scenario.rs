@@ -87,6 +87,10 @@ pub struct Scenario {
     /// derived from their claims by the page.
     #[serde(default)]
     pub focus: Option<Value>,
+    /// Set when the scenario departs from the host cost profile (`domains[].costs`): what it varies and why. Such
+    /// a scenario is a sensitivity study, not a reproduction.
+    #[serde(default)]
+    pub sensitivity: Option<String>,
     /// The validated document this scenario was read from (a variant's: with its patch applied), so that a
     /// claim's ablation can patch exactly what was run.
     #[serde(skip)]
@@ -138,11 +142,14 @@ pub struct Net {
     pub latency_us: f64,
     /// Link bandwidth, each direction [Mbit/s].
     pub mbps: f64,
+    /// Mean extra queueing delay per packet on the way (cross traffic at the switch), exponential, seeded; packets
+    /// stay in order [us]. 0 = none.
+    pub jitter_us: f64,
 }
 
 impl Default for Net {
     fn default() -> Net {
-        Net { latency_us: 100.0, mbps: 100.0 }
+        Net { latency_us: 100.0, mbps: 100.0, jitter_us: 0.0 }
     }
 }
 
@@ -195,8 +202,9 @@ pub struct Domain {
     /// Driver domain carrying this domain's I/O (the first driver domain when absent).
     #[serde(default)]
     pub driver: Option<String>,
+    /// Backend costs overriding the host cost profile; only in a labelled sensitivity study (`sensitivity`).
     #[serde(default)]
-    pub costs: Costs,
+    pub costs: Option<Costs>,
     /// Priority of a driver domain's backend thread: "rt" (softirq/tasklet, Linux 2.6.18 netback) or a nice
     /// value (a kthread, newer kernels). Default "rt".
     #[serde(default)]
@@ -225,7 +233,8 @@ pub struct Costs {
 
 impl Default for Costs {
     fn default() -> Costs {
-        Costs { packet_us: 20.0, block_us: 30.0 }
+        let p = crate::costs::PROFILE;
+        Costs { packet_us: p.net_backend_pkt_ns as f64 / 1000.0, block_us: p.blk_backend_req_ns as f64 / 1000.0 }
     }
 }
 
@@ -813,6 +822,12 @@ impl Scenario {
         for (i, d) in self.domains.iter().enumerate() {
             if self.domains[..i].iter().any(|o| o.name == d.name) {
                 p.push(format!("domains[{i}].name: '{}' is used by another domain", d.name));
+            }
+            if d.costs.is_some() && self.sensitivity.is_none() {
+                p.push(format!(
+                    "domains[{i}].costs: costs come from the host cost profile; overriding them makes the scenario a \
+                     sensitivity study, which must say so in a top-level \"sensitivity\""
+                ));
             }
             if let Some(drv) = &d.driver {
                 if !drivers.contains(&drv.as_str()) {

@@ -2,9 +2,11 @@
 //! scheduler, the workloads and the split-driver I/O path. Policies decide; this module acts and records.
 //!
 //! I/O path (as in Xen's split drivers): a client's request crosses the wire to the NIC; the driver domain's
-//! backend spends `packet_us` on it, then sends an event-channel notification to the guest vCPU. The notification
-//! is delivered only when that vCPU runs (the latency the papers study); the guest kernel then wakes the server
-//! task, which may preempt the guest's current task. The response goes back through the driver domain.
+//! backend handles it in a batch, then sends an event-channel notification to the guest vCPU. The notification
+//! is delivered only when that vCPU runs (the latency the papers study); the guest kernel takes the upcall, runs
+//! its network stack, then wakes the server task, which may preempt the guest's current task. The response goes
+//! back through the driver domain. What switches, upcalls and stacks cost comes from the host profile
+//! ([`crate::costs`]): that CPU is the vCPU's, but its current task makes no progress meanwhile.
 
 mod build;
 mod guest;
@@ -14,6 +16,7 @@ mod record;
 mod timing;
 mod workload;
 
+use crate::costs::HostCosts;
 use crate::metrics::{Distribution, DomMetrics, TaskMetrics};
 use crate::model::*;
 use crate::policy::registry::{self, Caps};
@@ -150,6 +153,9 @@ enum Ev {
     Unplug(VcpuId),
     /// A timer the policy asked for.
     PolicyTimer,
+    /// The guest on a vCPU finished the event handling it was scheduled with and returns to this task, which it
+    /// was running before (no task switch).
+    Resumed(VcpuId, TaskId),
     Change(usize),
 }
 
@@ -161,11 +167,13 @@ pub struct SimOptions {
     pub trace: bool,
     /// Memory budget for trace detail [bytes]; per-domain CPU aggregates are kept for the whole run regardless.
     pub trace_budget_bytes: usize,
+    /// The host cost profile ([`crate::costs::PROFILE`]; tests of the mechanisms may pass another).
+    pub costs: HostCosts,
 }
 
 impl Default for SimOptions {
     fn default() -> SimOptions {
-        SimOptions { trace: true, trace_budget_bytes: crate::trace::DEFAULT_BUDGET_BYTES }
+        SimOptions { trace: true, trace_budget_bytes: crate::trace::DEFAULT_BUDGET_BYTES, costs: crate::costs::PROFILE }
     }
 }
 
@@ -186,6 +194,8 @@ pub struct Simulation {
     event_budget: u64,
     finished: bool,
     policy: Box<dyn Policy>,
+    /// What the host's mechanisms cost (switches, upcalls, the I/O path).
+    pub(crate) costs: HostCosts,
     actions: Vec<Action>,
     notes: policy::Notes,
     /// An internal inconsistency that stops the run (reported by `step` as an error).
@@ -253,9 +263,16 @@ impl Simulation {
         let pcpus = scenario.host.pcpus as usize;
         let end = Nanos::from_ms(scenario.duration_ms);
         let warmup = Nanos::from_ms(scenario.warmup_ms);
-        let b = build::build(scenario);
+        let b = build::build(scenario, &opts.costs);
         let net = &scenario.host.net;
-        let link = || Link { free_at: Nanos::ZERO, ns_per_byte: 8000.0 / net.mbps, latency: us_to_ns(net.latency_us) };
+        let link = |dir: &str| Link {
+            free_at: Nanos::ZERO,
+            ns_per_byte: 8000.0 / net.mbps,
+            latency: us_to_ns(net.latency_us),
+            jitter_ns: us_to_ns(net.jitter_us),
+            rng: Stream::new(scenario.seed, dir),
+            last_arrival: Nanos::ZERO,
+        };
         let vcpu_dom: Vec<DomId> = b.vcpus.iter().map(|v| v.dom).collect();
         let vcpu_name: Vec<String> = b.vcpus.iter().map(|v| v.name.clone()).collect();
         let types: Vec<_> = scenario.domains.iter().map(|d| d.kind).collect();
@@ -280,6 +297,7 @@ impl Simulation {
             event_budget: EVENTS_PER_SIM_SECOND_BUDGET.saturating_mul(scenario.duration_ms.div_ceil(1000).max(1)),
             finished: false,
             policy,
+            costs: opts.costs,
             actions: Vec::new(),
             notes: policy::Notes::default(),
             fault: None,
@@ -292,6 +310,7 @@ impl Simulation {
                         slice_timer: Timer::default(),
                         resched_pending: false,
                         slice_expired: false,
+                        last_dom: None,
                     })
                     .collect(),
                 running: vec![None; pcpus],
@@ -311,8 +330,8 @@ impl Simulation {
                 plugged: Vec::new(),
                 peers: b.peers,
                 driver_task_of: b.driver_task_of,
-                link_in: link(),
-                link_out: link(),
+                link_in: link("wire/in"),
+                link_out: link("wire/out"),
                 disk: b.disk,
                 packets_sent: 0,
                 packets_consumed: 0,
@@ -691,6 +710,18 @@ impl Simulation {
             }
             Ev::Unplug(v) => self.post_event(v, GuestEvent::Unplug, None, WakeCause::UnplugTimer),
             Ev::PolicyTimer => self.with_ctx(|pol, ctx| pol.timer(ctx)),
+            Ev::Resumed(v, t) => {
+                let vc = &self.host.vcpus[v.0];
+                if vc.on_pcpu.is_some() && !vc.paused && vc.current == Some(t) {
+                    if vc.kernel_until > self.now {
+                        // More kernel work arrived meanwhile: the return to the task comes after it.
+                        let at = vc.kernel_until;
+                        self.push(at, Ev::Resumed(v, t));
+                    } else {
+                        self.with_ctx(|pol, ctx| pol.guest_resumed(v, t, ctx));
+                    }
+                }
+            }
             Ev::Change(i) => {
                 let ch = self.scenario.changes[i].clone();
                 let text = match self.policy.set_param(&ch.param, &ch.value) {
@@ -730,6 +761,7 @@ impl Simulation {
             if self.host.vcpus[v.0].state == VState::Blocked {
                 self.vcpu_unblocked(v);
             }
+            self.upcall(v);
             self.deliver(v, ev, 0);
             return;
         }
@@ -747,6 +779,49 @@ impl Simulation {
         if self.host.vcpus[v.0].state == VState::Blocked {
             self.vcpu_make_runnable(v, cause);
         }
+    }
+
+    /// Work the vCPU does in its kernel or in the hypervisor on its behalf [ns]: the CPU is the vCPU's, but its
+    /// current task makes no progress until the work is done. Off a pCPU, the work waits for the next run.
+    pub(super) fn kernel_work(&mut self, v: VcpuId, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        if self.host.vcpus[v.0].on_pcpu.is_none() || self.host.vcpus[v.0].paused {
+            self.host.vcpus[v.0].kernel_left += ns;
+            return;
+        }
+        self.charge(v);
+        let vc = &self.host.vcpus[v.0];
+        let from = vc.kernel_until.max(self.now).max(vc.exec_start.unwrap_or(self.now));
+        let until = from + Nanos(ns);
+        self.host.vcpus[v.0].kernel_until = until;
+        if self.host.vcpus[v.0].exec_start.is_none() {
+            // Not executing a task (about to be scheduled, or idle): `guest_run` starts after the work.
+            return;
+        }
+        self.host.vcpus[v.0].exec_start = Some(until);
+        // The current task's burst or slice ends that much later.
+        let at = match self.host.vcpus[v.0].current {
+            Some(t) => {
+                let task = &self.guests.tasks[t.0];
+                until + Nanos(task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left)))
+            }
+            None => until,
+        };
+        if self.host.vcpus[v.0].guest_timer.arm(at) {
+            self.push(at, Ev::Guest(v));
+        }
+    }
+
+    /// The guest takes an event upcall; notifications posted at the same instant share it (the port is masked
+    /// while the upcall runs).
+    fn upcall(&mut self, v: VcpuId) {
+        if self.host.vcpus[v.0].last_upcall == Some(self.now) {
+            return;
+        }
+        self.host.vcpus[v.0].last_upcall = Some(self.now);
+        self.kernel_work(v, self.costs.upcall_ns);
     }
 
     fn vcpu_unblocked(&mut self, v: VcpuId) {
@@ -782,8 +857,15 @@ impl Simulation {
                 IoRec { t_ns: self.now.0, vcpu: v.0 as u32, kind: ev.kind(), phase: "delivered", wait_ns: waited };
             self.rec.trace.push_io(rec);
         }
-        if matches!(ev, GuestEvent::Packet(_)) {
-            self.io.packets_consumed += 1;
+        // The guest kernel's stack handles the packet or completion before any task it wakes runs (netfront's poll
+        // and the softirq run before the return to user space).
+        match &ev {
+            GuestEvent::Packet(_) => {
+                self.io.packets_consumed += 1;
+                self.kernel_work(v, self.costs.net_frontend_pkt_ns);
+            }
+            GuestEvent::BlkDone { .. } => self.kernel_work(v, self.costs.blk_frontend_req_ns),
+            _ => {}
         }
         let task = match &ev {
             GuestEvent::Packet(pkt) => match pkt.dst {
@@ -806,6 +888,7 @@ impl Simulation {
                 self.unplug(v);
                 None
             }
+            GuestEvent::TxDone => None,
         };
         let Some(t) = task else { return };
         self.guests.tasks[t.0].last_event = Some(self.now);
@@ -893,6 +976,10 @@ impl Simulation {
         if d.next != cur {
             if let Some(c) = cur {
                 self.host.vcpus[c.0].on_pcpu = None;
+                // Kernel work cut short by the deschedule is finished when the vCPU next runs.
+                let left = self.host.vcpus[c.0].kernel_until.saturating_sub(self.now).0;
+                self.host.vcpus[c.0].kernel_left += left;
+                self.host.vcpus[c.0].kernel_until = Nanos::ZERO;
                 if self.host.vcpus[c.0].state == VState::Runnable {
                     self.host.vcpus[c.0].descheduled_at = Some(self.now);
                 }
@@ -904,6 +991,13 @@ impl Simulation {
                 if self.in_window(self.now) {
                     self.measure.dom_metrics[self.host.vcpus[n.0].dom.0].context_switches += 1;
                 }
+                // The switch itself, and the cache refill when the pCPU last ran another domain, come out of the
+                // incoming vCPU's time, before its guest makes progress (Xen charges whoever runs).
+                let dom = self.host.vcpus[n.0].dom;
+                let refill = if self.host.pcpus[p.0].last_dom == Some(dom) { 0 } else { self.costs.cache_refill_ns };
+                self.host.pcpus[p.0].last_dom = Some(dom);
+                let left = std::mem::take(&mut self.host.vcpus[n.0].kernel_left);
+                self.host.vcpus[n.0].kernel_until = self.now + Nanos(self.costs.vcpu_switch_ns + refill + left);
             }
         }
         self.host.pcpus[p.0].seg_task = d.next.and_then(|n| self.host.vcpus[n.0].current);
@@ -928,7 +1022,12 @@ impl Simulation {
             if d.next != cur {
                 self.guest_clock_gap(n);
             }
-            // Pending notifications are delivered as the vCPU starts running.
+            // Pending notifications are delivered as the vCPU starts running: one upcall, then the stack's work.
+            let before = self.host.vcpus[n.0].current;
+            let had_events = !self.host.vcpus[n.0].pending.is_empty();
+            if had_events {
+                self.upcall(n);
+            }
             while let Some(pe) = self.host.vcpus[n.0].pending.pop_front() {
                 if self.in_window(self.now) {
                     self.measure.dom_metrics[self.host.vcpus[n.0].dom.0].event_latency_ns.push((self.now - pe.at).0);
@@ -937,6 +1036,14 @@ impl Simulation {
             }
             if self.host.vcpus[n.0].on_pcpu == Some(p) && self.host.pcpus[p.0].running == Some(n) {
                 self.guest_run(n);
+                // The events woke nothing that took over: once handled, the guest returns to the task it was
+                // running, which the hypervisor sees.
+                if let (true, Some(t)) = (had_events, before) {
+                    if self.host.vcpus[n.0].current == Some(t) && self.host.vcpus[n.0].on_pcpu == Some(p) {
+                        let at = self.host.vcpus[n.0].kernel_until.max(self.now);
+                        self.push(at, Ev::Resumed(n, t));
+                    }
+                }
             }
         }
     }

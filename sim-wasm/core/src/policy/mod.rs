@@ -41,6 +41,8 @@ pub enum WakeCause {
     },
     /// A block request completed, handed on by the driver domain.
     BlockDone,
+    /// The driver domain sent the guest's packets on (netback's transmit responses free netfront's ring slots).
+    NetTxDone,
     /// The disk interrupt of a driver domain's own request.
     DiskInterrupt,
     /// A guest timer of one of its tasks.
@@ -93,6 +95,7 @@ impl WakeCause {
             WakeCause::Backend(BackendWork::DiskInterrupt) => "disk interrupt (backend)",
             WakeCause::NetRx { .. } => "net rx",
             WakeCause::BlockDone => "block I/O done",
+            WakeCause::NetTxDone => "net tx done",
             WakeCause::DiskInterrupt => "disk interrupt",
             WakeCause::Timer => "timer",
             WakeCause::UnplugTimer => "block unplug timer",
@@ -306,6 +309,10 @@ pub trait Policy {
     fn block_done(&mut self, _v: VcpuId, _task: TaskId, _issued_at: Nanos, _held: bool) {}
     /// The guest on `v` switched address space from `prev` to `next` (None = guest idle).
     fn guest_task_switch(&mut self, _v: VcpuId, _prev: Option<TaskId>, _next: Option<TaskId>, _ctx: &mut Ctx) {}
+    /// The guest on `v` handled the events it was scheduled with and returned to `task`, the task it was running,
+    /// without a switch. Xen sees this return to user mode (on x86-64 a PV guest's user and kernel run on separate
+    /// page tables that Xen switches on the iret hypercall), as it sees a CR3 load.
+    fn guest_resumed(&mut self, _v: VcpuId, _task: TaskId, _ctx: &mut Ctx) {}
     /// Changes a parameter at run time (scenario `changes`).
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String>;
     /// How the policy currently sees a vCPU.

@@ -880,7 +880,9 @@ pub(crate) mod tests {
         let sc = Scenario::from_value(json!({
             "schema": 1, "id": "t", "title": "t", "seed": 3, "duration_ms": ms, "warmup_ms": 0,
             "host": { "pcpus": pcpus }, "domains": domains,
-            "policies": [ { "id": "p", "scheduler": scheduler, "params": params } ]
+            "policies": [ { "id": "p", "scheduler": scheduler, "params": params } ],
+            // The tests set the backend's costs to isolate the scheduler's rules from the host profile.
+            "sensitivity": "unit test: backend costs chosen to isolate the scheduler"
         }))
         .unwrap_or_else(|e| panic!("{e}"));
         let mut sim = Simulation::new(&sc, "p").unwrap();

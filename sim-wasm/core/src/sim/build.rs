@@ -4,6 +4,7 @@
 
 use super::guest::guest_slice;
 use super::*;
+use crate::costs::HostCosts;
 use crate::scenario::{DiskOp, Domain, PipeSpec, RtTag, TaskSpec};
 
 /// Which report metrics apply to a domain, from the workloads it runs.
@@ -47,7 +48,7 @@ fn new_task(dom: usize, vcpu: VcpuId, name: String, priority: Priority, work: Wo
 }
 
 /// The task's work. `own_block_ns` is the block-layer CPU per request a task of this domain pays itself (the
-/// driver domain's `costs.block_us`, 0 in a guest).
+/// driver domain's block backend cost, 0 in a guest).
 fn work_of(t: &TaskSpec, kinds: &mut DomKinds, own_block_ns: u64) -> Work {
     match &t.workload {
         Workload::Cpu => Work::Cpu,
@@ -166,7 +167,7 @@ fn build_pipe(s: &PipeSpec, spec: &TaskSpec, dom: &Domain, base: usize, mut add:
     }
 }
 
-pub(super) fn build(sc: &Scenario) -> Built {
+pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
     let mut vcpus = Vec::new();
     let mut dom_info = Vec::new();
     let mut tasks: Vec<Task> = Vec::new();
@@ -197,6 +198,9 @@ pub(super) fn build(sc: &Scenario) -> Built {
                 expired_since: None,
                 balloon: None,
                 balloon_since: Nanos::ZERO,
+                kernel_until: Nanos::ZERO,
+                kernel_left: 0,
+                last_upcall: None,
             });
         }
         dom_info.push(DomainInfo {
@@ -215,12 +219,12 @@ pub(super) fn build(sc: &Scenario) -> Built {
         };
         if dom.role == Role::Driver {
             // The backend (netback/blkback) is a kernel thread on the driver domain's first vCPU.
-            let work = Work::Driver {
-                packet_ns: us_to_ns(dom.costs.packet_us),
-                block_ns: us_to_ns(dom.costs.block_us),
-                queue: VecDeque::new(),
-                current: None,
+            // The host cost profile, unless a labelled sensitivity study overrides this driver domain's costs.
+            let (packet_ns, block_ns) = match &dom.costs {
+                Some(c) => (us_to_ns(c.packet_us), us_to_ns(c.block_us)),
+                None => (costs.net_backend_pkt_ns, costs.blk_backend_req_ns),
             };
+            let work = Work::Driver { packet_ns, block_ns, queue: VecDeque::new(), batch: Vec::new(), tail_ns: None };
             let pr = dom.backend_priority.unwrap_or(Priority::Rt(RtTag::Rt));
             let t = new_task(d, VcpuId(first), "backend".into(), pr, work);
             add(&mut tasks, &mut vcpus, 0, t);
@@ -262,7 +266,11 @@ pub(super) fn build(sc: &Scenario) -> Built {
                 continue;
             }
             let k = spec.vcpu.map_or(j % dom.vcpus as usize, |v| v as usize);
-            let own_block_ns = if dom.role == Role::Driver { us_to_ns(dom.costs.block_us) } else { 0 };
+            let own_block_ns = match (&dom.costs, dom.role) {
+                (_, Role::Guest) => 0,
+                (Some(c), Role::Driver) => us_to_ns(c.block_us),
+                (None, Role::Driver) => costs.blk_backend_req_ns,
+            };
             let work = work_of(spec, &mut k_dom, own_block_ns);
             let id = add(&mut tasks, &mut vcpus, k, new_task(d, VcpuId(first), spec.name.clone(), pr, work));
             from_spec.push((id, d, spec));

@@ -245,13 +245,15 @@ impl Simulation {
 
     /// The vCPU is back on a pCPU after being descheduled while runnable. What the guest charges for the gap
     /// depends on its clock: `wall` charges it all to the current task (vruntime dilation); `steal` charges
-    /// nothing; `two_clocks` (xBalloon) charges it only to a CPU-bound current task.
+    /// nothing; `two_clocks` (xBalloon) charges it only to a current task the guest's accounting finds CPU-bound.
     pub(super) fn guest_clock_gap(&mut self, v: VcpuId) {
         let Some(at) = self.host.vcpus[v.0].descheduled_at.take() else { return };
         let Some(t) = self.host.vcpus[v.0].current else { return };
         let gap = (self.now - at).0;
         let clock = self.guests.kernel[self.host.vcpus[v.0].dom.0].clock;
-        let cpu_bound = matches!(self.guests.tasks[t.0].work, Work::Cpu | Work::Barrier { .. });
+        // The guest cannot know a task's workload; it judges from its own run/wait accounting: a task that has
+        // not slept enough to count as interactive by O(1)'s rule (TASK_INTERACTIVE over `sleep_avg`) is CPU-bound.
+        let cpu_bound = !self.interactive(t);
         let charged = match clock {
             GuestClock::Wall => gap,
             GuestClock::Steal => 0,
@@ -302,6 +304,15 @@ impl Simulation {
         }
         self.host.vcpus[v.0].guest_timer.cancel();
         match next {
+            None if self.host.vcpus[v.0].kernel_until > self.now => {
+                // No task to run, but the kernel is still busy (an upcall, a stack's packets): the vCPU idles only
+                // once that is done.
+                let at = self.host.vcpus[v.0].kernel_until;
+                self.host.vcpus[v.0].exec_start = Some(at);
+                if self.host.vcpus[v.0].guest_timer.arm(at) {
+                    self.push(at, Ev::Guest(v));
+                }
+            }
             None => {
                 self.host.vcpus[v.0].exec_start = None;
                 if self.host.vcpus[v.0].state == VState::Runnable {
@@ -314,7 +325,7 @@ impl Simulation {
             Some(t) => {
                 // Re-arming without a switch keeps what is left of the last switch's tracking overhead.
                 let pending = self.host.vcpus[v.0].exec_start.filter(|&s| next == prev && s > self.now);
-                let start = pending.unwrap_or(self.now + overhead);
+                let start = pending.unwrap_or(self.now + overhead).max(self.host.vcpus[v.0].kernel_until);
                 self.host.vcpus[v.0].exec_start = Some(start);
                 let task = &self.guests.tasks[t.0];
                 let left = task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left));
@@ -329,7 +340,11 @@ impl Simulation {
     /// The current task's burst or guest slice ended.
     pub(super) fn guest_timer(&mut self, v: VcpuId) {
         self.charge(v);
-        let Some(t) = self.host.vcpus[v.0].current else { return };
+        let Some(t) = self.host.vcpus[v.0].current else {
+            // The kernel work of an idle vCPU is done: it looks for a task again, and blocks without one.
+            self.guest_run(v);
+            return;
+        };
         if self.guests.tasks[t.0].burst_left == Some(0) {
             self.burst_done(t);
         } else if self.guests.tasks[t.0].slice_left == 0 {

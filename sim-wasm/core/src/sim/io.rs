@@ -1,9 +1,10 @@
 //! The split-driver I/O path and the world outside the host.
 //!
-//! Every guest packet and block request goes through a driver domain's backend: the backend spends CPU per item
-//! (`costs.packet_us`, `costs.block_us` split between submission and completion) and notifies the receiving vCPU
-//! through an event channel. Packets between two domains of the host cross the backend twice (out of one guest,
-//! into the other), as through dom0's bridge. The wire is a FIFO per direction with serialisation and latency;
+//! Every guest packet and block request goes through a driver domain's backend: the backend takes what is queued
+//! in batches, spends CPU per item (the host profile's per-packet and per-request costs, the latter split between
+//! submission and completion) and, when the batch is done, notifies each receiving vCPU once through an event
+//! channel. The guest side pays its own stack per item and an upcall per notification (`costs`). Packets between
+//! two domains of the host cross the backend twice (out of one guest, into the other), as through dom0's bridge. The wire is a FIFO per direction with serialisation and latency;
 //! the disk serves one request at a time, in arrival order. A driver domain's own tasks own the disk: their block
 //! requests go to it directly (they pay the block CPU themselves and take the disk interrupt). Peers are the
 //! machines outside: closed-loop clients, an echo host, bulk TCP senders and sinks, and stream receivers with
@@ -78,6 +79,8 @@ impl Simulation {
             }
             return;
         }
+        let cost = self.frontend_cost(dom, self.costs.blk_frontend_req_ns);
+        self.kernel_work(v, cost);
         self.driver_enqueue(dom, item, Some(v));
     }
     /// Queues an I/O item at the driver domain serving `dom` and notifies its backend's vCPU.
@@ -87,11 +90,17 @@ impl Simulation {
             self.measure.dom_metrics[dom.0].dropped += 1;
             return;
         };
+        let listening = self.backend_listening(bt);
         if let Work::Driver { queue, .. } = &mut self.guests.tasks[bt.0].work {
             queue.push_back(item);
         }
         let (driver, kind) = (self.guests.tasks[bt.0].dom, Self::io_kind(&item));
         self.with_ctx(|pol, ctx| pol.io_request(dom, driver, kind, ctx));
+        if !listening {
+            // In the middle of a pass the backend will find the item when it looks at the ring again; the ring's
+            // event index asks for no notification until then (and the NIC's interrupt stays off while it polls).
+            return;
+        }
         let dv = self.guests.tasks[bt.0].vcpu;
         let work = match item {
             DriverItem::Rx(_) => BackendWork::NetRx,
@@ -110,10 +119,54 @@ impl Simulation {
         }
     }
 
-    /// A guest task sends a packet: onto its driver domain's transmit path.
+    /// Whether the item came in through a device interrupt (the NIC or the disk) rather than a guest's ring.
+    pub(super) fn from_device(item: &DriverItem) -> bool {
+        match item {
+            DriverItem::Rx(p) => matches!(p.src, Endpoint::Peer(_)),
+            DriverItem::BlkDone { .. } => true,
+            DriverItem::Tx(_) | DriverItem::BlkSubmit { .. } => false,
+        }
+    }
+
+    /// The backend finished a batch: every item is handed on, and each guest vCPU that has something to hear gets
+    /// one notification for all of it (linux-2.6.18-xen netback's `notify_list`). Returns how many event-channel
+    /// sends that took.
+    pub(super) fn driver_batch_done(&mut self, backend: TaskId, items: Vec<DriverItem>) -> u64 {
+        let mut notified: Vec<VcpuId> = Vec::new();
+        for item in items {
+            if let Some(v) = self.driver_item_done(backend, item) {
+                if !notified.contains(&v) {
+                    notified.push(v);
+                }
+            }
+        }
+        notified.len() as u64
+    }
+
+    /// Guest CPU for a frontend request: the stack's per-item work, plus an event-channel send when the backend
+    /// asks for one.
+    fn frontend_cost(&self, dom: DomId, per_item_ns: u64) -> u64 {
+        let listening = self.io.driver_task_of[dom.0].is_some_and(|bt| self.backend_listening(bt));
+        per_item_ns + if listening { self.costs.evtchn_send_ns } else { 0 }
+    }
+
+    /// Whether the backend asks to be notified of new items: when idle, or once it has finished a pass (netback
+    /// re-arms the ring's event index with `RING_FINAL_CHECK_FOR_REQUESTS` when it finds the ring empty), but not
+    /// while a pass is under way.
+    fn backend_listening(&self, bt: TaskId) -> bool {
+        let t = &self.guests.tasks[bt.0];
+        match &t.work {
+            Work::Driver { batch, tail_ns, .. } => t.state == TState::Blocked || tail_ns.is_some() || batch.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// A guest task sends a packet: through its own stack and netfront onto its driver domain's transmit path.
     pub(super) fn guest_send(&mut self, t: TaskId, pkt: Packet) {
         self.io.packets_sent += 1;
         let (dom, v) = (self.guests.tasks[t.0].dom, self.guests.tasks[t.0].vcpu);
+        let cost = self.frontend_cost(dom, self.costs.net_frontend_pkt_ns);
+        self.kernel_work(v, cost);
         self.driver_enqueue(dom, DriverItem::Tx(pkt), Some(v));
     }
 
@@ -140,8 +193,8 @@ impl Simulation {
         }
     }
 
-    /// The backend finished processing one item: hand it on.
-    pub(super) fn driver_item_done(&mut self, backend: TaskId, item: DriverItem) {
+    /// The backend finished processing one item: hand it on. Returns the guest vCPU it notified, if any.
+    fn driver_item_done(&mut self, backend: TaskId, item: DriverItem) -> Option<VcpuId> {
         let dv = self.guests.tasks[backend.0].vcpu;
         let owner = match &item {
             DriverItem::Rx(p) => p.dst,
@@ -159,28 +212,46 @@ impl Simulation {
                     let v = self.guests.tasks[t.0].vcpu;
                     let cause = WakeCause::NetRx { port: pkt.port };
                     self.post_event(v, GuestEvent::Packet(pkt), Some(dv), cause);
+                    return Some(v);
                 }
+                None
             }
-            DriverItem::Tx(pkt) => match pkt.dst {
-                Endpoint::Peer(_) => {
-                    let at = self.io.link_out.send(self.now, pkt.bytes);
-                    self.push(at, Ev::PeerRx(pkt));
+            DriverItem::Tx(pkt) => {
+                // netback answers the transmit once the packet is on its way (`make_tx_response`), and notifies the
+                // sender when netfront's event index asks for it, which it does for the first response after it
+                // last looked: once per pass here.
+                let sender = match pkt.src {
+                    Endpoint::Task(ts) => Some(self.guests.tasks[ts.0].vcpu),
+                    Endpoint::Peer(_) => None,
+                };
+                if let Some(sv) = sender {
+                    self.post_event(sv, GuestEvent::TxDone, Some(dv), WakeCause::NetTxDone);
                 }
-                Endpoint::Task(t2) => {
-                    let dom = self.guests.tasks[t2.0].dom;
-                    self.driver_enqueue(dom, DriverItem::Rx(pkt), Some(dv));
+                match pkt.dst {
+                    Endpoint::Peer(_) => {
+                        let at = self.io.link_out.send(self.now, pkt.bytes);
+                        self.push(at, Ev::PeerRx(pkt));
+                    }
+                    Endpoint::Task(t2) => {
+                        // Through dom0's bridge: the packet comes back to a backend's receive path.
+                        let dom = self.guests.tasks[t2.0].dom;
+                        self.driver_enqueue(dom, DriverItem::Rx(pkt), Some(dv));
+                    }
                 }
-            },
+                sender
+            }
             DriverItem::BlkSubmit { task, bytes, issued_at } => {
                 // The backend maps the request's grant now: block correlation looks at the tasks the guest has
                 // scheduled by this time, which may be later than the request (000 3.5.1, Fig. 5a).
                 let v = self.guests.tasks[task.0].vcpu;
                 self.with_ctx(|pol, _| pol.block_request(v, task, issued_at));
                 self.disk_submit(task, bytes, issued_at);
+                None
             }
             DriverItem::BlkDone { task, bytes, issued_at } => {
                 let v = self.guests.tasks[task.0].vcpu;
                 self.post_event(v, GuestEvent::BlkDone { task, bytes, issued_at }, Some(dv), WakeCause::BlockDone);
+                Some(v)
             }
         }
     }

@@ -6,12 +6,20 @@ use crate::report::RunOptions;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-fn scenario(v: Value) -> Scenario {
+fn scenario(mut v: Value) -> Scenario {
+    // A test that sets a driver domain's costs isolates one mechanism from the host profile: a sensitivity study.
+    let costs = v["domains"].as_array().is_some_and(|ds| ds.iter().any(|d| d.get("costs").is_some()));
+    if costs && v.get("sensitivity").is_none() {
+        v["sensitivity"] = json!("unit test: backend costs chosen to isolate one mechanism");
+    }
     Scenario::from_value(v).unwrap_or_else(|e| panic!("test scenario invalid: {e}"))
 }
 
+/// Runs with a host whose mechanisms cost nothing, so that a test sees exactly the CPU its workloads ask for;
+/// the tests of the cost profile itself pass it explicitly.
 fn run(sc: &Scenario, policy: &str) -> Simulation {
-    let mut sim = Simulation::new(sc, policy).unwrap();
+    let opts = SimOptions { costs: crate::costs::HostCosts::FREE, ..SimOptions::default() };
+    let mut sim = Simulation::with_options(sc, policy, opts).unwrap();
     sim.run().unwrap();
     sim
 }
@@ -46,10 +54,10 @@ fn assert_cpu_conserved(sim: &Simulation) {
 fn assert_io_conserved(sim: &Simulation) {
     let mut in_flight = sim.queue.iter().filter(|(_, ev)| matches!(ev, Ev::NicRx(_) | Ev::PeerRx(_))).count() as u64;
     for t in &sim.guests.tasks {
-        if let Work::Driver { queue, current, .. } = &t.work {
+        if let Work::Driver { queue, batch, .. } = &t.work {
             let is_pkt = |i: &DriverItem| matches!(i, DriverItem::Rx(_) | DriverItem::Tx(_));
             in_flight += queue.iter().filter(|i| is_pkt(i)).count() as u64;
-            in_flight += current.iter().filter(|i| is_pkt(i)).count() as u64;
+            in_flight += batch.iter().filter(|i| is_pkt(i)).count() as u64;
         }
     }
     for v in &sim.host.vcpus {
@@ -167,6 +175,7 @@ fn under_every_scheduler(v: &Value, credit_params: &Value) -> Vec<(String, Scena
             let (name, mut v) = (s.name, v.clone());
             let params = if name == "credit" { credit_params.clone() } else { json!({}) };
             v["policies"] = json!([{ "id": "p", "scheduler": name, "params": params }]);
+            v["sensitivity"] = json!("random hosts: backend costs drawn by the property test");
             match Scenario::from_value(v) {
                 Ok(sc) => Some((name.to_string(), sc)),
                 Err(e) if s.caps.co_schedules && e.to_string().contains("co-scheduled") => None,
@@ -1328,4 +1337,99 @@ fn meta_caps_describe_the_scheduler() {
     assert_eq!(caps("credit"), Caps { co_schedules: false, beliefs: false, lag: false });
     assert_eq!(caps("tavs"), Caps { co_schedules: false, beliefs: true, lag: false });
     assert_eq!(caps("gang"), Caps { co_schedules: true, beliefs: false, lag: true });
+}
+
+/// A host with one echo server (no other load), to watch the I/O path's mechanics.
+fn echo_host(costs_free: bool) -> (Scenario, SimOptions) {
+    let sc = scenario(json!({
+        "schema": 1, "id": "echo", "title": "echo", "seed": 3, "duration_ms": 4000, "warmup_ms": 0,
+        "host": { "pcpus": 1 },
+        "domains": [
+            { "name": "dom0", "role": "driver" },
+            { "name": "web", "tasks": [{ "name": "srv", "workload": { "type": "server", "port": 80, "cpu_us": 50,
+                                                                     "clients": 1, "think_ms": [50, 100] } }] }
+        ],
+        "policies": [{ "id": "credit", "scheduler": "credit" }]
+    }));
+    let costs = if costs_free { crate::costs::HostCosts::FREE } else { crate::costs::PROFILE };
+    (sc, SimOptions { trace: false, costs, ..SimOptions::default() })
+}
+
+/// The backend takes what is queued as one batch: 100 packets that reach the NIC together are handed to the guest
+/// at one instant (not one per packet time), and right after notifying, the backend is still runnable, in the
+/// return path a woken guest can preempt, rather than already idle.
+#[test]
+fn backend_hands_a_batch_on_at_once() {
+    let (sc, opts) = echo_host(false);
+    let mut sim = Simulation::with_options(&sc, "credit", opts).unwrap();
+    let srv = TaskId(sim.guests.tasks.iter().position(|t| matches!(t.work, Work::Server { .. })).unwrap());
+    let backend = TaskId(sim.guests.tasks.iter().position(|t| matches!(t.work, Work::Driver { .. })).unwrap());
+    let web = sim.guests.tasks[srv.0].vcpu;
+    for _ in 0..100 {
+        let pkt = Packet {
+            src: Endpoint::Peer(PeerId(0)),
+            dst: Endpoint::Task(srv),
+            kind: PKind::Ack,
+            bytes: 0,
+            origin_at: Nanos::ZERO,
+            port: 80,
+            segs: 1,
+            rwnd: NO_RWND,
+        };
+        sim.io.packets_sent += 1;
+        sim.nic_rx(pkt);
+    }
+    let mut seen = false;
+    while !sim.step(1).unwrap() {
+        let pending = &sim.host.vcpus[web.0].pending;
+        if pending.is_empty() {
+            continue;
+        }
+        assert_eq!(pending.len(), 100, "the batch's packets are posted together");
+        assert!(pending.iter().all(|p| p.at == pending[0].at));
+        let c = sim.costs;
+        let b = &sim.guests.tasks[backend.0];
+        assert_eq!(b.state, TState::Runnable, "the backend has not reached its idle loop");
+        assert_eq!(b.burst_left, Some(c.evtchn_send_ns), "one send for the one guest");
+        // After the backend's switch, refill and upcall: 100 packets and one NIC interrupt.
+        let pass = c.vcpu_switch_ns + c.cache_refill_ns + c.upcall_ns + 100 * c.net_backend_pkt_ns + c.nic_irq_ns;
+        assert!(pending[0].at >= Nanos(pass), "{:?}", pending[0].at);
+        seen = true;
+        break;
+    }
+    assert!(seen, "the guest never got its packets");
+}
+
+/// What the I/O path costs shows in the response time: a request and its response each cross the backend and a
+/// guest stack, and each hop wakes a vCPU (switch, refill, one upcall).
+#[test]
+fn the_io_path_costs_show_in_response_times() {
+    let mean = |costs_free: bool| {
+        let (sc, opts) = echo_host(costs_free);
+        let mut sim = Simulation::with_options(&sc, "credit", opts).unwrap();
+        sim.run().unwrap();
+        assert_io_conserved(&sim);
+        sim.report(&RunOptions::default())["domains"]["web"]["response_ms"]["mean"].as_f64().unwrap() * 1e6
+    };
+    let (free, costed) = (mean(true), mean(false));
+    let c = crate::costs::PROFILE;
+    let per_packet = 2 * (c.net_backend_pkt_ns + c.net_frontend_pkt_ns);
+    let wakes = 3 * (c.vcpu_switch_ns + c.cache_refill_ns + c.upcall_ns);
+    let extra = costed - free;
+    assert!(extra >= per_packet as f64, "{extra} ns more, the stacks alone take {per_packet}");
+    assert!(extra <= (per_packet + wakes + 2 * c.nic_irq_ns + 4 * c.evtchn_send_ns) as f64, "{extra} ns more");
+}
+
+/// A scenario may depart from the host cost profile only as a labelled sensitivity study.
+#[test]
+fn cost_overrides_need_a_sensitivity_label() {
+    let mut v = io_scenario_json();
+    v["domains"][0]["costs"] = json!({ "packet_us": 20 });
+    let err = Scenario::from_value(v.clone()).unwrap_err();
+    assert!(err.to_string().contains("domains[0].costs"), "{err}");
+    v["sensitivity"] = json!("dom0 at 20 us per packet: how Fig. 7a's cliff moves with the backend's cost");
+    let sc = Scenario::from_value(v).unwrap();
+    let sim = Simulation::new(&sc, "credit").unwrap();
+    let b = sim.guests.tasks.iter().find(|t| matches!(t.work, Work::Driver { .. })).unwrap();
+    assert!(matches!(b.work, Work::Driver { packet_ns: 20_000, .. }));
 }

@@ -36,6 +36,7 @@ impl Simulation {
     /// The CPU the task needs next: `Some(None)` forever (a busy loop or a spin), `Some(Some(ns))` a burst,
     /// `None` nothing (it blocks).
     pub(super) fn begin_burst(&mut self, t: TaskId) -> Option<Option<u64>> {
+        let waking = self.guests.tasks[t.0].state == TState::Blocked;
         match &mut self.guests.tasks[t.0].work {
             Work::Cpu => Some(None),
             Work::Server { queue, cpu_ns, disk, .. } => match disk {
@@ -68,11 +69,27 @@ impl Simulation {
                 BarrierPhase::Wait | BarrierPhase::Done => None,
             },
             Work::Balloon { sleeping } => (!*sleeping).then_some(Some(BALLOON_CALL_NS)),
-            Work::Driver { queue, current, packet_ns, block_ns } => {
-                if current.is_none() {
-                    *current = queue.pop_front();
+            Work::Driver { queue, batch, tail_ns, packet_ns, block_ns } => {
+                // Back from the last batch's notifications: this return path is what a woken guest preempts.
+                if let Some(ns) = *tail_ns {
+                    return Some(Some(ns));
                 }
-                current.as_ref().map(|it| Some(Self::item_cost(*packet_ns, *block_ns, it)))
+                if queue.is_empty() {
+                    return None;
+                }
+                // Woken with work: the pass takes what is queued when the backend gets to run, not when it was
+                // woken (more may arrive while it waits for the CPU).
+                if waking {
+                    return Some(Some(0));
+                }
+                // One pass takes what is queued, up to a batch; a device interrupt starts a pass that carries
+                // device arrivals (NAPI-style: one interrupt per pass, not per packet).
+                let take = queue.len().min(self.costs.backend_batch);
+                batch.extend(queue.drain(..take));
+                let (pk, bk) = (*packet_ns, *block_ns);
+                let work: u64 = batch.iter().map(|it| Self::item_cost(pk, bk, it)).sum();
+                let irq = batch.iter().any(Self::from_device);
+                Some(Some(work + if irq { self.costs.nic_irq_ns } else { 0 }))
             }
         }
     }
@@ -309,9 +326,17 @@ impl Simulation {
                 }
                 self.pipe_send(t, next);
             }
-            Work::Driver { current, .. } => {
-                let item = current.take().expect("a backend burst processes an item");
-                self.driver_item_done(t, item);
+            Work::Driver { batch, tail_ns, .. } => {
+                if tail_ns.take().is_some() || batch.is_empty() {
+                    // The return path after a batch, or the start of a pass: nothing to hand on.
+                    return;
+                }
+                let items = std::mem::take(batch);
+                let sends = self.driver_batch_done(t, items);
+                let tail = (sends > 0).then_some(sends * self.costs.evtchn_send_ns);
+                if let Work::Driver { tail_ns, .. } = &mut self.guests.tasks[t.0].work {
+                    *tail_ns = tail;
+                }
             }
             Work::Balloon { .. } => self.balloon_call(t),
         }

@@ -669,6 +669,10 @@ impl Policy for Credit {
         self.observe_task_switch(v, prev, next, ctx);
     }
 
+    fn guest_resumed(&mut self, v: VcpuId, task: TaskId, ctx: &mut Ctx) {
+        self.observe_resume(v, task, ctx);
+    }
+
     fn task_belief(&self, t: TaskId) -> Option<(i64, bool)> {
         self.params.tavs.as_ref().map(|_| (self.inf.belief(t), self.inf.is_io_bound(t)))
     }
@@ -1135,6 +1139,45 @@ mod tests {
         let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
         assert_eq!(d.next, Some(VcpuId(1)));
         assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 is back before v3, where it was");
+    }
+
+    /// A partial boost whose event woke no task (a pure TCP ACK) ends when the guest, the event handled, returns to
+    /// its busy loop; with `revoke_on_resume` off it lasts until the 10 ms cap.
+    #[test]
+    fn partial_boost_ends_when_the_guest_resumes_a_cpu_task() {
+        for revoke in [true, false] {
+            let info = doms(&[(256, 0, 1), (256, 0, 1)]);
+            let mut h = Harness::new(info.clone(), 1);
+            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "revoke_on_resume": revoke}});
+            let mut c = Credit::new(&params, 1, &info).unwrap();
+            let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
+            let t = make_io_bound(&mut c, v1, io, burn);
+            c.cpu_used[1] = 10_000_000;
+            h.running[0] = Some(VcpuId(0));
+            c.runq_insert(PcpuId(0), v1);
+            c.event_pending(v1, Some(7), &mut h.ctx(t));
+            let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
+            assert_eq!(d.next, Some(v1));
+            assert_eq!(d.slice, Nanos::from_ms(10), "a partial boost is capped at a tick");
+            h.running[0] = Some(v1);
+            h.actions.clear();
+            c.guest_resumed(v1, burn, &mut h.ctx(t + Nanos::from_us(5)));
+            assert_eq!(c.pboost[1].is_none(), revoke);
+            assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), revoke);
+            if !revoke {
+                continue;
+            }
+            // Returning to an I/O-bound task keeps the boost.
+            let t2 = t + Nanos::from_ms(1);
+            c.runq_insert(PcpuId(0), VcpuId(0));
+            assert_eq!(c.do_schedule(PcpuId(0), Some(v1), true, &mut h.ctx(t2)).next, Some(VcpuId(0)));
+            h.running[0] = Some(VcpuId(0));
+            c.event_pending(v1, Some(7), &mut h.ctx(t2));
+            assert_eq!(c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t2)).next, Some(v1));
+            c.inf.task_switch(v1, Some(burn), Some(io), t2);
+            c.guest_resumed(v1, io, &mut h.ctx(t2 + Nanos::from_us(5)));
+            assert!(c.pboost[1].is_some(), "the I/O-bound task keeps its boost");
+        }
     }
 
     /// PBHR (000 5.2) counts boosts, h = 1 per boost during which an I/O-bound task ran: a boost that runs two

@@ -116,6 +116,10 @@ pub struct TavsParams {
     /// the new page-table base validated and tracking only adds Algorithm 1's bookkeeping (a TSC read, a few loads
     /// and stores on the task's record). An HVM guest's extra VMEXIT would cost ~1000+ cycles (3.2).
     pub track_cost: Nanos,
+    /// Revoke a partial boost when the guest, its events handled, returns to a task that is not I/O-bound without
+    /// a switch (000 3.4: the boost lasts while the vCPU handles the pending event). Off = only a task switch or
+    /// the cap ends it (an ablation).
+    pub revoke_on_resume: bool,
 }
 
 impl Default for TavsParams {
@@ -128,6 +132,7 @@ impl Default for TavsParams {
             portmap_bits: None,
             inspection_window: 0,
             track_cost: Nanos(30),
+            revoke_on_resume: true,
         }
     }
 }
@@ -181,11 +186,12 @@ impl TavsParams {
             "portmap_bits" => self.portmap_bits = Some(num(1.0, 8.0)? as u32),
             "inspection_window" => self.inspection_window = num(0.0, 64.0)? as usize,
             "track_cost_ns" => self.track_cost = Nanos(num(0.0, 1e6)?.round() as u64),
+            "revoke_on_resume" => self.revoke_on_resume = common::boolean(&format!("tavs.{param}"), v)?,
             other => {
                 return Err(format!(
                     "unknown tavs parameter '{other}' (known: pb_ratio, io_threshold_us, positive_ev, negative_ev, \
                      bel_threshold, belief_min, belief_max, max_boost_ms, correlation, portmap_bits, inspection_window, \
-                     track_cost_ns, domains)"
+                     track_cost_ns, revoke_on_resume, domains)"
                 ))
             }
         }
@@ -490,26 +496,38 @@ impl Credit {
         if self.pboost[v.0].is_none() {
             return;
         }
-        let p = self.vcpus[v.0].processor;
         match next {
             Some(t) if self.inf.is_io_bound(t) => {
                 if !std::mem::replace(&mut self.pb_hit[v.0], true) {
                     self.hits += 1;
                 }
             }
-            _ => {
-                // The guest moved on to a task that is not I/O-bound: revoke the CPU at once, charging the
-                // boosted run to the PBratio allowance before the boost state is gone.
-                self.burn(v, ctx.now);
-                self.end_pboost(v);
-                ctx.resched(p);
-                if ctx.explain {
-                    self.boost_marks.push((v, BoostMark::Revoke));
-                }
-                let name = &ctx.host.vcpu_name[v.0];
-                ctx.note(p, |w| write!(w, "{name} scheduled a task that is not I/O-bound: partial boost revoked"));
-            }
+            _ => self.revoke_pboost(v, "scheduled a task that is not I/O-bound", ctx),
         }
+    }
+
+    /// The guest handled its events and went back to the task it was running: if that task is not I/O-bound, the
+    /// guest has scheduled a task that is not I/O-bound (000 3.4), so the boost ends here rather than letting that
+    /// task run boosted up to the 10 ms cap.
+    pub(super) fn observe_resume(&mut self, v: VcpuId, task: TaskId, ctx: &mut Ctx) {
+        let Some(tp) = self.params.tavs.as_ref() else { return };
+        if tp.revoke_on_resume && self.pboost[v.0].is_some() && !self.inf.is_io_bound(task) {
+            self.revoke_pboost(v, "returned to a task that is not I/O-bound", ctx);
+        }
+    }
+
+    /// Revokes the CPU from a partially boosted vCPU at once, charging the boosted run to the PBratio allowance
+    /// before the boost state is gone.
+    fn revoke_pboost(&mut self, v: VcpuId, why: &str, ctx: &mut Ctx) {
+        let p = self.vcpus[v.0].processor;
+        self.burn(v, ctx.now);
+        self.end_pboost(v);
+        ctx.resched(p);
+        if ctx.explain {
+            self.boost_marks.push((v, BoostMark::Revoke));
+        }
+        let name = &ctx.host.vcpu_name[v.0];
+        ctx.note(p, |w| write!(w, "{name} {why}: partial boost revoked"));
     }
 }
 
