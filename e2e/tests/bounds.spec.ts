@@ -87,3 +87,51 @@ test.describe('after a redeploy', () => {
     await expect(page.locator('.scenario-head h2')).toHaveText('Credit: weights divide a pCPU');
   });
 });
+
+test.describe('the editor never loses work', () => {
+  const weight = (page: import('@playwright/test').Page, i: number) =>
+    page.locator(`[data-path="domains[${i}].weight"]`);
+
+  test('drafts set aside in one tab show in another tab, and two in a row are both kept', async ({
+    context,
+  }) => {
+    const a = await context.newPage();
+    const b = await context.newPage();
+    await openScenario(a, 'credit-weights');
+    await openScenario(b, 'credit-cap');
+    await b.getByTestId('open-editor').click();
+    await a.getByTestId('open-editor').click();
+    // Two unrun drafts in a row in tab A: both go into the history.
+    await weight(a, 2).fill('0');
+    await expect(a.getByTestId('editor-status')).toContainText('problem');
+    await a.locator('[data-scenario="credit-cap"]').click();
+    await waitForIdle(a);
+    await weight(a, 1).fill('0');
+    await expect(a.getByTestId('editor-status')).toContainText('problem');
+    await a.locator('[data-scenario="credit-boost"]').click();
+    await waitForIdle(a);
+    await expect(a.getByTestId('draft-entry')).toHaveCount(2);
+    // Tab B heard of them through the storage event, and its own draft is untouched.
+    await expect(b.getByTestId('draft-entry')).toHaveCount(2);
+    await expect(b.getByTestId('draft-history')).toContainText('Credit: weights divide a pCPU');
+    await expect(b.locator('[data-path="id"]')).toHaveValue('credit-cap');
+  });
+
+  test('a save the browser refuses is said, with an export', async ({ page }) => {
+    await page.addInitScript(() => {
+      const set = Storage.prototype.setItem;
+      Storage.prototype.setItem = function (key: string, value: string) {
+        if (key.startsWith('schedlab.draft') && value.length > 100) {
+          throw new DOMException('quota', 'QuotaExceededError');
+        }
+        set.call(this, key, value);
+      };
+    });
+    await openScenario(page, 'credit-weights');
+    await page.getByTestId('open-editor').click();
+    await weight(page, 1).fill('700');
+    const notice = page.getByTestId('draft-save-failed');
+    await expect(notice).toContainText('full');
+    await expect(notice.getByRole('button', { name: 'Export file' })).toBeVisible();
+  });
+});

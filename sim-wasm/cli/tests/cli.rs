@@ -293,7 +293,7 @@ fn seeds_outside_the_schemas_range_are_refused() {
     let file = scenario("credit-cap.json");
     refuses(&["run", &file, "--seed", "9007199254740992"], &["--seed", "9007199254740991"]);
     refuses(&["sweep", &file, "--set", "host.pcpus=1", "--seed", "18446744073709551615"], &["--seed"]);
-    let ok = schedsim(&["run", &file, "--seed", "9007199254740991", "--duration-ms", "100"]);
+    let ok = schedsim(&["run", &file, "--seed", "9007199254740991", "--duration-ms", "2000"]);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
 }
 
@@ -306,7 +306,7 @@ fn a_run_estimated_above_the_limit_is_refused_unless_allowed() {
     let file = scenario("credit-cap.json");
     refuses(&["run", &file, "--max-events", "10"], &["more than the limit of 10 events"]);
     // Allowed: the same file runs with a limit above its estimate.
-    let out = schedsim(&["run", &file, "--duration-ms", "200", "--max-events", "100000000"]);
+    let out = schedsim(&["run", &file, "--duration-ms", "2000", "--max-events", "100000000"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // Progress goes to a terminal's stderr only: with stderr a pipe, nothing but the report is written.
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -148,7 +148,8 @@ mod tests {
         let bomb: Vec<Value> =
             (0..30).map(|i| json!({"op": "copy", "from": "/summary", "path": format!("/s{i}")})).collect();
         let e = apply_bounded(&mut d, &Value::Array(bomb)).unwrap_err();
-        assert!(e.contains("patch op 3 (copy from /summary to /s3)") && e.contains("larger than the limit"), "{e}");
+        // 1 MB copied onto new keys: the third copy (op 2) would take the document past 4 MB.
+        assert!(e.contains("patch op 2 (copy from /summary to /s2)") && e.contains("larger than the limit"), "{e}");
     }
 
     #[test]
