@@ -42,15 +42,15 @@ function precacheList(): Plugin {
 /**
  * The page's Content-Security-Policy (README "Hosting"): scripts only from the site itself plus WebAssembly
  * compilation ('wasm-unsafe-eval', the simulator), workers and the service worker from the site, no plugins, no
- * foreign connections. Styles allow 'unsafe-inline' because the SVG/PNG exports inline computed styles into the
- * copies they serialise. `scripts/serve.mjs` sends the same policy as a header, with the framing rules a meta
+ * foreign connections. Styles allow 'unsafe-inline' and connections data:/blob: because the SVG/PNG exports inline
+ * computed styles into the copies they serialise and read the rendered image back from a data: URL. `scripts/serve.mjs` sends the same policy as a header, with the framing rules a meta
  * element cannot carry.
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self' 'wasm-unsafe-eval'",
   "worker-src 'self'",
-  "connect-src 'self'",
+  "connect-src 'self' data: blob:",
   "img-src 'self' data: blob:",
   "style-src 'self' 'unsafe-inline'",
   "font-src 'self' data:",
