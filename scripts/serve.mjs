@@ -25,6 +25,22 @@ const types = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
+// The page's Content-Security-Policy (the built index.html carries it as a meta element too; see README
+// "Hosting"), plus what only a header can say: no framing by other sites (clickjacking).
+const csp = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "worker-src 'self'",
+  "connect-src 'self' data: blob:",
+  "img-src 'self' data: blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "font-src 'self' data:",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 if (!existsSync(join(root, 'index.html'))) {
   console.error(`serve: ${root}/index.html not found; run \`npm run build\` first`);
   process.exit(1);
@@ -61,6 +77,9 @@ const server = createServer((req, res) => {
     // Rebuilds replace files in place; never let a browser keep a stale wasm or bundle.
     'Cache-Control': 'no-cache',
     'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': csp,
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
   });
   if (req.method === 'HEAD') {
     res.end();

@@ -39,12 +39,47 @@ function precacheList(): Plugin {
   };
 }
 
+/**
+ * The page's Content-Security-Policy (README "Hosting"): scripts only from the site itself plus WebAssembly
+ * compilation ('wasm-unsafe-eval', the simulator), workers and the service worker from the site, no plugins, no
+ * foreign connections. Styles allow 'unsafe-inline' and connections data:/blob: because the SVG/PNG exports inline
+ * computed styles into the copies they serialise and read the rendered image back from a data: URL. `scripts/serve.mjs` sends the same policy as a header, with the framing rules a meta
+ * element cannot carry.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "worker-src 'self'",
+  "connect-src 'self' data: blob:",
+  "img-src 'self' data: blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "font-src 'self' data:",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+].join('; ');
+
+/** The policy as a meta element in the built index.html only: Vite's dev server injects inline scripts. */
+function contentSecurityPolicy(): Plugin {
+  return {
+    name: 'schedlab-csp',
+    apply: 'build',
+    transformIndexHtml: () => [
+      {
+        tag: 'meta',
+        attrs: { 'http-equiv': 'Content-Security-Policy', content: CONTENT_SECURITY_POLICY },
+        injectTo: 'head-prepend',
+      },
+    ],
+  };
+}
+
 export default defineConfig({
   // Relative asset paths: dist/ works from any sub-path or straight from a static host.
   base: './',
   // Static assets served as-is (favicon) live in the repository's public/.
   publicDir: fileURLToPath(new URL('../public', import.meta.url)),
-  plugins: [react(), precacheList()],
+  plugins: [react(), precacheList(), contentSecurityPolicy()],
   // The scenario library lives in ../scenarios, outside the web root.
   server: { fs: { allow: [repoRoot] }, host: '127.0.0.1', port: 5173, strictPort: true },
   preview: { host: '127.0.0.1', port: 5173, strictPort: true },

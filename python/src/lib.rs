@@ -85,6 +85,7 @@ fn run(
         deterministic,
         seed,
         duration_ms,
+        ..RunOptions::default()
     };
     let rep = py
         .detach(|| report::run_scenario(&sc, &policies, &opts))

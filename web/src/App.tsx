@@ -13,7 +13,9 @@ import { claimPolicies, scenarioFocus } from './lib/focus';
 import { sameJson } from './lib/editorSchema';
 import { ClaimsPanel } from './components/ClaimsPanel';
 import { ComparisonPanel, type ComparedRun } from './components/ComparisonPanel';
+import { CostConfirm } from './components/CostConfirm';
 import { ErrorBanner } from './components/ErrorBanner';
+import { isChunkLoadError, STALE_BUILD_HINT } from './lib/staleBuild';
 import { ErrorBoundary } from './components/ErrorBoundary';
 import { Library } from './components/Library';
 import { PolicyColumn } from './components/PolicyColumn';
@@ -242,7 +244,17 @@ export function App() {
             </button>
           </nav>
         </header>
-        <ErrorBanner messages={errors} onDismiss={clearErrors} />
+        {scenario.costAsk && <CostConfirm ask={scenario.costAsk} />}
+        <ErrorBanner messages={errors} onDismiss={clearErrors}>
+          {errors.some(isChunkLoadError) && (
+            <p>
+              {STALE_BUILD_HINT}{' '}
+              <button type="button" data-testid="reload-stale" onClick={() => window.location.reload()}>
+                Reload
+              </button>
+            </p>
+          )}
+        </ErrorBanner>
         <div className="layout">
           <aside>
             <Library index={index} loading={loading} current={current?.id ?? null} onSelect={pickScenario} />

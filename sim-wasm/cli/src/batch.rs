@@ -2,9 +2,10 @@
 //! simulation at a time, then regrouped into reports with their claims: what `run --seeds` and `check` share.
 
 use crate::par;
+use schedsim_core::cost;
 use schedsim_core::report::{self, Report, RunOptions, RunReport};
 use schedsim_core::scenario::Scenario;
-use schedsim_core::sim::Simulation;
+use schedsim_core::sim::{SimOptions, Simulation};
 
 /// One report to produce: a scenario (overrides and seed already applied) under these policies.
 pub struct Batch {
@@ -20,8 +21,7 @@ pub fn seed_list(base: u64, n: u64) -> Result<Vec<u64>, String> {
     if n == 0 {
         return Err("--seeds: must be at least 1".into());
     }
-    // Seeds travel as JSON numbers, exact only up to 2^53 - 1 (the schema's maximum).
-    const MAX_SEED: u64 = (1 << 53) - 1;
+    use schedsim_core::scenario::MAX_SEED;
     match base.checked_add(n - 1) {
         Some(last) if last <= MAX_SEED => Ok((base..=last).collect()),
         _ => Err(format!("--seeds: {n} seeds from {base} pass the largest seed, {MAX_SEED}")),
@@ -30,13 +30,20 @@ pub fn seed_list(base: u64, n: u64) -> Result<Vec<u64>, String> {
 
 /// Runs one policy of a scenario to the end and returns its run object (claims not attached).
 pub fn run_one(sc: &Scenario, policy: &str, opts: &RunOptions) -> Result<RunReport, String> {
-    let mut sim = Simulation::new(sc, policy).map_err(|e| e.to_string())?;
+    let sim_opts = SimOptions { trace: true, max_events: opts.max_events, ..SimOptions::default() };
+    let mut sim = Simulation::with_options(sc, policy, sim_opts).map_err(|e| e.to_string())?;
     sim.run().map_err(|e| e.to_string())?;
     Ok(sim.run_report(opts))
 }
 
 /// Runs every batch, one simulation per job on up to `jobs` threads, and returns one report per batch in order.
+/// With `opts.max_events`, nothing runs if any batch is estimated above it (the error names the batch).
 pub fn run(batches: &[Batch], opts: &RunOptions, jobs: usize, what: &str) -> Result<Vec<Report>, String> {
+    if let Some(max) = opts.max_events {
+        for b in batches {
+            cost::within(&b.scenario, &b.policies, max).map_err(|e| format!("{}: {e}", b.label))?;
+        }
+    }
     let work: Vec<(usize, &str)> =
         batches.iter().enumerate().flat_map(|(b, batch)| batch.policies.iter().map(move |p| (b, p.as_str()))).collect();
     let bar = par::progress(work.len(), what);

@@ -65,7 +65,13 @@ enum Role {
 }
 
 /// Runs every file's scenario, variants and ablations with `seeds` consecutive seeds.
-pub fn run_all(files: &[(PathBuf, Scenario)], seeds: u64, jobs: usize) -> Result<Vec<FileOutcome>, String> {
+/// Runs every claim of `files`; refuses before running anything if a run is estimated above `max_events`.
+pub fn run_all(
+    files: &[(PathBuf, Scenario)],
+    seeds: u64,
+    jobs: usize,
+    max_events: u64,
+) -> Result<Vec<FileOutcome>, String> {
     let mut batches = Vec::new();
     // (file, setting, seed index, role) per batch.
     let mut plan = Vec::new();
@@ -103,7 +109,8 @@ pub fn run_all(files: &[(PathBuf, Scenario)], seeds: u64, jobs: usize) -> Result
         }
         shapes.push(labels);
     }
-    let reports = batch::run(&batches, &RunOptions::default(), jobs, "runs")?;
+    let opts = RunOptions { max_events: Some(max_events), ..RunOptions::default() };
+    let reports = batch::run(&batches, &opts, jobs, "runs")?;
 
     let mut out: Vec<FileOutcome> = files
         .iter()

@@ -3,8 +3,9 @@
 //! order never depends on thread timing.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use schedsim_core::cost;
 use schedsim_core::report::{self, Report, RunOptions};
-use schedsim_core::scenario::Scenario;
+use schedsim_core::scenario::{Scenario, MAX_SCENARIO_BYTES, MAX_SEED};
 use schedsim_core::stats;
 use serde_json::Value;
 use std::io::Write;
@@ -37,8 +38,8 @@ enum Cmd {
         /// Policy id to run (repeatable).
         #[arg(long = "policy")]
         policies: Vec<String>,
-        /// Override the scenario's seed (with --seeds: the first seed).
-        #[arg(long)]
+        /// Override the scenario's seed (with --seeds: the first seed); 0..=2^53-1, as in the scenario file.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_SEED))]
         seed: Option<u64>,
         /// Run every policy with N consecutive seeds and add per-metric statistics (`stats`) to each run object.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
@@ -61,6 +62,8 @@ enum Cmd {
         /// Run the scenario's variant with this label (see the scenario's `variants`) instead of the scenario.
         #[arg(long)]
         variant: Option<String>,
+        #[command(flatten)]
+        limit: Limit,
     },
     /// Run every claim of the given scenario files (or directories of them); exit non-zero when one fails.
     Check {
@@ -78,6 +81,8 @@ enum Cmd {
         /// The papers' figures and tables, for the fidelity table.
         #[arg(long, value_name = "FILE", default_value = "docs/fidelity-figures.json")]
         figures: PathBuf,
+        #[command(flatten)]
+        limit: Limit,
     },
     /// Write the fidelity table: every figure and table of the papers, the paper's value, ours over the seeds,
     /// and whether each claim holds, fails without its mechanism, or is not reproduced (Markdown).
@@ -109,8 +114,8 @@ enum Cmd {
         /// Seeds per combination, consecutive from the scenario's seed (or --seed).
         #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
         seeds: u64,
-        /// First seed of every combination, instead of the scenario's.
-        #[arg(long)]
+        /// First seed of every combination, instead of the scenario's; 0..=2^53-1.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_SEED))]
         seed: Option<u64>,
         /// Override the scenario's duration [ms].
         #[arg(long = "duration-ms")]
@@ -138,6 +143,8 @@ enum Cmd {
         /// Join the shards in DIR and print the whole sweep's table, as one run without --shard would.
         #[arg(long, value_name = "DIR", conflicts_with_all = ["file", "sets", "shard", "seed", "duration_ms", "policies", "metrics"])]
         merge: Option<PathBuf>,
+        #[command(flatten)]
+        limit: Limit,
     },
     /// Measure simulation speed: simulated seconds per wall second and events per second.
     Bench {
@@ -146,11 +153,51 @@ enum Cmd {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        limit: Limit,
     },
 }
 
+/// The cost limit every simulating command shares.
+#[derive(clap::Args, Clone, Copy)]
+struct Limit {
+    /// Refuse a run whose estimated events (see `schedsim_core::cost`) pass N, and stop a run at N events
+    /// [default: 1000000000, about a minute or two per run].
+    #[arg(long = "max-events", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_events: Option<u64>,
+}
+
+impl Limit {
+    fn events(self) -> u64 {
+        self.max_events.unwrap_or(cost::DEFAULT_MAX_EVENTS)
+    }
+}
+
+/// Reads a scenario file, refusing one larger than the scenario limit before reading it whole: the length is
+/// checked on the open file's metadata, and at most the limit plus one byte is read (a device such as /dev/zero or
+/// a pipe has no length to check).
 fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+    read_limited(path, MAX_SCENARIO_BYTES)
+}
+
+fn read_limited(path: &Path, limit: usize) -> Result<String, String> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| format!("{}: cannot read: {e}", path.display());
+    let too_big = || format!("{}: larger than the limit of {limit} bytes for a scenario file", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if meta.is_dir() {
+        return Err(format!("{}: is a directory, not a scenario file", path.display()));
+    }
+    if meta.is_file() && meta.len() > limit as u64 {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit as u64 + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() > limit {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text: {e}", path.display()))
 }
 
 fn load(path: &Path) -> Result<Scenario, String> {
@@ -168,6 +215,15 @@ fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                 .filter(|f| {
                     f.extension().is_some_and(|x| x == "json")
                         && !matches!(f.file_name().and_then(|n| n.to_str()), Some("schema.json" | "index.json"))
+                })
+                // Opening a FIFO blocks until something writes to it, and a device may never end: in a directory,
+                // only regular files (through symlinks) are scenarios. Looked at without opening.
+                .filter(|f| {
+                    let regular = std::fs::metadata(f).is_ok_and(|m| m.is_file());
+                    if !regular {
+                        eprintln!("schedsim: warning: skipping {}: not a regular file", f.display());
+                    }
+                    regular
                 })
                 .collect();
             found.sort();
@@ -217,15 +273,29 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode, String> {
     match Cli::parse().cmd {
-        Cmd::Run { file, policies, seed, seeds, keep_seed_runs, duration_ms, deterministic, format, jobs, variant } => {
+        Cmd::Run {
+            file,
+            policies,
+            seed,
+            seeds,
+            keep_seed_runs,
+            duration_ms,
+            deterministic,
+            format,
+            jobs,
+            variant,
+            limit,
+        } => {
             let mut sc = load(&file)?;
             if let Some(label) = variant {
                 sc = pick_variant(&sc, &label)?;
             }
             check_policies(&sc, &policies)?;
-            let opts = RunOptions { deterministic, seed, duration_ms };
+            let opts = RunOptions { deterministic, seed, duration_ms, max_events: Some(limit.events()) };
+            let estimate = cost::within(&report::with_overrides(&sc, &opts)?, &policies, limit.events())
+                .map_err(|e| format!("{}: {e}", file.display()))?;
             let Some(n) = seeds else {
-                let rep = report::run_scenario(&sc, &policies, &opts).map_err(|e| e.to_string())?;
+                let rep = run_with_progress(&sc, &policies, &opts, &estimate).map_err(|e| e.to_string())?;
                 match format {
                     Format::Json => emit(&format!("{}\n", report::to_json_string(&rep))),
                     Format::Csv => emit(&report::to_csv(&rep)),
@@ -249,14 +319,14 @@ fn real_main() -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { paths, seeds, jobs, fidelity, figures } => {
+        Cmd::Check { paths, seeds, jobs, fidelity, figures, limit } => {
             let ff = fidelity.map(|doc| FidelityFiles { figures, doc });
-            check_cmd(&paths, seeds, jobs_or_default(jobs), ff.as_ref())
+            check_cmd(&paths, seeds, jobs_or_default(jobs), ff.as_ref(), limit.events())
         }
         Cmd::Fidelity { paths, seeds, jobs, figures, out } => {
             let files: Vec<(PathBuf, Scenario)> =
                 scenario_files(&paths)?.into_iter().map(|f| load(&f).map(|sc| (f, sc))).collect::<Result<_, _>>()?;
-            let outcomes = check::run_all(&files, seeds, jobs_or_default(jobs))?;
+            let outcomes = check::run_all(&files, seeds, jobs_or_default(jobs), cost::DEFAULT_MAX_EVENTS)?;
             let md =
                 check::fidelity_markdown(&outcomes, &FidelityFiles { figures, doc: PathBuf::new() }.figures()?, seeds);
             match out {
@@ -267,7 +337,21 @@ fn real_main() -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Sweep { file, sets, seeds, seed, duration_ms, policies, jobs, format, metrics, shard, out, merge } => {
+        Cmd::Sweep {
+            file,
+            sets,
+            seeds,
+            seed,
+            duration_ms,
+            policies,
+            jobs,
+            format,
+            metrics,
+            shard,
+            out,
+            merge,
+            limit,
+        } => {
             let table = if let Some(dir) = merge {
                 sweep::merge(&dir)?
             } else {
@@ -284,6 +368,7 @@ fn real_main() -> Result<ExitCode, String> {
                     metrics,
                     jobs: jobs_or_default(jobs),
                     shard,
+                    max_events: limit.events(),
                 };
                 let failed = |e: String| format!("sweep {}: {e}", file.display());
                 let table = sweep::sweep(&base, &spec).map_err(|e| failed(e.to_string()))?;
@@ -304,10 +389,11 @@ fn real_main() -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench { files, json } => {
+        Cmd::Bench { files, json, limit } => {
             let mut rows = Vec::new();
             for f in scenario_files(&files)? {
                 let sc = load(&f)?;
+                cost::within(&sc, &[], limit.events()).map_err(|e| format!("{}: {e}", f.display()))?;
                 rows.push(bench::run(&sc).map_err(|e| format!("{}: {e}", f.display()))?);
             }
             bench::set_relative(&mut rows);
@@ -333,6 +419,40 @@ fn real_main() -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Runs the scenario as `report::run_scenario` does, with a progress bar on stderr when the run is estimated to
+/// take more than a few seconds and stderr is a terminal (never on stdout, which carries the report).
+fn run_with_progress(
+    sc: &Scenario,
+    policies: &[String],
+    opts: &RunOptions,
+    estimate: &cost::Cost,
+) -> Result<Report, schedsim_core::sim::SimError> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use std::io::IsTerminal;
+    let ids: Vec<String> =
+        if policies.is_empty() { sc.policies.iter().map(|p| p.id.clone()).collect() } else { policies.to_vec() };
+    const STEPS: u64 = 1000;
+    let bar = if std::io::stderr().is_terminal() && estimate.events > 20_000_000 {
+        let bar = ProgressBar::new(STEPS * ids.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40.cyan/blue} {percent}% {msg} [{elapsed_precise}, eta {eta}]")
+                .expect("progress template is valid")
+                .progress_chars("=> "),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let rep = report::run_scenario_observed(sc, policies, opts, &mut |i, f| {
+        if let Some(id) = ids.get(i) {
+            bar.set_message(id.clone());
+        }
+        bar.set_position(i as u64 * STEPS + (f * STEPS as f64) as u64);
+    });
+    bar.finish_and_clear();
+    rep
 }
 
 /// `scenario,policy,metric,mean,ci95,min,max,n`: the `stats` of a multi-seed report as a table.
@@ -364,10 +484,11 @@ fn check_cmd(
     seeds: Option<u64>,
     jobs: usize,
     fidelity: Option<&FidelityFiles>,
+    max_events: u64,
 ) -> Result<ExitCode, String> {
     let files: Vec<(PathBuf, Scenario)> =
         scenario_files(paths)?.into_iter().map(|f| load(&f).map(|sc| (f, sc))).collect::<Result<_, _>>()?;
-    let outcomes = check::run_all(&files, seeds.unwrap_or(1), jobs)?;
+    let outcomes = check::run_all(&files, seeds.unwrap_or(1), jobs, max_events)?;
     let (mut text, t) = check::render(&outcomes, seeds.is_some());
     let mut stale = false;
     if let Some(ff) = fidelity {

@@ -4,6 +4,7 @@
 
 use crate::batch::{self, seed_list};
 use crate::par;
+use schedsim_core::cost;
 use schedsim_core::report::{with_overrides, RunOptions};
 use schedsim_core::scenario::{Scenario, ScenarioError};
 use schedsim_core::sim::Simulation;
@@ -341,6 +342,8 @@ pub struct Spec {
     pub jobs: usize,
     /// Run only this slice of the grid.
     pub shard: Option<Shard>,
+    /// Refuse the sweep if one combination's run is estimated above this many events (`--max-events`).
+    pub max_events: u64,
 }
 
 /// The sweep's result: one row per (combination, seed, policy), in that order.
@@ -393,6 +396,13 @@ pub fn sweep(base: &Value, spec: &Spec) -> Result<Table, GridError> {
         }
     }
     let grid = Grid::new(base, &spec.grid)?;
+    // Every combination is estimated before anything runs: one point of a grid (`--set host.pcpus=1,256`) may
+    // cost thousands of times another.
+    for (c, sc) in grid.scenarios.iter().enumerate() {
+        let ids: Vec<String> = grid.work.iter().filter(|w| w.combination == c).map(|w| w.policy.clone()).collect();
+        cost::within(sc, &ids, spec.max_events)
+            .map_err(|e| format!("combination {c} ({}): {e}", describe(&grid.paths, &grid.combos[c])))?;
+    }
     let patterns: Vec<String> = if spec.metrics.is_empty() {
         DEFAULT_METRICS.iter().map(|s| s.to_string()).collect()
     } else {
@@ -787,6 +797,7 @@ mod tests {
             metrics,
             jobs: 2,
             shard,
+            max_events: schedsim_core::cost::DEFAULT_MAX_EVENTS,
         }
     }
 

@@ -251,3 +251,81 @@ fn bench_json_has_the_contract_keys_and_more() {
     }
     assert_eq!(rows[0]["relative_speed"], 1.0);
 }
+
+/// A crafted input from `tests/hostile/`.
+fn hostile(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/hostile").join(name).display().to_string()
+}
+
+/// Runs schedsim and expects it to fail fast with a message on stderr containing every one of `says`.
+fn refuses(args: &[&str], says: &[&str]) {
+    let t = std::time::Instant::now();
+    let out = schedsim(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout when refused");
+    for s in says {
+        assert!(err.contains(s), "{args:?}: stderr should say {s:?}: {err}");
+    }
+    assert!(t.elapsed().as_secs() < 30, "{args:?} took {:?}", t.elapsed());
+}
+
+#[test]
+fn patch_bombs_are_refused_naming_the_variant_or_claim_and_the_op() {
+    for cmd in ["run", "check", "bench"] {
+        refuses(&[cmd, &hostile("variant-copy-bomb.json")], &["variants[0] ('bomb')", "copy from /domains"]);
+    }
+    refuses(&["run", &hostile("ablation-copy-bomb.json")], &["claims[0].without ('bomb')", "larger than the limit"]);
+    refuses(&["sweep", &hostile("variant-copy-bomb.json"), "--set", "host.pcpus=1,2"], &["variants[0] ('bomb')"]);
+}
+
+#[test]
+fn schema_and_cross_field_defects_are_refused_naming_the_field() {
+    refuses(&["run", &hostile("pcpus-float.json")], &["host.pcpus: 2.0 must be a whole number"]);
+    refuses(&["run", &hostile("duplicate-key.json")], &["duplicate key 'name'"]);
+    refuses(&["run", &hostile("duplicate-variant-label.json")], &["variants[1].label"]);
+    refuses(&["run", &hostile("claim-missing-domain.json")], &["claims[0].metric", "'nope'"]);
+    refuses(&["run", &hostile("barrier-tiny-phases.json")], &["compute_us", "minimum of 1"]);
+}
+
+#[test]
+fn seeds_outside_the_schemas_range_are_refused() {
+    let file = scenario("credit-cap.json");
+    refuses(&["run", &file, "--seed", "9007199254740992"], &["--seed", "9007199254740991"]);
+    refuses(&["sweep", &file, "--set", "host.pcpus=1", "--seed", "18446744073709551615"], &["--seed"]);
+    let ok = schedsim(&["run", &file, "--seed", "9007199254740991", "--duration-ms", "2000"]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+}
+
+#[test]
+fn a_run_estimated_above_the_limit_is_refused_unless_allowed() {
+    refuses(&["run", &hostile("huge-host-hour.json")], &["estimated at", "events", "--max-events"]);
+    refuses(&["check", &hostile("huge-host-hour.json")], &["--max-events"]);
+    refuses(&["bench", &hostile("huge-host-hour.json")], &["--max-events"]);
+    refuses(&["sweep", &hostile("huge-host-hour.json"), "--set", "host.pcpus=8,256"], &["combination", "--max-events"]);
+    let file = scenario("credit-cap.json");
+    refuses(&["run", &file, "--max-events", "10"], &["more than the limit of 10 events"]);
+    // Allowed: the same file runs with a limit above its estimate.
+    let out = schedsim(&["run", &file, "--duration-ms", "2000", "--max-events", "100000000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Progress goes to a terminal's stderr only: with stderr a pipe, nothing but the report is written.
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[cfg(unix)]
+#[test]
+fn files_are_read_with_a_size_limit_and_directories_skip_what_is_not_a_file() {
+    refuses(&["run", "/dev/zero"], &["larger than the limit"]);
+    let dir = std::env::temp_dir().join(format!("schedsim-cli-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(scenario("credit-cap.json"), dir.join("credit-cap.json")).unwrap();
+    let fifo = dir.join("trap.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    // Before the fix this blocked forever opening the FIFO.
+    let out = schedsim(&["check", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("skipping") && err.contains("trap.json") && err.contains("not a regular file"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("credit-cap"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

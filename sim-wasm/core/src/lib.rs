@@ -15,16 +15,21 @@
 //!   are independent of scheduling, so policies see the same offered load.
 //! - A **scenario** file ([`scenario`]) describes host, domains, policies and the claims the runs must reproduce;
 //!   the **report** ([`report`]) and the **trace** ([`trace`]) are what the CLI prints and the UI replays.
-//! - Module layers: `time` <- `scenario` (the file format) <- `model` <- `policy` (schedulers and their registry) <-
-//!   `load` (a scenario checked by its schedulers' rules) <- `sim` <- `report`.
+//! - **Bounds**: every JSON Patch a file carries is applied under the scenario limits ([`patch`]), and the cost of
+//!   a run (events, memory) is estimated before it starts ([`cost`]), so a front end can refuse or ask.
+//! - Module layers: `time` <- `scenario` (the file format, its patches applied by `patch`) <- `model` <- `policy`
+//!   (schedulers and their registry) <- `load` (a scenario checked by its schedulers' rules) <- `sim` <- `report`;
+//!   `cost` reads a scenario only.
 
 #[cfg(test)]
 mod bindings;
 pub mod claims;
+pub mod cost;
 pub mod costs;
 mod load;
 pub mod metrics;
 pub mod model;
+pub mod patch;
 pub mod policy;
 pub mod report;
 pub mod rng;

@@ -23,6 +23,8 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Overrides the scenario's duration [ms].
     pub duration_ms: Option<u64>,
+    /// Stop each run after this many events (`--max-events`), whatever the estimate said.
+    pub max_events: Option<u64>,
 }
 
 /// What `schedsim run` prints: the scenario's run objects, claims attached.
@@ -254,14 +256,31 @@ pub fn with_overrides(sc: &Scenario, opts: &RunOptions) -> Result<Scenario, Stri
 
 /// Runs the named policies (all when `policies` is empty) and builds the report, claims included.
 pub fn run_scenario(sc: &Scenario, policies: &[String], opts: &RunOptions) -> Result<Report, SimError> {
+    run_scenario_observed(sc, policies, opts, &mut |_, _| {})
+}
+
+/// [`run_scenario`], telling `progress` (policy index, fraction of its simulated time done) as each run advances,
+/// so a front end can show progress on a long run.
+pub fn run_scenario_observed(
+    sc: &Scenario,
+    policies: &[String],
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(usize, f64),
+) -> Result<Report, SimError> {
     let sc = with_overrides(sc, opts).map_err(SimError::Options)?;
     let ids: Vec<String> =
         if policies.is_empty() { sc.policies.iter().map(|p| p.id.clone()).collect() } else { policies.to_vec() };
     let mut runs = Vec::with_capacity(ids.len());
-    for id in &ids {
+    for (i, id) in ids.iter().enumerate() {
         // Reports never read the trace: skip recording it.
-        let mut sim = Simulation::with_options(&sc, id, SimOptions { trace: false, ..SimOptions::default() })?;
-        sim.run()?;
+        let sim_opts = SimOptions { trace: false, max_events: opts.max_events, ..SimOptions::default() };
+        let mut sim = Simulation::with_options(&sc, id, sim_opts)?;
+        let t0 = crate::time::WallClock::start();
+        while !sim.step(100_000)? {
+            progress(i, sim.progress());
+        }
+        sim.add_wall_ns(t0.elapsed_ns());
+        progress(i, 1.0);
         runs.push(sim.run_report(opts));
     }
     Ok(Report { scenario: sc.id.clone(), runs: attach_claims(&sc, runs) })
@@ -532,7 +551,7 @@ impl Simulation {
             policy: self.policy_id.clone(),
             scheduler: self.scenario.policy(&self.policy_id).map(|p| p.scheduler.clone()),
             sim_ms: self.now.0 / 1_000_000,
-            events: self.events,
+            events: self.events(),
             wall_ms: (!opts.deterministic).then(|| round6(self.measure.wall_ns as f64 / 1e6)),
             // Context switches host-wide, the count paper 004 (4.5) took from XenMon: every time a pCPU switched
             // to a different vCPU (from idle or from another vCPU) in the measured window; the domains' counts

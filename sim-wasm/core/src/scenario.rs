@@ -11,6 +11,13 @@ pub const SCHEMA_JSON: &str = include_str!("../../../scenarios/schema.json");
 
 /// Largest scenario file accepted [bytes]; bigger inputs are refused before parsing.
 pub const MAX_SCENARIO_BYTES: usize = 4 << 20;
+/// Shortest piece of guest work a workload may ask for [us]: below it the model says nothing (a switch costs
+/// more) and the events would only flood the queue.
+pub const MIN_WORK_US: f64 = 1.0;
+/// Largest seed: seeds travel as JSON numbers, exact only up to 2^53 - 1 (the schema's maximum).
+pub const MAX_SEED: u64 = (1 << 53) - 1;
+/// Most physical CPUs of a host.
+pub const MAX_PCPUS: u32 = 256;
 /// Most vCPUs over all domains.
 pub const MAX_TOTAL_VCPUS: u32 = 4096;
 /// Most tasks over all domains.
@@ -690,6 +697,104 @@ pub fn pointer_to_path(pointer: &str) -> String {
     }
 }
 
+/// Parses JSON text as `serde_json` does but refuses an object with the same key twice (which `serde_json` would
+/// silently resolve to the last value, so an edit could be lost without a word). Errors carry line and column.
+pub fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
+    use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+    struct Strict(Value);
+    struct V;
+    impl<'de> Deserialize<'de> for Strict {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Strict, D::Error> {
+            d.deserialize_any(V).map(Strict)
+        }
+    }
+    impl<'de> Visitor<'de> for V {
+        type Value = Value;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+            Ok(Value::Bool(b))
+        }
+        fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+            Ok(Value::from(n))
+        }
+        fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+            Ok(Value::from(n))
+        }
+        fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+            Ok(Value::from(n))
+        }
+        fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+            Ok(Value::String(s.to_owned()))
+        }
+        fn visit_string<E>(self, s: String) -> Result<Value, E> {
+            Ok(Value::String(s))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(Strict(v)) = seq.next_element()? {
+                out.push(v);
+            }
+            Ok(Value::Array(out))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut out = serde_json::Map::new();
+            while let Some(k) = map.next_key::<String>()? {
+                if out.contains_key(&k) {
+                    return Err(de::Error::custom(format!("duplicate key '{}'", clip(k))));
+                }
+                let Strict(v) = map.next_value()?;
+                out.insert(k, v);
+            }
+            Ok(Value::Object(out))
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let Strict(v) = Strict::deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+/// When typed parsing fails after the schema passed, the usual cause is a whole number written as a float
+/// (`"pcpus": 2.0`), which JSON Schema counts as an integer but the typed fields do not: name the field. Each
+/// candidate is tried alone (written as an integer) and reported if that changes the outcome.
+fn integral_float_at(value: &Value) -> Option<String> {
+    fn floats(v: &Value, at: String, out: &mut Vec<String>) {
+        match v {
+            Value::Number(n) if n.is_f64() && n.as_f64().is_some_and(|x| x.fract() == 0.0 && x.abs() < 9.0e15) => {
+                out.push(at)
+            }
+            Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| floats(x, format!("{at}/{i}"), out)),
+            Value::Object(o) => {
+                o.iter().for_each(|(k, x)| floats(x, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out))
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    floats(value, String::new(), &mut found);
+    let before = serde_json::from_value::<Scenario>(value.clone()).err()?.to_string();
+    for at in found.into_iter().take(20) {
+        let mut v = value.clone();
+        let slot = v.pointer_mut(&at)?;
+        let x = slot.as_f64()?;
+        *slot = Value::from(x as i64);
+        let after = serde_json::from_value::<Scenario>(v).err().map(|e| e.to_string());
+        if after.as_deref() != Some(before.as_str()) {
+            return Some(format!(
+                "{}: {x:?} must be a whole number written without a fraction ({})",
+                pointer_to_path(&at),
+                x as i64
+            ));
+        }
+    }
+    None
+}
+
 /// Shortens a value quoted in an error so a hostile or huge input cannot flood the message.
 fn clip(s: String) -> String {
     const MAX: usize = 160;
@@ -712,8 +817,7 @@ impl Scenario {
                 MAX_SCENARIO_BYTES
             )));
         }
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ScenarioError::one(format!("(scenario): not valid JSON: {e}")))?;
+        let value = parse_strict(text).map_err(|e| ScenarioError::one(format!("(scenario): not valid JSON: {e}")))?;
         Scenario::parse_value(value, rules)
     }
 
@@ -729,8 +833,8 @@ impl Scenario {
             problems.truncate(20);
             return Err(ScenarioError { problems });
         }
-        let mut sc: Scenario =
-            serde_json::from_value(value.clone()).map_err(|e| ScenarioError::one(format!("(scenario): {e}")))?;
+        let mut sc: Scenario = serde_json::from_value(value.clone())
+            .map_err(|e| ScenarioError::one(integral_float_at(&value).unwrap_or_else(|| format!("(scenario): {e}"))))?;
         sc.check(rules)?;
         sc.doc = value;
         sc.build_variants(rules)?;
@@ -749,9 +853,8 @@ impl Scenario {
         let ab = self.claims.get(k)?.without.as_ref()?;
         let at = |e: String| ScenarioError::one(format!("claims[{k}].without ('{}'): {e}", ab.label));
         Some((|| {
-            let patch: json_patch::Patch = serde_json::from_value(ab.patch.clone()).map_err(|e| at(e.to_string()))?;
             let mut doc = self.doc.clone();
-            json_patch::patch(&mut doc, &patch).map_err(|e| at(e.to_string()))?;
+            crate::patch::apply_bounded(&mut doc, &ab.patch).map_err(at)?;
             if let Some(obj) = doc.as_object_mut() {
                 obj.remove("variants");
                 // The same seed as what was run (a `--seed` override lives in `self`, not in the document).
@@ -786,9 +889,8 @@ impl Scenario {
         }
         for (i, v) in self.variants.iter_mut().enumerate() {
             let at = |e: String| ScenarioError::one(format!("variants[{i}] ('{}'): {e}", v.label));
-            let patch: json_patch::Patch = serde_json::from_value(v.patch.clone()).map_err(|e| at(e.to_string()))?;
             let mut doc = base.clone();
-            json_patch::patch(&mut doc, &patch).map_err(|e| at(e.to_string()))?;
+            crate::patch::apply_bounded(&mut doc, &v.patch).map_err(at)?;
             if doc.get("variants").is_some() {
                 return Err(at("a variant cannot add variants of its own".into()));
             }
@@ -917,6 +1019,23 @@ impl Scenario {
                     }
                     _ => {}
                 }
+                // Work shorter than a microsecond is below what a switch costs, so the model says nothing about it
+                // and it would only flood the event queue; 0 means none.
+                let cpu_us = match &t.workload {
+                    Workload::Server(s) => Some(s.cpu_us),
+                    Workload::IoLoop(s) => Some(s.cpu_us),
+                    Workload::DiskReader(s) => Some(s.cpu_us),
+                    Workload::NetBulk(s) => Some(s.cpu_us),
+                    Workload::StreamServer(s) => Some(s.cpu_us),
+                    Workload::Tier(s) => Some(s.cpu_us),
+                    Workload::Interactive(s) => Some(s.cpu_us),
+                    _ => None,
+                };
+                if let Some(us) = cpu_us.filter(|&us| us > 0.0 && us < MIN_WORK_US) {
+                    p.push(format!(
+                        "{at}.workload.cpu_us: {us} is below the floor of {MIN_WORK_US} us (0 for none, or at least {MIN_WORK_US})"
+                    ));
+                }
                 let port = match &t.workload {
                     Workload::Server(s) => Some(s.port),
                     Workload::Tier(s) => Some(s.port),
@@ -973,7 +1092,15 @@ impl Scenario {
                 p.push(format!("changes[{i}].at_ms: {} is not before duration_ms ({})", c.at_ms, self.duration_ms));
             }
         }
+        for (i, v) in self.variants.iter().enumerate() {
+            if self.variants[..i].iter().any(|o| o.label == v.label) {
+                p.push(format!("variants[{i}].label: '{}' is used by another variant", v.label));
+            }
+        }
         for (i, c) in self.claims.iter().enumerate() {
+            if let Some(problem) = self.metric_names_missing(&c.metric) {
+                p.push(format!("claims[{i}].metric: {problem}"));
+            }
             for (field, val) in [("lower", &c.lower), ("higher", &c.higher), ("than", &c.than), ("policy", &c.policy)] {
                 if let Some(id) = val {
                     if !policy_ids.contains(&id.as_str()) {
@@ -991,6 +1118,31 @@ impl Scenario {
             Ok(())
         } else {
             Err(ScenarioError { problems: p })
+        }
+    }
+
+    /// Why a claim's metric path cannot match anything in a report of this scenario: it names a domain, task or
+    /// job the scenario does not have (a wildcard matches whatever there is). `None` when it may match.
+    fn metric_names_missing(&self, metric: &str) -> Option<String> {
+        let mut parts = metric.splitn(3, '.');
+        let (kind, key) = (parts.next()?, parts.next()?);
+        if key.contains('*') {
+            return None;
+        }
+        match kind {
+            "domains" if !self.domains.iter().any(|d| d.name == key) => {
+                Some(format!("'{metric}' names no domain of this scenario ('{key}')"))
+            }
+            "tasks" | "jobs" => {
+                let (dom, task) = key.split_once('/')?;
+                let d = self.domains.iter().find(|d| d.name == dom);
+                // The balloon task (guest.balloon) is added by the engine, so it is in reports though not in the file.
+                let known = d.is_some_and(|d| {
+                    d.tasks.iter().any(|t| t.name == task) || (d.guest.balloon && task.starts_with("balloon"))
+                });
+                (!known).then(|| format!("'{metric}' names no task of this scenario ('{key}')"))
+            }
+            _ => None,
         }
     }
 
@@ -1039,6 +1191,74 @@ mod tests {
         assert!(e.to_string().contains("host.pcpus"), "{e}");
         let e = with(|v| v["duration_ms"] = 7_200_000.into()).unwrap_err();
         assert!(e.to_string().contains("duration_ms"), "{e}");
+    }
+
+    #[test]
+    fn a_copy_bomb_in_a_variant_or_an_ablation_is_refused_naming_it() {
+        let bomb: Vec<Value> =
+            (0..40).map(|_| serde_json::json!({"op":"copy","from":"/domains","path":"/domains/-"})).collect();
+        let t = std::time::Instant::now();
+        let e = with(|v| v["variants"] = serde_json::json!([{"label":"bomb","patch":bomb}])).unwrap_err();
+        assert!(e.to_string().contains("variants[0] ('bomb'): patch op"), "{e}");
+        assert!(e.to_string().contains("larger than the limit"), "{e}");
+        let e = with(|v| {
+            v["claims"] = serde_json::json!([{"text":"x","metric":"domains.a.cpu_share","policy":"credit",
+                "at_least":0,"without":{"label":"boom","patch":bomb}}])
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("claims[0].without ('boom'): patch op"), "{e}");
+        // Fast: the size is measured before each copy, never after.
+        assert!(t.elapsed().as_secs() < 10);
+    }
+
+    #[test]
+    fn duplicate_keys_and_variant_labels_are_refused() {
+        let text = MINIMAL.replace(r#""name":"a""#, r#""name":"a","name":"b""#);
+        let e = Scenario::from_json(&text).unwrap_err();
+        assert!(e.to_string().contains("duplicate key 'name' at line"), "{e}");
+        let e = with(|v| v["variants"] = serde_json::json!([{"label":"x","patch":[]},{"label":"x","patch":[]}]))
+            .unwrap_err();
+        assert!(e.to_string().contains("variants[1].label: 'x' is used by another variant"), "{e}");
+    }
+
+    #[test]
+    fn a_whole_number_written_as_a_float_names_its_field() {
+        let e = Scenario::from_json(&MINIMAL.replace(r#""pcpus":1"#, r#""pcpus":1.0"#)).unwrap_err();
+        assert!(e.to_string().contains("host.pcpus: 1.0 must be a whole number"), "{e}");
+        // Float fields keep taking floats.
+        assert!(Scenario::from_json(&MINIMAL.replace(r#""pcpus":1}"#, r#""pcpus":1,"net":{"mbps":100.0}}"#)).is_ok());
+    }
+
+    #[test]
+    fn claims_naming_a_missing_domain_or_task_are_refused_at_load() {
+        let claim = |metric: &str| {
+            with(|v| v["claims"] = serde_json::json!([{"text":"x","metric":metric,"policy":"credit","at_least":0}]))
+        };
+        let e = claim("domains.nope.cpu_share").unwrap_err();
+        assert!(e.to_string().contains("claims[0].metric") && e.to_string().contains("'nope'"), "{e}");
+        let e = claim("tasks.a/nope.belief").unwrap_err();
+        assert!(e.to_string().contains("names no task"), "{e}");
+        assert!(claim("domains.a.cpu_share").is_ok());
+        assert!(claim("domains.*.cpu_share").is_ok());
+        assert!(claim("tasks.a/burn.cpu_ms").is_ok());
+        assert!(claim("fairness.jain").is_ok());
+    }
+
+    #[test]
+    fn work_below_a_microsecond_is_refused_naming_the_field() {
+        let e = with(|v| {
+            v["domains"][0]["vcpus"] = 2.into();
+            v["domains"][0]["tasks"][0]["workload"] =
+                serde_json::json!({"type":"barrier","compute_us":0.01,"phases":10,"sync":"spin"});
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("domains[0].tasks[0].workload.compute_us"), "{e}");
+        let e = with(|v| {
+            v["domains"][0]["role"] = "driver".into();
+            v["domains"][0]["tasks"][0]["workload"] = serde_json::json!({"type":"disk_reader","cpu_us":0.5});
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("workload.cpu_us: 0.5 is below the floor of 1 us"), "{e}");
     }
 
     #[test]

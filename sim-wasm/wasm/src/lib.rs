@@ -39,6 +39,25 @@ pub fn validate_scenario(scenario_json: &str) -> Result<(), JsError> {
     Scenario::from_json(scenario_json).map(|_| ()).map_err(js_err)
 }
 
+/// The estimated cost of running the named policies (a JSON array of ids; `[]` means all) as JSON text
+/// `{"events_per_run", "runs", "events", "bytes_per_run", "seconds", "text"}` (see `schedsim_core::cost`), so the
+/// page can ask before starting a shared link's run of minutes. Throws on an invalid scenario.
+#[wasm_bindgen]
+pub fn estimate_cost(scenario_json: &str, policies_json: &str) -> Result<String, JsError> {
+    cost_json(scenario_json, policies_json).map_err(js_err)
+}
+
+/// [`estimate_cost`] without the JavaScript error type, so native tests can call it.
+fn cost_json(scenario_json: &str, policies_json: &str) -> Result<String, String> {
+    let scenario = Scenario::from_json(scenario_json).map_err(|e| e.to_string())?;
+    let policies: Vec<String> = serde_json::from_str(policies_json).map_err(|e| e.to_string())?;
+    let policies: Vec<String> = policies.into_iter().filter(|p| scenario.policy(p).is_some()).collect();
+    let cost = schedsim_core::cost::estimate(&scenario, &policies);
+    let mut v = serde_json::to_value(&cost).map_err(|e| e.to_string())?;
+    v["text"] = cost.describe().into();
+    Ok(v.to_string())
+}
+
 /// Runs the named policies (a JSON array of ids; `[]` means all) and returns the report of DESIGN.md section 5 as
 /// JSON text. With `deterministic`, wall-clock fields are omitted so the text is byte-identical to
 /// `schedsim run --deterministic` on the same file.
@@ -200,6 +219,15 @@ mod tests {
     use super::*;
 
     const FIG7A: &str = include_str!("../../../scenarios/p000-fig7a-idd-starvation.json");
+
+    #[test]
+    fn cost_is_the_cores_estimate_with_its_words() {
+        let text = include_str!("../../../scenarios/credit-cap.json");
+        let v: serde_json::Value = serde_json::from_str(&cost_json(text, "[]").unwrap()).unwrap();
+        assert!(v["events"].as_u64().unwrap() > 0);
+        assert!(v["text"].as_str().unwrap().contains("events"));
+        assert!(cost_json("{}", "[]").is_err());
+    }
 
     #[test]
     fn ablation_is_the_cores_patched_scenario_with_the_claims_policies() {

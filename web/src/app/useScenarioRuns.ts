@@ -4,7 +4,7 @@
 // are done: the simulator patches the scenario, the claim's policies run on it, and the claim is judged there.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Cancelled, SimClient } from '../sim/client';
-import type { ClaimResult, RunResult, ScenarioDoc } from '../sim/types';
+import type { ClaimResult, Cost, RunResult, ScenarioDoc } from '../sim/types';
 import {
   findEntry,
   loadIndex,
@@ -14,6 +14,7 @@ import {
 } from '../lib/scenarios';
 import { LinkError, resolveLibraryRef, type ShareState } from '../lib/share';
 import { parseColumnId, registryPolicy } from '../lib/columns';
+import { titleOf } from '../lib/drafts';
 import { chooseBucketMs } from '../lib/series';
 import type { View } from '../lib/view';
 import { message } from './useErrors';
@@ -71,8 +72,21 @@ export interface AblatedRun {
   readonly error: string | null;
 }
 
+/** Links whose runs are estimated to take longer than this ask first [s] (issue 18: a link must not start hours). */
+export const COST_ASK_SECONDS = 20;
+
+/** A shared link's scenario waiting for the user to accept its estimated cost. */
+export interface CostAsk {
+  readonly name: string;
+  /** The estimate in words (events, time, memory). */
+  readonly estimate: string;
+  readonly answer: (run: boolean) => void;
+}
+
 export interface ScenarioRuns {
   readonly client: SimClient;
+  /** A link's scenario estimated to run long, waiting for the user's yes or no. */
+  readonly costAsk: CostAsk | null;
   /** The library, once loaded. */
   readonly index: ScenarioIndex | null;
   readonly current: Current | null;
@@ -139,6 +153,36 @@ export function useScenarioRuns({
       client.dispose();
     };
   }, [client, testing]);
+
+  const [costAsk, setCostAsk] = useState<CostAsk | null>(null);
+
+  /**
+   * Resolves true at once when running `text` is estimated to take at most COST_ASK_SECONDS; otherwise asks the
+   * user (the page shows `costAsk`) and resolves with the answer. An invalid scenario resolves true: `start`
+   * reports what is wrong with it.
+   */
+  const confirmCost = useCallback(
+    async (text: string, name: string): Promise<boolean> => {
+      let cost: Cost;
+      try {
+        cost = await client.cost(text, []);
+      } catch {
+        return true;
+      }
+      if (cost.seconds <= COST_ASK_SECONDS) return true;
+      return new Promise<boolean>((resolve) =>
+        setCostAsk({
+          name: titleOf(text, name),
+          estimate: cost.text,
+          answer: (run) => {
+            setCostAsk(null);
+            resolve(run);
+          },
+        }),
+      );
+    },
+    [client],
+  );
 
   /** Validates, then (only if valid) replaces what is on screen and runs every policy. */
   const start = useCallback(
@@ -296,18 +340,22 @@ export function useScenarioRuns({
         const restore: Restore = { time: urlState.time, view: urlState.view, hidden: urlState.hidden };
         if (ref?.kind === 'inline') {
           const origin = { id: null, name: 'The shared scenario', baseText: null };
-          if (await start(ref.text, origin, urlState.policies, restore)) return;
+          if (
+            (await confirmCost(ref.text, origin.name)) &&
+            (await start(ref.text, origin, urlState.policies, restore))
+          )
+            return;
           if (cancelled) return;
         }
-        // A shared scenario that failed: the default one, at its own start.
-        const fellBack = ref?.kind === 'inline';
+        // A shared scenario that failed or was declined: the default one, at its own start.
+        let fellBack = ref?.kind === 'inline';
         const wanted = ref?.kind === 'library' ? ref.id : idx.default;
         let entry = findEntry(idx, wanted);
         if (!entry) {
           addError(`There is no scenario "${wanted}" in the library; showing "${idx.default}" instead.`);
           entry = findEntry(idx, idx.default)!;
         }
-        const base = await loadScenarioText(entry);
+        let base = await loadScenarioText(entry);
         if (cancelled) return;
         let text = base;
         if (ref?.kind === 'library' && ref.id === entry.id && ref.patch) {
@@ -317,6 +365,14 @@ export function useScenarioRuns({
             addError(`${e instanceof LinkError ? e.message : message(e)} Showing the library's version.`);
           }
         }
+        if (ref?.kind === 'library' && ref.id === entry.id && !(await confirmCost(text, entry.title))) {
+          if (cancelled) return;
+          entry = findEntry(idx, idx.default)!;
+          base = await loadScenarioText(entry);
+          text = base;
+          fellBack = true;
+        }
+        if (cancelled) return;
         const origin = { id: entry.id, name: entry.title, baseText: base };
         const ok = await start(text, origin, fellBack ? null : urlState.policies, fellBack ? {} : restore);
         // Edits that no longer validate (the library moved on): the library's own version instead.
@@ -330,7 +386,7 @@ export function useScenarioRuns({
     return () => {
       cancelled = true;
     };
-  }, [urlState, addError, start]);
+  }, [urlState, addError, start, confirmCost]);
 
   const openEntry = useCallback(
     (entry: ScenarioEntry, preferred: readonly string[] | null, restore: Restore = {}) => {
@@ -389,6 +445,7 @@ export function useScenarioRuns({
 
   return {
     client,
+    costAsk,
     index,
     current,
     runs,

@@ -1,45 +1,65 @@
 // The scenario editor (issue 9): form controls generated from scenarios/schema.json beside the JSON, both
 // validated by the simulator itself with each error at its field. Valid changes re-run the simulation. The
-// draft lives in localStorage and is never dropped without the user asking: edits that were not run when
-// another scenario came on screen are kept aside with a button to bring them back.
-import { memo, useCallback, useEffect, useMemo, useRef, useState, type ChangeEvent } from 'react';
+// draft lives in localStorage under this tab's key and is never dropped without the user asking (issue 18):
+// edits that were not run when another scenario came on screen go into a history of the last ten drafts, shared
+// with the site's other tabs (they see each other's through storage events), with a button to bring each back;
+// a save that fails (the storage quota) says so and offers the draft as a file. Typing stays responsive on a large
+// scenario: the form follows the text at low priority and storage is written once typing pauses.
+import {
+  memo,
+  useCallback,
+  useDeferredValue,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ChangeEvent,
+} from 'react';
 import { SCENARIO_SCHEMA, parseProblems, sameJson, setIn, type Problem } from '../lib/editorSchema';
 import { download, slug } from '../lib/exports';
 import type { Json } from '../lib/share';
 import { SchemaField, type Key } from './SchemaFields';
+import {
+  DRAFT_PREFIX,
+  HISTORY_KEY,
+  pushHistory,
+  readDraft,
+  readHistory,
+  tabId,
+  writeDraft,
+  type Draft,
+  type SavedDraft,
+} from '../lib/drafts';
 
 /** Largest scenario file we read [bytes]: scenarios are small; anything bigger is a mistake. */
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
-const DRAFT_KEY = 'schedlab.draft';
-const KEPT_KEY = 'schedlab.draft.kept';
 /** Quiet time after the last keystroke before a valid draft re-runs [ms]. */
 const RERUN_DELAY_MS = 700;
+/** Quiet time after the last keystroke before the draft is written to storage [ms]. */
+const SAVE_DELAY_MS = 300;
 
-interface Stored {
-  readonly text: string;
-  readonly name: string;
+type Stored = Draft;
+
+/** This tab's draft key (see lib/drafts). */
+function draftKey(): string {
+  try {
+    return `${DRAFT_PREFIX}.${tabId(sessionStorage)}`;
+  } catch {
+    return `${DRAFT_PREFIX}.tab`;
+  }
 }
 
-function load(key: string): Stored | null {
+function localStore(): Storage | null {
   try {
-    const raw = localStorage.getItem(key);
-    if (raw === null) return null;
-    // The first loader stored the bare text; keep reading it.
-    if (!raw.startsWith('{"text"')) return { text: raw, name: 'your draft' };
-    const v = JSON.parse(raw) as Stored;
-    return typeof v.text === 'string' ? { text: v.text, name: String(v.name ?? 'your draft') } : null;
+    return localStorage;
   } catch {
     return null;
   }
 }
 
-function store(key: string, value: Stored | null): void {
-  try {
-    if (value === null) localStorage.removeItem(key);
-    else localStorage.setItem(key, JSON.stringify(value));
-  } catch {
-    // Storage full or disabled: the draft still lives in the page.
-  }
+/** When a draft was set aside, in words. */
+function when(ms: number): string {
+  return new Date(ms).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' });
 }
 
 function parse(text: string): { doc: Json | null; error: string | null } {
@@ -70,8 +90,56 @@ export function lineNumbers(text: string): string {
 
 /** Memoised: the page re-renders on every playhead frame; the editor only when its inputs change. */
 export const Editor = memo(function Editor({ current, validate, onRun, onError, onClose }: Props) {
-  const [draft, setDraftState] = useState<Stored | null>(() => load(DRAFT_KEY));
-  const [kept, setKept] = useState<Stored | null>(() => load(KEPT_KEY));
+  const [key] = useState(draftKey);
+  const [draft, setDraftState] = useState<Stored | null>(() => {
+    const ls = localStore();
+    // A draft from the editor before per-tab keys is this tab's once.
+    return ls && (readDraft(ls, key) ?? readDraft(ls, DRAFT_PREFIX));
+  });
+  const [history, setHistory] = useState<SavedDraft[]>(() => {
+    const ls = localStore();
+    return ls ? readHistory(ls) : [];
+  });
+  /** The draft this tab set aside last, while its notice shows. */
+  const [kept, setKept] = useState<SavedDraft | null>(null);
+  /** Why the last save failed, while it is the latest word on saving. */
+  const [saveError, setSaveError] = useState<string | null>(null);
+  const saveTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  /** Writes this tab's draft, now or once typing pauses, and remembers whether that worked. */
+  const store = useCallback(
+    (value: Stored | null, later = false) => {
+      const ls = localStore();
+      if (!ls) return;
+      if (saveTimer.current) clearTimeout(saveTimer.current);
+      saveTimer.current = null;
+      const save = () => setSaveError(writeDraft(ls, key, value));
+      if (later) saveTimer.current = setTimeout(save, SAVE_DELAY_MS);
+      else save();
+    },
+    [key],
+  );
+  useEffect(() => () => void (saveTimer.current && clearTimeout(saveTimer.current)), []);
+
+  /** Puts a draft with unrun edits into the history and shows it as kept aside. */
+  const setAside = useCallback((d: Stored) => {
+    const ls = localStore();
+    if (!ls) return;
+    const r = pushHistory(ls, d, Date.now());
+    setHistory(r.history);
+    setKept(r.history[0] ?? null);
+    if (r.error) setSaveError(`Your edits to ${d.name} could not be saved: ${r.error}.`);
+  }, []);
+
+  // Another tab set a draft aside: its history is ours too.
+  useEffect(() => {
+    const onStorage = (e: StorageEvent) => {
+      const ls = localStore();
+      if (ls && (e.key === HISTORY_KEY || e.key === null)) setHistory(readHistory(ls));
+    };
+    window.addEventListener('storage', onStorage);
+    return () => window.removeEventListener('storage', onStorage);
+  }, []);
   /** The simulator's verdict on a draft text (shown until the next verdict arrives). */
   const [verdict, setVerdict] = useState<{ text: string; problems: Problem[] } | null>(null);
   const [autoRun, setAutoRun] = useState(true);
@@ -81,11 +149,14 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
   const seen = useRef<string | null>(null);
 
   // The user's own change: a restored draft becomes live again (it re-runs when valid).
-  const setDraft = useCallback((next: Stored | null) => {
-    setRestored(false);
-    setDraftState(next);
-    store(DRAFT_KEY, next);
-  }, []);
+  const setDraft = useCallback(
+    (next: Stored | null, typing = false) => {
+      setRestored(false);
+      setDraftState(next);
+      store(next, typing);
+    },
+    [store],
+  );
 
   // A new scenario on screen: the editor follows it, unless the draft holds edits that were never run.
   useEffect(() => {
@@ -93,34 +164,31 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     const prev = seen.current;
     seen.current = current.text;
     if (prev === current.text) return;
-    setDraftState((d) => {
-      if (d === null || sameJson(d.text, current.text)) {
-        const next = { text: current.text, name: current.name };
-        store(DRAFT_KEY, next);
-        return next;
-      }
-      if (prev === null) {
-        // First scenario after a reload: the stored draft wins and says so.
-        setRestored(true);
-        return d;
-      }
-      if (sameJson(d.text, prev)) {
-        const next = { text: current.text, name: current.name };
-        store(DRAFT_KEY, next);
-        return next;
-      }
+    const d = draft;
+    const next = { text: current.text, name: current.name };
+    if (d === null || sameJson(d.text, current.text) || (prev !== null && sameJson(d.text, prev))) {
+      setDraftState(next);
+      store(next);
+    } else if (prev === null) {
+      // First scenario after a reload: the stored draft wins and says so.
+      setRestored(true);
+    } else {
       // Unrun edits: keep them aside rather than dropping them.
-      setKept(d);
-      store(KEPT_KEY, d);
-      const next = { text: current.text, name: current.name };
-      store(DRAFT_KEY, next);
-      return next;
-    });
+      setAside(d);
+      setDraftState(next);
+      store(next);
+    }
+    // Only a new scenario on screen moves the draft; the draft's own changes must not re-enter here.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [current]);
 
   const text = draft?.text ?? current?.text ?? '';
   const name = draft?.name ?? current?.name ?? 'your scenario';
+  // The form (hundreds of fields for a large scenario) follows the text at low priority, so a keystroke in the
+  // JSON view never waits for it.
+  const formText = useDeferredValue(text);
   const { doc, error: jsonError } = useMemo(() => parse(text), [text]);
+  const { doc: formDoc } = useMemo(() => parse(formText), [formText]);
   const onScreen = current !== null && sameJson(text, current.text);
   const problems = jsonError || text.trim() === '' ? [] : (verdict?.problems ?? []);
   const checking = !jsonError && text.trim() !== '' && verdict?.text !== text;
@@ -167,10 +235,7 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     }
     try {
       const t = await file.text();
-      if (draft && current && !sameJson(draft.text, current.text)) {
-        setKept(draft);
-        store(KEPT_KEY, draft);
-      }
+      if (draft && current && !sameJson(draft.text, current.text)) setAside(draft);
       setDraft({ text: t, name: file.name });
       onRun(t, file.name);
     } catch (err) {
@@ -184,17 +249,12 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     download(`${slug(id)}.json`, text, 'application/json');
   };
 
-  const restoreKept = () => {
-    if (!kept) return;
-    if (draft && !(current && sameJson(draft.text, current.text))) {
-      // Swap, so restoring is never a loss either.
-      setKept(draft);
-      store(KEPT_KEY, draft);
-    } else {
-      setKept(null);
-      store(KEPT_KEY, null);
-    }
-    setDraft(kept);
+  /** Brings a draft back from the history; unrun edits in the editor go into the history first. */
+  const restore = (d: SavedDraft) => {
+    const unrun = draft && !(current && sameJson(draft.text, current.text)) && draft.text !== d.text;
+    if (unrun) setAside(draft);
+    else setKept(null);
+    setDraft({ text: d.text, name: d.name });
   };
 
   const rootProblems = problems.filter((p) => p.path === '(scenario)');
@@ -256,29 +316,47 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
           run them, or Revert to edit the scenario on screen instead.
         </p>
       )}
-      {kept && (
-        <p className="notice" data-testid="editor-kept">
-          Edits to {kept.name} that were never run were kept aside.{' '}
-          <button type="button" data-testid="restore-kept" onClick={restoreKept}>
-            Bring them back
-          </button>{' '}
-          <button
-            type="button"
-            onClick={() => {
-              setKept(null);
-              store(KEPT_KEY, null);
-            }}
-          >
-            Discard them
+      {saveError && (
+        <p className="notice" role="alert" data-testid="draft-save-failed">
+          {saveError.endsWith('.') ? saveError : `Your draft could not be saved: ${saveError}.`} It is still
+          here in the page; export it so a reload cannot lose it.{' '}
+          <button type="button" onClick={exportFile}>
+            Export file
           </button>
         </p>
       )}
+      {kept && (
+        <p className="notice" data-testid="editor-kept">
+          Edits to {kept.name} that were never run were kept aside (in Earlier drafts).{' '}
+          <button type="button" data-testid="restore-kept" onClick={() => restore(kept)}>
+            Bring them back
+          </button>{' '}
+          <button type="button" onClick={() => setKept(null)}>
+            Dismiss
+          </button>
+        </p>
+      )}
+      {history.length > 0 && (
+        <details className="draft-history" data-testid="draft-history">
+          <summary>Earlier drafts ({history.length})</summary>
+          <ol>
+            {history.map((d) => (
+              <li key={`${d.savedAt}-${d.text.length}`} data-testid="draft-entry">
+                <span>{d.title}</span> <span className="muted">{when(d.savedAt)}</span>{' '}
+                <button type="button" data-testid="restore-draft" onClick={() => restore(d)}>
+                  Open
+                </button>
+              </li>
+            ))}
+          </ol>
+        </details>
+      )}
       <div className="editor-body">
         <div className="editor-form" data-testid="editor-form">
-          {doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (
+          {formDoc !== null && typeof formDoc === 'object' && !Array.isArray(formDoc) ? (
             <SchemaField
               schema={SCENARIO_SCHEMA}
-              value={doc}
+              value={formDoc}
               path=""
               keys={[]}
               label="scenario"
@@ -308,7 +386,9 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
               onScroll={(e) => {
                 if (gutterRef.current) gutterRef.current.scrollTop = e.currentTarget.scrollTop;
               }}
-              onChange={(e) => setDraft({ text: e.target.value, name: draft?.name ?? 'Pasted scenario' })}
+              onChange={(e) =>
+                setDraft({ text: e.target.value, name: draft?.name ?? 'Pasted scenario' }, true)
+              }
             />
           </div>
           <ul className="field-errors" id="scenario-json-errors" data-testid="editor-errors">

@@ -5,7 +5,7 @@
 // (`query`) until `reset()` releases them for the next scenario.
 import * as Comlink from 'comlink';
 import type { QueryArgs, QueryName, QueryResult, WorkerApi } from './worker';
-import type { Ablation, ClaimResult, RunReport, RunResult } from './types';
+import type { Ablation, ClaimResult, Cost, RunReport, RunResult } from './types';
 
 /** Rejection reason of calls cut short by `cancel()`. */
 export class Cancelled extends Error {
@@ -114,6 +114,11 @@ export class SimClient {
 
   claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
     return this.onHelper((api) => api.claims(json, reports));
+  }
+
+  /** The estimated cost of running `policies` (all when empty) on the scenario (see `Cost`). */
+  cost(json: string, policies: readonly string[]): Promise<Cost> {
+    return this.onHelper((api) => api.cost(json, policies));
   }
 
   /** Claim `k`'s ablation: the scenario with its `without` patch applied, and the policies the claim reads. */

@@ -101,6 +101,21 @@ export interface Ablation {
   readonly reads: readonly string[];
 }
 
+/** The simulator's estimate of a run's cost before it starts (`schedsim_core::cost::Cost`). */
+export interface Cost {
+  /** Events of one policy's run (the largest). */
+  readonly events_per_run: number;
+  readonly runs: number;
+  /** Events of all the runs. */
+  readonly events: number;
+  /** Memory of one run [bytes]. */
+  readonly bytes_per_run: number;
+  /** Wall time of all the runs at a conservative wasm speed [s]. */
+  readonly seconds: number;
+  /** The estimate in words. */
+  readonly text: string;
+}
+
 export type DistributionMetric = 'response' | 'event_latency' | 'io_latency';
 
 /** What a policy infers about guest tasks over a whole run; null for policies that do not infer. */

@@ -6,6 +6,7 @@ import * as Comlink from 'comlink';
 import init, {
   Simulation,
   ablation_json,
+  estimate_cost,
   evaluate_claims,
   last_panic,
   validate_scenario,
@@ -14,6 +15,7 @@ import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type DecisionWindow } from '../lib/decisions';
 import type {
   Ablation,
+  Cost,
   BeliefRec,
   BoostRec,
   ClaimResult,
@@ -261,6 +263,12 @@ const api = {
   async claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
     await ready;
     return explained(() => parse<ClaimResult[]>(evaluate_claims(json, JSON.stringify(reports))));
+  },
+
+  /** The estimated events, memory and time of running `policies` (all when empty) on the scenario. */
+  async cost(json: string, policies: readonly string[]): Promise<Cost> {
+    await ready;
+    return explained(() => parse<Cost>(estimate_cost(json, JSON.stringify(policies))));
   },
 
   /** Claim `k`'s ablated scenario, built by the simulator from the claim's `without` patch. */

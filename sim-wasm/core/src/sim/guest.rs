@@ -331,7 +331,7 @@ impl Simulation {
                 let left = task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left));
                 let at = start + Nanos(left);
                 if self.host.vcpus[v.0].guest_timer.arm(at) {
-                    self.push(at, Ev::Guest(v));
+                    self.push_guest_timer(v, at);
                 }
             }
         }

@@ -1,0 +1,172 @@
+//! JSON Patch (RFC 6902) applied one operation at a time under the scenario limits, so that no patch in a file
+//! (a variant, a claim's ablation) can grow the document past what a scenario file may be: a `copy` of
+//! `/domains` onto `/domains/-` doubles the document per operation, and a dozen such operations would otherwise
+//! take gigabytes before validation ever saw the result.
+//!
+//! The document's size is tracked as its compact JSON length and every value an operation adds is measured before
+//! it is added (measuring stops as soon as the limit is passed), so the memory and time a hostile patch can take
+//! stay within a small multiple of the limit.
+
+use crate::scenario::{MAX_PCPUS, MAX_SCENARIO_BYTES, MAX_TOTAL_VCPUS};
+use json_patch::PatchOperation;
+use serde_json::Value;
+use std::io::{self, Write};
+
+/// Compact JSON length of `v` [bytes], or `None` once it passes `cap` (the walk stops there).
+pub fn json_len(v: &Value, cap: usize) -> Option<usize> {
+    struct Counter {
+        n: usize,
+        cap: usize,
+    }
+    impl Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.n += buf.len();
+            if self.n > self.cap {
+                // Any error stops serde_json's walk; the caller only reads `n > cap`.
+                return Err(io::Error::other("over the cap"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Counter { n: 0, cap };
+    match serde_json::to_writer(&mut c, v) {
+        Ok(()) => Some(c.n),
+        Err(_) => None,
+    }
+}
+
+/// One operation in words for an error message: `op 3 (copy from /domains to /domains/-)`.
+fn describe(i: usize, op: &PatchOperation) -> String {
+    let what = match op {
+        PatchOperation::Add(o) => format!("add at {}", o.path),
+        PatchOperation::Remove(o) => format!("remove {}", o.path),
+        PatchOperation::Replace(o) => format!("replace {}", o.path),
+        PatchOperation::Move(o) => format!("move from {} to {}", o.from, o.path),
+        PatchOperation::Copy(o) => format!("copy from {} to {}", o.from, o.path),
+        PatchOperation::Test(o) => format!("test {}", o.path),
+    };
+    format!("patch op {i} ({what})")
+}
+
+/// Counts the limits name (domains, vCPUs over all domains, pCPUs) as the document stands; an error names the one
+/// that is over.
+fn check_counts(doc: &Value) -> Result<(), String> {
+    if let Some(domains) = doc.get("domains").and_then(Value::as_array) {
+        // Every domain has at least one vCPU, so the vCPU limit bounds the number of domains too.
+        if domains.len() > MAX_TOTAL_VCPUS as usize {
+            return Err(format!("{} domains, more than the limit of {MAX_TOTAL_VCPUS}", domains.len()));
+        }
+        let vcpus: u64 = domains.iter().map(|d| d.get("vcpus").and_then(Value::as_u64).unwrap_or(1)).sum();
+        if vcpus > u64::from(MAX_TOTAL_VCPUS) {
+            return Err(format!("{vcpus} vCPUs in all, more than the limit of {MAX_TOTAL_VCPUS}"));
+        }
+    }
+    if let Some(p) = doc.pointer("/host/pcpus").and_then(Value::as_u64) {
+        if p > u64::from(MAX_PCPUS) {
+            return Err(format!("host.pcpus {p}, more than the limit of {MAX_PCPUS}"));
+        }
+    }
+    Ok(())
+}
+
+/// Applies `patch` (the JSON form of an RFC 6902 patch) to `doc`, checking after every operation that the document
+/// is within [`MAX_SCENARIO_BYTES`] and the count limits. An error names the operation and the limit; `doc` is then
+/// left part-way and must be dropped.
+pub fn apply_bounded(doc: &mut Value, patch: &Value) -> Result<(), String> {
+    let ops: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| e.to_string())?;
+    let limit = MAX_SCENARIO_BYTES;
+    let over = |i: usize, op: &PatchOperation| {
+        format!("{} would make the scenario larger than the limit of {limit} bytes", describe(i, op))
+    };
+    // The document itself is within the limit (it was read from a file that is); measure it once.
+    let mut size = json_len(doc, limit).ok_or_else(|| format!("the scenario is larger than {limit} bytes"))?;
+    for (i, op) in ops.0.iter().enumerate() {
+        // Bytes this operation adds (measured before anything is copied) and an upper bound of those it removes.
+        let added = match op {
+            PatchOperation::Add(o) => json_len(&o.value, limit),
+            PatchOperation::Replace(o) => json_len(&o.value, limit),
+            PatchOperation::Copy(o) => match doc.pointer(o.from.as_str()) {
+                Some(v) => json_len(v, limit - size.min(limit)),
+                None => Some(0), // json_patch reports the bad `from` below
+            },
+            PatchOperation::Remove(_) | PatchOperation::Move(_) | PatchOperation::Test(_) => Some(0),
+        };
+        let removed = match op {
+            PatchOperation::Remove(o) => doc.pointer(o.path.as_str()).and_then(|v| json_len(v, limit)).unwrap_or(0),
+            PatchOperation::Replace(o) => doc.pointer(o.path.as_str()).and_then(|v| json_len(v, limit)).unwrap_or(0),
+            _ => 0,
+        };
+        // A key or a separator comes with an added value: its path's last token bounds the key.
+        let framing = op.path().as_str().rsplit('/').next().map_or(0, str::len) + 4;
+        let grown = added.map(|a| size.saturating_sub(removed) + a + framing);
+        match grown {
+            Some(s) if s <= limit => size = s,
+            _ => return Err(over(i, op)),
+        }
+        json_patch::patch(doc, std::slice::from_ref(op)).map_err(|e| format!("{}: {e}", describe(i, op)))?;
+        check_counts(doc).map_err(|e| format!("{}: the scenario would have {e}", describe(i, op)))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc() -> Value {
+        json!({"host": {"pcpus": 2}, "domains": [{"name": "a", "vcpus": 2, "tasks": [{"name": "t"}]}]})
+    }
+
+    #[test]
+    fn ordinary_patches_apply() {
+        let mut d = doc();
+        apply_bounded(
+            &mut d,
+            &json!([{"op": "add", "path": "/domains/-", "value": {"name": "b"}},
+                                     {"op": "replace", "path": "/host/pcpus", "value": 4}]),
+        )
+        .unwrap();
+        assert_eq!(d["domains"][1]["name"], "b");
+        assert_eq!(d["host"]["pcpus"], 4);
+    }
+
+    #[test]
+    fn a_copy_bomb_stops_at_the_size_limit_naming_the_op() {
+        let mut d = doc();
+        // 30 doublings would be 2^30 times the document; the byte limit stops it part-way.
+        let bomb: Vec<Value> =
+            (0..30).map(|_| json!({"op": "copy", "from": "/domains", "path": "/domains/-"})).collect();
+        let e = apply_bounded(&mut d, &Value::Array(bomb)).unwrap_err();
+        assert!(e.contains("copy from /domains to /domains/-"), "{e}");
+        // A big copied subtree hits the byte limit first.
+        let mut d = doc();
+        d["summary"] = Value::String("x".repeat(1 << 20));
+        let bomb: Vec<Value> =
+            (0..30).map(|i| json!({"op": "copy", "from": "/summary", "path": format!("/s{i}")})).collect();
+        let e = apply_bounded(&mut d, &Value::Array(bomb)).unwrap_err();
+        // 1 MB copied onto new keys: the third copy (op 2) would take the document past 4 MB.
+        assert!(e.contains("patch op 2 (copy from /summary to /s2)") && e.contains("larger than the limit"), "{e}");
+    }
+
+    #[test]
+    fn vcpus_and_pcpus_are_counted_as_each_op_applies() {
+        let mut d = doc();
+        let e =
+            apply_bounded(&mut d, &json!([{"op": "replace", "path": "/domains/0/vcpus", "value": 5000}])).unwrap_err();
+        assert!(e.contains("5000 vCPUs in all"), "{e}");
+        let e =
+            apply_bounded(&mut doc(), &json!([{"op": "replace", "path": "/host/pcpus", "value": 100000}])).unwrap_err();
+        assert!(e.contains("host.pcpus 100000"), "{e}");
+    }
+
+    #[test]
+    fn json_len_is_the_compact_length_and_stops_at_the_cap() {
+        let v = doc();
+        assert_eq!(json_len(&v, usize::MAX), Some(serde_json::to_string(&v).unwrap().len()));
+        assert_eq!(json_len(&v, 5), None);
+    }
+}
