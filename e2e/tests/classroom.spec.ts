@@ -157,7 +157,7 @@ test('axe-core finds no serious accessibility violations, in either theme, with 
 test('axe-core finds no serious violations in presentation mode, light and dark, on a predict step', async ({
   page,
 }) => {
-  await openScenario(page, 'p000-fig7a-idd-starvation', { v: '1', lesson: 'p000-idd', step: '3' });
+  await openScenario(page, 'p000-fig10-partial-boost', { v: '1', lesson: 'p000-tavs', step: '4' });
   await expect(page.getByTestId('lesson-predict')).toBeVisible();
   for (const theme of ['light', 'dark']) {
     if (theme === 'dark') await page.getByTestId('theme-toggle').click();

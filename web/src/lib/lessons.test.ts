@@ -84,7 +84,7 @@ describe('lessons that teach (issue 17)', () => {
   });
 
   it('have a predict-then-reveal step whose answer is the policy the claim says wins', () => {
-    for (const l of LESSONS.filter((x) => x.paper !== '000' || x.id === 'p000-idd')) {
+    for (const l of LESSONS.filter((x) => x.paper !== '000' || x.id === 'p000-tavs')) {
       const steps = l.steps.filter((s) => s.predict);
       expect(steps.length, `${l.id}: a predict step`).toBeGreaterThan(0);
     }

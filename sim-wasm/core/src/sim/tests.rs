@@ -1451,8 +1451,9 @@ fn superseded_guest_timers_do_not_pile_up_in_the_queue() {
         most = most.max(sim.queue.len());
     }
     assert!(most < 2 * (4096 + 2 * super::queue::MAX_QUEUED_PER_OWNER) + 64, "the queue held {most} entries");
-    // The count the report gives matches the engine before cancellation (100,013 for 50 ms).
-    assert_eq!(sim.events(), 100_013);
+    // Cancelled events still count: pinned so that a change in what is counted shows (99,994 for 50 ms on the
+    // Xen-like host timing; the cap itself changed no library report's count when it came in).
+    assert_eq!(sim.events(), 99_994);
 }
 
 /// `--max-events` stops a run at that many events with the budget error, whatever the estimate said.
