@@ -4,15 +4,17 @@ import { expect, openScenario, test, waitForIdle } from './helpers';
 import type { Locator, Page } from '@playwright/test';
 
 const SCENARIO = 'p000-fig7a-idd-starvation';
-const CLAIM = 'priority inheritance keeps the network domain from starving';
-/** The claim's index in the scenario file, so its ablated column is `pi~w3`. */
-const ABLATED = 'pi~w3';
+/** A claim the model reproduces, with its ablation (Fig. 7a's priority-inheritance claims are not reproduced). */
+const HOLDS = 'p000-fig10-partial-boost';
+const CLAIM = "TAVS cuts the mixed domain's mean response";
+/** The claim's index in the scenario file, so its ablated column is `tavs~w0`. */
+const ABLATED = 'tavs~w0';
 
-/** The network domain's throughput under `pi` [Mbit/s] as a line of claim values shows it. */
-async function piMbps(values: Locator): Promise<number> {
+/** The mixed domain's mean response under `tavs` [ms] as a line of claim values shows it. */
+async function tavsMs(values: Locator): Promise<number> {
   const text = (await values.textContent()) ?? '';
-  const m = /pi: domains\.net\.throughput\.mbps = ([0-9.e+-]+)/.exec(text);
-  expect(m, `pi's throughput in "${text}"`).not.toBeNull();
+  const m = /tavs: domains\.mixed\.response_ms\.mean = ([0-9.e+-]+)/.exec(text);
+  expect(m, `tavs's mean response in "${text}"`).not.toBeNull();
   return Number.parseFloat(m![1]!);
 }
 
@@ -25,12 +27,12 @@ async function columns(page: Page): Promise<(string | null)[]> {
 test('a claim adds its ablated run as a column, judged with the mechanism off, and a link keeps it', async ({
   page,
 }) => {
-  await openScenario(page, SCENARIO);
+  await openScenario(page, HOLDS);
   const claim = page.getByTestId('claim').filter({ hasText: CLAIM });
   await expect(claim).toHaveAttribute('data-holds', 'true');
-  await expect(claim.getByTestId('claim-paper')).toContainText('Fig. 14');
-  await expect(claim).toContainText('Fails without it (priority inheritance off)');
-  const before = await piMbps(claim.locator('.claim-values'));
+  await expect(claim.getByTestId('claim-paper')).toContainText('Fig. 10a');
+  await expect(claim).toContainText('Fails without it (partial boosting off (PBratio 0) in policy 1)');
+  const before = await tavsMs(claim.locator('.claim-values'));
 
   await claim.getByTestId('claim-ablate').click();
   await waitForIdle(page);
@@ -38,7 +40,7 @@ test('a claim adds its ablated run as a column, judged with the mechanism off, a
   const column = page.locator(`[data-testid="policy-column"][data-policy="${ABLATED}"]`);
   await expect(column).toHaveAttribute(
     'aria-label',
-    'Credit + IDD priority inheritance, priority inheritance off',
+    'Credit + TAVS (KeepOnRunQ), partial boosting off (PBratio 0) in policy 1',
   );
   // A real run with every view: run queues, the timeline, the share chart.
   await expect(column.getByTestId('timeline')).toBeVisible();
@@ -46,15 +48,15 @@ test('a claim adds its ablated run as a column, judged with the mechanism off, a
   const note = column.getByTestId('column-ablation');
   await expect(note).toHaveAttribute('data-holds', 'false');
 
-  // The claim fails on the ablated run: the network domain starves again.
+  // The claim fails on the ablated run: the mixed domain waits for its turn again.
   const off = claim.getByTestId('claim-ablated');
   await expect(off).toHaveAttribute('data-holds', 'false');
-  const after = await piMbps(off);
-  expect(after).toBeLessThan(before / 5);
+  const after = await tavsMs(off);
+  expect(after).toBeGreaterThan(before * 5);
   await expect(claim.getByTestId('claim-ablate')).toBeDisabled();
 
   // The share link carries the ablated column and reproduces it.
-  await expect(page).toHaveURL(/policies=[^&]*pi(~|%7E)w3/);
+  await expect(page).toHaveURL(/policies=[^&]*tavs(~|%7E)w0/);
   await page.reload();
   await waitForIdle(page);
   expect(await columns(page)).toContain(ABLATED);

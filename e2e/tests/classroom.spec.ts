@@ -26,7 +26,7 @@ test('a paper-000 lesson walks from its first step to its last', async ({ page }
 
   await page.getByTestId('lesson-next').click();
   await expect(lesson).toHaveAttribute('data-step', '2');
-  await expect.poll(() => playheadExactMs(page)).toBeCloseTo(2041.953, 3);
+  await expect.poll(() => playheadExactMs(page)).toBeCloseTo(2041.986, 3);
   await waitForIdle(page);
   // What the step's text says is on screen: a BOOSTed vCPU in Credit's run queue.
   const rq = page.locator(

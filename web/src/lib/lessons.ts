@@ -78,7 +78,7 @@ export const LESSONS: readonly Lesson[] = [
           'millisecond.',
         scenario: 'credit-boost',
         policies: ['credit', 'noboost'],
-        t_ms: 2041.966,
+        t_ms: 2041.986,
         view_ms: [2041.5, 2042.5],
         marks: [
           { view: 'runqueue-pcpu-0', policy: 'credit', note: 'BOOST sits ahead of UNDER and OVER' },
