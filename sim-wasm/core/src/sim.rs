@@ -13,7 +13,7 @@ mod guest;
 mod io;
 mod queue;
 mod record;
-mod timing;
+pub(crate) mod timing;
 mod workload;
 
 use crate::costs::HostCosts;
