@@ -296,6 +296,12 @@ proptest! {
     /// misses the entitlement by more than 0.05 with Xen-like timing (worst 0.19); in lockstep about 1 in 13 miss
     /// too (worst 0.19 on another host), so Credit's accounting misses it regardless, and the new timing moves
     /// which hosts miss. Kept, ignored, so that it runs on demand (`cargo test -- --ignored`) until that is fixed.
+    /// Session 7, 300 hosts each with Credit 4.x rules (`version: "4.x"`): three kinds of miss, each a rule of
+    /// `csched_acct`/`csched_schedule` rather than timing: (1) extreme weight ratios: among OVER vCPUs Credit is
+    /// round-robin, so a domain of weight 5 beside 592 and 449 on 2 pCPUs gets 0.056 of the host, not 0.003;
+    /// (2) caps: a capped vCPU parked below `-cap` idles its pCPU until a steal, so an uncapped domain beside
+    /// capped ones gets 0.53 of 5 pCPUs, not 0.60; (3) 3.x rules (the default) settle slowly: 0.74 over 4 s where
+    /// 20 s gives 0.767 (entitlement 0.79). Which of these real Xen shares is not settled by the papers.
     #[test]
     #[ignore = "finding: Credit misses its entitlement by more than 0.05 on some random hosts, in lockstep too"]
     fn credit_shares_stay_fair_on_random_hosts(
