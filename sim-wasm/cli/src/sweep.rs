@@ -846,7 +846,7 @@ mod tests {
         assert!(e.contains(&format!("seed {}, policy {policy}", sc.seed)), "{e}");
         // The same limit stops `run` the same way; at the run's own count the sweep completes.
         let opts = RunOptions { max_events: Some(limit), ..RunOptions::default() };
-        let e = batch::run_one(&sc, &policy, &opts).err().expect("run stops too");
+        let e = batch::run_one(&sc, &policy, &opts).expect_err("run stops too");
         assert!(e.contains(&format!("{} events", limit + 1)), "{e}");
         let table = sweep(&base, &spec(actual)).unwrap();
         assert_eq!(table.rows[0].metric("events"), Some(&json!(actual)));
