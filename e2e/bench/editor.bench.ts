@@ -146,17 +146,21 @@ test('keystroke to paint in the editor on a 447 kB scenario', async ({ page }) =
   const typed = await typeTimed(page, json, ['256', '2561'], '[data-path="host.pcpus"]');
   await expect(page.locator('[data-path="host.pcpus"]')).toHaveValue('256');
 
-  // The form field again, the JSON view folded (as a large scenario that comes on screen starts).
-  await page.getByTestId('toggle-json').click();
-  await expect(json).toBeHidden();
-  await vcpus.click();
-  await vcpus.press('End');
-  const folded = await typeTimed(page, vcpus, ['1', '11'], null);
+  // The form field again, the JSON view folded (as a large scenario that comes on screen starts). An editor
+  // without the fold (served from an older build, to compare) says so.
+  let folded: { paint: number[] } | null = null;
+  if ((await page.getByTestId('toggle-json').count()) > 0) {
+    await page.getByTestId('toggle-json').click();
+    await expect(json).toBeHidden();
+    await vcpus.click();
+    await vcpus.press('End');
+    folded = await typeTimed(page, vcpus, ['1', '11'], null);
+  }
 
   console.log(
     `editor, ${(text.length / 1024).toFixed(0)} kB scenario (${fields} form controls rendered), ${KEYS} keystrokes each:\n` +
       `  form field, keystroke to paint: ${summary(form.paint)}\n` +
-      `  form field, JSON view folded, keystroke to paint: ${summary(folded.paint)}\n` +
+      `  form field, JSON view folded, keystroke to paint: ${folded ? summary(folded.paint) : 'no fold'}\n` +
       `  JSON view, keystroke to paint: ${summary(typed.paint)}\n` +
       `  JSON view, keystroke to the form showing it: ${summary(typed.shown)}`,
   );
