@@ -3,7 +3,7 @@
 // tests see exactly the static files a user would deploy. The port is strict: if it is taken we exit rather
 // than move, because the test hooks and the README promise 5173.
 import { createServer } from 'node:http';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,21 +25,10 @@ const types = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-// The page's Content-Security-Policy (the built index.html carries it as a meta element too; see README
-// "Hosting"), plus what only a header can say: no framing by other sites (clickjacking).
-const csp = [
-  "default-src 'self'",
-  "script-src 'self' 'wasm-unsafe-eval'",
-  "worker-src 'self'",
-  "connect-src 'self' data: blob:",
-  "img-src 'self' data: blob:",
-  "style-src 'self' 'unsafe-inline'",
-  "font-src 'self' data:",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+// The page's Content-Security-Policy (web/csp.json: the built index.html carries it as a meta element too; see
+// README "Hosting"), plus what only a header can say: no framing by other sites (clickjacking).
+const policy = JSON.parse(readFileSync(new URL('../web/csp.json', import.meta.url), 'utf8'));
+const csp = [...policy.page, ...policy.headerOnly].join('; ');
 
 if (!existsSync(join(root, 'index.html'))) {
   console.error(`serve: ${root}/index.html not found; run \`npm run build\` first`);

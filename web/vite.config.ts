@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
+import csp from './csp.json' with { type: 'json' };
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -43,21 +44,11 @@ function precacheList(): Plugin {
  * The page's Content-Security-Policy (README "Hosting"): scripts only from the site itself plus WebAssembly
  * compilation ('wasm-unsafe-eval', the simulator), workers and the service worker from the site, no plugins, no
  * foreign connections. Styles allow 'unsafe-inline' and connections data:/blob: because the SVG/PNG exports inline
- * computed styles into the copies they serialise and read the rendered image back from a data: URL. `scripts/serve.mjs` sends the same policy as a header, with the framing rules a meta
- * element cannot carry.
+ * computed styles into the copies they serialise and read the rendered image back from a data: URL. The directives
+ * live in csp.json, which `scripts/serve.mjs` reads too: it sends the same policy as a header, with the framing
+ * rules a meta element cannot carry.
  */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self' 'wasm-unsafe-eval'",
-  "worker-src 'self'",
-  "connect-src 'self' data: blob:",
-  "img-src 'self' data: blob:",
-  "style-src 'self' 'unsafe-inline'",
-  "font-src 'self' data:",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-].join('; ');
+export const CONTENT_SECURITY_POLICY = csp.page.join('; ');
 
 /** The policy as a meta element in the built index.html only: Vite's dev server injects inline scripts. */
 function contentSecurityPolicy(): Plugin {

@@ -18,6 +18,7 @@ def run(
     duration_ms: int | None = None,
     variant: str | None = None,
     deterministic: bool = False,
+    max_events: int | None = None,
 ) -> dict[str, Any]:
     """Simulates ``scenario`` under ``policies`` (all of its policies when None) and returns the report.
 
@@ -25,10 +26,36 @@ def run(
     run per policy and each claim's result inside its run. ``seed`` and ``duration_ms`` [ms] override the
     scenario's; ``variant`` runs one of its variants; ``deterministic`` leaves out wall-clock fields, so the report
     equals ``schedsim run --deterministic`` byte for byte. Raises ``ScenarioError`` for an invalid scenario.
+
+    ``max_events`` is ``schedsim run --max-events``: a run estimated (``estimate``) above that many events raises
+    ``ValueError`` before anything runs, and a run that reaches it stops with ``RuntimeError``; the default is the
+    CLI's, 10^9 events (a minute or two per run).
     """
-    text = _core.run(scenario_json(scenario), list(policies or []), seed, duration_ms, variant, deterministic)
+    text = _core.run(
+        scenario_json(scenario), list(policies or []), seed, duration_ms, variant, deterministic, max_events
+    )
     report: dict[str, Any] = json.loads(text)
     return report
+
+
+def estimate(
+    scenario: Scenario,
+    policies: Sequence[str] | None = None,
+    *,
+    duration_ms: int | None = None,
+    variant: str | None = None,
+) -> dict[str, Any]:
+    """The simulator's estimate of what running ``scenario`` under ``policies`` (all when None) costs.
+
+    Returns ``{"events_per_run", "runs", "events", "bytes_per_run" [bytes], "seconds" [s]}``: the events of one
+    policy's run (the largest), how many runs, their events in all, one run's memory while it runs, and the wall
+    time at the browser's pace (5M events/s; the native build is faster). An upper estimate meant to be right
+    within a small factor: what ``max_events`` is compared with.
+    """
+    cost: dict[str, Any] = json.loads(
+        _core.estimate(scenario_json(scenario), list(policies or []), duration_ms, variant)
+    )
+    return cost
 
 
 def check(scenario: Scenario, seeds: int = 1) -> list[dict[str, Any]]:

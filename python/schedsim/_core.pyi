@@ -8,8 +8,10 @@ def run(
     duration_ms: int | None = None,
     variant: str | None = None,
     deterministic: bool = False,
+    max_events: int | None = None,
 ) -> str: ...
 def describe(scenario: str) -> str: ...
+def estimate(scenario: str, policies: list[str], duration_ms: int | None = None, variant: str | None = None) -> str: ...
 def plan(
     scenario: str,
     axes: str,
@@ -17,5 +19,8 @@ def plan(
     policies: list[str],
     seed: int | None = None,
     duration_ms: int | None = None,
+    max_events: int | None = None,
 ) -> str: ...
-def run_points(scenario: str, paths: list[str], items: str, duration_ms: int | None = None) -> str: ...
+def run_points(
+    scenario: str, paths: list[str], items: str, duration_ms: int | None = None, max_events: int | None = None
+) -> str: ...

@@ -68,7 +68,9 @@ def _run_on_dask(client: Any, jobs: list[tuple[Chunk, list[list[Any]]]], args: t
     from distributed import as_completed
 
     [scenario] = client.scatter([args[0]], broadcast=True, hash=False)
-    futures = {client.submit(run_chunk, scenario, args[1], items, args[2], pure=False): chunk for chunk, items in jobs}
+    futures = {
+        client.submit(run_chunk, scenario, args[1], items, args[2], args[3], pure=False): chunk for chunk, items in jobs
+    }
     try:
         for fut in as_completed(futures):  # type: ignore[no-untyped-call]
             yield futures[fut], fut.result()
@@ -99,7 +101,7 @@ def _close_pools() -> None:
 
 def _run_locally(workers: int, jobs: list[tuple[Chunk, list[list[Any]]]], args: tuple[Any, ...]) -> Iterator[Any]:
     pool = local_pool(workers)
-    futures = {pool.submit(run_chunk, args[0], args[1], items, args[2]): chunk for chunk, items in jobs}
+    futures = {pool.submit(run_chunk, args[0], args[1], items, args[2], args[3]): chunk for chunk, items in jobs}
     try:
         for fut in futures_completed(futures):
             yield futures[fut], fut.result()
@@ -125,6 +127,7 @@ def sweep(
     chunksize: int | None = None,
     workers: int | None = None,
     progress: bool = True,
+    max_events: int | None = None,
 ) -> pd.DataFrame:
     """Runs every combination of ``grid`` x ``seeds`` seeds x ``policies`` and returns one row per run.
 
@@ -139,12 +142,17 @@ def sweep(
     ``client`` (a ``dask.distributed.Client``) or, without one, ``workers`` local processes (default: every core).
     Results are cached under ``cache`` (True: ``$SCHEDSIM_CACHE`` or ``~/.cache/schedsim``; a path; False: none).
     ``df.attrs`` says how many runs were ``simulated`` and how many came from the cache (``cached``).
+
+    ``max_events`` is ``schedsim sweep --max-events``: a combination whose run is estimated above that many events
+    raises ``ValueError`` before anything runs, and a run that reaches it stops the sweep with a ``ValueError``
+    naming its point (default 10^9). It does not enter the cache key: a run that completes under a limit is the
+    same run.
     """
     if seeds < 1:
         raise ValueError("seeds: must be at least 1")
     text = scenario_json(scenario)
     axes = [[path, list(values)] for path, values in grid.items()]
-    plan = json.loads(_core.plan(text, json.dumps(axes), seeds, list(policies or []), seed, duration_ms))
+    plan = json.loads(_core.plan(text, json.dumps(axes), seeds, list(policies or []), seed, duration_ms, max_events))
     paths: list[str] = plan["paths"]
     combos: list[list[Any]] = plan["combos"]
     work: list[list[Any]] = plan["work"]
@@ -163,7 +171,7 @@ def sweep(
             (ch, [[combos[work[i][0]], work[i][1], work[i][2]] for i in ch])
             for ch in chunks(missing, nworkers, chunksize)
         ]
-        args = (text, paths, duration_ms)
+        args = (text, paths, duration_ms, max_events)
         done = _run_on_dask(client, jobs, args) if client is not None else _run_locally(nworkers, jobs, args)
         pending: list[tuple[str, str, int, dict[str, Any]]] = []
         last_flush = time.monotonic()

@@ -7,6 +7,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use schedsim_cli::pick_variant;
 use schedsim_cli::sweep::{self, Axis, Grid, GridError, GridSpec};
+use schedsim_core::cost::{self, DEFAULT_MAX_EVENTS};
 use schedsim_core::report::{self, RunOptions};
 use schedsim_core::scenario::{Scenario, ScenarioError};
 use serde_json::{json, Map, Value};
@@ -40,6 +41,15 @@ fn parse(py: Python<'_>, scenario: &str) -> PyResult<Scenario> {
     Scenario::from_json(scenario).map_err(|e| scenario_error(py, "", &e))
 }
 
+/// The event limit of a run (`max_events`, as the CLI's `--max-events`): the default when None, at least 1.
+fn limit(max_events: Option<u64>) -> PyResult<u64> {
+    match max_events {
+        Some(0) => Err(PyValueError::new_err("max_events: must be at least 1")),
+        Some(n) => Ok(n),
+        None => Ok(DEFAULT_MAX_EVENTS),
+    }
+}
+
 fn parse_value(text: &str, what: &str) -> PyResult<Value> {
     serde_json::from_str(text)
         .map_err(|e| PyValueError::new_err(format!("{what}: not valid JSON: {e}")))
@@ -55,23 +65,18 @@ fn version() -> String {
     )
 }
 
-/// Runs a scenario (JSON text) under the named policies (all when empty) and returns the report as JSON text.
-#[pyfunction]
-#[pyo3(signature = (scenario, policies, seed=None, duration_ms=None, variant=None, deterministic=false))]
-fn run(
+/// A scenario (JSON text), one of its variants if named, with the named policies checked (all when empty).
+fn scenario_for(
     py: Python<'_>,
     scenario: &str,
-    policies: Vec<String>,
-    seed: Option<u64>,
-    duration_ms: Option<u64>,
+    policies: &[String],
     variant: Option<String>,
-    deterministic: bool,
-) -> PyResult<String> {
+) -> PyResult<Scenario> {
     let mut sc = parse(py, scenario)?;
     if let Some(label) = variant {
         sc = pick_variant(&sc, &label).map_err(PyValueError::new_err)?;
     }
-    for p in &policies {
+    for p in policies {
         if sc.policy(p).is_none() {
             let known: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
             return Err(PyValueError::new_err(format!(
@@ -81,16 +86,61 @@ fn run(
             )));
         }
     }
+    Ok(sc)
+}
+
+/// Runs a scenario (JSON text) under the named policies (all when empty) and returns the report as JSON text. A run
+/// estimated above `max_events` events is refused before it starts, and any run stops at that many (the CLI's
+/// `--max-events`; default [`DEFAULT_MAX_EVENTS`]).
+#[pyfunction]
+#[pyo3(signature = (scenario, policies, seed=None, duration_ms=None, variant=None, deterministic=false, max_events=None))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    scenario: &str,
+    policies: Vec<String>,
+    seed: Option<u64>,
+    duration_ms: Option<u64>,
+    variant: Option<String>,
+    deterministic: bool,
+    max_events: Option<u64>,
+) -> PyResult<String> {
+    let sc = scenario_for(py, scenario, &policies, variant)?;
+    let max_events = limit(max_events)?;
     let opts = RunOptions {
         deterministic,
         seed,
         duration_ms,
-        ..RunOptions::default()
+        max_events: Some(max_events),
     };
+    let with = report::with_overrides(&sc, &opts).map_err(PyValueError::new_err)?;
+    cost::within_naming(&with, &policies, max_events, "max_events=")
+        .map_err(PyValueError::new_err)?;
     let rep = py
         .detach(|| report::run_scenario(&sc, &policies, &opts))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok(report::to_json_string(&rep))
+}
+
+/// The estimated cost of running a scenario (JSON text) under the named policies (all when empty), as JSON text:
+/// `{"events_per_run", "runs", "events", "bytes_per_run", "seconds"}` (`schedsim_core::cost::Cost`).
+#[pyfunction]
+#[pyo3(signature = (scenario, policies, duration_ms=None, variant=None))]
+fn estimate(
+    py: Python<'_>,
+    scenario: &str,
+    policies: Vec<String>,
+    duration_ms: Option<u64>,
+    variant: Option<String>,
+) -> PyResult<String> {
+    let sc = scenario_for(py, scenario, &policies, variant)?;
+    let opts = RunOptions {
+        duration_ms,
+        ..RunOptions::default()
+    };
+    let sc = report::with_overrides(&sc, &opts).map_err(PyValueError::new_err)?;
+    serde_json::to_string(&cost::estimate(&sc, &policies))
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
 /// What the Python side needs to know of a scenario: `{"id", "seed", "policies": [ids], "variants": [{"label",
@@ -110,10 +160,12 @@ fn describe(py: Python<'_>, scenario: &str) -> PyResult<String> {
     )
 }
 
-/// Builds and validates a sweep grid. `axes` is JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario",
-/// "paths", "combos": [[values...]], "work": [[combination, seed, policy], ...]}` in grid order.
+/// Builds and validates a sweep grid, refusing it if a combination's run is estimated above `max_events`. `axes` is
+/// JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario", "paths", "combos": [[values...]], "work":
+/// [[combination, seed, policy], ...]}` in grid order.
 #[pyfunction]
-#[pyo3(signature = (scenario, axes, seeds, policies, seed=None, duration_ms=None))]
+#[pyo3(signature = (scenario, axes, seeds, policies, seed=None, duration_ms=None, max_events=None))]
+#[allow(clippy::too_many_arguments)]
 fn plan(
     py: Python<'_>,
     scenario: &str,
@@ -122,7 +174,9 @@ fn plan(
     policies: Vec<String>,
     seed: Option<u64>,
     duration_ms: Option<u64>,
+    max_events: Option<u64>,
 ) -> PyResult<String> {
+    let max_events = limit(max_events)?;
     let sc = parse(py, scenario)?;
     let base = parse_value(scenario, "scenario")?;
     let axes: Vec<(String, Vec<Value>)> = serde_json::from_value(parse_value(axes, "grid")?)
@@ -155,6 +209,8 @@ fn plan(
     let grid = py
         .detach(|| Grid::new(&base, &spec))
         .map_err(|e| grid_error(py, e))?;
+    py.detach(|| grid.within(max_events, "max_events="))
+        .map_err(PyValueError::new_err)?;
     let work: Vec<Value> = grid
         .work
         .iter()
@@ -193,14 +249,16 @@ fn leaves(v: &Value, prefix: &str, out: &mut Map<String, Value>) {
 /// JSON `[{metric path: number}, ...]`, one object per item, in order. A combination's scenario is built once per
 /// call, however many of its seeds and policies the call runs.
 #[pyfunction]
-#[pyo3(signature = (scenario, paths, items, duration_ms=None))]
+#[pyo3(signature = (scenario, paths, items, duration_ms=None, max_events=None))]
 fn run_points(
     py: Python<'_>,
     scenario: &str,
     paths: Vec<String>,
     items: &str,
     duration_ms: Option<u64>,
+    max_events: Option<u64>,
 ) -> PyResult<String> {
+    let max_events = limit(max_events)?;
     let base = parse_value(scenario, "scenario")?;
     let items: Vec<(Vec<Value>, u64, String)> =
         serde_json::from_value(parse_value(items, "items")?).map_err(|e| {
@@ -227,7 +285,7 @@ fn run_points(
                     sweep::describe(&paths, values)
                 )
             };
-            let run = sweep::run_point(&built[&key], *seed, policy, true)
+            let run = sweep::run_point(&built[&key], *seed, policy, true, Some(max_events))
                 .map_err(|e| format!("{}: {e}", what()))?;
             let mut m = Map::new();
             leaves(&run, "", &mut m);
@@ -244,6 +302,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(run_points, m)?)?;
     Ok(())

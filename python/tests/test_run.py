@@ -70,3 +70,46 @@ def test_check_reports_every_claim_over_seeds_and_variants() -> None:
         assert r["values"]
     # The library's claims hold, as `npm run check` asserts for the CLI.
     assert all(r["holds"] for r in results)
+
+
+def _busiest_run(path: Path) -> tuple[str, int]:
+    """The policy whose run of ``path`` takes the most events, and that count."""
+    report = schedsim.run(path, deterministic=True)
+    return max(((r["policy"], r["events"]) for r in report["runs"]), key=lambda pe: pe[1])
+
+
+def test_estimate_gives_the_cost_max_events_is_compared_with(short_scenario: dict[str, Any]) -> None:
+    cost = schedsim.estimate(short_scenario)
+    assert set(cost) == {"events_per_run", "runs", "events", "bytes_per_run", "seconds"}
+    assert cost["runs"] == len(short_scenario["policies"]) and cost["events"] >= cost["events_per_run"] > 0
+    # Twice the simulated time, about twice the events.
+    longer = schedsim.estimate(short_scenario, ["credit"], duration_ms=3000)
+    assert longer["runs"] == 1 and longer["events_per_run"] > 1.5 * cost["events_per_run"]
+    with pytest.raises(ValueError, match=r"max_events=\d+ to run it anyway"):
+        schedsim.run(short_scenario, max_events=cost["events_per_run"] - 1)
+    with pytest.raises(ValueError, match="at least 1"):
+        schedsim.run(short_scenario, max_events=0)
+    with pytest.raises(ValueError, match="no such policy"):
+        schedsim.estimate(short_scenario, ["nope"])
+
+
+def test_max_events_stops_a_run_that_passes_its_estimate() -> None:
+    # The estimate undercounts the disk path's events most in the library: a limit between the two lets the run
+    # start and stops it, as `schedsim run --max-events` does.
+    path = SCENARIOS / "p003-table4-disk-stress.json"
+    policy, events = _busiest_run(path)
+    estimated = schedsim.estimate(path, [policy])["events_per_run"]
+    assert events > estimated + 2, (events, estimated)
+    limit = (events + estimated) // 2
+    with pytest.raises(RuntimeError, match=f"run stopped: {limit + 1} events"):
+        schedsim.run(path, [policy], deterministic=True, max_events=limit)
+    # At its own count the run completes, the same run as without a limit.
+    whole = schedsim.run(path, [policy], deterministic=True)
+    assert schedsim.run(path, [policy], deterministic=True, max_events=events) == whole
+    # A sweep's runs stop at the same limit, naming the point; one estimated above it never starts.
+    with pytest.raises(ValueError, match=f"policy {policy}: run stopped: {limit + 1} events"):
+        schedsim.sweep(path, {}, policies=[policy], cache=False, workers=1, progress=False, max_events=limit)
+    with pytest.raises(ValueError, match=r"combination 0 \(.*\): .*max_events="):
+        schedsim.sweep(path, {}, policies=[policy], cache=False, workers=1, progress=False, max_events=estimated - 1)
+    df = schedsim.sweep(path, {}, policies=[policy], cache=False, workers=1, progress=False, max_events=events)
+    assert df["events"].tolist() == [events]

@@ -238,8 +238,14 @@ pub fn combination_scenario(
 }
 
 /// Runs one (scenario, seed, policy) and returns its run object; `deterministic` leaves out wall-clock fields.
-pub fn run_point(sc: &Scenario, seed: u64, policy: &str, deterministic: bool) -> Result<Value, String> {
-    let opts = RunOptions { seed: Some(seed), deterministic, ..RunOptions::default() };
+pub fn run_point(
+    sc: &Scenario,
+    seed: u64,
+    policy: &str,
+    deterministic: bool,
+    max_events: Option<u64>,
+) -> Result<Value, String> {
+    let opts = RunOptions { seed: Some(seed), deterministic, max_events, ..RunOptions::default() };
     let sc = with_overrides(sc, &opts)?;
     batch::run_one(&sc, policy, &opts).map(|r| r.to_value())
 }
@@ -303,6 +309,17 @@ impl Grid {
         }
         Ok(Grid { paths, combos, scenarios, work })
     }
+
+    /// Refuses the grid if one combination's run is estimated above `max_events` (one point of a grid, such as
+    /// `--set host.pcpus=1,256`, may cost thousands of times another); `option` is how the caller spells the limit.
+    pub fn within(&self, max_events: u64, option: &str) -> Result<(), String> {
+        for (c, sc) in self.scenarios.iter().enumerate() {
+            let ids: Vec<String> = self.work.iter().filter(|w| w.combination == c).map(|w| w.policy.clone()).collect();
+            cost::within_naming(sc, &ids, max_events, option)
+                .map_err(|e| format!("combination {c} ({}): {e}", describe(&self.paths, &self.combos[c])))?;
+        }
+        Ok(())
+    }
 }
 
 /// `I/N`: the I-th (from 0) of N slices of a grid's runs. Runs are dealt round-robin (run r goes to slice r mod N),
@@ -342,7 +359,8 @@ pub struct Spec {
     pub jobs: usize,
     /// Run only this slice of the grid.
     pub shard: Option<Shard>,
-    /// Refuse the sweep if one combination's run is estimated above this many events (`--max-events`).
+    /// Refuse the sweep if one combination's run is estimated above this many events, and stop any run that gets
+    /// there (`--max-events`), as `run` does.
     pub max_events: u64,
 }
 
@@ -396,13 +414,8 @@ pub fn sweep(base: &Value, spec: &Spec) -> Result<Table, GridError> {
         }
     }
     let grid = Grid::new(base, &spec.grid)?;
-    // Every combination is estimated before anything runs: one point of a grid (`--set host.pcpus=1,256`) may
-    // cost thousands of times another.
-    for (c, sc) in grid.scenarios.iter().enumerate() {
-        let ids: Vec<String> = grid.work.iter().filter(|w| w.combination == c).map(|w| w.policy.clone()).collect();
-        cost::within(sc, &ids, spec.max_events)
-            .map_err(|e| format!("combination {c} ({}): {e}", describe(&grid.paths, &grid.combos[c])))?;
-    }
+    // Every combination is estimated before anything runs.
+    grid.within(spec.max_events, "--max-events ")?;
     let patterns: Vec<String> = if spec.metrics.is_empty() {
         DEFAULT_METRICS.iter().map(|s| s.to_string()).collect()
     } else {
@@ -415,7 +428,7 @@ pub fn sweep(base: &Value, spec: &Spec) -> Result<Table, GridError> {
     let bar = par::progress(runs.len(), "runs");
     let rows = par::try_map(&runs, spec.jobs, &bar, |&r| {
         let Item { combination: c, seed, ref policy } = grid.work[r];
-        let run = run_point(&grid.scenarios[c], seed, policy, false).map_err(|e| {
+        let run = run_point(&grid.scenarios[c], seed, policy, false, Some(spec.max_events)).map_err(|e| {
             format!("combination {c} ({}), seed {seed}, policy {policy}: {e}", describe(&grid.paths, &grid.combos[c]))
         })?;
         Ok::<Row, String>(Row {
@@ -799,6 +812,44 @@ mod tests {
             shard,
             max_events: schedsim_core::cost::DEFAULT_MAX_EVENTS,
         }
+    }
+
+    /// `--max-events` stops a sweep's run at that many events, with `run`'s budget error naming the point: the
+    /// estimate is a guard against runs thousands of times too long, not a count, so a run may pass it and still
+    /// reach the limit.
+    #[test]
+    fn max_events_stops_a_sweep_run_as_it_stops_run() {
+        // The disk path's events are the ones the estimate undercounts most in the library.
+        let text = include_str!("../../../scenarios/p003-table4-disk-stress.json");
+        let base: Value = serde_json::from_str(text).unwrap();
+        let sc = Scenario::from_json(text).unwrap();
+        let events = |p: &str| run_point(&sc, sc.seed, p, true, None).unwrap()["events"].as_u64().unwrap();
+        let (actual, policy) = sc.policies.iter().map(|p| (events(&p.id), p.id.clone())).max().unwrap();
+        let estimate = cost::estimate(&sc, std::slice::from_ref(&policy)).events_per_run;
+        assert!(actual > estimate + 2, "needs a run above its estimate: {actual} events, estimated {estimate}");
+        let limit = (estimate + actual) / 2;
+        let spec = |max_events| Spec {
+            grid: GridSpec {
+                axes: Vec::new(),
+                seeds: 1,
+                seed: None,
+                duration_ms: None,
+                policies: vec![policy.clone()],
+            },
+            metrics: vec!["events".to_string()],
+            jobs: 1,
+            shard: None,
+            max_events,
+        };
+        let e = sweep(&base, &spec(limit)).err().expect("the run stops at the limit").to_string();
+        assert!(e.contains("run stopped") && e.contains(&format!("{} events", limit + 1)), "{e}");
+        assert!(e.contains(&format!("seed {}, policy {policy}", sc.seed)), "{e}");
+        // The same limit stops `run` the same way; at the run's own count the sweep completes.
+        let opts = RunOptions { max_events: Some(limit), ..RunOptions::default() };
+        let e = batch::run_one(&sc, &policy, &opts).expect_err("run stops too");
+        assert!(e.contains(&format!("{} events", limit + 1)), "{e}");
+        let table = sweep(&base, &spec(actual)).unwrap();
+        assert_eq!(table.rows[0].metric("events"), Some(&json!(actual)));
     }
 
     #[test]

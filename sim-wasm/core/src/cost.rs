@@ -19,11 +19,16 @@ pub const EVENTS_PER_WALL_SECOND: f64 = 5.0e6;
 /// Refuses a run whose estimate passes `max_events` events per run, with a message that gives the estimate and the
 /// option that allows it; returns the estimate otherwise.
 pub fn within(sc: &Scenario, policies: &[String], max_events: u64) -> Result<Cost, String> {
+    within_naming(sc, policies, max_events, "--max-events ")
+}
+
+/// [`within`], the message naming the option as the caller spells it (`max_events=` in Python).
+pub fn within_naming(sc: &Scenario, policies: &[String], max_events: u64, option: &str) -> Result<Cost, String> {
     let cost = estimate(sc, policies);
     if cost.events_per_run > max_events {
         return Err(format!(
-            "'{}' is estimated at {}: more than the limit of {max_events} events per run; pass --max-events {} \
-             to run it anyway",
+            "'{}' is estimated at {}: more than the limit of {max_events} events per run; pass {option}{} to run \
+             it anyway",
             sc.id,
             cost.describe(),
             cost.events_per_run.saturating_mul(2)

@@ -4,12 +4,15 @@
 // edits that were not run when another scenario came on screen go into a history of the last ten drafts, shared
 // with the site's other tabs (they see each other's through storage events), with a button to bring each back;
 // a save that fails (the storage quota) says so and offers the draft as a file. Typing stays responsive on a large
-// scenario: the form follows the text at low priority and storage is written once typing pauses.
+// scenario: the form follows the text at low priority (a keystroke's own render skips it), long lists render only
+// what is in view, storage is written once typing pauses, and so is the JSON view after a form edit (a textarea
+// of hundreds of kB takes a second or more to lay out again); a large scenario's JSON view starts folded.
 import {
   memo,
   useCallback,
   useDeferredValue,
   useEffect,
+  useLayoutEffect,
   useMemo,
   useRef,
   useState,
@@ -37,6 +40,10 @@ const MAX_FILE_BYTES = 2 * 1024 * 1024;
 const RERUN_DELAY_MS = 700;
 /** Quiet time after the last keystroke before the draft is written to storage [ms]. */
 const SAVE_DELAY_MS = 300;
+/** Quiet time after the last form edit before the JSON view shows it [ms]. */
+const VIEW_DELAY_MS = 400;
+/** Text above which a scenario that comes on screen folds the JSON view [chars]: laying it out takes seconds. */
+export const LARGE_TEXT = 100_000;
 
 type Stored = Draft;
 
@@ -81,6 +88,37 @@ interface Props {
   readonly onClose: () => void;
 }
 
+/** No problems: one array, so the memoised form sees no change. */
+const NONE: readonly Problem[] = [];
+
+/**
+ * The form, re-rendered only when its document, the problems or the handler change: a keystroke renders the
+ * editor at once, and the form later at low priority (its document is a deferred value).
+ */
+const FormView = memo(function FormView({
+  doc,
+  problems,
+  onChange,
+}: {
+  doc: Json | null;
+  problems: readonly Problem[];
+  onChange: (keys: readonly Key[], value: Json | undefined) => void;
+}) {
+  return doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (
+    <SchemaField
+      schema={SCENARIO_SCHEMA}
+      value={doc}
+      path=""
+      keys={[]}
+      label="scenario"
+      problems={problems}
+      onChange={onChange}
+    />
+  ) : (
+    <p className="muted">Fix the JSON to use the form.</p>
+  );
+});
+
 /** "1\n2\n..." for each line of `text`. */
 export function lineNumbers(text: string): string {
   let n = 1;
@@ -91,6 +129,8 @@ export function lineNumbers(text: string): string {
 /** Memoised: the page re-renders on every playhead frame; the editor only when its inputs change. */
 export const Editor = memo(function Editor({ current, validate, onRun, onError, onClose }: Props) {
   const [key] = useState(draftKey);
+  /** The JSON view is shown (a large scenario's starts folded; the user's choice otherwise stays). */
+  const [showJson, setShowJson] = useState(true);
   const [draft, setDraftState] = useState<Stored | null>(() => {
     const ls = localStore();
     // A draft from the editor before per-tab keys is this tab's once.
@@ -157,6 +197,10 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     },
     [store],
   );
+  /** A scenario coming into the editor from elsewhere (on screen, a file, a draft): a large one folds the JSON. */
+  const arrive = useCallback((t: string) => {
+    if (t.length > LARGE_TEXT) setShowJson(false);
+  }, []);
 
   // A new scenario on screen: the editor follows it, unless the draft holds edits that were never run.
   useEffect(() => {
@@ -167,6 +211,7 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     const d = draft;
     const next = { text: current.text, name: current.name };
     if (d === null || sameJson(d.text, current.text) || (prev !== null && sameJson(d.text, prev))) {
+      arrive(next.text);
       setDraftState(next);
       store(next);
     } else if (prev === null) {
@@ -175,6 +220,7 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     } else {
       // Unrun edits: keep them aside rather than dropping them.
       setAside(d);
+      arrive(next.text);
       setDraftState(next);
       store(next);
     }
@@ -184,13 +230,20 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
 
   const text = draft?.text ?? current?.text ?? '';
   const name = draft?.name ?? current?.name ?? 'your scenario';
+  /** What the JSON view shows: the text itself while typing there, the form's edits once they pause. */
+  const [viewText, setViewText] = useState(text);
+  useEffect(() => {
+    if (viewText === text) return;
+    const timer = setTimeout(() => setViewText(text), VIEW_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [text, viewText]);
   // The form (hundreds of fields for a large scenario) follows the text at low priority, so a keystroke in the
   // JSON view never waits for it.
   const formText = useDeferredValue(text);
   const { doc, error: jsonError } = useMemo(() => parse(text), [text]);
   const { doc: formDoc } = useMemo(() => parse(formText), [formText]);
   const onScreen = current !== null && sameJson(text, current.text);
-  const problems = jsonError || text.trim() === '' ? [] : (verdict?.problems ?? []);
+  const problems = jsonError || text.trim() === '' ? NONE : (verdict?.problems ?? NONE);
   const checking = !jsonError && text.trim() !== '' && verdict?.text !== text;
 
   // Validate every change (the simulator is the validator), then re-run when valid and different.
@@ -216,12 +269,19 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     };
   }, [text, name, jsonError, autoRun, onScreen, restored, validate, onRun, onError]);
 
+  // The form's handler keeps one identity while the text changes, so the memoised form is not re-rendered by each
+  // keystroke; it edits the latest document.
+  const latest = useRef({ doc, name });
+  useLayoutEffect(() => {
+    latest.current = { doc, name };
+  }, [doc, name]);
   const edit = useCallback(
     (keys: readonly Key[], value: Json | undefined) => {
-      if (doc === null) return;
-      setDraft({ text: JSON.stringify(setIn(doc, keys, value), null, 2) + '\n', name });
+      const { doc: d, name: n } = latest.current;
+      if (d === null) return;
+      setDraft({ text: JSON.stringify(setIn(d, keys, value), null, 2) + '\n', name: n });
     },
-    [doc, name, setDraft],
+    [setDraft],
   );
 
   const onFile = async (e: ChangeEvent<HTMLInputElement>) => {
@@ -236,6 +296,7 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     try {
       const t = await file.text();
       if (draft && current && !sameJson(draft.text, current.text)) setAside(draft);
+      arrive(t);
       setDraft({ text: t, name: file.name });
       onRun(t, file.name);
     } catch (err) {
@@ -254,6 +315,7 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     const unrun = draft && !(current && sameJson(draft.text, current.text)) && draft.text !== d.text;
     if (unrun) setAside(draft);
     else setKept(null);
+    arrive(d.text);
     setDraft({ text: d.text, name: d.name });
   };
 
@@ -352,27 +414,31 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
         </details>
       )}
       <div className="editor-body">
-        <div className="editor-form" data-testid="editor-form">
-          {formDoc !== null && typeof formDoc === 'object' && !Array.isArray(formDoc) ? (
-            <SchemaField
-              schema={SCENARIO_SCHEMA}
-              value={formDoc}
-              path=""
-              keys={[]}
-              label="scenario"
-              problems={problems}
-              onChange={edit}
-            />
-          ) : (
-            <p className="muted">Fix the JSON to use the form.</p>
-          )}
+        <div className="editor-form" data-testid="editor-form" data-scroll-root="">
+          <FormView doc={formDoc} problems={problems} onChange={edit} />
         </div>
         <div className="editor-json">
-          <label htmlFor="scenario-json-text">JSON (checked against scenarios/schema.json)</label>
-          <div className="json-box">
+          {showJson && (
+            <label htmlFor="scenario-json-text">
+              JSON (checked against scenarios/schema.json){' '}
+              <button type="button" data-testid="toggle-json" onClick={() => setShowJson(false)}>
+                Hide
+              </button>
+            </label>
+          )}
+          {!showJson && (
+            <p className="muted">
+              The JSON view ({Math.round(text.length / 1024)} kB) is folded: a text this long takes seconds to
+              lay out again after each edit in the form.{' '}
+              <button type="button" data-testid="toggle-json" onClick={() => setShowJson(true)}>
+                Show the JSON
+              </button>
+            </p>
+          )}
+          <div className="json-box" hidden={!showJson}>
             {/* Line numbers: the errors cite line and column. Scrolled with the text, hidden from readers. */}
             <pre className="line-numbers" aria-hidden="true" ref={gutterRef} data-testid="json-line-numbers">
-              {lineNumbers(text)}
+              {showJson ? lineNumbers(viewText) : ''}
             </pre>
             <textarea
               id="scenario-json-text"
@@ -382,13 +448,16 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
               aria-invalid={jsonError !== null || problems.length > 0}
               aria-describedby="scenario-json-errors"
               placeholder='Paste a scenario file here: {"schema": 1, ...}'
-              value={text}
+              value={showJson ? viewText : ''}
+              // A form edit the view has not shown yet is shown before the user types here.
+              onFocus={() => setViewText(text)}
               onScroll={(e) => {
                 if (gutterRef.current) gutterRef.current.scrollTop = e.currentTarget.scrollTop;
               }}
-              onChange={(e) =>
-                setDraft({ text: e.target.value, name: draft?.name ?? 'Pasted scenario' }, true)
-              }
+              onChange={(e) => {
+                setViewText(e.target.value);
+                setDraft({ text: e.target.value, name: draft?.name ?? 'Pasted scenario' }, true);
+              }}
             />
           </div>
           <ul className="field-errors" id="scenario-json-errors" data-testid="editor-errors">

@@ -1,6 +1,8 @@
 // Form controls generated from scenarios/schema.json (lib/editorSchema.ts): one control per field, each with
-// the simulator's errors for its path shown beneath it.
-import { useId, useState, type ReactNode } from 'react';
+// the simulator's errors for its path shown beneath it. A long list (a host's hundreds of domains) renders only
+// the items in view of the form's scroll box (`data-scroll-root`), so typing stays fast in a large scenario.
+import { useCallback, useId, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import { defaultRangeExtractor, useVirtualizer, type Range } from '@tanstack/react-virtual';
 import {
   childPath,
   effective,
@@ -285,6 +287,69 @@ function itemName(v: Json | undefined, i: number): string {
   return `#${i + 1}`;
 }
 
+/** Lists longer than this render only the items in view. */
+export const VIRTUAL_FROM = 24;
+/** A list item's height before it is measured [px]: a folded domain or variant with its Remove button. */
+const ITEM_ESTIMATE_PX = 120;
+/** Items rendered beyond each edge of the view, so a quick scroll shows no blank. */
+const OVERSCAN = 3;
+
+/**
+ * The items of a long list that are in view of the nearest `data-scroll-root` ancestor, measured as they render
+ * (their heights differ and change as sections open). The item holding the focus stays rendered when scrolled
+ * away, so typing is never cut off.
+ */
+function VirtualItems({ count, render }: { count: number; render: (i: number) => ReactNode }) {
+  const listRef = useRef<HTMLDivElement>(null);
+  /** Where the list starts in the scroll box's content [px]. */
+  const [margin, setMargin] = useState(0);
+  const [focused, setFocused] = useState<number | null>(null);
+  // The content above the list (other fields, sections opened or folded) moves it: placed once mounted and again
+  // on every scroll (until then, the overscan covers a small shift).
+  const place = useCallback(() => {
+    const list = listRef.current;
+    const root = list?.closest<HTMLElement>('[data-scroll-root]');
+    if (!list || !root) return;
+    const top = Math.round(
+      list.getBoundingClientRect().top - root.getBoundingClientRect().top + root.scrollTop,
+    );
+    setMargin((m) => (Math.abs(top - m) >= 1 ? top : m));
+  }, []);
+  useLayoutEffect(place, [place]);
+  // The virtualizer's functions are used within this render only; nothing of it is memoised.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const v = useVirtualizer({
+    count,
+    getScrollElement: () => listRef.current?.closest<HTMLElement>('[data-scroll-root]') ?? null,
+    estimateSize: () => ITEM_ESTIMATE_PX,
+    overscan: OVERSCAN,
+    scrollMargin: margin,
+    onChange: place,
+    rangeExtractor: (range: Range) => {
+      const shown = defaultRangeExtractor(range);
+      return focused === null || focused >= count || shown.includes(focused)
+        ? shown
+        : [...shown, focused].sort((a, b) => a - b);
+    },
+  });
+  return (
+    <div ref={listRef} className="virtual-list" style={{ height: v.getTotalSize() }}>
+      {v.getVirtualItems().map((item) => (
+        <div
+          className="array-item"
+          key={item.key}
+          data-index={item.index}
+          ref={v.measureElement}
+          style={{ transform: `translateY(${item.start - margin}px)` }}
+          onFocus={() => setFocused(item.index)}
+        >
+          {render(item.index)}
+        </div>
+      ))}
+    </div>
+  );
+}
+
 function ArrayField({ schema, value, path, keys, label, problems, onChange }: FieldProps) {
   const list = Array.isArray(value) ? value : [];
   const mine = problems.filter((p) => p.path === path);
@@ -292,33 +357,42 @@ function ArrayField({ schema, value, path, keys, label, problems, onChange }: Fi
   const one = singular(label);
   // The test id keeps the first form's plain "s"-less spelling ("add-policie"): test ids are never renamed.
   const testId = `add-${label.replace(/s$/, '')}`;
+  const item = (i: number) => (
+    <>
+      <SchemaField
+        schema={schema.items!}
+        value={list[i]}
+        path={childPath(path, i)}
+        keys={[...keys, i]}
+        label={`${one} ${itemName(list[i], i)}`}
+        problems={problems}
+        onChange={onChange}
+      />
+      <button
+        type="button"
+        className="remove-item"
+        onClick={() => onChange([...keys, i], undefined)}
+        aria-label={`Remove ${one} ${itemName(list[i], i)}`}
+      >
+        Remove
+      </button>
+    </>
+  );
   return (
     <fieldset className={`array-field${mine.length > 0 ? ' invalid' : ''}`} data-path={path}>
       <legend title={schema.description}>
         {label} ({list.length})
       </legend>
       <Errors id={errId} problems={mine} />
-      {list.map((item, i) => (
-        <div className="array-item" key={i}>
-          <SchemaField
-            schema={schema.items!}
-            value={item}
-            path={childPath(path, i)}
-            keys={[...keys, i]}
-            label={`${one} ${itemName(item, i)}`}
-            problems={problems}
-            onChange={onChange}
-          />
-          <button
-            type="button"
-            className="remove-item"
-            onClick={() => onChange([...keys, i], undefined)}
-            aria-label={`Remove ${one} ${itemName(item, i)}`}
-          >
-            Remove
-          </button>
-        </div>
-      ))}
+      {list.length > VIRTUAL_FROM ? (
+        <VirtualItems count={list.length} render={item} />
+      ) : (
+        list.map((_, i) => (
+          <div className="array-item" key={i}>
+            {item(i)}
+          </div>
+        ))
+      )}
       <button
         type="button"
         className="add-item"
