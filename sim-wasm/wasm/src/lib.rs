@@ -193,6 +193,13 @@ impl Simulation {
         serde_json::to_string(r).unwrap_or_default()
     }
 
+    /// Every vCPU's state between two times (ns), by vCPU then time, at most `limit` spans, as rows of 4 numbers:
+    /// vcpu, start_ns, end_ns, state (0 running, 1 spinning, 2 runnable, 3 blocked); for the state lanes.
+    pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
+        let rows = self.inner.trace().vcpu_states_flat(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        js_sys::Float64Array::from(rows.as_slice())
+    }
+
     /// A domain's distribution as flattened (value_ms, count) pairs in increasing value, for CDFs. `metric` is
     /// "response", "event_latency" or "io_latency" (empty when the domain has none).
     pub fn distribution(&self, domain: u32, metric: &str) -> js_sys::Float64Array {

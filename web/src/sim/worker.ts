@@ -172,6 +172,13 @@ const queries = {
   ioEvents: (s: Simulation, fromNs: number, toNs: number, limit: number) =>
     parse<IoRec[]>(s.io_events_json(fromNs, toNs, limit)),
 
+  /** Every vCPU's state in [fromNs, toNs) as rows of (vcpu, start_ns, end_ns, state code), at most `limit`
+   * (transferred; lib/vcpuStates reads it). */
+  vcpuStates: (s: Simulation, fromNs: number, toNs: number, limit: number): Float64Array => {
+    const d = s.vcpu_states(fromNs, toNs, limit);
+    return Comlink.transfer(d, [d.buffer]);
+  },
+
   /** A domain's distribution as flattened (value_ms, count) pairs in increasing value (transferred). */
   distribution: (s: Simulation, domain: number, metric: DistributionMetric): Float64Array => {
     const d = s.distribution(domain, metric);
