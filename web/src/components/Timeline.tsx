@@ -664,9 +664,20 @@ const Legend = memo(function Legend({
         I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
       </span>
       <span className="legend-item muted" data-testid="state-legend">
-        vCPU states: <span className="swatch" /> running <span className="swatch spin" /> spinning{' '}
-        <span className="swatch runnable" /> runnable, blank: blocked, <span className="wake-tick" /> wake → run
-        {statesFull ? ' (zoom in to see them)' : ''}
+        vCPU lanes{statesFull ? ' (zoom in to see them)' : ''}:
+      </span>
+      <span className="legend-item muted">
+        <span className="swatch running" /> running
+      </span>
+      <span className="legend-item muted">
+        <span className="swatch spin" /> spinning
+      </span>
+      <span className="legend-item muted">
+        <span className="swatch runnable" /> runnable
+      </span>
+      <span className="legend-item muted">blank: blocked</span>
+      <span className="legend-item muted">
+        <span className="wake-tick" /> wake → run
       </span>
     </figcaption>
   );
