@@ -145,6 +145,17 @@ pub struct RqSnap {
     pub queued: Vec<RqEntry>,
 }
 
+/// A pCPU's run-queue snapshot in a list of changes across pCPUs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RqChange<'a> {
+    pub pcpu: u32,
+    #[serde(flatten)]
+    pub snap: &'a RqSnap,
+}
+
+/// Most run-queue snapshots one pCPU keeps for one instant.
+const SAME_INSTANT_SNAPS: usize = 4;
+
 /// Default memory budget for trace detail (segments, decisions, run-queue snapshots) [bytes].
 pub const DEFAULT_BUDGET_BYTES: usize = 160 << 20;
 /// Finest bucket of the per-domain CPU aggregate kept for the whole run [ns].
@@ -383,8 +394,12 @@ impl Trace {
             if last.running == running && last.queued == queued {
                 return;
             }
-            if last.t_ns == t_ns {
-                // Several changes within one instant: keep the last state only.
+        }
+        // Several changes within one instant are kept one after another (a BOOSTed vCPU queued at the head, then
+        // dispatched: the page shows each as a step), up to a few; past them only the last state of the instant.
+        let n = list.len();
+        if n >= SAME_INSTANT_SNAPS && list[n - SAME_INSTANT_SNAPS].t_ns == t_ns {
+            if let Some(last) = list.last_mut() {
                 last.running = running;
                 last.queued.clear();
                 last.queued.extend_from_slice(queued);
@@ -527,6 +542,23 @@ impl Trace {
             .iter()
             .flat_map(|s| [f64::from(s.vcpu), s.start as f64, s.end as f64, f64::from(s.state as u8)])
             .collect()
+    }
+
+    /// The run-queue snapshots of every pCPU with `from_ns < t <= to_ns`, in time order (pCPU by pCPU within an
+    /// instant, each pCPU's in the order they were taken); `None` when there are more than `limit`.
+    pub fn runqueue_changes(&self, from_ns: u64, to_ns: u64, limit: usize) -> Option<Vec<RqChange<'_>>> {
+        let mut out = Vec::new();
+        for (p, list) in self.runqueues.iter().enumerate() {
+            let a = list.partition_point(|s| s.t_ns <= from_ns);
+            let b = list.partition_point(|s| s.t_ns <= to_ns);
+            if out.len() + b.saturating_sub(a) > limit {
+                return None;
+            }
+            out.extend(list[a..b.max(a)].iter().map(|snap| RqChange { pcpu: p as u32, snap }));
+        }
+        // Stable: within an instant and a pCPU, the order they were taken.
+        out.sort_by_key(|c| (c.snap.t_ns, c.pcpu));
+        Some(out)
     }
 
     /// Every pCPU's run queue as it was at `t_ns` (`None` before its first snapshot).
@@ -828,5 +860,31 @@ mod tests {
         );
         assert_eq!(t.vcpu_states(40, 55, 2).len(), 2);
         assert_eq!(t.vcpu_states_flat(40, 50, 1), vec![0.0, 40.0, 50.0, 2.0]);
+    }
+
+    /// Changes within one instant are kept as steps (up to a few), and a window lists every pCPU's in time order.
+    #[test]
+    fn runqueue_changes_keep_the_steps_of_an_instant() {
+        let e = |vcpu, pri| RqEntry { vcpu, pri, credit: None };
+        let mut t = Trace::new(2, vec![0, 0, 0], 1, 100);
+        t.push_runqueue(0, 0, Some(e(0, "UNDER")), &[e(1, "UNDER")]);
+        t.push_runqueue(1, 5, None, &[]);
+        // At 10 vCPU 2 wakes with BOOST at the head of the queue, then is dispatched.
+        t.push_runqueue(0, 10, Some(e(0, "UNDER")), &[e(2, "BOOST"), e(1, "UNDER")]);
+        t.push_runqueue(0, 10, Some(e(2, "BOOST")), &[e(0, "UNDER"), e(1, "UNDER")]);
+        t.push_runqueue(1, 10, Some(e(1, "UNDER")), &[]);
+        let changes = t.runqueue_changes(0, 10, usize::MAX).unwrap();
+        let order: Vec<(u64, u32, Option<u32>)> =
+            changes.iter().map(|c| (c.snap.t_ns, c.pcpu, c.snap.running.as_ref().map(|r| r.vcpu))).collect();
+        assert_eq!(order, vec![(5, 1, None), (10, 0, Some(0)), (10, 0, Some(2)), (10, 1, Some(1))]);
+        assert_eq!(changes[1].snap.queued[0].pri, "BOOST");
+        // The state at an instant is its last step.
+        assert_eq!(t.runqueues_at(10)[0].unwrap().running.as_ref().unwrap().vcpu, 2);
+        assert!(t.runqueue_changes(0, 10, 3).is_none());
+        // Past a few steps in one instant only the last state is kept.
+        for k in 0..10 {
+            t.push_runqueue(1, 20, Some(e(k % 3, "UNDER")), &[]);
+        }
+        assert_eq!(t.runqueue_changes(10, 20, usize::MAX).unwrap().len(), SAME_INSTANT_SNAPS);
     }
 }

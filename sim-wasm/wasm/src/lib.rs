@@ -214,6 +214,14 @@ impl Simulation {
         serde_json::to_string(&self.inner.trace().runqueues_at(t_ns.max(0.0) as u64)).unwrap_or_default()
     }
 
+    /// Every pCPU's run-queue snapshots with `from_ns < t <= to_ns` in time order (several per instant when a
+    /// decision took several steps), as JSON text `[{"pcpu", "t_ns", "running", "queued"}]`; `null` when there
+    /// are more than `limit` (the page then jumps rather than animating each step).
+    pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        let r = self.inner.trace().runqueue_changes(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        serde_json::to_string(&r).unwrap_or_default()
+    }
+
     /// Scheduling decisions with their one-line reasons between two times (ns), at most `limit`, as JSON text.
     pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
         let d = self.inner.trace().decisions(from_ns as u64, to_ns as u64, limit as usize);

@@ -13,6 +13,7 @@ import init, {
 } from './pkg/schedsim_wasm.js';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type DecisionWindow } from '../lib/decisions';
+import type { RunQueueChange } from '../lib/runqueueSteps';
 import type {
   Ablation,
   Cost,
@@ -139,6 +140,11 @@ async function runToEnd(
 const queries = {
   /** Every pCPU's run queue at `tNs` (null for a pCPU before its first snapshot). */
   runqueues: (s: Simulation, tNs: number) => parse<(RunQueueSnap | null)[]>(s.runqueues_json(tNs)),
+
+  /** Every pCPU's run-queue snapshots in (fromNs, toNs] in time order, several per instant when a decision took
+   * several steps; null when there are more than `limit` (lib/runqueueSteps plays them). */
+  runqueueChanges: (s: Simulation, fromNs: number, toNs: number, limit: number) =>
+    parse<RunQueueChange[] | null>(s.runqueue_changes_json(fromNs, toNs, limit)),
 
   /** Decisions in [fromNs, toNs), at most `limit` (the trace window export). */
   decisionsBetween: (s: Simulation, fromNs: number, toNs: number, limit: number): Decision[] =>
