@@ -355,7 +355,8 @@ export function RunQueues({ client, run, playhead }: Props) {
     const now = performance.now();
     const last = sample.current;
     if (!playing) motion.current = true;
-    else if (last && now > last.wall) motion.current = (tNs - last.t) / 1e6 / (now - last.wall) <= MOTION_MAX_SPEED;
+    else if (last && now > last.wall)
+      motion.current = (tNs - last.t) / 1e6 / (now - last.wall) <= MOTION_MAX_SPEED;
     sample.current = { t: tNs, wall: now };
   }, [tNs, playing]);
 
@@ -364,7 +365,9 @@ export function RunQueues({ client, run, playhead }: Props) {
   const query = useCallback(async (): Promise<Answer> => {
     const last = answered.current;
     const from =
-      animate && motion.current && !reducedMotion() && last?.runId === runId && last.tNs < tNs ? last.tNs : null;
+      animate && motion.current && !reducedMotion() && last?.runId === runId && last.tNs < tNs
+        ? last.tNs
+        : null;
     const [snaps, changes] = await Promise.all([
       client.query(runId, 'runqueues', tNs),
       from === null ? Promise.resolve(null) : client.query(runId, 'runqueueChanges', from, tNs, STEP_LIMIT),

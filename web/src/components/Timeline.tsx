@@ -7,6 +7,7 @@
 import {
   memo,
   useCallback,
+  useContext,
   useEffect,
   useMemo,
   useRef,
@@ -19,7 +20,7 @@ import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
 import type { SimClient } from '../sim/client';
 import type { IoRec, Meta } from '../sim/types';
-import { useDomainColor } from '../lib/theme';
+import { PresentingContext, useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
 import { segmentAt, visibleRange, type Lane } from '../lib/series';
 import { anchor, fmt } from '../lib/format';
@@ -64,9 +65,12 @@ const IO_H = 12;
 const IO_LIMIT = 4000;
 /** Opacity of the guest idle loop: the vCPU holds the pCPU but does no work. */
 const IDLE_ALPHA = 0.3;
-/** Height of a vCPU's state lane and the gap under it [px]. */
+/** Height of a vCPU's state lane and the gap under it [px]: labelled lanes, or in presentation mode (where the
+ * labels give way to large type and the lesson's view must still fit the screen) thinner unlabelled ones. */
 const STATE_H = 10;
 const STATE_GAP = 2;
+const STATE_H_PRESENTING = 6;
+const STATE_GAP_PRESENTING = 1;
 /** A domain with more vCPUs shows its first ones and a "+k more" row (clicking it unfolds the domain). */
 const STATES_PER_DOMAIN = 4;
 /** Most state spans the lanes ask for per window; beyond it they say to zoom in. */
@@ -78,6 +82,8 @@ const SPIN_COLOR = '#e8590c';
 interface StateRow {
   readonly vcpu: number;
   readonly y: number;
+  /** [px] */
+  readonly h: number;
   readonly lane: StateLane;
   readonly wakes: readonly WakeMark[];
 }
@@ -96,8 +102,8 @@ function drawStates(
   tick: string,
   fillRect: (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void,
 ): void {
-  for (const { vcpu, y, lane, wakes } of rows) {
-    fillRect(0, y, w, STATE_H, empty);
+  for (const { vcpu, y, h, lane, wakes } of rows) {
+    fillRect(0, y, w, h, empty);
     const color = busy[vcpu] ?? '#888';
     let painted = -1;
     for (let i = 0; i < lane.state.length; i++) {
@@ -110,14 +116,14 @@ function drawStates(
       if (x1 - x0 < 1 && x1 <= painted) continue;
       painted = Math.ceil(x1);
       const width = Math.max(0.75, x1 - x0);
-      if (s === RUNNABLE) fillRect(x0, y + STATE_H * 0.35, width, STATE_H * 0.3, color, 0.7);
-      else fillRect(x0, y, width, STATE_H, s === SPINNING ? SPIN_COLOR : color);
+      if (s === RUNNABLE) fillRect(x0, y + h * 0.3, width, Math.max(2, h * 0.4), color, 0.7);
+      else fillRect(x0, y, width, h, s === SPINNING ? SPIN_COLOR : color);
     }
     for (const { wake, run } of wakes) {
       const a = sx(wake);
       const b = sx(run);
       if (b < 0 || a > w) continue;
-      fillRect(a - 0.5, y, 1, STATE_H, tick);
+      fillRect(a - 0.5, y, 1, h, tick);
       if (b - a >= 1) fillRect(a, y, b - a, 1, tick);
     }
   }
@@ -184,7 +190,10 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   const statesTop = ioTop + IO_H + LANE_GAP;
   const [expanded, setExpanded] = useState<ReadonlySet<number>>(() => new Set());
   const stateRows = useMemo(() => foldLanes(meta, STATES_PER_DOMAIN, expanded), [meta, expanded]);
-  const lanesH = statesTop + stateRows.length * (STATE_H + STATE_GAP) + (stateRows.length > 0 ? LANE_GAP : 0);
+  const presenting = useContext(PresentingContext);
+  const stateH = presenting ? STATE_H_PRESENTING : STATE_H;
+  const stateStep = stateH + (presenting ? STATE_GAP_PRESENTING : STATE_GAP);
+  const lanesH = statesTop + stateRows.length * stateStep + (stateRows.length > 0 ? LANE_GAP : 0);
   const height = lanesH + AXIS_H;
 
   // Notifications delivered from one window before the view to two after it (a wait may start long before its
@@ -223,7 +232,10 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     [client, runId, ioFrom, w],
   );
   const statesFlat = useLatestQuery(statesQuery).value;
-  const stateLabels = useMemo(() => stateRows.map((row) => stateLabel(meta, row, setExpanded)), [stateRows, meta]);
+  const stateLabels = useMemo(
+    () => stateRows.map((row) => stateLabel(meta, row, setExpanded)),
+    [stateRows, meta],
+  );
   const statesFull = (statesFlat?.length ?? 0) >= STATE_LIMIT * STATE_COLS;
   const stateLanes = useMemo(
     () => (statesFlat && !statesFull ? splitStates(statesFlat, meta.vcpus.length) : null),
@@ -235,9 +247,10 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         if (row.kind !== 'vcpu' || !stateLanes) return [];
         const lane = stateLanes[row.vcpu];
         if (!lane) return [];
-        return [{ vcpu: row.vcpu, y: statesTop + r * (STATE_H + STATE_GAP), lane, wakes: wakeMarks(lane) }];
+        const y = statesTop + r * stateStep;
+        return [{ vcpu: row.vcpu, y, h: stateH, lane, wakes: wakeMarks(lane) }];
       }),
-    [stateRows, stateLanes, statesTop],
+    [stateRows, stateLanes, statesTop, stateH, stateStep],
   );
 
   useEffect(() => {
@@ -544,13 +557,15 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
 
   /** The state span under the pointer, with the wake-up it ends if any. */
   const statesHover = (px: number, py: number): Hover | null => {
-    const r = Math.floor((py - statesTop) / (STATE_H + STATE_GAP));
+    const r = Math.floor((py - statesTop) / stateStep);
     const row = stateRows[r];
-    if (!row || py - statesTop - r * (STATE_H + STATE_GAP) > STATE_H) return null;
-    if (row.kind === 'more') return { x: px, y: py, lines: [moreText(meta, row), 'click its label to show them'] };
+    if (!row || py - statesTop - r * stateStep > stateH) return null;
+    if (row.kind === 'more')
+      return { x: px, y: py, lines: [moreText(meta, row), 'click its label to show them'] };
     const name = meta.vcpus[row.vcpu]?.name ?? `vCPU ${row.vcpu}`;
     const lane = stateLanes?.[row.vcpu];
-    if (!lane) return { x: px, y: py, lines: [name, statesFull ? 'too many states here: zoom in' : 'no states yet'] };
+    if (!lane)
+      return { x: px, y: py, lines: [name, statesFull ? 'too many states here: zoom in' : 'no states yet'] };
     const x = xNow();
     const t = x.invert(px);
     const i = stateAt(lane, t);
@@ -617,6 +632,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
           pcpus={lanes.length}
           laneH={LANE_H}
           stateLabels={stateLabels}
+          stateH={stateH}
+          stateGap={stateStep - stateH}
         />
         <div className="plot" ref={plotRef} style={{ height }}>
           <canvas
@@ -715,10 +732,15 @@ const LaneLabels = memo(function LaneLabels({
   pcpus,
   laneH,
   stateLabels,
+  stateH,
+  stateGap,
 }: {
   pcpus: number;
   laneH: number;
   stateLabels: readonly ReactNode[];
+  /** A state lane's height and the gap under it [px]. */
+  stateH: number;
+  stateGap: number;
 }) {
   return (
     <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
@@ -742,7 +764,7 @@ const LaneLabels = memo(function LaneLabels({
         <div
           key={r}
           className="state-label"
-          style={{ height: STATE_H, marginBottom: STATE_GAP + (r === stateLabels.length - 1 ? LANE_GAP : 0) }}
+          style={{ height: stateH, marginBottom: stateGap + (r === stateLabels.length - 1 ? LANE_GAP : 0) }}
         >
           {label}
         </div>

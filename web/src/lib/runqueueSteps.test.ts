@@ -8,8 +8,7 @@ const snap = (running: RunQueueEntry | null, ...queued: RunQueueEntry[]) =>
   queueRow({ t_ns: 0, running, queued });
 /** A row as text: "*running" then the queue, e.g. "*0 1 2"; "idle 1" when nothing runs. */
 const show = (r: QueueRow) =>
-  (r.running ? '*' : 'idle ') +
-  r.entries.map((x) => `${x.vcpu}${x.pri === 'BOOST' ? 'B' : ''}`).join(' ');
+  (r.running ? '*' : 'idle ') + r.entries.map((x) => `${x.vcpu}${x.pri === 'BOOST' ? 'B' : ''}`).join(' ');
 
 describe('run-queue steps', () => {
   it('shows a BOOSTed wake-up at the head of the queue before its dispatch', () => {
@@ -41,11 +40,7 @@ describe('run-queue steps', () => {
       { pcpu: 1, t_ns: 10, running: null, queued: [] },
     ];
     const steps = planSteps([snap(e(0), e(1)), snap(e(3))], changes);
-    expect(steps.map((s) => `${s.pcpu}: ${show(s.row)}`)).toEqual([
-      '0: *0 2B 1',
-      '0: *2B 0 1',
-      '1: idle ',
-    ]);
+    expect(steps.map((s) => `${s.pcpu}: ${show(s.row)}`)).toEqual(['0: *0 2B 1', '0: *2B 0 1', '1: idle ']);
     // Each pCPU ends in its last snapshot's state.
     expect(rowKey(steps[1]!.row)).toBe(rowKey(queueRow(changes[1]!)));
   });

@@ -76,10 +76,7 @@ export function planSteps(from: readonly QueueRow[], changes: readonly RunQueueC
  * Keeps the last `max` steps of `queue`; of the ones dropped, returns the last of each pCPU that no kept step
  * follows, for drawing at once (so every pCPU ends in its latest state).
  */
-export function trimBacklog(
-  queue: readonly RowStep[],
-  max: number,
-): { kept: RowStep[]; jumps: RowStep[] } {
+export function trimBacklog(queue: readonly RowStep[], max: number): { kept: RowStep[]; jumps: RowStep[] } {
   if (queue.length <= max) return { kept: [...queue], jumps: [] };
   const kept = queue.slice(queue.length - max);
   const later = new Set(kept.map((s) => s.pcpu));

@@ -16,15 +16,17 @@ const ms = 1e6;
 
 describe('state lanes', () => {
   // vCPU 0: blocked, woken and queued 2 ms, ran, blocked, woken straight onto a pCPU; vCPU 1 spins then runs.
-  const flat = new Float64Array([
-    [0, 0, 10, BLOCKED],
-    [0, 10, 12, RUNNABLE],
-    [0, 12, 20, RUNNING],
-    [0, 20, 30, BLOCKED],
-    [0, 30, 40, RUNNING],
-    [1, 0, 5, SPINNING],
-    [1, 5, 40, RUNNING],
-  ].flatMap(([v, a, b, s]) => [v!, a! * ms, b! * ms, s!]));
+  const flat = new Float64Array(
+    [
+      [0, 0, 10, BLOCKED],
+      [0, 10, 12, RUNNABLE],
+      [0, 12, 20, RUNNING],
+      [0, 20, 30, BLOCKED],
+      [0, 30, 40, RUNNING],
+      [1, 0, 5, SPINNING],
+      [1, 5, 40, RUNNING],
+    ].flatMap(([v, a, b, s]) => [v!, a! * ms, b! * ms, s!]),
+  );
 
   it('splits the rows per vCPU in ms, and finds the span at a time', () => {
     const lanes = splitStates(flat, 3);

@@ -35,9 +35,7 @@ export function splitStates(flat: Float64Array, nvcpus: number): StateLane[] {
     if (v >= 0 && v < nvcpus) counts[v]!++;
   }
   const lanes = counts.map((n) =>
-    n === 0
-      ? EMPTY
-      : { start: new Float64Array(n), end: new Float64Array(n), state: new Uint8Array(n) },
+    n === 0 ? EMPTY : { start: new Float64Array(n), end: new Float64Array(n), state: new Uint8Array(n) },
   );
   const fill = new Array<number>(nvcpus).fill(0);
   // The rows come by vCPU then time: each lane fills in order.
@@ -116,5 +114,8 @@ export function describeSpan(name: string, lane: StateLane, i: number): string[]
     runnable: 'runnable, waiting in a run queue',
     blocked: 'blocked (nothing to run until a wake-up)',
   };
-  return [`${name}: ${what[state as VcpuStateName] ?? state}`, `${fmt(from, 6)} – ${fmt(to, 6)} ms (${fmt(to - from)} ms)`];
+  return [
+    `${name}: ${what[state as VcpuStateName] ?? state}`,
+    `${fmt(from, 6)} – ${fmt(to, 6)} ms (${fmt(to - from)} ms)`,
+  ];
 }
