@@ -680,10 +680,11 @@ const Legend = memo(function Legend({
       <span className="legend-item muted">
         I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
       </span>
-      <span className="legend-item muted" data-testid="state-legend">
-        vCPU lanes{statesFull ? ' (zoom in to see them)' : ''}:
-      </span>
-      <span className="legend-item muted">
+      <span
+        className="legend-item muted"
+        data-testid="state-legend"
+        title="The vCPU lanes under the I/O strip"
+      >
         <span className="swatch running" /> running
       </span>
       <span className="legend-item muted">
@@ -692,9 +693,9 @@ const Legend = memo(function Legend({
       <span className="legend-item muted">
         <span className="swatch runnable" /> runnable
       </span>
-      <span className="legend-item muted">blank: blocked</span>
       <span className="legend-item muted">
-        <span className="wake-tick" /> wake → run
+        <span className="wake-tick" /> wake → run; blank: blocked
+        {statesFull ? ' (zoom in for the lanes)' : ''}
       </span>
     </figcaption>
   );
