@@ -442,20 +442,24 @@ impl Trace {
             }
         };
         let mut touched = Vec::new();
-        // Each pCPU's snapshot at `from_ns`, and the later ones in the window, in time order.
+        // Each pCPU's snapshot at `from_ns`, and a cursor over its later ones in the window (merged in time order
+        // as they are read: a wide window is never copied, and reading stops at the limit).
         let mut current: Vec<Option<&RqSnap>> = Vec::with_capacity(self.pcpus);
-        let mut changes: Vec<(u64, usize, usize)> = Vec::new();
-        for (p, list) in self.runqueues.iter().enumerate() {
+        let mut cursor: Vec<(usize, usize)> = Vec::with_capacity(self.pcpus);
+        for list in &self.runqueues {
             let i = list.partition_point(|s| s.t_ns <= from_ns);
             let at = i.checked_sub(1).map(|k| &list[k]);
             if let Some(s) = at {
                 touch(&mut counts, s, 1, &mut touched);
             }
             current.push(at);
-            let end = list.partition_point(|s| s.t_ns < to_ns);
-            changes.extend((i..end).map(|k| (list[k].t_ns, p, k)));
+            cursor.push((i, list.partition_point(|s| s.t_ns < to_ns)));
         }
-        changes.sort_unstable();
+        // The pCPU whose next snapshot comes first (the lowest pCPU on a tie), and its time.
+        let next = |cursor: &[(usize, usize)]| {
+            let lists = self.runqueues.iter().zip(cursor).enumerate();
+            lists.filter(|(_, (_, &(i, end)))| i < end).map(|(p, (l, &(i, _)))| (l[i].t_ns, p)).min()
+        };
         let state_of = |(running, queued): &(Vec<u32>, Vec<u32>), v: usize| {
             if running[v] > 0 {
                 VcpuState::Running
@@ -468,19 +472,17 @@ impl Trace {
         let mut open: Vec<(u64, VcpuState)> = (0..nv).map(|v| (from_ns, state_of(&counts, v))).collect();
         let mut by_vcpu: Vec<Vec<VcpuSpan>> = vec![Vec::new(); nv];
         let mut count = 0;
-        let mut k = 0;
-        while k < changes.len() && count <= limit {
-            let t = changes[k].0;
+        while let Some((t, _)) = next(&cursor).filter(|_| count <= limit) {
             touched.clear();
-            while let Some(&(tk, p, i)) = changes.get(k).filter(|c| c.0 == t) {
+            // Every snapshot of this instant, then the states it leaves.
+            while let Some((_, p)) = next(&cursor).filter(|&(tn, _)| tn == t) {
                 if let Some(old) = current[p] {
                     touch(&mut counts, old, -1, &mut touched);
                 }
-                let snap = &self.runqueues[p][i];
+                let snap = &self.runqueues[p][cursor[p].0];
                 touch(&mut counts, snap, 1, &mut touched);
                 current[p] = Some(snap);
-                debug_assert_eq!(tk, t);
-                k += 1;
+                cursor[p].0 += 1;
             }
             for &v in &touched {
                 let s = state_of(&counts, v);
