@@ -88,6 +88,9 @@ test('a partial boost makes the mixed vCPU jump the run queue', async ({ page })
     expect(after).toBeLessThan(before);
     const running = (await mixed.getAttribute('data-running')) === 'true';
     if (!running) await expect(mixed).toHaveAttribute('data-pri', 'BOOST');
+    // The step played the decision as steps of its own: the jump, and the dispatch when it already runs.
+    const steps = await column(page, 'tavs').locator('.runqueues').getAttribute('data-steps');
+    expect(Number(steps)).toBeGreaterThanOrEqual(running ? 2 : 1);
     jumped = true;
   }
   expect(jumped, 'a partial boost within 120 decisions of 21 s').toBe(true);

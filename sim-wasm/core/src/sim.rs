@@ -24,7 +24,7 @@ use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, W
 use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
-use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, TaskRec, Trace, VcpuUsage};
+use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, SpinRec, TaskRec, Trace, VcpuUsage};
 use queue::EventQueue;
 use record::Recording;
 use serde::Serialize;

@@ -77,6 +77,40 @@ pub struct TaskRec {
     pub state: &'static str,
 }
 
+/// A stretch of CPU a vCPU spent spinning at a barrier: charged as spin, as the report's `spin_ms` counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpinRec {
+    pub vcpu: u32,
+    /// [ns]
+    pub start: u64,
+    /// [ns]
+    pub end: u64,
+}
+
+/// What a vCPU does, as the page's state lanes draw it (the codes are what `vcpu_states_flat` hands out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VcpuState {
+    /// On a pCPU doing work (or the guest idle loop).
+    Running = 0,
+    /// On a pCPU, spinning at a barrier while a sibling is not there.
+    Spinning = 1,
+    /// In a run queue, waiting for a pCPU.
+    Runnable = 2,
+    /// Neither running nor queued: nothing to do until a wake-up.
+    Blocked = 3,
+}
+
+/// A vCPU in one state over `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VcpuSpan {
+    pub vcpu: u32,
+    /// [ns]
+    pub start: u64,
+    /// [ns]
+    pub end: u64,
+    pub state: VcpuState,
+}
+
 /// A stored decision: its text lives in the trace's text arena.
 #[derive(Debug, Clone, Copy)]
 struct Decision {
@@ -110,6 +144,17 @@ pub struct RqSnap {
     pub running: Option<RqEntry>,
     pub queued: Vec<RqEntry>,
 }
+
+/// A pCPU's run-queue snapshot in a list of changes across pCPUs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RqChange<'a> {
+    pub pcpu: u32,
+    #[serde(flatten)]
+    pub snap: &'a RqSnap,
+}
+
+/// Most run-queue snapshots one pCPU keeps for one instant.
+const SAME_INSTANT_SNAPS: usize = 4;
 
 /// Default memory budget for trace detail (segments, decisions, run-queue snapshots) [bytes].
 pub const DEFAULT_BUDGET_BYTES: usize = 160 << 20;
@@ -150,6 +195,10 @@ pub struct Trace {
     boosts: Vec<BoostRec>,
     /// Run-queue snapshots per pCPU, recorded whenever one changes.
     runqueues: Vec<Vec<RqSnap>>,
+    /// Spin stretches in the order they were charged (so by `end`).
+    spins: Vec<SpinRec>,
+    /// Longest spin stretch [ns]: how far past a window a stretch that overlaps it may end.
+    max_spin_ns: u64,
     vcpu_dom: Vec<usize>,
     ndomains: usize,
     pcpus: usize,
@@ -187,6 +236,8 @@ impl Trace {
             boosts: Vec::new(),
             decisions_dropped: 0,
             runqueues: vec![Vec::new(); pcpus],
+            spins: Vec::new(),
+            max_spin_ns: 0,
             vcpu_dom,
             ndomains,
             pcpus,
@@ -343,8 +394,12 @@ impl Trace {
             if last.running == running && last.queued == queued {
                 return;
             }
-            if last.t_ns == t_ns {
-                // Several changes within one instant: keep the last state only.
+        }
+        // Several changes within one instant are kept one after another (a BOOSTed vCPU queued at the head, then
+        // dispatched: the page shows each as a step), up to a few; past them only the last state of the instant.
+        let n = list.len();
+        if n >= SAME_INSTANT_SNAPS && list[n - SAME_INSTANT_SNAPS].t_ns == t_ns {
+            if let Some(last) = list.last_mut() {
                 last.running = running;
                 last.queued.clear();
                 last.queued.extend_from_slice(queued);
@@ -354,6 +409,158 @@ impl Trace {
         if self.spend(t_ns, bytes) {
             self.runqueues[p].push(RqSnap { t_ns, running, queued: queued.to_vec() });
         }
+    }
+
+    /// Records CPU charged as spinning; stretches must come in the order they end.
+    pub fn push_spin(&mut self, rec: SpinRec) {
+        if rec.end > rec.start && self.spend(rec.start, growth_bytes(&self.spins)) {
+            self.max_spin_ns = self.max_spin_ns.max(rec.end - rec.start);
+            self.spins.push(rec);
+        }
+    }
+
+    /// Every vCPU's state over `[from_ns, to_ns)`, by vCPU and then time, at most `limit` spans: running or
+    /// queued as the run-queue snapshots say (the scheduler's view), blocked otherwise, and spinning where running
+    /// CPU was charged as spin. Contiguous spans in one state are one span. Nothing past the trace's detail.
+    pub fn vcpu_states(&self, from_ns: u64, to_ns: u64, limit: usize) -> Vec<VcpuSpan> {
+        let to_ns = to_ns.min(self.end).min(self.detail_until_ns.unwrap_or(u64::MAX));
+        let nv = self.vcpu_dom.len();
+        if from_ns >= to_ns || nv == 0 {
+            return Vec::new();
+        }
+        // How many pCPUs run and queue each vCPU now (a snapshot adds to them, the next one on its pCPU undoes it).
+        let mut counts = (vec![0u32; nv], vec![0u32; nv]);
+        let touch = |(running, queued): &mut (Vec<u32>, Vec<u32>), snap: &RqSnap, d: i32, touched: &mut Vec<usize>| {
+            let entries = snap.running.iter().map(|e| (e, true)).chain(snap.queued.iter().map(|e| (e, false)));
+            for (e, is_running) in entries {
+                let v = e.vcpu as usize;
+                if v < nv {
+                    let count = if is_running { &mut running[v] } else { &mut queued[v] };
+                    *count = count.wrapping_add_signed(d);
+                    touched.push(v);
+                }
+            }
+        };
+        let mut touched = Vec::new();
+        // Each pCPU's snapshot at `from_ns`, and a cursor over its later ones in the window (merged in time order
+        // as they are read: a wide window is never copied, and reading stops at the limit).
+        let mut current: Vec<Option<&RqSnap>> = Vec::with_capacity(self.pcpus);
+        let mut cursor: Vec<(usize, usize)> = Vec::with_capacity(self.pcpus);
+        for list in &self.runqueues {
+            let i = list.partition_point(|s| s.t_ns <= from_ns);
+            let at = i.checked_sub(1).map(|k| &list[k]);
+            if let Some(s) = at {
+                touch(&mut counts, s, 1, &mut touched);
+            }
+            current.push(at);
+            cursor.push((i, list.partition_point(|s| s.t_ns < to_ns)));
+        }
+        // The pCPU whose next snapshot comes first (the lowest pCPU on a tie), and its time.
+        let next = |cursor: &[(usize, usize)]| {
+            let lists = self.runqueues.iter().zip(cursor).enumerate();
+            lists.filter(|(_, (_, &(i, end)))| i < end).map(|(p, (l, &(i, _)))| (l[i].t_ns, p)).min()
+        };
+        let state_of = |(running, queued): &(Vec<u32>, Vec<u32>), v: usize| {
+            if running[v] > 0 {
+                VcpuState::Running
+            } else if queued[v] > 0 {
+                VcpuState::Runnable
+            } else {
+                VcpuState::Blocked
+            }
+        };
+        let mut open: Vec<(u64, VcpuState)> = (0..nv).map(|v| (from_ns, state_of(&counts, v))).collect();
+        let mut by_vcpu: Vec<Vec<VcpuSpan>> = vec![Vec::new(); nv];
+        let mut count = 0;
+        while let Some((t, _)) = next(&cursor).filter(|_| count <= limit) {
+            touched.clear();
+            // Every snapshot of this instant, then the states it leaves.
+            while let Some((_, p)) = next(&cursor).filter(|&(tn, _)| tn == t) {
+                if let Some(old) = current[p] {
+                    touch(&mut counts, old, -1, &mut touched);
+                }
+                let snap = &self.runqueues[p][cursor[p].0];
+                touch(&mut counts, snap, 1, &mut touched);
+                current[p] = Some(snap);
+                cursor[p].0 += 1;
+            }
+            for &v in &touched {
+                let s = state_of(&counts, v);
+                let (start, was) = open[v];
+                if s != was {
+                    if t > start {
+                        by_vcpu[v].push(VcpuSpan { vcpu: v as u32, start, end: t, state: was });
+                        count += 1;
+                    }
+                    open[v] = (t, s);
+                }
+            }
+        }
+        for (v, &(start, state)) in open.iter().enumerate() {
+            if to_ns > start {
+                by_vcpu[v].push(VcpuSpan { vcpu: v as u32, start, end: to_ns, state });
+            }
+        }
+        // Spin stretches that overlap the window, per vCPU in time order (stretches end in order and are at most
+        // `max_spin_ns` long).
+        let mut spins: Vec<Vec<(u64, u64)>> = vec![Vec::new(); nv];
+        let first = self.spins.partition_point(|s| s.end <= from_ns);
+        for s in self.spins[first..].iter().take_while(|s| s.end < to_ns.saturating_add(self.max_spin_ns)) {
+            if s.start < to_ns && (s.vcpu as usize) < nv {
+                spins[s.vcpu as usize].push((s.start.max(from_ns), s.end.min(to_ns)));
+            }
+        }
+        let mut out = Vec::new();
+        for (spans, spins) in by_vcpu.iter().zip(&spins) {
+            let mut j = 0;
+            for span in spans {
+                if span.state != VcpuState::Running {
+                    push_merged(&mut out, *span);
+                    continue;
+                }
+                let mut t = span.start;
+                while j < spins.len() && spins[j].0 < span.end {
+                    let (a, b) = (spins[j].0.max(t), spins[j].1.min(span.end));
+                    if b > a {
+                        push_merged(&mut out, VcpuSpan { start: t, end: a, ..*span });
+                        push_merged(&mut out, VcpuSpan { start: a, end: b, state: VcpuState::Spinning, ..*span });
+                        t = b;
+                    }
+                    if spins[j].1 > span.end {
+                        break;
+                    }
+                    j += 1;
+                }
+                push_merged(&mut out, VcpuSpan { start: t, ..*span });
+            }
+        }
+        out.truncate(limit);
+        out
+    }
+
+    /// Rows of 4 numbers: vcpu, start_ns, end_ns, state code (see [`VcpuState`]); as `vcpu_states`.
+    pub fn vcpu_states_flat(&self, from_ns: u64, to_ns: u64, limit: usize) -> Vec<f64> {
+        self.vcpu_states(from_ns, to_ns, limit)
+            .iter()
+            .flat_map(|s| [f64::from(s.vcpu), s.start as f64, s.end as f64, f64::from(s.state as u8)])
+            .collect()
+    }
+
+    /// The run-queue snapshots of every pCPU with `from_ns < t <= to_ns`, in time order (pCPU by pCPU within an
+    /// instant, each pCPU's in the order they were taken); `None` when there are more than `limit`.
+    pub fn runqueue_changes(&self, from_ns: u64, to_ns: u64, limit: usize) -> Option<Vec<RqChange<'_>>> {
+        let mut out = Vec::new();
+        for (p, list) in self.runqueues.iter().enumerate() {
+            let a = list.partition_point(|s| s.t_ns <= from_ns);
+            let b = list.partition_point(|s| s.t_ns <= to_ns);
+            if out.len() + b.saturating_sub(a) > limit {
+                return None;
+            }
+            out.extend(list[a..b.max(a)].iter().map(|snap| RqChange { pcpu: p as u32, snap }));
+        }
+        // Stable: within an instant and a pCPU, the order they were taken.
+        out.sort_by_key(|c| (c.snap.t_ns, c.pcpu));
+        Some(out)
     }
 
     /// Every pCPU's run queue as it was at `t_ns` (`None` before its first snapshot).
@@ -463,6 +670,21 @@ impl Trace {
     pub fn decision_count(&self) -> usize {
         self.decisions.len()
     }
+}
+
+/// Appends `span` to `out`, extending the last span instead when it is the same vCPU's, in the same state and
+/// contiguous; empty spans are dropped.
+fn push_merged(out: &mut Vec<VcpuSpan>, span: VcpuSpan) {
+    if span.end <= span.start {
+        return;
+    }
+    if let Some(last) = out.last_mut() {
+        if last.vcpu == span.vcpu && last.state == span.state && last.end == span.start {
+            last.end = span.end;
+            return;
+        }
+    }
+    out.push(span);
 }
 
 /// Finest bucket of the per-vCPU CPU record behind Lag [ns].
@@ -602,5 +824,69 @@ mod tests {
         let l = u.lag(&[0.5], 0, 8_000_000);
         assert_eq!(l.t_ns, (0..=8).map(|k| k * 1_000_000).collect::<Vec<_>>());
         assert_eq!(l.lag_ns[0], vec![0, -500_000, -1_000_000, -500_000, 0, -500_000, -1_000_000, -500_000, 0]);
+    }
+
+    /// The state lanes: running and queued from the run-queue snapshots, blocked in between, spinning where
+    /// running CPU was charged as spin, contiguous equal spans merged and the window cut at its ends.
+    #[test]
+    fn vcpu_states_from_snapshots_and_spins() {
+        use VcpuState::*;
+        let e = |vcpu| RqEntry { vcpu, pri: "UNDER", credit: None };
+        let mut t = Trace::new(1, vec![0, 0], 1, 100);
+        t.push_runqueue(0, 0, Some(e(0)), &[]);
+        t.push_runqueue(0, 10, Some(e(0)), &[e(1)]);
+        t.push_runqueue(0, 30, Some(e(1)), &[e(0)]);
+        t.push_runqueue(0, 50, Some(e(1)), &[]);
+        t.push_runqueue(0, 70, None, &[]);
+        t.push_spin(SpinRec { vcpu: 1, start: 35, end: 45 });
+        t.push_spin(SpinRec { vcpu: 1, start: 45, end: 60 });
+        let span = |vcpu, start, end, state| VcpuSpan { vcpu, start, end, state };
+        assert_eq!(
+            t.vcpu_states(0, 100, usize::MAX),
+            vec![
+                span(0, 0, 30, Running),
+                span(0, 30, 50, Runnable),
+                span(0, 50, 100, Blocked),
+                span(1, 0, 10, Blocked),
+                span(1, 10, 30, Runnable),
+                span(1, 30, 35, Running),
+                span(1, 35, 60, Spinning),
+                span(1, 60, 70, Running),
+                span(1, 70, 100, Blocked),
+            ]
+        );
+        // A window starts in the state its first snapshot before it says, and spins are cut to it.
+        assert_eq!(
+            t.vcpu_states(40, 55, usize::MAX),
+            vec![span(0, 40, 50, Runnable), span(0, 50, 55, Blocked), span(1, 40, 55, Spinning)]
+        );
+        assert_eq!(t.vcpu_states(40, 55, 2).len(), 2);
+        assert_eq!(t.vcpu_states_flat(40, 50, 1), vec![0.0, 40.0, 50.0, 2.0]);
+    }
+
+    /// Changes within one instant are kept as steps (up to a few), and a window lists every pCPU's in time order.
+    #[test]
+    fn runqueue_changes_keep_the_steps_of_an_instant() {
+        let e = |vcpu, pri| RqEntry { vcpu, pri, credit: None };
+        let mut t = Trace::new(2, vec![0, 0, 0], 1, 100);
+        t.push_runqueue(0, 0, Some(e(0, "UNDER")), &[e(1, "UNDER")]);
+        t.push_runqueue(1, 5, None, &[]);
+        // At 10 vCPU 2 wakes with BOOST at the head of the queue, then is dispatched.
+        t.push_runqueue(0, 10, Some(e(0, "UNDER")), &[e(2, "BOOST"), e(1, "UNDER")]);
+        t.push_runqueue(0, 10, Some(e(2, "BOOST")), &[e(0, "UNDER"), e(1, "UNDER")]);
+        t.push_runqueue(1, 10, Some(e(1, "UNDER")), &[]);
+        let changes = t.runqueue_changes(0, 10, usize::MAX).unwrap();
+        let order: Vec<(u64, u32, Option<u32>)> =
+            changes.iter().map(|c| (c.snap.t_ns, c.pcpu, c.snap.running.as_ref().map(|r| r.vcpu))).collect();
+        assert_eq!(order, vec![(5, 1, None), (10, 0, Some(0)), (10, 0, Some(2)), (10, 1, Some(1))]);
+        assert_eq!(changes[1].snap.queued[0].pri, "BOOST");
+        // The state at an instant is its last step.
+        assert_eq!(t.runqueues_at(10)[0].unwrap().running.as_ref().unwrap().vcpu, 2);
+        assert!(t.runqueue_changes(0, 10, 3).is_none());
+        // Past a few steps in one instant only the last state is kept.
+        for k in 0..10 {
+            t.push_runqueue(1, 20, Some(e(k % 3, "UNDER")), &[]);
+        }
+        assert_eq!(t.runqueue_changes(10, 20, usize::MAX).unwrap().len(), SAME_INSTANT_SNAPS);
     }
 }

@@ -193,6 +193,13 @@ impl Simulation {
         serde_json::to_string(r).unwrap_or_default()
     }
 
+    /// Every vCPU's state between two times (ns), by vCPU then time, at most `limit` spans, as rows of 4 numbers:
+    /// vcpu, start_ns, end_ns, state (0 running, 1 spinning, 2 runnable, 3 blocked); for the state lanes.
+    pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
+        let rows = self.inner.trace().vcpu_states_flat(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        js_sys::Float64Array::from(rows.as_slice())
+    }
+
     /// A domain's distribution as flattened (value_ms, count) pairs in increasing value, for CDFs. `metric` is
     /// "response", "event_latency" or "io_latency" (empty when the domain has none).
     pub fn distribution(&self, domain: u32, metric: &str) -> js_sys::Float64Array {
@@ -205,6 +212,14 @@ impl Simulation {
     /// Every pCPU's run queue at a time (ns): `[{"t_ns", "running": {"vcpu","pri","credit"}|null, "queued": [...]}|null]`.
     pub fn runqueues_json(&self, t_ns: f64) -> String {
         serde_json::to_string(&self.inner.trace().runqueues_at(t_ns.max(0.0) as u64)).unwrap_or_default()
+    }
+
+    /// Every pCPU's run-queue snapshots with `from_ns < t <= to_ns` in time order (several per instant when a
+    /// decision took several steps), as JSON text `[{"pcpu", "t_ns", "running", "queued"}]`; `null` when there
+    /// are more than `limit` (the page then jumps rather than animating each step).
+    pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        let r = self.inner.trace().runqueue_changes(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        serde_json::to_string(&r).unwrap_or_default()
     }
 
     /// Scheduling decisions with their one-line reasons between two times (ns), at most `limit`, as JSON text.

@@ -52,7 +52,7 @@ function withQuietTasks(series: BeliefSeries[], meta: Meta): BeliefSeries[] {
 export function BeliefChart({ client, run, durationMs, playhead }: Props) {
   const domainColor = useDomainColor();
   const frame = useRunFrame(durationMs);
-  const { plotRef: ref, width, x } = frame;
+  const { plotRef: ref, width, x, m } = frame;
   const { meta, runId } = run;
   /** The answer for a run id: a new run shows "loading" until its own answer comes, never the last run's. */
   const [fetched, setFetched] = useState<{
@@ -156,7 +156,7 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
         <line
           className="threshold-line"
           data-testid="belief-threshold"
-          x1={M.left}
+          x1={m.left}
           x2={width - M.right}
           y1={y(thr)}
           y2={y(thr)}
@@ -178,7 +178,7 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
         <path className="revoke-mark" d={marks.revoked || undefined} />
       </>
     ),
-    [lines, paths, marks, width, y, thr],
+    [lines, paths, marks, width, y, thr, m.left],
   );
 
   if (inference === null) {
@@ -195,7 +195,7 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
 
   const describe = (px: number, py: number): string[] | null => {
     const t = x.invert(px);
-    if (px < M.left || px > width - M.right || t < 0) return null;
+    if (px < m.left || px > width - M.right || t < 0) return null;
     if (py >= markY - MARK_BAND / 2 - 2 && py <= markY + MARK_BAND) {
       const i = nearestWithin(boostTimes, t, x.invert(px + 5) - t);
       const b = i >= 0 ? boosts[i] : undefined;

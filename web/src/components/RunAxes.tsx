@@ -82,14 +82,16 @@ export const RunAxes = memo(function RunAxes({
           height={height - m.top - m.bottom}
         />
       )}
-      {y.ticks(4).map((t) => (
-        <g key={t} transform={`translate(0, ${y(t)})`}>
-          <line x1={m.left} x2={width - m.right} className="grid" />
-          <text x={m.left - 4} dy="0.32em" textAnchor="end" className="tick">
-            {yFormat(t)}
-          </text>
-        </g>
-      ))}
+      <g className="y-ticks">
+        {y.ticks(4).map((t) => (
+          <g key={t} transform={`translate(0, ${y(t)})`}>
+            <line x1={m.left} x2={width - m.right} className="grid" />
+            <text x={m.left - 4} dy="0.32em" textAnchor="end" className="tick y-tick">
+              {yFormat(t)}
+            </text>
+          </g>
+        ))}
+      </g>
       {x.ticks(n).map((t) => (
         <text
           key={t}

@@ -1,9 +1,11 @@
 // Each pCPU's run queue at the playhead: the running vCPU, then the queued ones in order, as chips coloured by
 // domain. The chips are drawn on one canvas per column: four columns of a 16-pCPU host are hundreds of chips, and
 // as DOM they cost a style, layout and paint pass several times a second while playing. Only the pCPUs whose queue
-// changed are redrawn, and of a scrolling host only those in view. On small hosts a chip slides from its old slot
-// to its new one, so a BOOSTed vCPU visibly jumps the queue. Each pCPU's row keeps its element (a label, an
-// accessible description, the chips as hidden test hooks); hovering a chip on the canvas says what it is.
+// changed are redrawn, and of a scrolling host only those in view. On small hosts at speeds up to 1x (and when
+// stepping) the queues play the scheduler's decisions one at a time (lib/runqueueSteps): the chips slide to each
+// step and hold there, so a BOOSTed vCPU is seen jumping the queue and then running; faster, they jump. Each
+// pCPU's row keeps its element (a label, an accessible description, the chips as hidden test hooks); hovering a
+// chip on the canvas says what it is.
 import {
   memo,
   useCallback,
@@ -15,7 +17,7 @@ import {
   type PointerEvent,
 } from 'react';
 import type { SimClient } from '../sim/client';
-import type { Meta, RunResult } from '../sim/types';
+import type { Meta, RunQueueSnap, RunResult } from '../sim/types';
 import { useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
 import { toNs } from '../lib/decisions';
@@ -35,18 +37,28 @@ import {
   slotPosition,
   type QueueRow,
 } from '../lib/runqueueLayout';
+import {
+  HOLD_MS,
+  MAX_BACKLOG,
+  MOTION_MAX_SPEED,
+  SLIDE_MS,
+  planSteps,
+  trimBacklog,
+  type RowStep,
+  type RunQueueChange,
+} from '../lib/runqueueSteps';
 import { useVisible } from '../lib/useVisible';
 import { useWidth } from '../lib/useWidth';
 import { Tooltip, type Hover } from './Tooltip';
 
-/** Up to this many pCPUs chips slide to their new slot; beyond, many moving at once is noise, so they jump. */
+/** Up to this many pCPUs the queues play their steps; beyond, many moving at once is noise, so they jump. */
 const ANIMATE_MAX_PCPUS = 4;
 /** Beyond this many pCPUs the rows scroll instead of pushing the timeline off screen. */
 const ROWS_BEFORE_SCROLL = 4;
 /** Width of the "pCPU N" label column [px] (styles.css .rq-row). */
 const LABEL_W = 52;
-/** How long a chip takes to slide to its new slot [ms]. */
-const SLIDE_MS = 220;
+/** Most snapshot changes one refresh plays as steps; past them (a scrub, a fast playhead) the queues jump. */
+const STEP_LIMIT = 64;
 
 interface Props {
   readonly client: SimClient;
@@ -59,6 +71,70 @@ interface Placed {
   readonly x: number;
   readonly y: number;
   readonly alpha: number;
+}
+
+/** What the queues show at a time, and the snapshots that led there since the previous answer (null: jump). */
+interface Answer {
+  readonly runId: string;
+  readonly tNs: number;
+  readonly snaps: readonly (RunQueueSnap | null)[];
+  readonly changes: readonly RunQueueChange[] | null;
+}
+
+/**
+ * Plays queued steps one at a time: `begin(step)` starts drawing a step and returns its frame (ease 0..1); each
+ * step slides for SLIDE_MS and holds for HOLD_MS. A backlog beyond MAX_BACKLOG is jumped over (`jump` draws a
+ * pCPU's latest dropped state at once, before the next step), so the queues never lag far behind.
+ */
+class StepPlayer {
+  private queue: RowStep[] = [];
+  private jumps = new Map<number, RowStep>();
+  private raf = 0;
+  private timer = 0;
+  private busy = false;
+  /** Steps in the last batch enqueued (a test hook). */
+  lastBatch = 0;
+
+  constructor(
+    private readonly begin: (step: RowStep) => (ease: number) => void,
+    private readonly jump: (step: RowStep) => void,
+  ) {}
+
+  enqueue(steps: readonly RowStep[]): void {
+    this.lastBatch = steps.length;
+    const { kept, jumps } = trimBacklog([...this.queue, ...steps], MAX_BACKLOG);
+    this.queue = kept;
+    for (const j of jumps) this.jumps.set(j.pcpu, j);
+    if (!this.busy) this.next();
+  }
+
+  stop(): void {
+    cancelAnimationFrame(this.raf);
+    clearTimeout(this.timer);
+    this.queue = [];
+    this.jumps.clear();
+    this.busy = false;
+  }
+
+  private next = (): void => {
+    for (const j of this.jumps.values()) this.jump(j);
+    this.jumps.clear();
+    const step = this.queue.shift();
+    if (!step) {
+      this.busy = false;
+      return;
+    }
+    this.busy = true;
+    const frame = this.begin(step);
+    const t0 = performance.now();
+    const tick = (now: number) => {
+      const k = Math.min(1, (now - t0) / SLIDE_MS);
+      frame(1 - (1 - k) ** 3); // ease-out
+      if (k < 1) this.raf = requestAnimationFrame(tick);
+      else this.timer = window.setTimeout(this.next, HOLD_MS);
+    };
+    tick(t0);
+  };
 }
 
 function reducedMotion(): boolean {
@@ -261,33 +337,60 @@ export function RunQueues({ client, run, playhead }: Props) {
   const domainColor = useDomainColor();
   const plotRef = useRef<HTMLDivElement>(null);
   const ref = useRef<HTMLDivElement>(null);
+  const figureRef = useRef<HTMLElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const width = useWidth(ref, 400);
   const colors = useCanvasColors();
   // Nobody reads a queue that changes 60 times a second: a few updates a second while playing, none off screen.
   const visible = useVisible(plotRef);
   const tNs = toNs(usePlayhead(playhead, selectTime, { playingMs: PLAYING_REFRESH_MS, visible }));
-  const { runId } = run;
-  const query = useCallback(() => client.query(runId, 'runqueues', tNs), [client, runId, tNs]);
+  const playing = usePlayhead(playhead, selectPlaying);
+  const { runId, meta } = run;
+  const animate = meta.pcpus <= ANIMATE_MAX_PCPUS;
+
+  // Motion up to 1x only: the speed is what the playhead covered since the last refresh, per wall-clock time.
+  const motion = useRef(true);
+  const sample = useRef<{ t: number; wall: number } | null>(null);
+  useEffect(() => {
+    const now = performance.now();
+    const last = sample.current;
+    if (!playing) motion.current = true;
+    else if (last && now > last.wall)
+      motion.current = (tNs - last.t) / 1e6 / (now - last.wall) <= MOTION_MAX_SPEED;
+    sample.current = { t: tNs, wall: now };
+  }, [tNs, playing]);
+
+  // The queues at the playhead and, when they move, the snapshots since the last answer, to play as steps.
+  const answered = useRef<{ runId: string; tNs: number } | null>(null);
+  const query = useCallback(async (): Promise<Answer> => {
+    const last = answered.current;
+    const from =
+      animate && motion.current && !reducedMotion() && last?.runId === runId && last.tNs < tNs
+        ? last.tNs
+        : null;
+    const [snaps, changes] = await Promise.all([
+      client.query(runId, 'runqueues', tNs),
+      from === null ? Promise.resolve(null) : client.query(runId, 'runqueueChanges', from, tNs, STEP_LIMIT),
+    ]);
+    answered.current = { runId, tNs };
+    return { runId, tNs, snaps, changes };
+  }, [client, runId, tNs, animate]);
   const { value, error } = useLatestQuery(query);
-  const { meta } = run;
   const slotsW = Math.max(CHIP_W, width - LABEL_W);
   const perRow = Math.max(1, Math.floor((slotsW + GAP) / (CHIP_W + GAP)));
   const scroll = meta.pcpus > ROWS_BEFORE_SCROLL;
-  const animate = meta.pcpus <= ANIMATE_MAX_PCPUS;
   // The rows' elements (chips as hidden test hooks, screen-reader text) show the queues as they were when
   // playback last stopped: while playing, rewriting hundreds of hidden elements ten times a second cost more main-
   // thread time than drawing the chips. The canvas and the rows' heights follow playback.
-  const playing = usePlayhead(playhead, selectPlaying);
   const [held, setHeld] = useState(value);
   if (!playing && held !== value) setHeld(value);
   const domValue = playing ? held : value;
   const domRows = useMemo(
-    () => Array.from({ length: meta.pcpus }, (_, p) => queueRow(domValue?.[p] ?? null)),
+    () => Array.from({ length: meta.pcpus }, (_, p) => queueRow(domValue?.snaps[p] ?? null)),
     [domValue, meta.pcpus],
   );
   const rows = useMemo(
-    () => Array.from({ length: meta.pcpus }, (_, p) => queueRow(value?.[p] ?? null)),
+    () => Array.from({ length: meta.pcpus }, (_, p) => queueRow(value?.snaps[p] ?? null)),
     [value, meta.pcpus],
   );
   const { heights, tops } = useMemo(() => {
@@ -304,9 +407,17 @@ export function RunQueues({ client, run, playhead }: Props) {
   const drawn = useRef<Drawn | null>(null);
   const scrollTop = useRef(0);
 
-  /** Draws the rows in `which` that are in view (all, on a small host); the others wait until scrolled to. */
+  /**
+   * Draws the rows in `which` that are in view (all, on a small host); the others wait until scrolled to. Each
+   * row shows `rowOf(p)` (its latest state unless a step is playing), clipped to the row's box: a step's row
+   * may hold a chip more than the row has room for, and nothing may spill into the next row.
+   */
   const drawRows = useCallback(
-    (which: Iterable<number>, placedOf: (p: number) => Map<number, Placed>) => {
+    (
+      which: Iterable<number>,
+      placedOf: (p: number) => Map<number, Placed>,
+      rowOf: (p: number) => QueueRow | undefined = (p) => rows[p],
+    ) => {
       const canvas = canvasRef.current;
       const ctx = canvas?.getContext('2d');
       const d = drawn.current;
@@ -315,7 +426,7 @@ export function RunQueues({ client, run, playhead }: Props) {
       const top = scrollTop.current;
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       for (const p of which) {
-        const row = rows[p];
+        const row = rowOf(p);
         const y = tops[p];
         const h = heights[p];
         if (!row || y === undefined || h === undefined) continue;
@@ -331,31 +442,79 @@ export function RunQueues({ client, run, playhead }: Props) {
         // Half the gap above and below too: a running chip's 2 px border reaches half a pixel past the row, and
         // a chip sliding sideways would leave that edge behind as a stray line.
         ctx.clearRect(0, -ROW_GAP / 2 + 0.5, slotsW, h + ROW_GAP - 1);
+        ctx.beginPath();
+        ctx.rect(0, -ROW_GAP / 2 + 0.5, slotsW, h + ROW_GAP - 1);
+        ctx.clip();
         drawRow(ctx, meta, row, placed, perRow, colors, domainColor, fontFamily());
         ctx.restore();
       }
     },
     [rows, tops, heights, scroll, slotsW, meta, perRow, colors, domainColor],
   );
-  const target = useCallback(
-    (p: number) => {
-      const row = rows[p];
+  const placesOf = useCallback(
+    (row: QueueRow | undefined) => {
       const first = row?.idle ? 1 : 0;
       return new Map<number, Placed>(
         (row?.entries ?? []).map((e, i) => [e.vcpu, { ...slotPosition(i + first, perRow), alpha: 1 }]),
       );
     },
-    [rows, perRow],
+    [perRow],
   );
+  const target = useCallback((p: number) => placesOf(rows[p]), [placesOf, rows]);
+
+  // The step player draws through the latest drawing functions (a step outlives the render it started in).
+  const latest = useRef({ drawRows, placesOf });
+  useLayoutEffect(() => {
+    latest.current = { drawRows, placesOf };
+  }, [drawRows, placesOf]);
+  const player = useRef<StepPlayer | null>(null);
+  player.current ??= new StepPlayer(
+    (step) => {
+      // From where its chips are drawn now to the step's slots; chips that arrive fade in.
+      const was = drawn.current?.at[step.pcpu] ?? new Map<number, Placed>();
+      const to = latest.current.placesOf(step.row);
+      return (ease) =>
+        latest.current.drawRows(
+          [step.pcpu],
+          () => {
+            const placed = new Map<number, Placed>();
+            for (const [v, end] of to) {
+              const w = was.get(v);
+              placed.set(
+                v,
+                w
+                  ? { x: w.x + (end.x - w.x) * ease, y: w.y + (end.y - w.y) * ease, alpha: 1 }
+                  : { ...end, alpha: ease },
+              );
+            }
+            return placed;
+          },
+          () => step.row,
+        );
+    },
+    (step) =>
+      latest.current.drawRows(
+        [step.pcpu],
+        () => latest.current.placesOf(step.row),
+        () => step.row,
+      ),
+  );
+  useEffect(() => () => player.current?.stop(), []);
+  /** The rows as of the last answer played or drawn: where the next answer's steps start. */
+  const base = useRef<readonly QueueRow[]>([]);
 
   useLayoutEffect(() => {
     const canvas = canvasRef.current;
-    if (!canvas || !visible) return;
+    const pl = player.current;
+    if (!canvas || !visible || !pl) return;
     const keys = rows.map(rowKey);
     const layout = `${layoutKey}:${JSON.stringify(colors)}:${perRow}`;
     const prev = drawn.current;
+    const from = base.current;
+    base.current = rows;
     if (!prev || prev.layout !== layout) {
       // A new size or new colours: resize (which clears) and draw every row.
+      pl.stop();
       const dpr = window.devicePixelRatio || 1;
       canvas.width = Math.max(1, Math.round(slotsW * dpr));
       canvas.height = Math.round(totalH * dpr);
@@ -366,36 +525,21 @@ export function RunQueues({ client, run, playhead }: Props) {
     const changed = keys.flatMap((k, p) => (k !== prev.keys[p] ? [p] : []));
     drawn.current = { ...prev, keys };
     if (changed.length === 0) return;
-    if (!animate || reducedMotion()) {
+    const changes = value?.changes;
+    if (!animate || !changes || reducedMotion()) {
+      pl.stop();
       drawRows(changed, target);
       return;
     }
-    // Slide each chip of the changed rows from where it was drawn to its new slot; new chips fade in.
-    const from = changed.map((p) => prev.at[p] ?? new Map<number, Placed>());
-    let raf = 0;
-    const t0 = performance.now();
-    const step = (now: number) => {
-      const k = Math.min(1, (now - t0) / SLIDE_MS);
-      const ease = 1 - (1 - k) ** 3; // ease-out, as the CSS transition of the chips was
-      drawRows(changed, (p) => {
-        const was = from[changed.indexOf(p)]!;
-        const placed = new Map<number, Placed>();
-        for (const [v, to] of target(p)) {
-          const w = was.get(v);
-          placed.set(
-            v,
-            w
-              ? { x: w.x + (to.x - w.x) * ease, y: w.y + (to.y - w.y) * ease, alpha: 1 }
-              : { ...to, alpha: ease },
-          );
-        }
-        return placed;
-      });
-      if (k < 1) raf = requestAnimationFrame(step);
-    };
-    step(t0);
-    return () => cancelAnimationFrame(raf);
-  }, [rows, layoutKey, colors, perRow, slotsW, totalH, animate, visible, drawRows, target]);
+    // Each decision since the last answer as a step; every changed pCPU ends in its latest state.
+    const steps = planSteps(from, changes);
+    for (const p of changed) {
+      const last = steps.findLast((st) => st.pcpu === p);
+      if (!last || rowKey(last.row) !== keys[p]) steps.push({ pcpu: p, row: rows[p]! });
+    }
+    pl.enqueue(steps);
+    figureRef.current?.setAttribute('data-steps', String(pl.lastBatch));
+  }, [rows, value, layoutKey, colors, perRow, slotsW, totalH, animate, visible, drawRows, target]);
 
   // The SVG export draws the rows with the same drawRow, into a recorder of shapes (lib/svgExport).
   useEffect(() => {
@@ -452,7 +596,7 @@ export function RunQueues({ client, run, playhead }: Props) {
   };
 
   return (
-    <figure className="runqueues" aria-label="Run queue per pCPU at the playhead">
+    <figure ref={figureRef} className="runqueues" aria-label="Run queue per pCPU at the playhead">
       <figcaption className="muted">
         Run queues at the playhead: ▶ running, then queued in order (priority · credit)
         {error && ` — unavailable: ${error}`}
@@ -464,7 +608,7 @@ export function RunQueues({ client, run, playhead }: Props) {
           onScroll={scroll ? onScroll : undefined}
         >
           {domRows.map((row, p) => {
-            const snap = domValue?.[p] ?? null;
+            const snap = domValue?.snaps[p] ?? null;
             return (
               <RowDom
                 key={p}

@@ -26,7 +26,7 @@ interface Props {
 export function ShareChart({ run, durationMs, playhead }: Props) {
   const domainColor = useDomainColor();
   const frame = useRunFrame(durationMs);
-  const { plotRef: ref, width, x } = frame;
+  const { plotRef: ref, width, x, m } = frame;
   const { meta, report, bucketMs } = run;
 
   const series = useMemo(
@@ -65,7 +65,7 @@ export function ShareChart({ run, durationMs, playhead }: Props) {
               key={`fair-${d.name}`}
               className="fair-line"
               data-domain={d.name}
-              x1={M.left}
+              x1={m.left}
               x2={width - M.right}
               y1={y(fair[i]!)}
               y2={y(fair[i]!)}
@@ -84,12 +84,12 @@ export function ShareChart({ run, durationMs, playhead }: Props) {
         ))}
       </>
     );
-  }, [meta.domains, series, fair, x, y, bucketMs, width, domainColor]);
+  }, [meta.domains, series, fair, x, y, bucketMs, width, domainColor, m.left]);
 
   /** Names the domain line nearest the pointer with its share in that bucket and its fair share. */
   const describe = (px: number, py: number): string[] | null => {
     const b = bucketAt(x.invert(px), bucketMs, buckets);
-    if (px < M.left || px > width - M.right || b < 0) return null;
+    if (px < m.left || px > width - M.right || b < 0) return null;
     const best = nearestIndex(series.length, (d) => Math.abs(y(series[d]?.[b] ?? 0) - py), 10);
     const dom = meta.domains[best];
     if (!dom) return null;

@@ -2,14 +2,25 @@
 // time axis and the playhead share one canvas (a run has tens of thousands of segments, and a playing window
 // moves the axis every frame), which playback draws straight from the Playhead store: a frame costs no React
 // render and changes nothing in the DOM. Legend, lane labels and tooltip stay React-owned HTML. d3-zoom only
-// listens for gestures and reports the new time window, which the page shares with every column.
-import { memo, useCallback, useEffect, useMemo, useRef, useState, type PointerEvent } from 'react';
+// listens for gestures and reports the new time window, which the page shares with every column. Under the
+// pCPU lanes and the I/O strip, a state lane per vCPU (lib/vcpuStates) says what each vCPU did meanwhile.
+import {
+  memo,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type PointerEvent,
+  type ReactNode,
+} from 'react';
 import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
 import type { SimClient } from '../sim/client';
 import type { IoRec, Meta } from '../sim/types';
-import { useDomainColor } from '../lib/theme';
+import { PresentingContext, useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
 import { segmentAt, visibleRange, type Lane } from '../lib/series';
 import { anchor, fmt } from '../lib/format';
@@ -21,6 +32,20 @@ import type { View } from '../lib/view';
 import { usePlayhead, usePlayheadEffect, type Playhead, type PlayheadState } from '../lib/playhead';
 import { Tooltip, type Hover } from './Tooltip';
 import { esc, rect, registerVector } from '../lib/svgExport';
+import {
+  BLOCKED,
+  RUNNABLE,
+  SPINNING,
+  STATE_COLS,
+  describeSpan,
+  foldLanes,
+  splitStates,
+  stateAt,
+  wakeMarks,
+  type LaneRow,
+  type StateLane,
+  type WakeMark,
+} from '../lib/vcpuStates';
 
 const LANE_GAP = 4;
 /** Beyond this many domains colours repeat and the legend would crowd out the chart; hovering names them. */
@@ -40,6 +65,69 @@ const IO_H = 12;
 const IO_LIMIT = 4000;
 /** Opacity of the guest idle loop: the vCPU holds the pCPU but does no work. */
 const IDLE_ALPHA = 0.3;
+/** Height of a vCPU's state lane and the gap under it [px]: labelled lanes, or in presentation mode (where the
+ * labels give way to large type and the lesson's view must still fit the screen) thinner unlabelled ones. */
+const STATE_H = 10;
+const STATE_GAP = 2;
+const STATE_H_PRESENTING = 6;
+const STATE_GAP_PRESENTING = 1;
+/** A domain with more vCPUs shows its first ones and a "+k more" row (clicking it unfolds the domain). */
+const STATES_PER_DOMAIN = 4;
+/** Most state spans the lanes ask for per window; beyond it they say to zoom in. */
+const STATE_LIMIT = 40_000;
+/** Spinning: burnt CPU, in one colour whatever the domain (a warning orange readable on both themes). */
+const SPIN_COLOR = '#e8590c';
+
+/** A vCPU's state lane where it is drawn: its spans and wake-ups, at `y` [px]. */
+interface StateRow {
+  readonly vcpu: number;
+  readonly y: number;
+  /** [px] */
+  readonly h: number;
+  readonly lane: StateLane;
+  readonly wakes: readonly WakeMark[];
+}
+
+/**
+ * Draws the state lanes into `out` (a canvas context or an SVG pen with the same three calls), x from time by
+ * `sx`, `w` wide: running in the domain's colour, spinning in orange, runnable as a thin bar in the domain's
+ * colour (waiting), blocked left empty; each wake-up as a tick with a line to its dispatch along the lane's top.
+ */
+function drawStates(
+  rows: readonly StateRow[],
+  sx: (t: number) => number,
+  w: number,
+  busy: readonly string[],
+  empty: string,
+  tick: string,
+  fillRect: (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void,
+): void {
+  for (const { vcpu, y, h, lane, wakes } of rows) {
+    fillRect(0, y, w, h, empty);
+    const color = busy[vcpu] ?? '#888';
+    let painted = -1;
+    for (let i = 0; i < lane.state.length; i++) {
+      const s = lane.state[i]!;
+      if (s === BLOCKED) continue;
+      const x0 = sx(lane.start[i]!);
+      const x1 = sx(lane.end[i]!);
+      if (x1 <= 0 || x0 >= w) continue;
+      // A sliver inside a pixel already painted adds nothing visible (a zoomed-out lane of thousands of spans).
+      if (x1 - x0 < 1 && x1 <= painted) continue;
+      painted = Math.ceil(x1);
+      const width = Math.max(0.75, x1 - x0);
+      if (s === RUNNABLE) fillRect(x0, y + h * 0.3, width, Math.max(2, h * 0.4), color, 0.7);
+      else fillRect(x0, y, width, h, s === SPINNING ? SPIN_COLOR : color);
+    }
+    for (const { wake, run } of wakes) {
+      const a = sx(wake);
+      const b = sx(run);
+      if (b < 0 || a > w) continue;
+      fillRect(a - 0.5, y, 1, h, tick);
+      if (b - a >= 1) fillRect(a, y, b - a, 1, tick);
+    }
+  }
+}
 
 interface Props {
   readonly meta: Meta;
@@ -99,7 +187,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   const width = useWidth(plotRef);
   const LANE_H = laneHeight(meta.pcpus);
   const ioTop = meta.pcpus * (LANE_H + LANE_GAP) + PAD_TOP;
-  const lanesH = ioTop + IO_H + LANE_GAP;
+  const statesTop = ioTop + IO_H + LANE_GAP;
+  const [expanded, setExpanded] = useState<ReadonlySet<number>>(() => new Set());
+  const stateRows = useMemo(() => foldLanes(meta, STATES_PER_DOMAIN, expanded), [meta, expanded]);
+  const presenting = useContext(PresentingContext);
+  const stateH = presenting ? STATE_H_PRESENTING : STATE_H;
+  const stateStep = stateH + (presenting ? STATE_GAP_PRESENTING : STATE_GAP);
+  const lanesH = statesTop + stateRows.length * stateStep + (stateRows.length > 0 ? LANE_GAP : 0);
   const height = lanesH + AXIS_H;
 
   // Notifications delivered from one window before the view to two after it (a wait may start long before its
@@ -125,6 +219,40 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   );
   const ioFull = (io?.length ?? 0) >= IO_LIMIT;
 
+  // Every vCPU's states over the same grid cell, split per vCPU with their wake-ups; placed at their rows.
+  const statesQuery = useCallback(
+    () =>
+      client.query(
+        runId,
+        'vcpuStates',
+        Math.max(0, Math.round(ioFrom * 1e6)),
+        Math.round((ioFrom + 4 * w) * 1e6),
+        STATE_LIMIT,
+      ),
+    [client, runId, ioFrom, w],
+  );
+  const statesFlat = useLatestQuery(statesQuery).value;
+  const stateLabels = useMemo(
+    () => stateRows.map((row) => stateLabel(meta, row, setExpanded)),
+    [stateRows, meta],
+  );
+  const statesFull = (statesFlat?.length ?? 0) >= STATE_LIMIT * STATE_COLS;
+  const stateLanes = useMemo(
+    () => (statesFlat && !statesFull ? splitStates(statesFlat, meta.vcpus.length) : null),
+    [statesFlat, statesFull, meta.vcpus.length],
+  );
+  const statesDrawn = useMemo<StateRow[]>(
+    () =>
+      stateRows.flatMap((row, r) => {
+        if (row.kind !== 'vcpu' || !stateLanes) return [];
+        const lane = stateLanes[row.vcpu];
+        if (!lane) return [];
+        const y = statesTop + r * stateStep;
+        return [{ vcpu: row.vcpu, y, h: stateH, lane, wakes: wakeMarks(lane) }];
+      }),
+    [stateRows, stateLanes, statesTop, stateH, stateStep],
+  );
+
   useEffect(() => {
     onViewChangeRef.current = onViewChange;
   }, [onViewChange]);
@@ -148,6 +276,7 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     canvas: HTMLCanvasElement;
     deps: readonly unknown[];
     ioBars: readonly IoBar[];
+    states: readonly StateRow[];
   } | null>(null);
   const segmentsShown = useRef(-1);
   const segmentsAt = useRef(-Infinity);
@@ -169,7 +298,7 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
       const deps = [lanes, from, w, width, lanesH, colors, theme, LANE_H, ioTop, dpr];
       const cached = stripRef.current;
       const lanesStale = !cached || cached.deps.some((d, i) => d !== deps[i]);
-      if (lanesStale || cached.ioBars !== ioBars) {
+      if (lanesStale || cached.ioBars !== ioBars || cached.states !== statesDrawn) {
         const strip = cached?.canvas ?? document.createElement('canvas');
         const sw = 4 * width;
         if (lanesStale) {
@@ -229,7 +358,15 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
           sctx.globalAlpha = 1;
           sctx.fillRect(Math.max(0, x1 - 1), ioTop, 2, IO_H);
         }
-        stripRef.current = { canvas: strip, deps, ioBars };
+        // The state lanes under it (states fetched for the previous cell, like the I/O bars, until these come).
+        sctx.clearRect(0, statesTop, sw, lanesH - statesTop);
+        drawStates(statesDrawn, sx, sw, colors.busy, theme.empty, theme.fg, (x, y, rw, rh, c, a = 1) => {
+          sctx.globalAlpha = a;
+          sctx.fillStyle = c;
+          sctx.fillRect(x, y, rw, rh);
+        });
+        sctx.globalAlpha = 1;
+        stripRef.current = { canvas: strip, deps, ioBars, states: statesDrawn };
       }
       const strip = stripRef.current!.canvas;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
@@ -280,7 +417,7 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         }
       }
     },
-    [lanes, width, height, lanesH, colors, theme, LANE_H, ioTop, ioBars],
+    [lanes, width, height, lanesH, colors, theme, LANE_H, ioTop, ioBars, statesDrawn, statesTop],
   );
   usePlayheadEffect(playhead, paint, { visible });
 
@@ -330,6 +467,11 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         out.push(rect(a, ioTop + 2, Math.max(1, b - a), IO_H - 4, c, ' fill-opacity="0.55"'));
         out.push(rect(Math.max(0, b - 1), ioTop, 2, IO_H, c));
       }
+      drawStates(statesDrawn, x, width, colors.busy, theme.empty, theme.fg, (rx, ry, rw, rh, c, a = 1) => {
+        const left = Math.max(0, rx);
+        const right = Math.min(width, rx + rw);
+        if (right > left) out.push(rect(left, ry, right - left, rh, c, a < 1 ? ` fill-opacity="${a}"` : ''));
+      });
       out.push(rect(0, lanesH, width, 1, AXIS_COLOR));
       const n = Math.max(2, Math.floor(width / 90));
       const format = x.tickFormat(n, '~f');
@@ -349,7 +491,7 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         );
       return out.join('');
     });
-  }, [playhead, lanes, width, colors, theme, LANE_H, ioTop, lanesH, ioBars]);
+  }, [playhead, lanes, width, colors, theme, LANE_H, ioTop, lanesH, ioBars, statesDrawn]);
 
   // Attach d3-zoom once per geometry. Its transform is synced from the shared window only when a gesture may
   // start (in its filter), not every frame; those programmatic transforms carry no sourceEvent and are ignored,
@@ -413,10 +555,41 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     };
   };
 
+  /** The state span under the pointer, with the wake-up it ends if any. */
+  const statesHover = (px: number, py: number): Hover | null => {
+    const r = Math.floor((py - statesTop) / stateStep);
+    const row = stateRows[r];
+    if (!row || py - statesTop - r * stateStep > stateH) return null;
+    if (row.kind === 'more')
+      return { x: px, y: py, lines: [moreText(meta, row), 'click its label to show them'] };
+    const name = meta.vcpus[row.vcpu]?.name ?? `vCPU ${row.vcpu}`;
+    const lane = stateLanes?.[row.vcpu];
+    if (!lane)
+      return { x: px, y: py, lines: [name, statesFull ? 'too many states here: zoom in' : 'no states yet'] };
+    const x = xNow();
+    const t = x.invert(px);
+    const i = stateAt(lane, t);
+    if (i < 0) return null;
+    const lines = describeSpan(name, lane, i);
+    const slack = x.invert(px + 3) - t;
+    const wake = wakeMarks(lane).find((m) => m.wake - slack <= t && t <= m.run + slack);
+    if (wake)
+      lines.push(
+        wake.run > wake.wake
+          ? `woken at ${fmt(wake.wake, 6)} ms, ran ${fmt(wake.run - wake.wake)} ms later`
+          : `woken at ${fmt(wake.wake, 6)} ms and ran at once`,
+      );
+    return { x: px, y: py, lines };
+  };
+
   const onPointerMove = (e: PointerEvent<HTMLCanvasElement>) => {
     const rect = e.currentTarget.getBoundingClientRect();
     const px = e.clientX - rect.left;
     const py = e.clientY - rect.top - PAD_TOP;
+    if (e.clientY - rect.top >= statesTop) {
+      setHover(statesHover(px, e.clientY - rect.top));
+      return;
+    }
     if (e.clientY - rect.top >= ioTop) {
       setHover(ioHover(px, e.clientY - rect.top));
       return;
@@ -446,10 +619,22 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   };
 
   return (
-    <figure ref={figureRef} className="timeline" data-testid="timeline" data-io={ioBars.length}>
-      <Legend meta={meta} ioFull={ioFull} />
+    <figure
+      ref={figureRef}
+      className="timeline"
+      data-testid="timeline"
+      data-io={ioBars.length}
+      data-state-lanes={statesDrawn.length}
+    >
+      <Legend meta={meta} ioFull={ioFull} statesFull={statesFull} />
       <div className="timeline-body">
-        <LaneLabels pcpus={lanes.length} laneH={LANE_H} />
+        <LaneLabels
+          pcpus={lanes.length}
+          laneH={LANE_H}
+          stateLabels={stateLabels}
+          stateH={stateH}
+          stateGap={stateStep - stateH}
+        />
         <div className="plot" ref={plotRef} style={{ height }}>
           <canvas
             ref={canvasRef}
@@ -466,7 +651,15 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
 }
 
 /** The domains' colours. Memoised, like the lane labels: the timeline re-renders once per window width while playing. */
-const Legend = memo(function Legend({ meta, ioFull }: { meta: Meta; ioFull: boolean }) {
+const Legend = memo(function Legend({
+  meta,
+  ioFull,
+  statesFull,
+}: {
+  meta: Meta;
+  ioFull: boolean;
+  statesFull: boolean;
+}) {
   const domainColor = useDomainColor();
   return (
     <figcaption className="legend">
@@ -487,11 +680,69 @@ const Legend = memo(function Legend({ meta, ioFull }: { meta: Meta; ioFull: bool
       <span className="legend-item muted">
         I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
       </span>
+      <span
+        className="legend-item muted"
+        data-testid="state-legend"
+        title="The vCPU lanes under the I/O strip"
+      >
+        <span className="swatch running" /> running
+      </span>
+      <span className="legend-item muted">
+        <span className="swatch spin" /> spinning
+      </span>
+      <span className="legend-item muted">
+        <span className="swatch runnable" /> runnable
+      </span>
+      <span className="legend-item muted">
+        <span className="wake-tick" /> wake → run; blank: blocked
+        {statesFull ? ' (zoom in for the lanes)' : ''}
+      </span>
     </figcaption>
   );
 });
 
-const LaneLabels = memo(function LaneLabels({ pcpus, laneH }: { pcpus: number; laneH: number }) {
+/** What a "+k more" row says. */
+function moreText(meta: Meta, row: Extract<LaneRow, { kind: 'more' }>): string {
+  return `${meta.domains[row.domain]?.name ?? '?'}: ${row.hidden} more vCPU${row.hidden === 1 ? '' : 's'}`;
+}
+
+/** A state lane's label: the vCPU's name, or a button unfolding the domain's other vCPUs. */
+function stateLabel(
+  meta: Meta,
+  row: LaneRow,
+  setExpanded: (f: (s: ReadonlySet<number>) => ReadonlySet<number>) => void,
+): ReactNode {
+  if (row.kind === 'vcpu') {
+    const name = meta.vcpus[row.vcpu]?.name ?? `vCPU ${row.vcpu}`;
+    return <span title={`${name}: its states`}>{name}</span>;
+  }
+  return (
+    <button
+      type="button"
+      className="state-more"
+      data-testid="state-lanes-more"
+      title={`${moreText(meta, row)}: show them`}
+      onClick={() => setExpanded((s) => new Set([...s, row.domain]))}
+    >
+      +{row.hidden} more
+    </button>
+  );
+}
+
+const LaneLabels = memo(function LaneLabels({
+  pcpus,
+  laneH,
+  stateLabels,
+  stateH,
+  stateGap,
+}: {
+  pcpus: number;
+  laneH: number;
+  stateLabels: readonly ReactNode[];
+  /** A state lane's height and the gap under it [px]. */
+  stateH: number;
+  stateGap: number;
+}) {
   return (
     <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
       {Array.from({ length: pcpus }, (_, p) => (
@@ -510,6 +761,15 @@ const LaneLabels = memo(function LaneLabels({ pcpus, laneH }: { pcpus: number; l
           I/O
         </span>
       </div>
+      {stateLabels.map((label, r) => (
+        <div
+          key={r}
+          className="state-label"
+          style={{ height: stateH, marginBottom: stateGap + (r === stateLabels.length - 1 ? LANE_GAP : 0) }}
+        >
+          {label}
+        </div>
+      ))}
       <div className="unit">ms</div>
     </div>
   );

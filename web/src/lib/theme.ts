@@ -41,6 +41,9 @@ export function useTheme(): [Theme, () => void] {
 /** The theme on screen, for views whose colours are not CSS (canvas, inline swatches, SVG strokes). */
 export const ThemeContext = createContext<Theme>('light');
 
+/** Whether the page is in presentation mode: views that draw their own sizes (the state lanes) size for it. */
+export const PresentingContext = createContext(false);
+
 /** domainColor for the theme on screen; a new function when the theme changes, so memoised views redraw. */
 export function useDomainColor(): (colorIndex: number) => string {
   const dark = useContext(ThemeContext) === 'dark';

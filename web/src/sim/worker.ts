@@ -13,6 +13,7 @@ import init, {
 } from './pkg/schedsim_wasm.js';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type DecisionWindow } from '../lib/decisions';
+import type { RunQueueChange } from '../lib/runqueueSteps';
 import type {
   Ablation,
   Cost,
@@ -140,6 +141,11 @@ const queries = {
   /** Every pCPU's run queue at `tNs` (null for a pCPU before its first snapshot). */
   runqueues: (s: Simulation, tNs: number) => parse<(RunQueueSnap | null)[]>(s.runqueues_json(tNs)),
 
+  /** Every pCPU's run-queue snapshots in (fromNs, toNs] in time order, several per instant when a decision took
+   * several steps; null when there are more than `limit` (lib/runqueueSteps plays them). */
+  runqueueChanges: (s: Simulation, fromNs: number, toNs: number, limit: number) =>
+    parse<RunQueueChange[] | null>(s.runqueue_changes_json(fromNs, toNs, limit)),
+
   /** Decisions in [fromNs, toNs), at most `limit` (the trace window export). */
   decisionsBetween: (s: Simulation, fromNs: number, toNs: number, limit: number): Decision[] =>
     decisions(s, fromNs, toNs, limit),
@@ -171,6 +177,13 @@ const queries = {
   /** Event-channel notifications with `fromNs <= t < toNs`, at most `limit`. */
   ioEvents: (s: Simulation, fromNs: number, toNs: number, limit: number) =>
     parse<IoRec[]>(s.io_events_json(fromNs, toNs, limit)),
+
+  /** Every vCPU's state in [fromNs, toNs) as rows of (vcpu, start_ns, end_ns, state code), at most `limit`
+   * (transferred; lib/vcpuStates reads it). */
+  vcpuStates: (s: Simulation, fromNs: number, toNs: number, limit: number): Float64Array => {
+    const d = s.vcpu_states(fromNs, toNs, limit);
+    return Comlink.transfer(d, [d.buffer]);
+  },
 
   /** A domain's distribution as flattened (value_ms, count) pairs in increasing value (transferred). */
   distribution: (s: Simulation, domain: number, metric: DistributionMetric): Float64Array => {

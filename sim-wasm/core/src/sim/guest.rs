@@ -228,6 +228,10 @@ impl Simulation {
             let g = &mut self.guests.groups[group];
             g.spin_ns += e;
             g.spin_ns_by_member[member] += e;
+            if self.rec.on {
+                // Where the spinning happened, for the page's state lanes.
+                self.rec.trace.push_spin(SpinRec { vcpu: v.0 as u32, start: start.0, end: self.now.0 });
+            }
         }
         self.update_min_vruntime(v);
     }

@@ -1497,3 +1497,52 @@ fn max_events_stops_a_run() {
         other => panic!("expected the event budget to stop the run, got {other:?}"),
     }
 }
+
+/// The page's state lanes (issue 21) over a whole co-scheduling run: each vCPU's spans tile the run without gaps,
+/// the running and spinning spans add up to the CPU its segments got, and the spinning ones to the spin the report
+/// gives per vCPU. Credit's job spins; the gang scheduler's never does.
+#[test]
+fn vcpu_state_lanes_match_segments_and_spin() {
+    let text = include_str!("../../../../scenarios/p001-mp-coscheduling.json");
+    let sc = Scenario::from_value(serde_json::from_str(text).unwrap()).unwrap();
+    for policy in ["credit", "gang"] {
+        let mut sim = Simulation::new(&sc, policy).unwrap();
+        sim.run().unwrap();
+        let end = sim.end.0;
+        let spans = sim.trace().vcpu_states(0, end, usize::MAX);
+        let nv = sim.host.vcpus.len();
+        let (mut at, mut on_cpu, mut spin) = (vec![0u64; nv], vec![0u64; nv], vec![0u64; nv]);
+        for s in &spans {
+            let v = s.vcpu as usize;
+            assert_eq!(s.start, at[v], "{policy}: vCPU {v}'s spans leave a gap or overlap at {}", s.start);
+            at[v] = s.end;
+            match s.state {
+                crate::trace::VcpuState::Running => on_cpu[v] += s.end - s.start,
+                crate::trace::VcpuState::Spinning => {
+                    on_cpu[v] += s.end - s.start;
+                    spin[v] += s.end - s.start;
+                }
+                _ => {}
+            }
+        }
+        assert!(at.iter().all(|&t| t == end), "{policy}: every lane ends with the run");
+        let mut segs = vec![0u64; nv];
+        for s in sim.trace().segments() {
+            segs[s.vcpu as usize] += s.end - s.start;
+        }
+        assert_eq!(on_cpu, segs, "{policy}: running + spinning is the CPU the segments show");
+        let r = sim.report(&RunOptions::default());
+        let by_vcpu = r["jobs"]["job/app"]["spin_ms_by_vcpu"].as_object().unwrap();
+        for (v, vc) in sim.host.vcpus.iter().enumerate() {
+            if let Some(ms) = by_vcpu.get(&vc.name).and_then(Value::as_f64) {
+                assert!((spin[v] as f64 / 1e6 - ms).abs() < 1e-3, "{policy}: {} spun {ms} ms", vc.name);
+            }
+        }
+        let total: u64 = spin.iter().sum();
+        if policy == "credit" {
+            assert!(total > 0, "Credit's job threads spin while a sibling is descheduled");
+        } else {
+            assert_eq!(total, 0, "gang scheduling never leaves a sibling descheduled");
+        }
+    }
+}

@@ -1,0 +1,121 @@
+// The per-vCPU state lanes under the Gantt (issue 21): what each vCPU did (running, spinning at a barrier,
+// runnable in a queue, blocked) as SchedViz and Perfetto draw thread states, with a wake-to-run mark from each
+// wake-up to the dispatch that followed. The simulator hands the states as flat rows (worker query `vcpuStates`);
+// these pure helpers split them per vCPU, find the wake-ups, and fold domains with many vCPUs.
+import { bisectRight } from 'd3-array';
+import type { Meta } from '../sim/types';
+import { fmt } from './format';
+
+/** Columns of one row of the `vcpuStates` query: vcpu, start_ns, end_ns, state code. */
+export const STATE_COLS = 4;
+
+/** The state codes' names, by code (the simulator's `VcpuState`). */
+export const STATE_NAMES = ['running', 'spinning', 'runnable', 'blocked'] as const;
+export type VcpuStateName = (typeof STATE_NAMES)[number];
+export const RUNNING = 0;
+export const SPINNING = 1;
+export const RUNNABLE = 2;
+export const BLOCKED = 3;
+
+/** One vCPU's spans in time order [ms], contiguous. */
+export interface StateLane {
+  readonly start: Float64Array;
+  readonly end: Float64Array;
+  readonly state: Uint8Array;
+}
+
+const EMPTY: StateLane = { start: new Float64Array(0), end: new Float64Array(0), state: new Uint8Array(0) };
+
+/** Splits the query's rows into one lane per vCPU (`nvcpus` lanes; a vCPU with no rows gets an empty one). */
+export function splitStates(flat: Float64Array, nvcpus: number): StateLane[] {
+  const rows = Math.floor(flat.length / STATE_COLS);
+  const counts = new Array<number>(nvcpus).fill(0);
+  for (let r = 0; r < rows; r++) {
+    const v = flat[r * STATE_COLS]!;
+    if (v >= 0 && v < nvcpus) counts[v]!++;
+  }
+  const lanes = counts.map((n) =>
+    n === 0 ? EMPTY : { start: new Float64Array(n), end: new Float64Array(n), state: new Uint8Array(n) },
+  );
+  const fill = new Array<number>(nvcpus).fill(0);
+  // The rows come by vCPU then time: each lane fills in order.
+  for (let r = 0; r < rows; r++) {
+    const o = r * STATE_COLS;
+    const v = flat[o]!;
+    const lane = lanes[v];
+    if (!lane) continue;
+    const i = fill[v]!++;
+    (lane.start as Float64Array)[i] = flat[o + 1]! / 1e6;
+    (lane.end as Float64Array)[i] = flat[o + 2]! / 1e6;
+    (lane.state as Uint8Array)[i] = flat[o + 3]!;
+  }
+  return lanes;
+}
+
+/** Index of the span covering time `t` [ms], or -1. */
+export function stateAt(lane: StateLane, t: number): number {
+  const i = bisectRight(lane.end, t);
+  return i < lane.start.length && lane.start[i]! <= t ? i : -1;
+}
+
+/** A wake-up and the dispatch that followed [ms] (equal when the vCPU ran at once). */
+export interface WakeMark {
+  readonly wake: number;
+  readonly run: number;
+}
+
+/** Each blocked -> (runnable ->) running or spinning transition of a lane: the wake-to-run latencies. */
+export function wakeMarks(lane: StateLane): WakeMark[] {
+  const out: WakeMark[] = [];
+  const n = lane.state.length;
+  for (let i = 1; i < n; i++) {
+    if (lane.state[i - 1] !== BLOCKED) continue;
+    const s = lane.state[i];
+    if (s === RUNNING || s === SPINNING) out.push({ wake: lane.start[i]!, run: lane.start[i]! });
+    else if (s === RUNNABLE && i + 1 < n && lane.state[i + 1]! <= SPINNING)
+      out.push({ wake: lane.start[i]!, run: lane.end[i]! });
+  }
+  return out;
+}
+
+/** A row of the state lanes: one vCPU's lane, or the "+k more" row of a folded domain. */
+export type LaneRow =
+  | { readonly kind: 'vcpu'; readonly vcpu: number }
+  | { readonly kind: 'more'; readonly domain: number; readonly hidden: number };
+
+/**
+ * The rows shown, domain by domain: each domain's first `perDomain` vCPUs, then a "+k more" row for the rest
+ * unless the domain is in `expanded`.
+ */
+export function foldLanes(meta: Meta, perDomain: number, expanded: ReadonlySet<number>): LaneRow[] {
+  const byDomain = new Map<number, number[]>();
+  meta.vcpus.forEach((v, i) => {
+    const list = byDomain.get(v.domain) ?? [];
+    list.push(i);
+    byDomain.set(v.domain, list);
+  });
+  const out: LaneRow[] = [];
+  for (const [domain, vcpus] of [...byDomain].sort((a, b) => a[0] - b[0])) {
+    const shown = expanded.has(domain) ? vcpus : vcpus.slice(0, perDomain);
+    for (const vcpu of shown) out.push({ kind: 'vcpu', vcpu });
+    if (shown.length < vcpus.length) out.push({ kind: 'more', domain, hidden: vcpus.length - shown.length });
+  }
+  return out;
+}
+
+/** What a span's hover says: the vCPU, its state and how long. */
+export function describeSpan(name: string, lane: StateLane, i: number): string[] {
+  const state = STATE_NAMES[lane.state[i]!] ?? '?';
+  const from = lane.start[i]!;
+  const to = lane.end[i]!;
+  const what: Record<VcpuStateName, string> = {
+    running: 'running on a pCPU',
+    spinning: 'spinning at a barrier (a sibling is not running)',
+    runnable: 'runnable, waiting in a run queue',
+    blocked: 'blocked (nothing to run until a wake-up)',
+  };
+  return [
+    `${name}: ${what[state as VcpuStateName] ?? state}`,
+    `${fmt(from, 6)} – ${fmt(to, 6)} ms (${fmt(to - from)} ms)`,
+  ];
+}
