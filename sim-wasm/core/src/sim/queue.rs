@@ -264,6 +264,9 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
+crate::size::no_heap!(Entry);
+crate::size::heap_size!(Owners { queued });
+
 #[cfg(test)]
 mod tests {
     use super::*;
