@@ -224,6 +224,11 @@ pub struct Simulation {
     /// What the host's mechanisms cost (switches, upcalls, the I/O path).
     pub(crate) costs: HostCosts,
     actions: Vec<Action>,
+    /// The batch of actions being carried out, kept between events so that no batch allocates.
+    action_batch: Vec<Action>,
+    /// Whether the policy may leave belief changes or partial-boost marks after a hook (task-aware Credit), so
+    /// that other policies skip asking after every hook.
+    marks: bool,
     notes: policy::Notes,
     /// An internal inconsistency that stops the run (reported by `step` as an error).
     fault: Option<SimError>,
@@ -353,6 +358,8 @@ impl Simulation {
             policy,
             costs: opts.costs,
             actions: Vec::new(),
+            action_batch: Vec::new(),
+            marks: false,
             notes: policy::Notes::default(),
             fault: None,
             host: HostState {
@@ -389,11 +396,13 @@ impl Simulation {
                 disk: b.disk,
                 packets_sent: 0,
                 packets_consumed: 0,
+                notified: Vec::new(),
             },
             measure: Measurement::new(ndom, ntasks, nvcpus, end),
             rec: Recording::new(trace, on, pcpus),
             replay: None,
         };
+        sim.marks = sim.policy_marks();
         if let Detail::Replay { checkpoint_every_ns } = opts.detail {
             // The first checkpoint is taken before the host boots, so that a replay from it records the boot.
             sim.replay = Some(Box::new(Replay::new(&sim, checkpoint_every_ns, opts.checkpoint_budget_bytes)));
@@ -469,13 +478,21 @@ impl Simulation {
         let r = f(self.policy.as_mut(), &mut ctx);
         self.rec.rq_dirty = true;
         // Drained whether or not anyone records them, so batch runs do not pile them up.
-        self.policy.drain_marks(&mut self.rec.belief_buf, &mut self.rec.boost_buf);
-        if !self.rec.belief_buf.is_empty() || !self.rec.boost_buf.is_empty() {
-            self.take_marks();
+        if self.marks {
+            self.policy.drain_marks(&mut self.rec.belief_buf, &mut self.rec.boost_buf);
+            if !self.rec.belief_buf.is_empty() || !self.rec.boost_buf.is_empty() {
+                self.take_marks();
+            }
         }
         let (trace, now) = (&mut self.rec.trace, self.now.0);
         self.notes.drain(|p, text| trace.push_decision(now, p.0, text));
         r
+    }
+
+    /// Whether the policy infers task types or boosts partially (task-aware Credit): only then can a hook leave
+    /// belief changes or partial-boost marks.
+    fn policy_marks(&self) -> bool {
+        self.policy.belief_threshold().is_some() || self.policy.partial_boosts().is_some()
     }
 
     /// Records when a task is first inferred I/O-bound after the last change (adaptation time in the report).
@@ -489,8 +506,9 @@ impl Simulation {
 
     fn apply_actions(&mut self) {
         while !self.actions.is_empty() {
-            let batch: Vec<Action> = std::mem::take(&mut self.actions);
-            for a in batch {
+            // Swapped, not taken: both buffers keep their capacity (a nested call finds the spare one empty).
+            let mut batch = std::mem::replace(&mut self.actions, std::mem::take(&mut self.action_batch));
+            for a in batch.drain(..) {
                 match a {
                     Action::Resched(p) => self.resched(p),
                     Action::Pause(v) => {
@@ -521,6 +539,7 @@ impl Simulation {
                     }
                 }
             }
+            self.action_batch = batch;
         }
     }
 
@@ -808,7 +827,9 @@ impl Simulation {
             }
             Ev::Change(i) => {
                 let ch = self.scenario.changes[i].clone();
-                let text = match self.policy.set_param(&ch.param, &ch.value) {
+                let set = self.policy.set_param(&ch.param, &ch.value);
+                self.marks = self.policy_marks();
+                let text = match set {
                     Ok(()) => {
                         // Adaptation is timed from here: a task already inferred I/O-bound counts as adapted now.
                         self.measure.last_change_at = self.now;

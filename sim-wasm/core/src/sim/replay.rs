@@ -117,6 +117,8 @@ impl Simulation {
             policy: self.policy.clone(),
             costs: self.costs,
             actions: self.actions.clone(),
+            action_batch: Vec::new(),
+            marks: self.marks,
             notes: policy::Notes::default(),
             fault: None,
             host: self.host.clone(),
