@@ -161,7 +161,7 @@ pub const DEFAULT_BUDGET_BYTES: usize = 160 << 20;
 /// Finest bucket of the per-domain CPU aggregate kept for the whole run [ns].
 const AGG_BUCKET_MIN_NS: u64 = 10_000_000;
 /// Most (domain x bucket) cells of that aggregate; longer or larger runs get coarser buckets.
-const AGG_MAX_CELLS: u64 = 4_000_000;
+pub(crate) const AGG_MAX_CELLS: u64 = 4_000_000;
 
 /// The records of a time-sorted list in `[from_ns, to_ns)`, at most `limit`.
 fn window<T>(list: &[T], t: impl Fn(&T) -> u64, from_ns: u64, to_ns: u64, limit: usize) -> &[T] {
@@ -251,6 +251,12 @@ impl Trace {
         }
     }
 
+    /// Detail without a budget and without the whole-run aggregate: the trace of a replayed window (the window is
+    /// short, and the run's own trace keeps the aggregate).
+    pub fn detail_only(pcpus: usize, vcpu_dom: Vec<usize>, ndomains: usize) -> Trace {
+        Trace::with_budget(pcpus, vcpu_dom, ndomains, 0, usize::MAX)
+    }
+
     /// Charges `bytes` of detail against the budget; false once it is spent (detail stops for good).
     fn spend(&mut self, t_ns: u64, bytes: usize) -> bool {
         if self.detail_until_ns.is_some() {
@@ -269,7 +275,8 @@ impl Trace {
         self.used_bytes
     }
 
-    fn aggregate(&mut self, s: &Segment) {
+    /// Adds a stretch to the per-domain CPU aggregate only (what `push_segment` does past the budget).
+    pub fn aggregate(&mut self, s: &Segment) {
         let d = self.vcpu_dom[s.vcpu as usize];
         let (nd, bucket) = (self.ndomains, self.agg_bucket_ns);
         let mut t = s.start;
@@ -690,7 +697,7 @@ fn push_merged(out: &mut Vec<VcpuSpan>, span: VcpuSpan) {
 /// Finest bucket of the per-vCPU CPU record behind Lag [ns].
 const USAGE_BUCKET_MIN_NS: u64 = 1_000_000;
 /// Most (vCPU x bucket) cells of that record; longer or larger runs get coarser buckets.
-const USAGE_MAX_CELLS: u64 = 4_000_000;
+pub(crate) const USAGE_MAX_CELLS: u64 = 4_000_000;
 
 /// CPU time each vCPU received, in fixed buckets over the whole run. Kept whether or not detail is recorded,
 /// because the report's Lag (paper 001, equation 1) is computed from it.
@@ -760,6 +767,24 @@ impl VcpuUsage {
         LagSeries { t_ns, lag_ns }
     }
 }
+
+crate::size::no_heap!(Segment, Decision, IoRec, TaskRec, BeliefRec, BoostRec, RqEntry);
+crate::size::heap_size!(RqSnap { queued });
+crate::size::heap_size!(Trace {
+    segments,
+    last_of_pcpu,
+    decisions,
+    text,
+    io,
+    task_states,
+    beliefs,
+    boosts,
+    runqueues,
+    vcpu_dom,
+    agg,
+    scratch,
+});
+crate::size::heap_size!(VcpuUsage { cells });
 
 #[cfg(test)]
 mod tests {

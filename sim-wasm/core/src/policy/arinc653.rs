@@ -26,6 +26,7 @@ pub struct Window {
     pub len: Nanos,
 }
 
+#[derive(Clone)]
 pub struct Arinc653 {
     windows: Vec<Window>,
     major: Nanos,
@@ -199,6 +200,9 @@ impl Policy for Arinc653 {
         true
     }
 }
+
+crate::size::no_heap!(Window);
+crate::size::heap_size!(Arinc653 { windows, processor, awake, versions });
 
 #[cfg(test)]
 mod tests {

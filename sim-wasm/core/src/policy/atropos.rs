@@ -108,6 +108,7 @@ struct AVcpu {
     extra: bool,
 }
 
+#[derive(Clone)]
 pub struct Atropos {
     vcpus: Vec<AVcpu>,
     runq: Vec<Vec<VcpuId>>,
@@ -351,3 +352,6 @@ impl Policy for Atropos {
         true
     }
 }
+
+crate::size::no_heap!(AVcpu);
+crate::size::heap_size!(Atropos { vcpus, runq, waitq, rrobin, versions });

@@ -95,6 +95,7 @@ struct BVcpu {
     last_charge: Nanos,
 }
 
+#[derive(Clone)]
 pub struct Bvt {
     params: BvtParams,
     doms: Vec<DomBvt>,
@@ -301,3 +302,6 @@ impl Policy for Bvt {
         self.versions.all()
     }
 }
+
+crate::size::no_heap!(DomBvt, BVcpu);
+crate::size::heap_size!(Bvt { doms, vcpus, runq, versions });

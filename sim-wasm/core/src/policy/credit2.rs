@@ -98,6 +98,7 @@ struct RunQueue {
     max_weight: u64,
 }
 
+#[derive(Clone)]
 pub struct Credit2 {
     params: Credit2Params,
     vcpus: Vec<C2Vcpu>,
@@ -470,6 +471,10 @@ impl Policy for Credit2 {
         self.versions.all()
     }
 }
+
+crate::size::no_heap!(C2Vcpu);
+crate::size::heap_size!(RunQueue { pcpus, queue, members });
+crate::size::heap_size!(Credit2 { vcpus, rqs, rq_of, versions });
 
 #[cfg(test)]
 mod tests {

@@ -28,6 +28,7 @@ struct GDom {
     last_admitted: Nanos,
 }
 
+#[derive(Clone)]
 pub struct Gang {
     params: HybridParams,
     pcpus: usize,
@@ -283,3 +284,6 @@ impl Policy for Gang {
         self.versions.all()
     }
 }
+
+crate::size::heap_size!(GDom { vcpus });
+crate::size::heap_size!(Gang { doms, vcpu_dom, runnable, plan, held_since, last_pcpu, versions });

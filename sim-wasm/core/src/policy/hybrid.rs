@@ -155,6 +155,7 @@ struct Cosched {
     until: Nanos,
 }
 
+#[derive(Clone)]
 pub struct Hybrid {
     params: HybridParams,
     pcpus: usize,
@@ -741,6 +742,10 @@ impl Policy for Hybrid {
         self.versions.all()
     }
 }
+
+crate::size::no_heap!(HVcpu);
+crate::size::heap_size!(HDom { name, vcpus });
+crate::size::heap_size!(Hybrid { vcpus, doms, runq, forced, ticks, versions });
 
 #[cfg(test)]
 mod tests {

@@ -271,6 +271,7 @@ impl SVcpu {
     }
 }
 
+#[derive(Clone)]
 pub struct Sedf {
     params: SedfParams,
     pub vcpus: Vec<SVcpu>,
@@ -1076,3 +1077,6 @@ pub(crate) mod tests {
         assert!(e.contains("domains.x"), "{e}");
     }
 }
+
+crate::size::no_heap!(SVcpu);
+crate::size::heap_size!(Sedf { vcpus, runq, waitq, extraq, slice_expires, versions, current, domains });

@@ -94,6 +94,7 @@ struct Book {
     drv_tx: u64,
 }
 
+#[derive(Clone)]
 pub struct Xenco {
     sedf: Sedf,
     opts: XencoOpts,
@@ -331,6 +332,9 @@ impl Policy for Xenco {
         self.sedf.runqueue_versions()
     }
 }
+
+crate::size::no_heap!(Book);
+crate::size::heap_size!(Xenco { sedf, book, is_driver, driver_of });
 
 #[cfg(test)]
 mod tests {

@@ -23,6 +23,7 @@ pub(super) const BULK_PORT: u16 = 5001;
 const UNPLUG_THRESH: usize = 4;
 
 /// The I/O path's state: guest block queues, the driver domains' backends, the wire, the disk and the peers.
+#[derive(Clone)]
 pub(super) struct IoState {
     /// Per vCPU: block requests held by the guest's plugged queue, and whether its unplug timer is armed.
     pub(super) plugged: Vec<(Vec<DriverItem>, bool)>,
@@ -36,6 +37,8 @@ pub(super) struct IoState {
     /// whole run: the difference is what is still in flight (an invariant the tests check).
     pub(super) packets_sent: u64,
     pub(super) packets_consumed: u64,
+    /// Reused by `driver_batch_done` for the vCPUs a batch notifies.
+    pub(super) notified: Vec<VcpuId>,
 }
 
 impl Simulation {
@@ -131,16 +134,19 @@ impl Simulation {
     /// The backend finished a batch: every item is handed on, and each guest vCPU that has something to hear gets
     /// one notification for all of it (linux-2.6.18-xen netback's `notify_list`). Returns how many event-channel
     /// sends that took.
-    pub(super) fn driver_batch_done(&mut self, backend: TaskId, items: Vec<DriverItem>) -> u64 {
-        let mut notified: Vec<VcpuId> = Vec::new();
-        for item in items {
+    pub(super) fn driver_batch_done(&mut self, backend: TaskId, items: &mut Vec<DriverItem>) -> u64 {
+        let mut notified = std::mem::take(&mut self.io.notified);
+        notified.clear();
+        for item in items.drain(..) {
             if let Some(v) = self.driver_item_done(backend, item) {
                 if !notified.contains(&v) {
                     notified.push(v);
                 }
             }
         }
-        notified.len() as u64
+        let sends = notified.len() as u64;
+        self.io.notified = notified;
+        sends
     }
 
     /// Guest CPU for a frontend request: the stack's per-item work, plus an event-channel send when the backend

@@ -30,6 +30,7 @@ pub enum TimerKind {
 }
 
 /// The host's timer behaviour for one run.
+#[derive(Clone)]
 pub struct HostTiming {
     /// Jitter on (`Timing::Xen`) or off (`Timing::Lockstep`, the ablation: every timer at its deadline).
     jitter: bool,
@@ -93,6 +94,8 @@ pub fn grid_after(now: Nanos, period: Nanos) -> Nanos {
     let p = period.0.max(1);
     Nanos(now.0 + p - now.0 % p)
 }
+
+crate::size::heap_size!(HostTiming { streams, tick });
 
 #[cfg(test)]
 mod tests {

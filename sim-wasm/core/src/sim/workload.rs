@@ -331,8 +331,12 @@ impl Simulation {
                     // The return path after a batch, or the start of a pass: nothing to hand on.
                     return;
                 }
-                let items = std::mem::take(batch);
-                let sends = self.driver_batch_done(t, items);
+                let mut items = std::mem::take(batch);
+                let sends = self.driver_batch_done(t, &mut items);
+                // The emptied buffer goes back, so the next pass does not allocate.
+                if let Work::Driver { batch, .. } = &mut self.guests.tasks[t.0].work {
+                    *batch = items;
+                }
                 let tail = (sends > 0).then_some(sends * self.costs.evtchn_send_ns);
                 if let Work::Driver { tail_ns, .. } = &mut self.guests.tasks[t.0].work {
                     *tail_ns = tail;
