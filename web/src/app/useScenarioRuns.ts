@@ -17,6 +17,7 @@ import { parseColumnId, registryPolicy } from '../lib/columns';
 import { titleOf } from '../lib/drafts';
 import { chooseBucketMs } from '../lib/series';
 import type { View } from '../lib/view';
+import { markOnce, markRun } from '../lib/marks';
 import { message } from './useErrors';
 
 export interface Current {
@@ -166,6 +167,7 @@ export function useScenarioRuns({
       let cost: Cost;
       try {
         cost = await client.cost(text, []);
+        markOnce('cost');
       } catch {
         return true;
       }
@@ -203,6 +205,7 @@ export function useScenarioRuns({
         addError(`${origin.name} was not loaded: ${problem}`);
         return false;
       }
+      markOnce('validated');
       const doc = JSON.parse(text) as ScenarioDoc;
       const policyIds = doc.policies.map((p) => p.id);
       if (policyIds.length === 0) {
@@ -228,13 +231,17 @@ export function useScenarioRuns({
       try {
         const results = await client.runAll(text, order, chooseBucketMs(doc.duration_ms), {
           onProgress: (f) => live() && setProgress(f),
-          onRun: (run) => live() && setRuns((prev) => ({ ...prev, [run.policy]: run })),
+          onRun: (run) => {
+            markRun(run.policy, run.timing);
+            if (live()) setRuns((prev) => ({ ...prev, [run.policy]: run }));
+          },
         });
         if (!live()) return true;
         const checked = await client.claims(
           text,
           results.map((r) => r.report),
         );
+        markOnce('claims');
         if (live()) setClaims(checked);
       } catch (e) {
         if (e instanceof Cancelled || !live()) return true;
@@ -334,6 +341,7 @@ export function useScenarioRuns({
     void (async () => {
       try {
         const idx = await loadIndex();
+        markOnce('index');
         if (cancelled) return;
         setIndex(idx);
         const ref = urlState.scenario;
@@ -356,6 +364,7 @@ export function useScenarioRuns({
           entry = findEntry(idx, idx.default)!;
         }
         let base = await loadScenarioText(entry);
+        markOnce('scenario');
         if (cancelled) return;
         let text = base;
         if (ref?.kind === 'library' && ref.id === entry.id && ref.patch) {

@@ -43,6 +43,23 @@ export interface RunResult {
   /** Rows = buckets of `bucketMs`, cols = meta.domains. */
   readonly shares: Float64Array;
   readonly bucketMs: number;
+  /** Where the run's wall time went in its worker (the page's cold-start marks read it). */
+  readonly timing?: RunTiming;
+}
+
+/**
+ * Wall-clock instants of one run in its worker, as epoch milliseconds (performance.timeOrigin + now()), so the
+ * page can place them on its own timeline (each worker's performance.now() has its own origin).
+ */
+export interface RunTiming {
+  /** The worker's wasm module was instantiated. */
+  readonly wasmReady: number;
+  /** The run call arrived in the worker (it starts once the wasm is ready too). */
+  readonly called: number;
+  /** The simulation reached the end of the scenario. */
+  readonly simulated: number;
+  /** The result (report, metadata, segments, shares) was packed for the page. */
+  readonly packed: number;
 }
 
 /** The parts of a (wasm-validated) scenario file the page reads itself. */

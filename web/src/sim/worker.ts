@@ -44,6 +44,14 @@ const END_NS = Number.MAX_SAFE_INTEGER;
 
 const ready = init({ module_or_path: wasmUrl });
 
+/** Now as epoch milliseconds: comparable with the page's clock (each worker's performance.now() has its own origin). */
+function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** When this worker's wasm instance became ready (epoch ms). */
+const wasmReadyAt = ready.then(epochMs);
+
 /** Finished runs, by run id, until the page releases them. */
 const sims = new Map<string, Simulation>();
 
@@ -109,6 +117,7 @@ async function runToEnd(
   policy: string,
   runId: string,
   bucketMs: number,
+  called: number,
   onProgress?: (fraction: number) => void,
 ): Promise<RunResult> {
   let last = 0;
@@ -121,7 +130,8 @@ async function runToEnd(
       await new Promise((r) => setTimeout(r, 0));
     }
   }
-  return {
+  const simulated = epochMs();
+  const result = {
     policy,
     runId,
     report: parse<RunReport>(sim.report_json()),
@@ -130,6 +140,7 @@ async function runToEnd(
     shares: sim.share_series(bucketMs),
     bucketMs,
   };
+  return { ...result, timing: { wasmReady: await wasmReadyAt, called, simulated, packed: epochMs() } };
 }
 
 /**
@@ -224,11 +235,12 @@ const api = {
     bucketMs: number,
     onProgress?: (fraction: number) => void,
   ): Promise<RunResult> {
+    const called = epochMs();
     await ready;
     let sim: Simulation | undefined;
     try {
       sim = new Simulation(json, policy);
-      const result = await runToEnd(sim, policy, runId, bucketMs, onProgress);
+      const result = await runToEnd(sim, policy, runId, bucketMs, called, onProgress);
       sims.get(runId)?.free();
       sims.set(runId, sim);
       sim = undefined;
