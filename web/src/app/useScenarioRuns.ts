@@ -9,6 +9,7 @@ import {
   findEntry,
   loadIndex,
   loadScenarioText,
+  prefetchScenario,
   type ScenarioEntry,
   type ScenarioIndex,
 } from '../lib/scenarios';
@@ -148,6 +149,8 @@ export function useScenarioRuns({
   const chainRef = useRef<Promise<void>>(Promise.resolve());
 
   useEffect(() => {
+    // The workers and the simulator's compile start now, while the library and the scenario load.
+    client.warm();
     if (testing) client.onQueries(setQuerying);
     return () => {
       client.onQueries(null);
@@ -340,6 +343,7 @@ export function useScenarioRuns({
     let cancelled = false;
     void (async () => {
       try {
+        if (urlState.scenario?.kind === 'library') prefetchScenario(urlState.scenario.id);
         const idx = await loadIndex();
         markOnce('index');
         if (cancelled) return;

@@ -42,7 +42,11 @@ const TIE_SLACK = 64;
 /** Upper bound on trace time for "until the end" queries [ns] (2^53: exact in f64). */
 const END_NS = Number.MAX_SAFE_INTEGER;
 
-const ready = init({ module_or_path: wasmUrl });
+/** Called by the page (SimClient) with the module it compiled for every worker, or null to load it here. */
+let loadModule!: (module: WebAssembly.Module | null) => void;
+const ready = new Promise<WebAssembly.Module | null>((resolve) => (loadModule = resolve)).then((module) =>
+  init({ module_or_path: module ?? wasmUrl }),
+);
 
 /** Now as epoch milliseconds: comparable with the page's clock (each worker's performance.now() has its own origin). */
 function epochMs(): number {
@@ -215,6 +219,15 @@ async function explained<T>(work: () => T | Promise<T>): Promise<T> {
 }
 
 const api = {
+  /**
+   * Instantiates the simulator from `module` (compiled once by the page), or from its URL when null. The page
+   * calls it first; every other call waits for it.
+   */
+  async load(module: WebAssembly.Module | null): Promise<void> {
+    loadModule(module);
+    await ready;
+  },
+
   /** null when the scenario is valid, else the simulator's message (it names the field path). */
   async validate(json: string): Promise<string | null> {
     await ready;
