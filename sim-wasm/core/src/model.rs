@@ -75,6 +75,7 @@ impl Timer {
     }
 }
 
+#[derive(Clone)]
 pub struct Pcpu {
     /// The vCPU on this pCPU (`None` = idle).
     pub running: Option<VcpuId>,
@@ -211,6 +212,7 @@ pub enum BarrierPhase {
     Done,
 }
 
+#[derive(Clone)]
 pub enum Work {
     /// Busy loop.
     Cpu,
@@ -339,6 +341,7 @@ impl ServerDisk {
 }
 
 /// The threads of one barrier job and its progress.
+#[derive(Clone)]
 pub struct BarrierGroup {
     /// Job key in the report: `DOMAIN/TASK`.
     pub key: String,
@@ -355,6 +358,7 @@ pub struct BarrierGroup {
 }
 
 /// A machine outside the host.
+#[derive(Clone)]
 pub enum Peer {
     /// A closed-loop client: request, wait for the response, think, repeat.
     Client { server: TaskId, think: (u64, u64), request_bytes: u32, tcp: bool, port: u16, rng: Box<Stream> },
@@ -368,6 +372,7 @@ pub enum Peer {
     StreamClient(StreamClient),
 }
 
+#[derive(Clone)]
 pub struct StreamClient {
     pub server: TaskId,
     /// Playback rate [bits/s].
@@ -384,6 +389,7 @@ pub struct StreamClient {
 }
 
 /// A FIFO disk: one request at a time, exponential seek/rotation plus transfer.
+#[derive(Clone)]
 pub struct Disk {
     pub busy_until: Nanos,
     /// Mean positioning time [ns].
@@ -396,6 +402,7 @@ pub struct Disk {
     pub completed: u64,
 }
 
+#[derive(Clone)]
 pub struct Vcpu {
     pub dom: DomId,
     /// Index within its domain.
@@ -443,6 +450,7 @@ pub enum TState {
     Blocked,
 }
 
+#[derive(Clone)]
 pub struct Task {
     pub dom: DomId,
     pub vcpu: VcpuId,
@@ -467,6 +475,7 @@ pub struct Task {
 }
 
 /// One direction of the host's network link: a FIFO with a serialisation delay and a wire latency.
+#[derive(Clone)]
 pub struct Link {
     pub free_at: Nanos,
     /// Serialisation time per byte [ns], from the link speed.

@@ -6,6 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
 /// One independent, reproducible random stream.
+#[derive(Clone)]
 pub struct Stream(ChaCha8Rng);
 
 impl Stream {

@@ -13,6 +13,7 @@ mod guest;
 mod io;
 mod queue;
 mod record;
+mod replay;
 mod timing;
 mod workload;
 
@@ -27,9 +28,12 @@ use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, TaskRec, Trace, VcpuUsage};
 use queue::EventQueue;
 use record::Recording;
+pub use replay::Detail;
+use replay::Replay;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::fmt;
+use std::sync::Arc;
 use timing::{grid_after, HostTiming, TimerKind};
 
 /// Events one simulated second may take, on average, before the run is stopped as runaway.
@@ -86,12 +90,17 @@ pub struct Meta {
     pub domains: Vec<MetaDomain>,
     pub vcpus: Vec<MetaVcpu>,
     pub tasks: Vec<MetaTask>,
+    /// Decisions in the trace; in replay mode, the scheduling decisions the run made (`do_schedule` calls and
+    /// scenario changes, without the policies' notes, which only a recorded stretch formats).
     pub decisions: usize,
     pub decisions_dropped: u64,
+    /// Trace detail starts here [ns]: 0 for a full trace; in replay mode, the checkpoint the focused window was
+    /// replayed from (detail is held for `trace_detail_from_ns <= t < trace_detail_until_ns`).
+    pub trace_detail_from_ns: u64,
     /// Trace detail (segments, decisions, run queues) stops here because its memory budget was spent; shares
     /// over time stay complete (aggregated) [ns].
     pub trace_detail_until_ns: Option<u64>,
-    /// Memory the trace detail takes (estimate) [bytes].
+    /// Memory the trace detail takes, and in replay mode the checkpoints (estimate) [bytes].
     pub trace_bytes: usize,
     /// What the policy's scheduler is (co-scheduling, task beliefs, Lag view), so the page chooses its views by
     /// capability rather than by scheduler name. `beliefs` holds only while the policy infers (Credit with tavs).
@@ -172,6 +181,11 @@ pub struct SimOptions {
     /// Stop the run with [`SimError::EventBudget`] after this many events (`--max-events`); `None`: only the
     /// built-in runaway budget per simulated second.
     pub max_events: Option<u64>,
+    /// The whole trace ([`Detail::Full`]) or the overview plus checkpoints, detail replayed on demand.
+    pub detail: Detail,
+    /// Most memory the checkpoints of a [`Detail::Replay`] run take: past it every other one is dropped and the
+    /// interval doubles [bytes].
+    pub checkpoint_budget_bytes: usize,
 }
 
 impl Default for SimOptions {
@@ -181,6 +195,8 @@ impl Default for SimOptions {
             trace_budget_bytes: crate::trace::DEFAULT_BUDGET_BYTES,
             costs: crate::costs::PROFILE,
             max_events: None,
+            detail: Detail::Full,
+            checkpoint_budget_bytes: replay::DEFAULT_CHECKPOINT_BUDGET_BYTES,
         }
     }
 }
@@ -190,7 +206,8 @@ impl Default for SimOptions {
 /// `guest.rs`), the I/O path ([`io::IoState`]), what the report measures ([`Measurement`]) and what the trace
 /// records ([`Recording`]).
 pub struct Simulation {
-    pub(crate) scenario: Scenario,
+    /// Shared with the run's checkpoints.
+    pub(crate) scenario: Arc<Scenario>,
     pub(crate) policy_id: String,
     pub(crate) now: Nanos,
     pub(crate) end: Nanos,
@@ -215,9 +232,12 @@ pub struct Simulation {
     io: io::IoState,
     pub(crate) measure: Measurement,
     rec: Recording,
+    /// Checkpoints and the focused window, in [`Detail::Replay`] mode.
+    replay: Option<Box<Replay>>,
 }
 
 /// The hypervisor's view of the host: pCPUs, vCPUs and domains.
+#[derive(Clone)]
 pub(crate) struct HostState {
     pub(crate) pcpus: Vec<Pcpu>,
     /// The vCPU on each pCPU (the policies' `HostView::running`).
@@ -233,6 +253,7 @@ pub(crate) struct HostState {
 }
 
 /// What runs inside the guests.
+#[derive(Clone)]
 pub(crate) struct Guests {
     pub(crate) tasks: Vec<Task>,
     pub(crate) groups: Vec<BarrierGroup>,
@@ -259,6 +280,23 @@ pub(crate) struct Measurement {
     /// The policy's partial boosts and hits when the measured window began (taken by the first event at or after
     /// the warm-up), so the report counts only the window's, as every other metric.
     pb_at_warmup: Option<(u64, u64)>,
+}
+
+impl Measurement {
+    /// Nothing measured yet; `end` sizes the per-vCPU usage record (0: none, as in checkpoints).
+    fn new(ndom: usize, ntasks: usize, nvcpus: usize, end: Nanos) -> Measurement {
+        Measurement {
+            dom_metrics: (0..ndom).map(|_| DomMetrics::default()).collect(),
+            task_metrics: (0..ntasks).map(|_| TaskMetrics::default()).collect(),
+            busy_ns: 0,
+            early_deliveries: 0,
+            balloon_violations: 0,
+            usage: VcpuUsage::new(nvcpus, end.0),
+            wall_ns: 0,
+            last_change_at: Nanos::ZERO,
+            pb_at_warmup: None,
+        }
+    }
 }
 
 impl Simulation {
@@ -290,13 +328,16 @@ impl Simulation {
         let policy = registry::build(&spec.scheduler, &setup)
             .map_err(|error| SimError::PolicySetup { policy: policy_id.to_string(), error })?;
         let slop = policy.timers().timer_slop;
-        let budget = if opts.trace { opts.trace_budget_bytes } else { 0 };
+        let replaying = matches!(opts.detail, Detail::Replay { .. });
+        // A replay run records no detail itself: its windows are replayed with full detail.
+        let on = opts.trace && !replaying;
+        let budget = if on { opts.trace_budget_bytes } else { 0 };
         let trace = Trace::with_budget(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0, budget);
         let ndom = b.dom_info.len();
         let ntasks = b.tasks.len();
         let nvcpus = b.vcpus.len();
         let mut sim = Simulation {
-            scenario: scenario.clone(),
+            scenario: Arc::new(scenario.clone()),
             policy_id: policy_id.to_string(),
             now: Nanos::ZERO,
             end,
@@ -349,27 +390,14 @@ impl Simulation {
                 packets_sent: 0,
                 packets_consumed: 0,
             },
-            measure: Measurement {
-                dom_metrics: (0..ndom).map(|_| DomMetrics::default()).collect(),
-                task_metrics: (0..ntasks).map(|_| TaskMetrics::default()).collect(),
-                busy_ns: 0,
-                early_deliveries: 0,
-                balloon_violations: 0,
-                usage: VcpuUsage::new(nvcpus, end.0),
-                wall_ns: 0,
-                last_change_at: Nanos::ZERO,
-                pb_at_warmup: None,
-            },
-            rec: Recording {
-                trace,
-                on: opts.trace,
-                rq_dirty: true,
-                rq_seen: vec![u64::MAX; pcpus],
-                rq_scratch: Vec::new(),
-                belief_buf: Vec::new(),
-                boost_buf: Vec::new(),
-            },
+            measure: Measurement::new(ndom, ntasks, nvcpus, end),
+            rec: Recording::new(trace, on, pcpus),
+            replay: None,
         };
+        if let Detail::Replay { checkpoint_every_ns } = opts.detail {
+            // The first checkpoint is taken before the host boots, so that a replay from it records the boot.
+            sim.replay = Some(Box::new(Replay::new(&sim, checkpoint_every_ns, opts.checkpoint_budget_bytes)));
+        }
         sim.boot();
         Ok(sim)
     }
@@ -509,9 +537,27 @@ impl Simulation {
             return Ok(true);
         }
         for _ in 0..max_events {
-            let Some((at, ev)) = self.queue.pop_before(self.end) else {
+            let limit = self.replay.as_ref().map_or(self.end, |r| r.next_at().min(self.end));
+            let Some((at, ev)) = self.queue.pop_before(limit) else {
+                if limit < self.end {
+                    // Every event before the boundary is processed and none after it: the state is a checkpoint.
+                    self.take_checkpoint();
+                    continue;
+                }
                 break;
             };
+            self.process(at, ev)?;
+        }
+        let done = self.queue.is_done_before(self.end);
+        if done {
+            self.finish();
+        }
+        Ok(done)
+    }
+
+    /// Processes one event taken out of the queue.
+    fn process(&mut self, at: Nanos, ev: Ev) -> Result<(), SimError> {
+        {
             if let Some(c) = self.debug_counts.as_mut() {
                 let name = format!("{ev:?}");
                 *c.entry(name.split(['(', ' ', '{']).next().unwrap_or("").to_string()).or_insert(0u64) += 1;
@@ -531,11 +577,7 @@ impl Simulation {
             self.apply_actions();
             self.snapshot_runqueues();
         }
-        let done = self.queue.is_done_before(self.end);
-        if done {
-            self.finish();
-        }
-        Ok(done)
+        Ok(())
     }
 
     /// Runs to the end, recording the wall-clock time it took where the platform has a clock.
@@ -595,8 +637,17 @@ impl Simulation {
         self.finished
     }
 
+    /// The run's own trace: its detail (in [`Detail::Full`] mode) and the per-domain CPU aggregate behind
+    /// `share_series` (always).
     pub fn trace(&self) -> &Trace {
         &self.rec.trace
+    }
+
+    /// Where the detail queries (segments, run queues, decisions, I/O events, task states, beliefs, boosts)
+    /// answer from: the run's trace in [`Detail::Full`] mode, the focused window's in [`Detail::Replay`] mode
+    /// (empty before the first `focus`).
+    pub fn detail(&self) -> &Trace {
+        self.replay.as_ref().and_then(|r| r.window_trace()).unwrap_or(&self.rec.trace)
     }
 
     /// Distribution points (value [ns], count) of one of a domain's distributions (empty for no such domain).
@@ -668,10 +719,17 @@ impl Simulation {
                     path: format!("{}/{}", self.host.dom_info[t.dom.0].name, t.name),
                 })
                 .collect(),
-            decisions: self.rec.trace.decision_count(),
+            decisions: match self.replay {
+                Some(_) => self.rec.decisions_made as usize,
+                None => self.rec.trace.decision_count(),
+            },
             decisions_dropped: self.rec.trace.decisions_dropped,
-            trace_detail_until_ns: self.rec.trace.detail_until_ns,
-            trace_bytes: self.rec.trace.used_bytes(),
+            trace_detail_from_ns: self.focused().map_or(0, |(from, _)| from),
+            trace_detail_until_ns: match self.focused() {
+                Some((_, to)) => Some(to),
+                None => self.rec.trace.detail_until_ns,
+            },
+            trace_bytes: self.detail().used_bytes() + self.checkpoints().1,
             caps: self.caps(&spec.scheduler),
         }
     }
@@ -758,6 +816,7 @@ impl Simulation {
                     Err(e) => format!("change rejected: {e}"),
                 };
                 self.rec.rq_dirty = true;
+                self.rec.decisions_made += 1;
                 if self.rec.on {
                     self.rec.trace.push_decision(self.now.0, 0, &text);
                 }
@@ -930,14 +989,20 @@ impl Simulation {
         }
         let task = self.host.pcpus[p.0].seg_task;
         self.measure.usage.add(v.0, start.0, self.now.0);
-        if self.rec.on {
-            self.rec.trace.push_segment(Segment {
+        if self.rec.on || self.replay.is_some() {
+            let seg = Segment {
                 pcpu: p.0 as u32,
                 start: start.0,
                 end: self.now.0,
                 vcpu: v.0 as u32,
                 task: task.map_or(-1, |t| t.0 as i32),
-            });
+            };
+            if self.rec.on {
+                self.rec.trace.push_segment(seg);
+            } else {
+                // A replay run keeps the shares over time for the overview.
+                self.rec.trace.aggregate(&seg);
+            }
         }
         let a = start.max(self.warmup);
         let b = self.now.min(self.end);
@@ -1022,6 +1087,7 @@ impl Simulation {
             }
         }
         self.host.pcpus[p.0].seg_task = d.next.and_then(|n| self.host.vcpus[n.0].current);
+        self.rec.decisions_made += 1;
         if self.rec.on {
             self.rec.trace.push_decision_fmt(self.now.0, p.0, format_args!("{trigger}: {}", d.reason));
         }

@@ -200,6 +200,12 @@ impl Trace {
         }
     }
 
+    /// Detail without a budget and without the whole-run aggregate: the trace of a replayed window (the window is
+    /// short, and the run's own trace keeps the aggregate).
+    pub fn detail_only(pcpus: usize, vcpu_dom: Vec<usize>, ndomains: usize) -> Trace {
+        Trace::with_budget(pcpus, vcpu_dom, ndomains, 0, usize::MAX)
+    }
+
     /// Charges `bytes` of detail against the budget; false once it is spent (detail stops for good).
     fn spend(&mut self, t_ns: u64, bytes: usize) -> bool {
         if self.detail_until_ns.is_some() {
@@ -218,7 +224,8 @@ impl Trace {
         self.used_bytes
     }
 
-    fn aggregate(&mut self, s: &Segment) {
+    /// Adds a stretch to the per-domain CPU aggregate only (what `push_segment` does past the budget).
+    pub fn aggregate(&mut self, s: &Segment) {
         let d = self.vcpu_dom[s.vcpu as usize];
         let (nd, bucket) = (self.ndomains, self.agg_bucket_ns);
         let mut t = s.start;

@@ -6,6 +6,7 @@
 
 use schedsim_core::metrics::Distribution;
 use schedsim_core::{report, scenario::Scenario, sim};
+use sim::{Detail, SimOptions};
 use wasm_bindgen::prelude::*;
 
 fn js_err(e: impl std::fmt::Display) -> JsError {
@@ -119,6 +120,26 @@ impl Simulation {
         Ok(Simulation { inner })
     }
 
+    /// Builds the host in replay mode: the run records the overview only (report, shares, distributions, Lag,
+    /// decision count) and checkpoints its state every `checkpoint_every_ms` of simulated time (further apart once
+    /// their memory budget is reached); `focusWindow` replays a window's detail. Throws like the constructor.
+    #[wasm_bindgen(js_name = withReplay)]
+    pub fn with_replay(scenario_json: &str, policy_id: &str, checkpoint_every_ms: f64) -> Result<Simulation, JsError> {
+        let scenario = Scenario::from_json(scenario_json).map_err(js_err)?;
+        let every_ns = (checkpoint_every_ms.max(0.001) * 1e6) as u64;
+        let opts = SimOptions { detail: Detail::Replay { checkpoint_every_ns: every_ns }, ..SimOptions::default() };
+        let inner = sim::Simulation::with_options(&scenario, policy_id, opts).map_err(js_err)?;
+        Ok(Simulation { inner })
+    }
+
+    /// Makes the detail of `[from_ns, to_ns)` the answer of the detail queries (segments, run queues, decisions,
+    /// I/O events, task states, beliefs, boosts): a replay run replays it from the nearest checkpoint; true when
+    /// the window's detail is now held (a full run: when its trace holds it).
+    #[wasm_bindgen(js_name = focusWindow)]
+    pub fn focus_window(&mut self, from_ns: f64, to_ns: f64) -> Result<bool, JsError> {
+        self.inner.focus(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64).map_err(js_err)
+    }
+
     /// Processes at most `max_events` events; returns true once the run has reached its duration.
     pub fn step(&mut self, max_events: u32) -> Result<bool, JsError> {
         // std's clock panics on wasm32-unknown-unknown; time the step with JavaScript's.
@@ -146,7 +167,7 @@ impl Simulation {
     /// Schedule segments, flattened rows of 5: `pcpu, start_ns, end_ns, vcpu, task` (vcpu and task are indices
     /// into `meta.vcpus` and `meta.tasks`; task is -1 for the guest idle loop).
     pub fn segments(&self) -> js_sys::Float64Array {
-        js_sys::Float64Array::from(self.inner.trace().segments_flat().as_slice())
+        js_sys::Float64Array::from(self.inner.detail().segments_flat().as_slice())
     }
 
     /// CPU share per domain in consecutive buckets of `bucket_ms`: rows are buckets, columns are domains
@@ -164,7 +185,7 @@ impl Simulation {
 
     /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON text.
     pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        let r = self.inner.trace().io_events(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        let r = self.inner.detail().io_events(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
         serde_json::to_string(r).unwrap_or_default()
     }
 
@@ -172,13 +193,13 @@ impl Simulation {
     /// `[{"t_ns","task","belief"}]`; empty when the policy does not infer.
     pub fn beliefs_json(&self, task: i32) -> String {
         let t = u32::try_from(task).ok();
-        serde_json::to_string(&self.inner.trace().beliefs(t)).unwrap_or_default()
+        serde_json::to_string(&self.inner.detail().beliefs(t)).unwrap_or_default()
     }
 
     /// Partial boosts given and revoked over the whole run, as JSON text `[{"t_ns","vcpu","kind"}]` (kind "boost"
     /// or "revoke"); empty when the policy does not boost partially.
     pub fn boosts_json(&self) -> String {
-        serde_json::to_string(self.inner.trace().boosts()).unwrap_or_default()
+        serde_json::to_string(self.inner.detail().boosts()).unwrap_or_default()
     }
 
     /// The degree of belief above which the policy infers a task I/O-bound (BelThreshold); undefined when the
@@ -189,7 +210,7 @@ impl Simulation {
 
     /// Guest task state changes (runnable, blocked) between two times (ns), as JSON text.
     pub fn task_states_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        let r = self.inner.trace().task_states(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        let r = self.inner.detail().task_states(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
         serde_json::to_string(r).unwrap_or_default()
     }
 
@@ -204,12 +225,12 @@ impl Simulation {
 
     /// Every pCPU's run queue at a time (ns): `[{"t_ns", "running": {"vcpu","pri","credit"}|null, "queued": [...]}|null]`.
     pub fn runqueues_json(&self, t_ns: f64) -> String {
-        serde_json::to_string(&self.inner.trace().runqueues_at(t_ns.max(0.0) as u64)).unwrap_or_default()
+        serde_json::to_string(&self.inner.detail().runqueues_at(t_ns.max(0.0) as u64)).unwrap_or_default()
     }
 
     /// Scheduling decisions with their one-line reasons between two times (ns), at most `limit`, as JSON text.
     pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        let d = self.inner.trace().decisions(from_ns as u64, to_ns as u64, limit as usize);
+        let d = self.inner.detail().decisions(from_ns as u64, to_ns as u64, limit as usize);
         serde_json::to_string(&d).unwrap_or_default()
     }
 }

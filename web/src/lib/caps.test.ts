@@ -17,6 +17,7 @@ function meta(caps: Caps, concurrent: boolean): Meta {
     tasks: [],
     decisions: 0,
     decisions_dropped: 0,
+    trace_detail_from_ns: 0,
     trace_detail_until_ns: null,
     trace_bytes: 0,
     caps,

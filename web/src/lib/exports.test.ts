@@ -47,6 +47,7 @@ const meta: Meta = {
   tasks: [{ domain: 0, name: 'srv', path: 'web/srv' }],
   decisions: 1,
   decisions_dropped: 0,
+  trace_detail_from_ns: 0,
   trace_detail_until_ns: null,
   trace_bytes: 0,
   caps: { co_schedules: false, beliefs: false, lag: false },

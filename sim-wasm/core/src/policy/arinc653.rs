@@ -26,6 +26,7 @@ pub struct Window {
     pub len: Nanos,
 }
 
+#[derive(Clone)]
 pub struct Arinc653 {
     windows: Vec<Window>,
     major: Nanos,

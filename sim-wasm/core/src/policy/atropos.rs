@@ -108,6 +108,7 @@ struct AVcpu {
     extra: bool,
 }
 
+#[derive(Clone)]
 pub struct Atropos {
     vcpus: Vec<AVcpu>,
     runq: Vec<Vec<VcpuId>>,

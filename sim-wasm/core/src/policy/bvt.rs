@@ -95,6 +95,7 @@ struct BVcpu {
     last_charge: Nanos,
 }
 
+#[derive(Clone)]
 pub struct Bvt {
     params: BvtParams,
     doms: Vec<DomBvt>,

@@ -98,6 +98,7 @@ struct RunQueue {
     max_weight: u64,
 }
 
+#[derive(Clone)]
 pub struct Credit2 {
     params: Credit2Params,
     vcpus: Vec<C2Vcpu>,

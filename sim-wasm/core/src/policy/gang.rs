@@ -28,6 +28,7 @@ struct GDom {
     last_admitted: Nanos,
 }
 
+#[derive(Clone)]
 pub struct Gang {
     params: HybridParams,
     pcpus: usize,

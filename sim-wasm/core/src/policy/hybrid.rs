@@ -155,6 +155,7 @@ struct Cosched {
     until: Nanos,
 }
 
+#[derive(Clone)]
 pub struct Hybrid {
     params: HybridParams,
     pcpus: usize,

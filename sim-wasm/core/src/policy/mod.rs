@@ -157,7 +157,7 @@ pub enum Action {
 }
 
 /// Explanations written during one hook, back to back in one buffer: no allocation per line once it has grown.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Notes {
     text: String,
     /// Each line's pCPU and its byte range in `text`.
@@ -265,7 +265,24 @@ pub struct VcpuSched {
     pub credit: Option<i64>,
 }
 
-pub trait Policy {
+/// Clones a boxed [`Policy`]: a simulation checkpoint holds the policy's whole state.
+pub trait PolicyClone {
+    fn clone_box(&self) -> Box<dyn Policy>;
+}
+
+impl<T: Policy + Clone + 'static> PolicyClone for T {
+    fn clone_box(&self) -> Box<dyn Policy> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn Policy> {
+    fn clone(&self) -> Box<dyn Policy> {
+        self.as_ref().clone_box()
+    }
+}
+
+pub trait Policy: PolicyClone {
     /// Periodic timers the engine should fire.
     fn timers(&self) -> Timers;
     /// Whether the slice of an idle decision is a timer: a reservation scheduler idles a pCPU only until the next

@@ -271,6 +271,7 @@ impl SVcpu {
     }
 }
 
+#[derive(Clone)]
 pub struct Sedf {
     params: SedfParams,
     pub vcpus: Vec<SVcpu>,

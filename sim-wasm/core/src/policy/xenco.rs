@@ -94,6 +94,7 @@ struct Book {
     drv_tx: u64,
 }
 
+#[derive(Clone)]
 pub struct Xenco {
     sedf: Sedf,
     opts: XencoOpts,

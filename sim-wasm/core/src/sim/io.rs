@@ -23,6 +23,7 @@ pub(super) const BULK_PORT: u16 = 5001;
 const UNPLUG_THRESH: usize = 4;
 
 /// The I/O path's state: guest block queues, the driver domains' backends, the wire, the disk and the peers.
+#[derive(Clone)]
 pub(super) struct IoState {
     /// Per vCPU: block requests held by the guest's plugged queue, and whether its unplug timer is armed.
     pub(super) plugged: Vec<(Vec<DriverItem>, bool)>,

@@ -31,7 +31,7 @@ type Key = Entry;
 pub const MAX_QUEUED_PER_OWNER: usize = 1024;
 
 /// For each owner, its events still queued, oldest first (see [`EventQueue::push_replacing`]).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Owners {
     queued: Vec<VecDeque<Key>>,
 }
@@ -47,6 +47,7 @@ impl Owners {
 const COMPACT_AT: usize = 4096;
 
 /// Future events of type `E`, taken out in (time, insertion) order.
+#[derive(Clone)]
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<Entry>>,
     /// Events queued for the present instant (reschedules, zero-length bursts: a third of all events) skip the
@@ -183,6 +184,17 @@ impl<E: Copy> EventQueue<E> {
         self.owner_seq[slot as usize] = 0;
         self.dead[slot as usize] = false;
         self.free.push(slot);
+    }
+
+    /// Heap the queue takes [bytes].
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.heap.capacity() * size_of::<Entry>()
+            + self.now_queue.capacity() * size_of::<Entry>()
+            + self.slab.capacity() * size_of::<E>()
+            + self.owner_seq.capacity() * size_of::<u64>()
+            + self.dead.capacity()
+            + self.free.capacity() * size_of::<u32>()
     }
 
     /// Cancelled events that were due before the limit they were cancelled under: what they would have added to

@@ -17,6 +17,23 @@ pub(super) struct Recording {
     /// Reused for the policy's belief changes and partial-boost marks after each hook.
     pub(super) belief_buf: Vec<(TaskId, i64)>,
     pub(super) boost_buf: Vec<(VcpuId, policy::BoostMark)>,
+    /// Scheduling decisions made (`do_schedule` calls and scenario changes), recorded or not.
+    pub(super) decisions_made: u64,
+}
+
+impl Recording {
+    pub(super) fn new(trace: Trace, on: bool, pcpus: usize) -> Recording {
+        Recording {
+            trace,
+            on,
+            rq_dirty: true,
+            rq_seen: vec![u64::MAX; pcpus],
+            rq_scratch: Vec::new(),
+            belief_buf: Vec::new(),
+            boost_buf: Vec::new(),
+            decisions_made: 0,
+        }
+    }
 }
 
 impl Simulation {

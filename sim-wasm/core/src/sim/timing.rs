@@ -30,6 +30,7 @@ pub enum TimerKind {
 }
 
 /// The host's timer behaviour for one run.
+#[derive(Clone)]
 pub struct HostTiming {
     /// Jitter on (`Timing::Xen`) or off (`Timing::Lockstep`, the ablation: every timer at its deadline).
     jitter: bool,

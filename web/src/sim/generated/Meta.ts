@@ -7,14 +7,24 @@ import type { MetaVcpu } from "./MetaVcpu";
 /**
  * Names and shapes the UI needs to label the trace.
  */
-export type Meta = { scenario: string, policy: string, label: string, pcpus: number, duration_ns: number, warmup_ns: number, domains: Array<MetaDomain>, vcpus: Array<MetaVcpu>, tasks: Array<MetaTask>, decisions: number, decisions_dropped: number, 
+export type Meta = { scenario: string, policy: string, label: string, pcpus: number, duration_ns: number, warmup_ns: number, domains: Array<MetaDomain>, vcpus: Array<MetaVcpu>, tasks: Array<MetaTask>, 
+/**
+ * Decisions in the trace; in replay mode, the scheduling decisions the run made (`do_schedule` calls and
+ * scenario changes, without the policies' notes, which only a recorded stretch formats).
+ */
+decisions: number, decisions_dropped: number, 
+/**
+ * Trace detail starts here [ns]: 0 for a full trace; in replay mode, the checkpoint the focused window was
+ * replayed from (detail is held for `trace_detail_from_ns <= t < trace_detail_until_ns`).
+ */
+trace_detail_from_ns: number, 
 /**
  * Trace detail (segments, decisions, run queues) stops here because its memory budget was spent; shares
  * over time stay complete (aggregated) [ns].
  */
 trace_detail_until_ns: number | null, 
 /**
- * Memory the trace detail takes (estimate) [bytes].
+ * Memory the trace detail takes, and in replay mode the checkpoints (estimate) [bytes].
  */
 trace_bytes: number, 
 /**

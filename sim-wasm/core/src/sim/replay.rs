@@ -1,0 +1,307 @@
+//! Record little, replay on demand (issue 19). A run in [`Detail::Replay`] mode records only what the overview
+//! reads (the measurement, the per-domain CPU aggregate, the decision count) and keeps checkpoints of its whole
+//! state at fixed boundaries of simulated time. [`Simulation::focus`] clones the checkpoint at or before a window
+//! and runs it with full detail to the window's end: the simulation is deterministic (seeded streams, a queue
+//! ordered by time and insertion), so the window's detail is the one a full trace would hold.
+
+use super::*;
+
+/// How much detail a run records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// The whole trace, within its memory budget (`SimOptions::trace_budget_bytes`).
+    #[default]
+    Full,
+    /// The overview, plus a checkpoint every `checkpoint_every_ns` [ns] (further apart once their memory budget
+    /// is reached); [`Simulation::focus`] replays a window's detail.
+    Replay { checkpoint_every_ns: u64 },
+}
+
+/// Default memory budget of a replay run's checkpoints [bytes].
+pub const DEFAULT_CHECKPOINT_BUDGET_BYTES: usize = 64 << 20;
+
+/// The run's state when every event before `at` was processed and none at or after it.
+struct Checkpoint {
+    /// [ns]
+    at: Nanos,
+    /// The host has not booted yet (the checkpoint at 0, so that a replay from it records the boot).
+    boot: bool,
+    state: Box<Simulation>,
+    /// Heap size estimate of `state` [bytes].
+    bytes: usize,
+}
+
+/// The detail of a focused window, replayed from a checkpoint.
+struct Window {
+    /// The checkpoint the replay started from: detail is complete from here [ns].
+    from: Nanos,
+    /// The replay stopped here: detail is complete before it [ns].
+    to: Nanos,
+    trace: Trace,
+}
+
+/// A replay run's checkpoints and its focused window.
+pub(super) struct Replay {
+    /// Current distance between checkpoints [ns].
+    every: Nanos,
+    next_at: Nanos,
+    checkpoints: Vec<Checkpoint>,
+    /// Sum of the checkpoints' `bytes`.
+    bytes: usize,
+    budget: usize,
+    window: Option<Window>,
+}
+
+impl Replay {
+    /// Starts with a checkpoint of `sim` before it boots.
+    pub(super) fn new(sim: &Simulation, every_ns: u64, budget: usize) -> Replay {
+        let every = Nanos(every_ns.max(1));
+        let mut r = Replay { every, next_at: every, checkpoints: Vec::new(), bytes: 0, budget, window: None };
+        r.add(Nanos::ZERO, true, sim.snapshot());
+        r
+    }
+
+    /// The next checkpoint boundary [ns].
+    pub(super) fn next_at(&self) -> Nanos {
+        self.next_at
+    }
+
+    pub(super) fn window_trace(&self) -> Option<&Trace> {
+        self.window.as_ref().map(|w| &w.trace)
+    }
+
+    fn add(&mut self, at: Nanos, boot: bool, state: Simulation) {
+        let bytes = state.heap_bytes();
+        self.bytes += bytes;
+        self.checkpoints.push(Checkpoint { at, boot, state: Box::new(state), bytes });
+        self.next_at = at + self.every;
+        // Over budget: keep every other checkpoint (the first stays) and space the next ones twice as far apart.
+        while self.bytes > self.budget && self.checkpoints.len() > 1 {
+            let mut k = 0;
+            self.checkpoints.retain(|_| {
+                k += 1;
+                k % 2 == 1
+            });
+            self.bytes = self.checkpoints.iter().map(|c| c.bytes).sum();
+            self.every = self.every + self.every;
+            let last = self.checkpoints.last().map_or(Nanos::ZERO, |c| c.at);
+            self.next_at = last + self.every;
+        }
+    }
+
+    /// Checkpoints kept, and their total size estimate [bytes].
+    pub(super) fn retained(&self) -> (usize, usize) {
+        (self.checkpoints.len(), self.bytes)
+    }
+}
+
+impl Simulation {
+    /// A copy of the state that drives the run, without what it records: the trace is empty and the measurement
+    /// new (nothing in the run reads either to decide), and the scenario is shared.
+    fn snapshot(&self) -> Simulation {
+        let pcpus = self.host.pcpus.len();
+        let vcpu_dom = self.host.vcpu_dom.iter().map(|d| d.0).collect();
+        let ndom = self.host.dom_info.len();
+        Simulation {
+            scenario: Arc::clone(&self.scenario),
+            policy_id: self.policy_id.clone(),
+            now: self.now,
+            end: self.end,
+            warmup: self.warmup,
+            queue: self.queue.clone(),
+            guest_events: self.guest_events.clone(),
+            debug_counts: None,
+            events: self.events,
+            event_budget: self.event_budget,
+            finished: self.finished,
+            policy: self.policy.clone(),
+            costs: self.costs,
+            actions: self.actions.clone(),
+            notes: policy::Notes::default(),
+            fault: None,
+            host: self.host.clone(),
+            guests: self.guests.clone(),
+            io: self.io.clone(),
+            measure: Measurement::new(ndom, self.guests.tasks.len(), self.host.vcpus.len(), Nanos::ZERO),
+            rec: Recording::new(Trace::detail_only(pcpus, vcpu_dom, ndom), false, pcpus),
+            replay: None,
+        }
+    }
+
+    /// Checkpoints the state at the replay's next boundary (every event before it has been processed).
+    pub(super) fn take_checkpoint(&mut self) {
+        let state = self.snapshot();
+        if let Some(r) = self.replay.as_mut() {
+            let at = r.next_at;
+            r.add(at, false, state);
+        }
+    }
+
+    /// Makes the detail of `[from_ns, to_ns)` available to the detail queries ([`Simulation::detail`]). In
+    /// [`Detail::Replay`] mode it replays from the nearest checkpoint at or before `from_ns` with full detail up
+    /// to `to_ns` (unless the window held already covers it) and returns true. In [`Detail::Full`] mode nothing
+    /// is replayed: true when the trace holds that stretch's detail (recorded, and within its budget).
+    pub fn focus(&mut self, from_ns: u64, to_ns: u64) -> Result<bool, SimError> {
+        let to = Nanos(to_ns.min(self.end.0));
+        let from = Nanos(from_ns.min(to.0));
+        let Some(r) = self.replay.as_ref() else {
+            return Ok(self.rec.on && self.rec.trace.detail_until_ns.is_none_or(|u| u >= to.0));
+        };
+        if r.window.as_ref().is_some_and(|w| w.from <= from && to <= w.to) {
+            return Ok(true);
+        }
+        let i = r.checkpoints.partition_point(|c| c.at <= from).saturating_sub(1);
+        let cp = &r.checkpoints[i];
+        let mut sim = cp.state.snapshot();
+        let pcpus = sim.host.pcpus.len();
+        let vcpu_dom = sim.host.vcpu_dom.iter().map(|d| d.0).collect();
+        let trace = Trace::detail_only(pcpus, vcpu_dom, sim.host.dom_info.len());
+        sim.rec = Recording::new(trace, true, pcpus);
+        if cp.boot {
+            sim.boot();
+        } else {
+            // Run queues as they stand at the boundary, so the window answers for its first instants too.
+            sim.now = cp.at;
+            sim.snapshot_runqueues();
+        }
+        let start = cp.at;
+        while let Some((at, ev)) = sim.queue.pop_before(to) {
+            sim.process(at, ev)?;
+        }
+        // Segments still open at the window's end end there.
+        sim.now = to;
+        for p in 0..pcpus {
+            sim.close_segment(PcpuId(p));
+        }
+        let trace = std::mem::replace(&mut sim.rec.trace, Trace::detail_only(0, Vec::new(), 0));
+        if let Some(r) = self.replay.as_mut() {
+            r.window = Some(Window { from: start, to, trace });
+        }
+        Ok(true)
+    }
+
+    /// The window of detail held: (from, to) [ns], detail complete for `from <= t < to`; `None` in full mode.
+    pub fn focused(&self) -> Option<(u64, u64)> {
+        let r = self.replay.as_ref()?;
+        Some(r.window.as_ref().map_or((0, 0), |w| (w.from.0, w.to.0)))
+    }
+
+    /// Checkpoints kept and their size estimate [bytes] (replay mode; zeros in full mode).
+    pub fn checkpoints(&self) -> (usize, usize) {
+        self.replay.as_ref().map_or((0, 0), |r| r.retained())
+    }
+}
+
+impl Simulation {
+    /// Heap size estimate of the state a checkpoint keeps [bytes].
+    pub(super) fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.queue.heap_bytes()
+            + self.host.vcpus.len() * size_of::<Vcpu>()
+            + self.host.pcpus.len() * size_of::<Pcpu>()
+            + self.guests.tasks.len() * size_of::<Task>()
+            + self.io.peers.len() * size_of::<Peer>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{with_overrides, RunOptions};
+    use crate::trace::{RqSnap, Segment};
+
+    const MS: u64 = 1_000_000;
+
+    fn load(file: &str, duration_ms: u64) -> Scenario {
+        let path = format!("{}/../../scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut sc = Scenario::from_json(&text).unwrap();
+        // Short runs, measured from the start: the test is about the trace, not the figures.
+        sc.warmup_ms = 0;
+        let opts = RunOptions { duration_ms: Some(duration_ms), ..RunOptions::default() };
+        with_overrides(&sc, &opts).unwrap()
+    }
+
+    fn run(sc: &Scenario, policy: &str, detail: Detail) -> Simulation {
+        let opts = SimOptions { detail, ..SimOptions::default() };
+        let mut sim = Simulation::with_options(sc, policy, opts).unwrap();
+        sim.run().unwrap();
+        sim
+    }
+
+    /// Segments overlapping `[from, to)`, cut to it (a replay starts its first segment of each pCPU at the
+    /// checkpoint, where the full trace may have merged it with the stretch before).
+    fn clipped(t: &Trace, from: u64, to: u64) -> Vec<Segment> {
+        let mut out: Vec<Segment> = t
+            .segments()
+            .iter()
+            .filter(|s| s.start < to && s.end > from)
+            .map(|s| Segment { start: s.start.max(from), end: s.end.min(to), ..*s })
+            .collect();
+        out.sort_by_key(|s| (s.pcpu, s.start));
+        out
+    }
+
+    /// A run-queue snapshot as seen at a time within `[from, ..)`: its start cut to `from` (a replay's first
+    /// snapshot is taken at its checkpoint).
+    fn rq_at(t: &Trace, at: u64, from: u64) -> Vec<Option<RqSnap>> {
+        t.runqueues_at(at).into_iter().map(|s| s.map(|s| RqSnap { t_ns: s.t_ns.max(from), ..s.clone() })).collect()
+    }
+
+    /// Every detail query over `[from, to)` answers the same from the replayed window as from the full trace.
+    fn assert_window_equal(full: &Simulation, replay: &mut Simulation, from: u64, to: u64, what: &str) {
+        assert!(replay.focus(from, to).unwrap(), "{what}: focus");
+        let (f, r) = (full.detail(), replay.detail());
+        let (held_from, held_to) = replay.focused().unwrap();
+        assert!(held_from <= from && to <= held_to.max(to), "{what}: held {held_from}..{held_to}");
+        assert_eq!(clipped(f, from, to), clipped(r, from, to), "{what}: segments");
+        let (fd, rd) = (f.decisions(from, to, usize::MAX), r.decisions(from, to, usize::MAX));
+        assert!(!fd.is_empty(), "{what}: a window without decisions tests little");
+        assert_eq!(fd, rd, "{what}: decisions");
+        assert_eq!(f.io_events(from, to, usize::MAX), r.io_events(from, to, usize::MAX), "{what}: I/O events");
+        assert_eq!(f.task_states(from, to, usize::MAX), r.task_states(from, to, usize::MAX), "{what}: task states");
+        let within = |t: u64| (from..to).contains(&t);
+        let beliefs = |t: &Trace| t.beliefs(None).into_iter().filter(|b| within(b.t_ns)).collect::<Vec<_>>();
+        assert_eq!(beliefs(f), beliefs(r), "{what}: beliefs");
+        let boosts = |t: &Trace| t.boosts().iter().filter(|b| within(b.t_ns)).copied().collect::<Vec<_>>();
+        assert_eq!(boosts(f), boosts(r), "{what}: boosts");
+        let mut times: Vec<u64> = fd.iter().map(|d| d.t_ns).chain([from, from + 1, to - 1]).collect();
+        times.dedup();
+        for t in times {
+            assert_eq!(rq_at(f, t, from), rq_at(r, t, from), "{what}: run queues at {t} ns");
+        }
+    }
+
+    /// The replay-equals-trace test: for paper scenarios under Credit, TAVS (task-aware, with network I/O), SEDF
+    /// and the enhanced scheme (disk I/O), the hybrid co-scheduler, gang, xenco and xBalloon, windows from the
+    /// boot, starting exactly at a checkpoint, spanning two checkpoints and ending at the run's end all equal the
+    /// full trace; the replay run's report equals the full run's.
+    #[test]
+    fn replayed_windows_equal_the_full_trace() {
+        let cases = [
+            ("p000-fig10-partial-boost.json", "tavs", 700),
+            ("p000-fig10-partial-boost.json", "credit", 700),
+            ("p000-fig7a-idd-starvation.json", "pi", 700),
+            ("p003-table4-disk-stress.json", "sedf", 700),
+            ("p003-table4-disk-stress.json", "enhanced", 700),
+            ("p001-fig7-lu.json", "con", 700),
+            ("p001-fig7-lu.json", "gang", 700),
+            ("p004-fig6-streaming.json", "xenco", 700),
+            ("p002-io-cpu-xballoon.json", "xballoon", 700),
+        ];
+        for (file, policy, ms) in cases {
+            let sc = load(file, ms);
+            let full = run(&sc, policy, Detail::Full);
+            let mut replay = run(&sc, policy, Detail::Replay { checkpoint_every_ns: 100 * MS });
+            let det = RunOptions { deterministic: true, ..RunOptions::default() };
+            let (a, b) = (full.run_report(&det), replay.run_report(&det));
+            assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{file} {policy}");
+            assert_eq!(full.trace().share_series(10 * MS), replay.trace().share_series(10 * MS));
+            assert!(replay.detail().segments().is_empty(), "no detail before a focus");
+            let end = ms * MS;
+            for (from, to) in [(0, 40 * MS), (300 * MS, 360 * MS), (250 * MS, 420 * MS), (end - 70 * MS, end)] {
+                assert_window_equal(&full, &mut replay, from, to, &format!("{file} {policy} {from}..{to}"));
+            }
+        }
+    }
+}
