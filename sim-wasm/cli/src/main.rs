@@ -403,10 +403,12 @@ fn real_main() -> Result<ExitCode, String> {
                 let mut text = String::new();
                 for r in &rows {
                     text.push_str(&format!(
-                        "{:<28} {:>10.1} sim s/wall s ({:.1} without trace) {:>12.0} events/s {:>8.1} MB peak RSS {:>12} events {:>8.3} s wall {:>8.2}x\n",
+                        "{:<28} {:>10.1} sim s/wall s ({:.1} without trace, {:.2} of the floor; 1 s replayed in {:.3} s) {:>12.0} events/s {:>8.1} MB peak RSS {:>12} events {:>8.3} s wall {:>8.2}x\n",
                         r.scenario,
                         r.sim_seconds_per_wall_second,
                         r.batch_sim_seconds_per_wall_second,
+                        r.batch_vs_floor,
+                        r.focus_seconds,
                         r.events_per_second,
                         r.peak_rss_mb,
                         r.events,

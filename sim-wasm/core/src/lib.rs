@@ -35,6 +35,7 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod size;
 pub mod stats;
 pub mod time;
 pub mod trace;

@@ -304,6 +304,10 @@ pub fn jain(xs: &[f64]) -> Option<f64> {
     Some(s * s / (xs.len() as f64 * s2))
 }
 
+crate::size::heap_size!(Samples { exact, hist });
+crate::size::heap_size!(DomMetrics { responses_ns, event_latency_ns, io_latency_ns });
+crate::size::heap_size!(TaskMetrics { responses_ns });
+
 #[cfg(test)]
 mod tests {
     use super::*;

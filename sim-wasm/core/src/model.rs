@@ -507,6 +507,31 @@ impl Link {
     }
 }
 
+crate::size::no_heap!(Pcpu, Pending, ServerDisk, StreamClient, Disk, Link);
+crate::size::heap_size!(Vcpu { name, pending, tasks, runnable });
+crate::size::heap_size!(Task { name, work });
+crate::size::heap_size!(BarrierGroup { key, members, spin_ns_by_member });
+
+impl crate::size::HeapSize for Work {
+    fn heap_size(&self) -> usize {
+        match self {
+            Work::Server { queue, .. } | Work::Tier { queue, .. } | Work::BulkRx { queue, .. } => queue.heap_size(),
+            Work::Stream { clients, owed, to_send, .. } => clients.heap_size() + owed.heap_size() + to_send.heap_size(),
+            Work::Driver { queue, batch, .. } => queue.heap_size() + batch.heap_size(),
+            _ => 0,
+        }
+    }
+}
+
+impl crate::size::HeapSize for Peer {
+    fn heap_size(&self) -> usize {
+        match self {
+            Peer::Client { rng, .. } => crate::size::HeapSize::heap_size(rng),
+            _ => 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

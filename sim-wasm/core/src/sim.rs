@@ -633,6 +633,11 @@ impl Simulation {
         self.events + self.queue.superseded()
     }
 
+    /// Events queued now (cancelled ones not yet dropped included): the queue depth the floor benchmark copies.
+    pub fn queued_events(&self) -> usize {
+        self.queue.len()
+    }
+
     pub fn is_finished(&self) -> bool {
         self.finished
     }

@@ -116,7 +116,7 @@ pub const DEFAULT_BUDGET_BYTES: usize = 160 << 20;
 /// Finest bucket of the per-domain CPU aggregate kept for the whole run [ns].
 const AGG_BUCKET_MIN_NS: u64 = 10_000_000;
 /// Most (domain x bucket) cells of that aggregate; longer or larger runs get coarser buckets.
-const AGG_MAX_CELLS: u64 = 4_000_000;
+pub(crate) const AGG_MAX_CELLS: u64 = 4_000_000;
 
 /// The records of a time-sorted list in `[from_ns, to_ns)`, at most `limit`.
 fn window<T>(list: &[T], t: impl Fn(&T) -> u64, from_ns: u64, to_ns: u64, limit: usize) -> &[T] {
@@ -475,7 +475,7 @@ impl Trace {
 /// Finest bucket of the per-vCPU CPU record behind Lag [ns].
 const USAGE_BUCKET_MIN_NS: u64 = 1_000_000;
 /// Most (vCPU x bucket) cells of that record; longer or larger runs get coarser buckets.
-const USAGE_MAX_CELLS: u64 = 4_000_000;
+pub(crate) const USAGE_MAX_CELLS: u64 = 4_000_000;
 
 /// CPU time each vCPU received, in fixed buckets over the whole run. Kept whether or not detail is recorded,
 /// because the report's Lag (paper 001, equation 1) is computed from it.
@@ -545,6 +545,24 @@ impl VcpuUsage {
         LagSeries { t_ns, lag_ns }
     }
 }
+
+crate::size::no_heap!(Segment, Decision, IoRec, TaskRec, BeliefRec, BoostRec, RqEntry);
+crate::size::heap_size!(RqSnap { queued });
+crate::size::heap_size!(Trace {
+    segments,
+    last_of_pcpu,
+    decisions,
+    text,
+    io,
+    task_states,
+    beliefs,
+    boosts,
+    runqueues,
+    vcpu_dom,
+    agg,
+    scratch,
+});
+crate::size::heap_size!(VcpuUsage { cells });
 
 #[cfg(test)]
 mod tests {

@@ -201,6 +201,9 @@ impl Policy for Arinc653 {
     }
 }
 
+crate::size::no_heap!(Window);
+crate::size::heap_size!(Arinc653 { windows, processor, awake, versions });
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -352,3 +352,6 @@ impl Policy for Atropos {
         true
     }
 }
+
+crate::size::no_heap!(AVcpu);
+crate::size::heap_size!(Atropos { vcpus, runq, waitq, rrobin, versions });

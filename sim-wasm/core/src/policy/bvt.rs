@@ -302,3 +302,6 @@ impl Policy for Bvt {
         self.versions.all()
     }
 }
+
+crate::size::no_heap!(DomBvt, BVcpu);
+crate::size::heap_size!(Bvt { doms, vcpus, runq, versions });

@@ -86,3 +86,9 @@ impl Versions {
 pub fn spread(nvcpus: usize, pcpus: usize) -> Vec<PcpuId> {
     (0..nvcpus).map(|v| PcpuId(v % pcpus.max(1))).collect()
 }
+
+impl crate::size::HeapSize for Versions {
+    fn heap_size(&self) -> usize {
+        self.0.heap_size()
+    }
+}

@@ -472,6 +472,10 @@ impl Policy for Credit2 {
     }
 }
 
+crate::size::no_heap!(C2Vcpu);
+crate::size::heap_size!(RunQueue { pcpus, queue, members });
+crate::size::heap_size!(Credit2 { vcpus, rqs, rq_of, versions });
+
 #[cfg(test)]
 mod tests {
     use super::*;

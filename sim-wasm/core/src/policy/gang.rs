@@ -284,3 +284,6 @@ impl Policy for Gang {
         self.versions.all()
     }
 }
+
+crate::size::heap_size!(GDom { vcpus });
+crate::size::heap_size!(Gang { doms, vcpu_dom, runnable, plan, held_since, last_pcpu, versions });

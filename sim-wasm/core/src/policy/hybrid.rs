@@ -743,6 +743,10 @@ impl Policy for Hybrid {
     }
 }
 
+crate::size::no_heap!(HVcpu);
+crate::size::heap_size!(HDom { name, vcpus });
+crate::size::heap_size!(Hybrid { vcpus, doms, runq, forced, ticks, versions });
+
 #[cfg(test)]
 mod tests {
     use super::*;

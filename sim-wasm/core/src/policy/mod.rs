@@ -282,7 +282,7 @@ impl Clone for Box<dyn Policy> {
     }
 }
 
-pub trait Policy: PolicyClone {
+pub trait Policy: PolicyClone + crate::size::HeapSize {
     /// Periodic timers the engine should fire.
     fn timers(&self) -> Timers;
     /// Whether the slice of an idle decision is a timer: a reservation scheduler idles a pCPU only until the next
@@ -362,3 +362,5 @@ pub trait Policy: PolicyClone {
     /// the engine checks them after every event.
     fn runqueue_versions(&self) -> &[u64];
 }
+
+crate::size::heap_size!(DomainInfo { name, vcpus });

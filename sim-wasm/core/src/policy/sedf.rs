@@ -1032,3 +1032,6 @@ pub(crate) mod tests {
         assert!(e.contains("domains.x"), "{e}");
     }
 }
+
+crate::size::no_heap!(SVcpu);
+crate::size::heap_size!(Sedf { vcpus, runq, waitq, extraq, slice_expires, versions, current, domains });

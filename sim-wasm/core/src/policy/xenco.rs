@@ -333,6 +333,9 @@ impl Policy for Xenco {
     }
 }
 
+crate::size::no_heap!(Book);
+crate::size::heap_size!(Xenco { sedf, book, is_driver, driver_of });
+
 #[cfg(test)]
 mod tests {
     use super::super::sedf::tests::{cpu_dom, run_with, used};

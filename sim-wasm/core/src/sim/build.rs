@@ -378,3 +378,5 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
     };
     Built { vcpus, dom_info, tasks, peers, groups, kinds, driver_task_of, disk }
 }
+
+crate::size::no_heap!(DomKinds);

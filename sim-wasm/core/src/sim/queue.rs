@@ -34,11 +34,14 @@ pub const MAX_QUEUED_PER_OWNER: usize = 1024;
 #[derive(Debug, Default, Clone)]
 pub struct Owners {
     queued: Vec<VecDeque<Key>>,
+    /// Per owner, keys known to be gone (taken out or cancelled) that `queued` no longer lists but that still
+    /// count towards its length until the next sweep: how a checkpoint drops them and keeps the same behaviour.
+    gone: Vec<usize>,
 }
 
 impl Owners {
     pub fn new(n: usize) -> Owners {
-        Owners { queued: vec![VecDeque::new(); n] }
+        Owners { queued: vec![VecDeque::new(); n], gone: vec![0; n] }
     }
 }
 
@@ -126,8 +129,9 @@ impl<E: Copy> EventQueue<E> {
         list.push_back(key);
         // The list also holds keys of events already taken out; they are dropped only when it is full, and then
         // down to three quarters, so the sweep costs O(1) per push on average.
-        if list.len() > MAX_QUEUED_PER_OWNER {
-            list.retain(|k| self.is_owned(*k) && !self.dead[k.slot as usize]);
+        if list.len() + owners.gone[owner] > MAX_QUEUED_PER_OWNER {
+            owners.gone[owner] = 0;
+            list.retain(|k| self.is_live(*k));
             while list.len() > MAX_QUEUED_PER_OWNER * 3 / 4 {
                 if let Some(oldest) = list.pop_front() {
                     self.kill(oldest, limit);
@@ -135,6 +139,28 @@ impl<E: Copy> EventQueue<E> {
             }
         }
         owners.queued[owner] = list;
+    }
+
+    /// Whether the entry is still queued and not cancelled (once false, it stays false: seqs are never reused).
+    fn is_live(&self, k: Key) -> bool {
+        self.is_owned(k) && !self.dead[k.slot as usize]
+    }
+
+    /// `owners` with the keys that are gone counted instead of listed: the same behaviour in
+    /// [`EventQueue::push_replacing`] (a sweep drops them all), in a fraction of the memory (checkpoints).
+    pub fn compact_owners(&self, owners: &Owners) -> Owners {
+        let mut gone = owners.gone.clone();
+        let queued = owners
+            .queued
+            .iter()
+            .zip(gone.iter_mut())
+            .map(|(list, g)| {
+                let live: VecDeque<Key> = list.iter().copied().filter(|k| self.is_live(*k)).collect();
+                *g += list.len() - live.len();
+                live
+            })
+            .collect();
+        Owners { queued, gone }
     }
 
     fn is_owned(&self, k: Key) -> bool {
@@ -263,6 +289,9 @@ impl<E: Copy> EventQueue<E> {
         self.slab.len()
     }
 }
+
+crate::size::no_heap!(Entry);
+crate::size::heap_size!(Owners { queued, gone });
 
 #[cfg(test)]
 mod tests {

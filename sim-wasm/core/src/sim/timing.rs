@@ -95,6 +95,8 @@ pub fn grid_after(now: Nanos, period: Nanos) -> Nanos {
     Nanos(now.0 + p - now.0 % p)
 }
 
+crate::size::heap_size!(HostTiming { streams, tick });
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -107,3 +107,5 @@ impl Selection for Rule {
         }
     }
 }
+
+crate::size::heap_size!(Rule { max_credit });

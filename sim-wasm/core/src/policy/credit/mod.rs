@@ -264,7 +264,7 @@ pub struct Credit {
 
 /// A rule that reorders a pCPU's run queue before Credit takes its head (the caller has requeued the current
 /// vCPU): how an extension changes Credit's choice without Credit knowing it.
-pub trait Selection: SelectionClone {
+pub trait Selection: SelectionClone + crate::size::HeapSize {
     fn select(&mut self, c: &mut Credit, p: PcpuId, ctx: &mut Ctx);
 }
 
@@ -986,6 +986,37 @@ impl Policy for Credit {
         self.versions.all()
     }
 }
+
+crate::size::no_heap!(CVcpu);
+crate::size::heap_size!(CDom { active });
+crate::size::heap_size!(Credit {
+    vcpus,
+    doms,
+    active_doms,
+    runq,
+    sorted,
+    ticks,
+    versions,
+    is_driver,
+    inf,
+    domains,
+    pending,
+    pboost,
+    pb_place,
+    cpu_used,
+    pb_used,
+    pb_hit,
+    boost_marks,
+    portmap,
+    pending_ports,
+    block_marks,
+    block_event,
+    awaiting,
+    inherited,
+    keep_front,
+    selection,
+    xb,
+});
 
 #[cfg(test)]
 mod tests {

@@ -531,6 +531,10 @@ impl Credit {
     }
 }
 
+crate::size::no_heap!(TaskInf, Evidence);
+crate::size::heap_size!(Inference { ev, tasks, current, seen, recent, changes });
+crate::size::heap_size!(Portmap { counters });
+
 #[cfg(test)]
 mod tests {
     use super::*;

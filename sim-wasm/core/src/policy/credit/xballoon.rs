@@ -224,6 +224,9 @@ impl XBalloon {
     }
 }
 
+crate::size::no_heap!(XbVcpu);
+crate::size::heap_size!(XBalloon { vcpus });
+
 #[cfg(test)]
 mod tests {
     use super::*;
