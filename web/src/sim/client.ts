@@ -18,7 +18,7 @@ let compiled: Promise<WebAssembly.Module | null> | null = null;
  * downloads). null when this browser cannot (no streaming compile, a server without the wasm MIME type): each
  * worker then fetches and compiles it itself, as it did before.
  */
-function simulatorModule(): Promise<WebAssembly.Module | null> {
+export function simulatorModule(): Promise<WebAssembly.Module | null> {
   compiled ??= (async () => {
     try {
       const module = await WebAssembly.compileStreaming(fetch(wasmUrl));
