@@ -1,6 +1,6 @@
-// Frame times of the visualiser (issue 8, item 5): p50/p95 frame time while four columns of bench-large's host
-// (16 pCPUs, 64 domains) play, and the time from opening the page to the first complete frame (every run done
-// and drawn) of a four-column paper scenario. Prints the figures; fails only if the page cannot play at all.
+// Frame times of the visualiser (issue 8, item 5; issue 19, item 5): p50/p95 frame time and main-thread CPU per
+// frame while four columns of bench-large's host (16 pCPUs, 64 domains) play (cold start: coldstart.bench.ts).
+// Prints the figures; fails only if the page cannot play at all.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, test, type Page } from '@playwright/test';
@@ -8,8 +8,6 @@ import { expect, test, type Page } from '@playwright/test';
 declare global {
   interface Window {
     __schedlabIdle?: boolean;
-    /** performance.now() when the page first became idle (set by the init script below). */
-    __firstIdleMs?: number;
   }
 }
 
@@ -79,22 +77,6 @@ function benchLargeFourPolicies(): string {
   ];
   return JSON.stringify(doc);
 }
-
-test('time to the first complete frame: four columns of a paper scenario', async ({ page }) => {
-  await page.addInitScript(() => {
-    const poll = () => {
-      if (window.__schedlabIdle === true) window.__firstIdleMs = performance.now();
-      else requestAnimationFrame(poll);
-    };
-    requestAnimationFrame(poll);
-  });
-  await page.goto('/?testing=1&scenario=p000-fig13-portmap&policies=credit,nc,pm1,pm4');
-  await waitIdle(page);
-  await expect(page.getByTestId('policy-column')).toHaveCount(4);
-  const ms = await page.evaluate(() => window.__firstIdleMs ?? Number.NaN);
-  expect(ms).toBeGreaterThan(0);
-  console.log(`first complete frame, p000-fig13-portmap, 4 columns (5 runs + claims): ${ms.toFixed(0)} ms`);
-});
 
 test('frame times while four columns of bench-large play', async ({ page }) => {
   await page.goto('/?testing=1');

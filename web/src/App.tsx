@@ -35,6 +35,7 @@ import { useLessons } from './app/useLessons';
 import { useShortcuts } from './app/useShortcuts';
 import { useShareUrl } from './app/useShareUrl';
 import { useTestingIdle } from './app/useTestingIdle';
+import { FIRST_FRAME, useMarkWhenDrawn } from './lib/marks';
 
 export function App() {
   const [urlState] = useState(() => parseShareUrl(window.location.search, window.location.hash));
@@ -126,6 +127,8 @@ export function App() {
     claims: [claims, ablated],
     columns,
   });
+  // Cold start (issue 19): the first frame with every column on screen drawn.
+  useMarkWhenDrawn(FIRST_FRAME, current !== null && shown.length > 0 && shown.every((c) => runs[c.policy]));
   const shareUrl = useShareUrl({ current, columns, testing, time, view, hidden, open, lesson, playing });
 
   // Memoised: a new array would refetch every distribution on each playhead frame.

@@ -3,7 +3,11 @@ import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { ErrorBanner } from './components/ErrorBanner';
 import { ErrorBoundary } from './components/ErrorBoundary';
+import { simulatorModule } from './sim/client';
 import './styles.css';
+
+// The simulator's wasm starts downloading and compiling before the first render (cold start, issue 19).
+void simulatorModule();
 
 // Set before the first render so a test never sees a stale "idle" from before the runs started.
 if (/[?&]testing=(1|true)(&|$)/.test(window.location.search)) window.__schedlabIdle = false;

@@ -217,7 +217,7 @@ impl Simulation {
     /// Every vCPU's state between two times (ns), by vCPU then time, at most `limit` spans, as rows of 4 numbers:
     /// vcpu, start_ns, end_ns, state (0 running, 1 spinning, 2 runnable, 3 blocked); for the state lanes.
     pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
-        let rows = self.inner.trace().vcpu_states_flat(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        let rows = self.inner.detail().vcpu_states_flat(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
         js_sys::Float64Array::from(rows.as_slice())
     }
 
@@ -239,7 +239,7 @@ impl Simulation {
     /// decision took several steps), as JSON text `[{"pcpu", "t_ns", "running", "queued"}]`; `null` when there
     /// are more than `limit` (the page then jumps rather than animating each step).
     pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        let r = self.inner.trace().runqueue_changes(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
+        let r = self.inner.detail().runqueue_changes(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
         serde_json::to_string(&r).unwrap_or_default()
     }
 

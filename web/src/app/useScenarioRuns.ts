@@ -9,6 +9,7 @@ import {
   findEntry,
   loadIndex,
   loadScenarioText,
+  prefetchScenario,
   type ScenarioEntry,
   type ScenarioIndex,
 } from '../lib/scenarios';
@@ -17,6 +18,7 @@ import { parseColumnId, registryPolicy } from '../lib/columns';
 import { titleOf } from '../lib/drafts';
 import { chooseBucketMs } from '../lib/series';
 import type { View } from '../lib/view';
+import { markOnce, markRun } from '../lib/marks';
 import { message } from './useErrors';
 
 export interface Current {
@@ -147,6 +149,8 @@ export function useScenarioRuns({
   const chainRef = useRef<Promise<void>>(Promise.resolve());
 
   useEffect(() => {
+    // The workers and the simulator's compile start now, while the library and the scenario load.
+    client.warm();
     if (testing) client.onQueries(setQuerying);
     return () => {
       client.onQueries(null);
@@ -166,6 +170,7 @@ export function useScenarioRuns({
       let cost: Cost;
       try {
         cost = await client.cost(text, []);
+        markOnce('cost');
       } catch {
         return true;
       }
@@ -192,17 +197,22 @@ export function useScenarioRuns({
       preferred: readonly string[] | null,
       restore: Restore = {},
     ): Promise<boolean> => {
-      let problem: string | null;
-      try {
-        problem = await client.validate(text);
-      } catch (e) {
-        addError(`${origin.name}: the simulator could not check it (${message(e)}).`);
-        return false;
+      // The library's own files are checked by the tests (`schedsim check`): they go straight to the run
+      // workers, which validate them again anyway, instead of waiting for the helper first (cold start).
+      if (origin.baseText === null || text !== origin.baseText) {
+        let problem: string | null;
+        try {
+          problem = await client.validate(text);
+        } catch (e) {
+          addError(`${origin.name}: the simulator could not check it (${message(e)}).`);
+          return false;
+        }
+        if (problem !== null) {
+          addError(`${origin.name} was not loaded: ${problem}`);
+          return false;
+        }
       }
-      if (problem !== null) {
-        addError(`${origin.name} was not loaded: ${problem}`);
-        return false;
-      }
+      markOnce('validated');
       const doc = JSON.parse(text) as ScenarioDoc;
       const policyIds = doc.policies.map((p) => p.id);
       if (policyIds.length === 0) {
@@ -228,13 +238,17 @@ export function useScenarioRuns({
       try {
         const results = await client.runAll(text, order, chooseBucketMs(doc.duration_ms), {
           onProgress: (f) => live() && setProgress(f),
-          onRun: (run) => live() && setRuns((prev) => ({ ...prev, [run.policy]: run })),
+          onRun: (run) => {
+            markRun(run.policy, run.timing);
+            if (live()) setRuns((prev) => ({ ...prev, [run.policy]: run }));
+          },
         });
         if (!live()) return true;
         const checked = await client.claims(
           text,
           results.map((r) => r.report),
         );
+        markOnce('claims');
         if (live()) setClaims(checked);
       } catch (e) {
         if (e instanceof Cancelled || !live()) return true;
@@ -333,7 +347,9 @@ export function useScenarioRuns({
     let cancelled = false;
     void (async () => {
       try {
+        if (urlState.scenario?.kind === 'library') prefetchScenario(urlState.scenario.id);
         const idx = await loadIndex();
+        markOnce('index');
         if (cancelled) return;
         setIndex(idx);
         const ref = urlState.scenario;
@@ -356,6 +372,7 @@ export function useScenarioRuns({
           entry = findEntry(idx, idx.default)!;
         }
         let base = await loadScenarioText(entry);
+        markOnce('scenario');
         if (cancelled) return;
         let text = base;
         if (ref?.kind === 'library' && ref.id === entry.id && ref.patch) {
@@ -365,7 +382,14 @@ export function useScenarioRuns({
             addError(`${e instanceof LinkError ? e.message : message(e)} Showing the library's version.`);
           }
         }
-        if (ref?.kind === 'library' && ref.id === entry.id && !(await confirmCost(text, entry.title))) {
+        // A link to a library file as it is costs what picking it in the library costs, which never asks; one
+        // with edits may have been made to run for hours.
+        if (
+          ref?.kind === 'library' &&
+          ref.id === entry.id &&
+          text !== base &&
+          !(await confirmCost(text, entry.title))
+        ) {
           if (cancelled) return;
           entry = findEntry(idx, idx.default)!;
           base = await loadScenarioText(entry);

@@ -1,11 +1,10 @@
-import { memo, useMemo } from 'react';
+import { memo } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult, ScenarioPolicy } from '../sim/types';
 import type { AblatedRun } from '../app/useScenarioRuns';
 import { claimValueLines } from '../lib/format';
 import { showsLag } from '../lib/caps';
 import { parseColumnId } from '../lib/columns';
-import { splitSegments } from '../lib/series';
 import { BeliefChart } from './BeliefChart';
 import { EventLog } from './EventLog';
 import { LagChart } from './LagChart';
@@ -15,6 +14,7 @@ import { ShareChart } from './ShareChart';
 import { Timeline } from './Timeline';
 import type { View } from '../lib/view';
 import type { Playhead } from '../lib/playhead';
+import { useWindowDetail } from '../app/useWindowDetail';
 
 interface Props {
   /** The column id: a policy id, or `POLICY~wK` for its run on claim K's ablation. */
@@ -59,7 +59,6 @@ export const PolicyColumn = memo(function PolicyColumn({
   onRemove,
   index,
 }: Props) {
-  const lanes = useMemo(() => (run ? splitSegments(run.segments, run.meta.pcpus) : []), [run]);
   const plain = policies.some((p) => p.id === policy);
   const scheduler = parseColumnId(policy)?.scheduler;
   return (
@@ -116,16 +115,14 @@ export const PolicyColumn = memo(function PolicyColumn({
       {run ? (
         <>
           <RunQueues client={client} run={run} playhead={playhead} />
-          <Timeline
-            meta={run.meta}
-            lanes={lanes}
+          <RunTimeline
+            client={client}
+            run={run}
             durationMs={durationMs}
             playhead={playhead}
             onViewChange={onViewChange}
-            client={client}
-            runId={run.runId}
           />
-          {run.meta.trace_detail_until_ns != null && (
+          {!run.detail && run.meta.trace_detail_until_ns != null && (
             <p className="muted trace-note" data-testid="trace-note">
               Detailed trace ends at {(run.meta.trace_detail_until_ns / 1e6).toFixed(1)} ms (memory budget);
               run queues and the log stop there, shares continue.
@@ -145,6 +142,35 @@ export const PolicyColumn = memo(function PolicyColumn({
     </section>
   );
 });
+
+/** The column's timeline, on the detail of the window on screen (a replay run's, fetched as the view moves). */
+function RunTimeline({
+  client,
+  run,
+  durationMs,
+  playhead,
+  onViewChange,
+}: {
+  client: SimClient;
+  run: RunResult;
+  durationMs: number;
+  playhead: Playhead;
+  onViewChange: (view: View) => void;
+}) {
+  const { lanes, loading, held } = useWindowDetail(client, run, playhead, durationMs);
+  return (
+    <Timeline
+      meta={run.meta}
+      lanes={lanes}
+      durationMs={durationMs}
+      playhead={playhead}
+      onViewChange={onViewChange}
+      client={client}
+      runId={run.runId}
+      detail={run.detail ? { loading, held, capMs: run.detail.capNs / 1e6 } : undefined}
+    />
+  );
+}
 
 /** Under an ablated column's header: the claim it switches off, judged on the ablated runs. */
 function AblationNote({

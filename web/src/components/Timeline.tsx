@@ -139,6 +139,11 @@ interface Props {
   /** Where the run lives, for the I/O events of the visible window. */
   readonly client: SimClient;
   readonly runId: string;
+  /**
+   * A replay run's detail (issue 19): the window the lanes hold [ms], whether the view's is being replayed, and
+   * the longest window the run replays [ms]. Undefined when the lanes hold the whole run.
+   */
+  readonly detail?: { readonly loading: boolean; readonly held: View | null; readonly capMs: number };
 }
 
 /** The axis line and tick marks, and the playhead (as styles.css .axis-line and .playhead draw them in SVG). */
@@ -168,7 +173,7 @@ interface IoBar {
   readonly rec: IoRec;
 }
 
-export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, client, runId }: Props) {
+export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, client, runId, detail }: Props) {
   const domainColor = useDomainColor();
   // The lanes' empty background follows the page's theme (a canvas cannot read CSS variables).
   const theme = useCanvasColors();
@@ -209,7 +214,10 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
       ),
     [client, runId, ioFrom, w],
   );
-  const io = useLatestQuery(ioQuery).value;
+  // A replay run's notifications come from the window it holds: asked again when it holds another.
+  const heldKey = detail?.held?.join(' ');
+  const ioQueryHeld = useMemo(() => (heldKey === undefined ? ioQuery : () => ioQuery()), [ioQuery, heldKey]);
+  const io = useLatestQuery(ioQueryHeld).value;
   const ioBars = useMemo<IoBar[]>(
     () =>
       (io ?? [])
@@ -621,10 +629,11 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   return (
     <figure
       ref={figureRef}
-      className="timeline"
+      className={detail?.loading ? 'timeline loading-detail' : 'timeline'}
       data-testid="timeline"
       data-io={ioBars.length}
       data-state-lanes={statesDrawn.length}
+      data-detail={detail ? (detail.loading ? 'loading' : 'held') : undefined}
     >
       <Legend meta={meta} ioFull={ioFull} statesFull={statesFull} />
       <div className="timeline-body">
@@ -643,9 +652,21 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
             onPointerLeave={() => setHover(null)}
             aria-label="Schedule per pCPU: scroll to zoom, drag to pan"
           />
+          {detail?.loading && (
+            <span className="detail-status muted" data-testid="detail-loading">
+              loading detail…
+            </span>
+          )}
           <Tooltip hover={hover} width={width} />
         </div>
       </div>
+      {detail && (
+        <p className="muted trace-note" data-testid="detail-note">
+          Detail replayed on demand from checkpoints, at most {fmt(detail.capMs / 1000)} s at a time
+          {detail.held ? ` (held: ${fmt(detail.held[0])}–${fmt(detail.held[1])} ms)` : ''}: zoom in past that
+          for the schedule; shares, metrics and distributions cover the whole run.
+        </p>
+      )}
     </figure>
   );
 }

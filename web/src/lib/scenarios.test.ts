@@ -5,6 +5,7 @@ import {
   loadIndex,
   loadScenarioText,
   parseIndex,
+  prefetchScenario,
   type ScenarioFiles,
 } from './scenarios';
 
@@ -63,6 +64,24 @@ describe('loading', () => {
     const idx = await loadIndex(f);
     await expect(loadScenarioText(findEntry(idx, 'b')!, f)).rejects.toThrow('scenarios/b.json');
     await expect(loadIndex({})).rejects.toThrow(/index.json is missing/);
+  });
+
+  it('prefetches a linked id by its file name, and nothing for an unknown or renamed one', () => {
+    const asked: string[] = [];
+    const f: ScenarioFiles = {
+      'a.json': () => {
+        asked.push('a.json');
+        return Promise.resolve('{}');
+      },
+      'sub/c.json': () => {
+        asked.push('sub/c.json');
+        return Promise.reject(new Error('offline'));
+      },
+    };
+    expect(prefetchScenario('a', f)).toBe(true);
+    expect(prefetchScenario('c', f)).toBe(false);
+    expect(prefetchScenario('nope', f)).toBe(false);
+    expect(asked).toEqual(['a.json']);
   });
 
   it('groups by kind in first-seen order', () => {

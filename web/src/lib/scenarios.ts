@@ -93,6 +93,20 @@ export async function loadScenarioText(
   return load();
 }
 
+/**
+ * Starts fetching the library file a link names (`ID.json`, the library's naming) before the index says where it
+ * is, so the two load side by side on a fresh link; the module loader keeps the fetched chunk, and
+ * `loadScenarioText` finds it there. Returns whether there was such a file to fetch.
+ */
+export function prefetchScenario(id: string, files: ScenarioFiles = bundledFiles): boolean {
+  const load = files[`${id}.json`];
+  if (!load) return false;
+  load().catch(() => {
+    // loadScenarioText reports the failure when the page asks for the file itself.
+  });
+  return true;
+}
+
 /** Library entries grouped by kind, kinds in first-seen order. */
 export function groupByKind(index: ScenarioIndex): [string, ScenarioEntry[]][] {
   const groups = new Map<string, ScenarioEntry[]>();

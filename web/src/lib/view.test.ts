@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clampView, defaultView, follow, zoomView } from './view';
+import { clampView, covers, defaultView, detailWindow, follow, zoomView } from './view';
 
 describe('view', () => {
   it('opens on a window that scales with the run', () => {
@@ -33,5 +33,37 @@ describe('view', () => {
     expect(zoomView([100, 200], 900, 0.5, 1000)).toEqual([125, 175]);
     expect(zoomView([0, 800], 400, 4, 1000)).toEqual([0, 1000]);
     expect(zoomView([0, 0.06], 0.03, 0.5, 1000)[1]).toBeCloseTo(0.055);
+  });
+});
+
+describe('detailWindow', () => {
+  it("holds the view's grid cell and the ones ahead, the same window while the view stays in the cell", () => {
+    expect(detailWindow([2100, 3100], 10_000, 60_000)).toEqual([2000, 6000]);
+    expect(detailWindow([2900, 3900], 10_000, 60_000)).toEqual([2000, 6000]);
+    expect(detailWindow([3000, 4000], 10_000, 60_000)).toEqual([3000, 7000]);
+    // Up to the cap, and never past the run.
+    expect(detailWindow([2100, 3100], 2500, 60_000)).toEqual([2000, 4500]);
+    expect(detailWindow([58_500, 59_500], 10_000, 60_000)).toEqual([58_000, 60_000]);
+  });
+
+  it('covers the view when two widths fit, else starts at it in quarter steps of the cap', () => {
+    for (const view of [
+      [2100, 3100],
+      [17_345, 18_345],
+    ] as const) {
+      const held = detailWindow(view, 2000, 60_000);
+      expect(covers(held, view)).toBe(true);
+    }
+    const wide = detailWindow([10_100, 20_100], 4000, 60_000);
+    expect(wide).toEqual([10_000, 14_000]);
+    expect(covers(wide, [10_100, 20_100])).toBe(false);
+  });
+
+  it('covers only what the held window holds', () => {
+    expect(covers(null, [0, 1])).toBe(false);
+    expect(covers([0, 10], [2, 10])).toBe(true);
+    expect(covers([0, 10], [2, 11])).toBe(false);
+    // Windows cross to the worker in whole nanoseconds.
+    expect(covers([29_029.5, 31_609.499_999_9], [29_029.500_000_1, 31_609.5])).toBe(true);
   });
 });

@@ -41,3 +41,27 @@ export function zoomView(view: View, t: number, factor: number, durationMs: numb
   const t0 = anchor - (anchor - a) * (next / w);
   return clampView([t0, t0 + next], durationMs);
 }
+
+/**
+ * The window [from, to] of a replay run's detail to hold for the view `[t0, t1]` [ms] (issue 19): the grid cell
+ * of the view's width that the view starts in and the next one, so a view that follows the playhead needs a new
+ * window once per width, and up to two widths more ahead as far as `capMs` (the longest window the run replays,
+ * for its memory) allows. When not even two widths fit, `capMs` from the view's start (in quarter steps): the
+ * view is covered only in part. Within [0, durationMs].
+ */
+export function detailWindow([t0, t1]: View, capMs: number, durationMs: number): View {
+  const w = Math.max(t1 - t0, MIN_WINDOW_MS);
+  const len = Math.max(MIN_WINDOW_MS, Math.min(capMs, 4 * w));
+  // Steps of a quarter window when it is shorter than two views, so that it still moves in steps, not per frame.
+  const step = len >= 2 * w ? w : len / 4;
+  const from = Math.floor(t0 / step) * step;
+  return [Math.max(0, from), Math.min(durationMs, from + len)];
+}
+
+/** Slack of `covers` [ms]: windows cross to the worker in whole nanoseconds. */
+const COVER_SLACK_MS = 1e-3;
+
+/** Whether the held window [from, to] covers the one wanted [ms] (to within a microsecond of rounding). */
+export function covers(held: View | null, wanted: View): boolean {
+  return held !== null && held[0] <= wanted[0] + COVER_SLACK_MS && wanted[1] <= held[1] + COVER_SLACK_MS;
+}

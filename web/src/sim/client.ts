@@ -2,10 +2,34 @@
 // for validation and claims, so checking a pasted scenario never waits behind a long run. Cancelling
 // terminates the run workers: a wasm run is one synchronous loop and cannot be interrupted any other way.
 // Finished runs stay alive in the worker that ran them (see worker.ts) and answer playhead queries by run id
-// (`query`) until `reset()` releases them for the next scenario.
+// (`query`) until `reset()` releases them for the next scenario. The wasm module is compiled once, here, and
+// handed to every worker (a compiled module is shared, not copied), and `warm()` starts the workers before the
+// scenario arrives: on a fresh link the page no longer waits for one compile per worker (issue 19, cold start).
 import * as Comlink from 'comlink';
+import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import type { QueryArgs, QueryName, QueryResult, WorkerApi } from './worker';
 import type { Ablation, ClaimResult, Cost, RunReport, RunResult } from './types';
+import { markOnce } from '../lib/marks';
+
+let compiled: Promise<WebAssembly.Module | null> | null = null;
+
+/**
+ * The simulator's wasm module, compiled once per page (off the main thread: compileStreaming compiles while it
+ * downloads). null when this browser cannot (no streaming compile, a server without the wasm MIME type): each
+ * worker then fetches and compiles it itself, as it did before.
+ */
+export function simulatorModule(): Promise<WebAssembly.Module | null> {
+  compiled ??= (async () => {
+    try {
+      const module = await WebAssembly.compileStreaming(fetch(wasmUrl));
+      markOnce('wasm-compiled');
+      return module;
+    } catch {
+      return null;
+    }
+  })();
+  return compiled;
+}
 
 /** Rejection reason of calls cut short by `cancel()`. */
 export class Cancelled extends Error {
@@ -37,6 +61,8 @@ function makeAbort(): Abort {
 function spawn(): Slot {
   const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'schedsim' });
   const api = Comlink.wrap<WorkerApi>(worker);
+  // The worker waits for its module before anything else it is asked (worker.ts `load`).
+  void simulatorModule().then((module) => api.load(module).catch(() => {}));
   const failed = new Promise<never>((_, reject) => {
     worker.addEventListener('error', (ev) => {
       ev.preventDefault();
@@ -86,6 +112,16 @@ export class SimClient {
     const racers: Promise<T>[] = [fn(slot.api), slot.failed];
     if (abort) racers.push(abort.promise);
     return Promise.race(racers);
+  }
+
+  /**
+   * Starts compiling the simulator and spawns the helper and the run workers before there is anything to run,
+   * so a fresh link's scenario finds them ready. Idempotent.
+   */
+  warm(): void {
+    void simulatorModule();
+    this.getHelper();
+    for (let k = 0; k < this.poolSize; k++) this.runners[k] ??= spawn();
   }
 
   private getHelper(): Slot {

@@ -43,6 +43,41 @@ export interface RunResult {
   /** Rows = buckets of `bucketMs`, cols = meta.domains. */
   readonly shares: Float64Array;
   readonly bucketMs: number;
+  /**
+   * A replay run (issue 19): the window whose detail `segments` (and the detail queries) hold now, and the longest
+   * window it replays [ns]; null for a run that kept its whole trace.
+   */
+  readonly detail?: DetailWindow | null;
+  /** Where the run's wall time went in its worker (the page's cold-start marks read it). */
+  readonly timing?: RunTiming;
+}
+
+/** A replay run's window of detail [ns]: detail is held for `fromNs <= t < toNs`. */
+export interface DetailWindow {
+  readonly fromNs: number;
+  readonly toNs: number;
+  /** The longest window the run replays (its detail's memory). */
+  readonly capNs: number;
+}
+
+/** A replay run's detail of a window: where it is held and its schedule segments (rows of 5, as RunResult's). */
+export interface WindowDetail extends DetailWindow {
+  readonly segments: Float64Array;
+}
+
+/**
+ * Wall-clock instants of one run in its worker, as epoch milliseconds (performance.timeOrigin + now()), so the
+ * page can place them on its own timeline (each worker's performance.now() has its own origin).
+ */
+export interface RunTiming {
+  /** The worker's wasm module was instantiated. */
+  readonly wasmReady: number;
+  /** The run call arrived in the worker (it starts once the wasm is ready too). */
+  readonly called: number;
+  /** The simulation reached the end of the scenario. */
+  readonly simulated: number;
+  /** The result (report, metadata, segments, shares) was packed for the page. */
+  readonly packed: number;
 }
 
 /** The parts of a (wasm-validated) scenario file the page reads itself. */

@@ -14,6 +14,7 @@ import init, {
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type DecisionWindow } from '../lib/decisions';
 import type { RunQueueChange } from '../lib/runqueueSteps';
+import { defaultView, detailWindow } from '../lib/view';
 import type {
   Ablation,
   Cost,
@@ -29,6 +30,7 @@ import type {
   RunQueueSnap,
   RunReport,
   RunResult,
+  WindowDetail,
 } from './types';
 
 /** Events per `step` call: small enough to report progress often, large enough to keep the overhead low. */
@@ -43,15 +45,81 @@ const TIE_SLACK = 64;
 /** Upper bound on trace time for "until the end" queries [ns] (2^53: exact in f64). */
 const END_NS = Number.MAX_SAFE_INTEGER;
 
-const ready = init({ module_or_path: wasmUrl });
+/** Called by the page (SimClient) with the module it compiled for every worker, or null to load it here. */
+let loadModule!: (module: WebAssembly.Module | null) => void;
+const ready = new Promise<WebAssembly.Module | null>((resolve) => (loadModule = resolve)).then((module) =>
+  init({ module_or_path: module ?? wasmUrl }),
+);
+
+/** Now as epoch milliseconds: comparable with the page's clock (each worker's performance.now() has its own origin). */
+function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** When this worker's wasm instance became ready (epoch ms). */
+const wasmReadyAt = ready.then(epochMs);
+
+/**
+ * Runs estimated above this many events (bench-large: 14 M estimated, 6.4 M run) record only the overview and
+ * replay the detail of the window on screen from checkpoints (issue 19): their full trace does not fit its memory
+ * budget, and they run at untraced speed. The library's paper scenarios (at most 4.3 M estimated) keep their whole
+ * trace, so every view reads it directly (the belief chart shows beliefs over the whole run, which the overview
+ * of a replay run does not keep).
+ */
+const REPLAY_ABOVE_EVENTS = 5_000_000;
+/** Simulated time between a replay run's checkpoints [ms] (further apart once their memory budget is reached). */
+const CHECKPOINT_MS = 500;
+/** Most events (as the cost estimate counts them) a replayed window may span: bounds its detail's memory. */
+const WINDOW_EVENTS = 600_000;
 
 /** Finished runs, by run id, until the page releases them. */
 const sims = new Map<string, Simulation>();
+
+/** A replay run's window of detail: the longest it may be and the one held now [ns]. */
+interface Held {
+  readonly capNs: number;
+  from: number;
+  to: number;
+}
+/** The replay runs among `sims` (full-trace runs have no entry). */
+const held = new Map<Simulation, Held>();
+
+/**
+ * Makes a replay run hold the detail of [fromNs, toNs) (capped at its longest window, from `fromNs`); nothing
+ * for a full-trace run or a window already held. Returns the window held.
+ */
+function hold(s: Simulation, fromNs: number, toNs: number): Held | undefined {
+  const h = held.get(s);
+  if (!h) return undefined;
+  const from = Math.max(0, Math.floor(fromNs));
+  const to = Math.max(from, Math.min(Math.ceil(toNs), from + h.capNs));
+  if (h.from <= from && to <= h.to) return h;
+  s.focusWindow(from, to);
+  h.from = from;
+  h.to = to;
+  return h;
+}
+
+/** A replay run holds a window around `tNs` (a quarter of its longest window before, the rest after). */
+function holdAround(s: Simulation, tNs: number): void {
+  const h = held.get(s);
+  if (!h || (h.from <= tNs && tNs < h.to)) return;
+  hold(s, tNs - h.capNs / 4, tNs + (3 * h.capNs) / 4);
+}
 
 function sim(runId: string): Simulation {
   const s = sims.get(runId);
   if (!s) throw new Error(`run ${runId} is no longer available`);
   return s;
+}
+
+/** Frees the run `runId` and forgets it. */
+function release(runId: string): void {
+  const s = sims.get(runId);
+  if (!s) return;
+  held.delete(s);
+  s.free();
+  sims.delete(runId);
 }
 
 /** JSON text from the simulator, parsed as the type its Rust side declares (see ./generated). */
@@ -110,6 +178,7 @@ async function runToEnd(
   policy: string,
   runId: string,
   bucketMs: number,
+  called: number,
   onProgress?: (fraction: number) => void,
 ): Promise<RunResult> {
   let last = 0;
@@ -122,7 +191,15 @@ async function runToEnd(
       await new Promise((r) => setTimeout(r, 0));
     }
   }
-  return {
+  const simulated = epochMs();
+  // A replay run starts out holding the detail of the page's opening window.
+  const h = held.get(sim);
+  if (h) {
+    const durationMs = parse<Meta>(sim.meta_json()).duration_ns / 1e6;
+    const [from, to] = detailWindow(defaultView(durationMs), h.capNs / 1e6, durationMs);
+    hold(sim, from * 1e6, to * 1e6);
+  }
+  const result = {
     policy,
     runId,
     report: parse<RunReport>(sim.report_json()),
@@ -130,7 +207,9 @@ async function runToEnd(
     segments: sim.segments(),
     shares: sim.share_series(bucketMs),
     bucketMs,
+    detail: h ? { fromNs: h.from, toNs: h.to, capNs: h.capNs } : null,
   };
+  return { ...result, timing: { wasmReady: await wasmReadyAt, called, simulated, packed: epochMs() } };
 }
 
 /**
@@ -138,20 +217,40 @@ async function runToEnd(
  * through `api.query(runId, name, ...args)`, typed by `QueryArgs` and `QueryResult`.
  */
 const queries = {
+  /**
+   * A replay run's detail of [fromNs, toNs) (at most its longest window, from `fromNs`): the window it now holds
+   * and its schedule segments (transferred), replayed from the nearest checkpoint unless already held. null for
+   * a full-trace run (its segments came with the run).
+   */
+  focus: (s: Simulation, fromNs: number, toNs: number): WindowDetail | null => {
+    const h = hold(s, fromNs, toNs);
+    if (!h) return null;
+    const segments = s.segments();
+    return Comlink.transfer({ fromNs: h.from, toNs: h.to, capNs: h.capNs, segments }, [segments.buffer]);
+  },
+
   /** Every pCPU's run queue at `tNs` (null for a pCPU before its first snapshot). */
-  runqueues: (s: Simulation, tNs: number) => parse<(RunQueueSnap | null)[]>(s.runqueues_json(tNs)),
+  runqueues: (s: Simulation, tNs: number) => {
+    holdAround(s, tNs);
+    return parse<(RunQueueSnap | null)[]>(s.runqueues_json(tNs));
+  },
 
   /** Every pCPU's run-queue snapshots in (fromNs, toNs] in time order, several per instant when a decision took
    * several steps; null when there are more than `limit` (lib/runqueueSteps plays them). */
-  runqueueChanges: (s: Simulation, fromNs: number, toNs: number, limit: number) =>
-    parse<RunQueueChange[] | null>(s.runqueue_changes_json(fromNs, toNs, limit)),
+  runqueueChanges: (s: Simulation, fromNs: number, toNs: number, limit: number) => {
+    hold(s, fromNs, toNs);
+    return parse<RunQueueChange[] | null>(s.runqueue_changes_json(fromNs, toNs, limit));
+  },
 
   /** Decisions in [fromNs, toNs), at most `limit` (the trace window export). */
-  decisionsBetween: (s: Simulation, fromNs: number, toNs: number, limit: number): Decision[] =>
-    decisions(s, fromNs, toNs, limit),
+  decisionsBetween: (s: Simulation, fromNs: number, toNs: number, limit: number): Decision[] => {
+    hold(s, fromNs, toNs);
+    return decisions(s, fromNs, toNs, limit);
+  },
 
   /** The `before` decisions up to the one at or before `tNs`, and the `after` ones following it. */
   decisionsAround: (s: Simulation, tNs: number, before: number, after: number): DecisionWindow => {
+    holdAround(s, tNs);
     const earlier = decisionsBefore(s, tNs + 1, before);
     const later = decisions(s, tNs + 1, END_NS, after);
     return selectWindow([...earlier, ...later], tNs, before, after);
@@ -159,6 +258,7 @@ const queries = {
 
   /** Time [ns] of the first decision after `tNs` (dir 1) or the last one before it (dir -1), or null. */
   adjacentDecision: (s: Simulation, tNs: number, dir: 1 | -1): number | null => {
+    holdAround(s, tNs);
     const found = dir > 0 ? decisions(s, tNs + 1, END_NS, 1) : decisionsBefore(s, tNs, 1);
     return found[0]?.t_ns ?? null;
   },
@@ -181,6 +281,7 @@ const queries = {
   /** Every vCPU's state in [fromNs, toNs) as rows of (vcpu, start_ns, end_ns, state code), at most `limit`
    * (transferred; lib/vcpuStates reads it). */
   vcpuStates: (s: Simulation, fromNs: number, toNs: number, limit: number): Float64Array => {
+    hold(s, fromNs, toNs);
     const d = s.vcpu_states(fromNs, toNs, limit);
     return Comlink.transfer(d, [d.buffer]);
   },
@@ -217,6 +318,15 @@ async function explained<T>(work: () => T | Promise<T>): Promise<T> {
 }
 
 const api = {
+  /**
+   * Instantiates the simulator from `module` (compiled once by the page), or from its URL when null. The page
+   * calls it first; every other call waits for it.
+   */
+  async load(module: WebAssembly.Module | null): Promise<void> {
+    loadModule(module);
+    await ready;
+  },
+
   /** null when the scenario is valid, else the simulator's message (it names the field path). */
   async validate(json: string): Promise<string | null> {
     await ready;
@@ -237,12 +347,19 @@ const api = {
     bucketMs: number,
     onProgress?: (fraction: number) => void,
   ): Promise<RunResult> {
+    const called = epochMs();
     await ready;
     let sim: Simulation | undefined;
     try {
-      sim = new Simulation(json, policy);
-      const result = await runToEnd(sim, policy, runId, bucketMs, onProgress);
-      sims.get(runId)?.free();
+      const events = parse<Cost>(estimate_cost(json, JSON.stringify([policy]))).events_per_run;
+      if (events > REPLAY_ABOVE_EVENTS) {
+        sim = Simulation.withReplay(json, policy, CHECKPOINT_MS);
+        const durationNs = parse<Meta>(sim.meta_json()).duration_ns;
+        const capNs = Math.max(1e6, Math.floor((durationNs * WINDOW_EVENTS) / events));
+        held.set(sim, { capNs, from: 0, to: 0 });
+      } else sim = new Simulation(json, policy);
+      const result = await runToEnd(sim, policy, runId, bucketMs, called, onProgress);
+      release(runId);
       sims.set(runId, sim);
       sim = undefined;
       return Comlink.transfer(result, [result.segments.buffer, result.shares.buffer]);
@@ -250,6 +367,7 @@ const api = {
       throw explain(e);
     } finally {
       try {
+        if (sim) held.delete(sim);
         sim?.free();
       } catch {
         // After a trap the handle stays borrowed and free() throws; keep the trap's error (the client drops
@@ -260,10 +378,7 @@ const api = {
 
   /** Frees the named runs (all of them without a list). */
   release(runIds?: readonly string[]): void {
-    for (const id of runIds ?? [...sims.keys()]) {
-      sims.get(id)?.free();
-      sims.delete(id);
-    }
+    for (const id of runIds ?? [...sims.keys()]) release(id);
   },
 
   /** Asks the finished run `runId` the question `name` (see `queries`). */
