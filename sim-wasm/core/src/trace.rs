@@ -430,7 +430,9 @@ impl Trace {
     /// queued as the run-queue snapshots say (the scheduler's view), blocked otherwise, and spinning where running
     /// CPU was charged as spin. Contiguous spans in one state are one span. Nothing past the trace's detail.
     pub fn vcpu_states(&self, from_ns: u64, to_ns: u64, limit: usize) -> Vec<VcpuSpan> {
-        let to_ns = to_ns.min(self.end).min(self.detail_until_ns.unwrap_or(u64::MAX));
+        // A replay window's trace (`detail_only`) has no run end (0): its window bounds the question.
+        let end = if self.end == 0 { u64::MAX } else { self.end };
+        let to_ns = to_ns.min(end).min(self.detail_until_ns.unwrap_or(u64::MAX));
         let nv = self.vcpu_dom.len();
         if from_ns >= to_ns || nv == 0 {
             return Vec::new();

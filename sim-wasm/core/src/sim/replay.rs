@@ -301,6 +301,15 @@ mod tests {
         assert_eq!(beliefs(f), beliefs(r), "{what}: beliefs");
         let boosts = |t: &Trace| t.boosts().iter().filter(|b| within(b.t_ns)).copied().collect::<Vec<_>>();
         assert_eq!(boosts(f), boosts(r), "{what}: boosts");
+        // The state lanes and the run queues' steps (the page's readable motion) read the same snapshots; a state
+        // that began before the window starts at its edge in the replay.
+        let states = |t: &Trace| {
+            let v = t.vcpu_states_flat(from, to, usize::MAX);
+            v.chunks(4).map(|c| [c[0], c[1].max(from as f64), c[2], c[3]]).collect::<Vec<_>>()
+        };
+        assert_eq!(states(f), states(r), "{what}: vCPU states");
+        let changes = |t: &Trace| serde_json::to_string(&t.runqueue_changes(from, to, usize::MAX)).unwrap();
+        assert_eq!(changes(f), changes(r), "{what}: run-queue steps");
         let mut times: Vec<u64> = fd.iter().map(|d| d.t_ns).chain([from, from + 1, to - 1]).collect();
         times.dedup();
         for t in times {
