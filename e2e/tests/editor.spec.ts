@@ -93,4 +93,30 @@ test('a scenario file exports and imports', async ({ page }) => {
   await waitForIdle(page);
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
   await expect(page.getByTestId('policy-column').first()).toBeVisible();
+
+  // A large file (1,000 domains, over 100 kB): its JSON view starts folded, and the form renders the domains in
+  // view only, the last one once scrolled to.
+  own.domains = Array.from({ length: 1000 }, (_, i) => ({
+    name: `d${i}`,
+    weight: 256,
+    tasks: [{ name: 'burn', workload: { type: 'cpu' } }],
+  }));
+  own.claims = [];
+  own.duration_ms = 100;
+  own.title = 'A thousand domains';
+  const large = JSON.stringify(own, null, 2);
+  expect(large.length).toBeGreaterThan(100_000);
+  await page.getByTestId('scenario-file').setInputFiles({
+    name: 'large.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(large),
+  });
+  await expect(page.getByTestId('toggle-json')).toHaveText('Show the JSON');
+  await expect(page.getByTestId('scenario-json')).toBeHidden();
+  await expect(weight(page, 0)).toBeVisible();
+  expect(await page.locator('[data-testid="editor-form"] .array-item').count()).toBeLessThan(100);
+  await page.getByTestId('editor-form').evaluate((el) => el.scrollTo(0, el.scrollHeight));
+  await expect(weight(page, 999)).toHaveValue('256');
+  await page.getByTestId('toggle-json').click();
+  await expect(page.getByTestId('scenario-json')).toHaveValue(large);
 });
