@@ -226,9 +226,56 @@ const PAPER = (
 ).scenarios
   .filter((s) => s.kind === 'paper')
   .map((s) => s.id);
+
+/** Issue 17: in presentation mode at 1280x720 the key figures and each column's timeline are inside the viewport
+ * without scrolling, and their text (and the column headers') is 18 px or more. */
+async function expectPointOnOneScreen(page: Page): Promise<void> {
+  await page.keyboard.press('p');
+  await expect(page.getByTestId('app')).toHaveAttribute('data-presenting', 'true');
+  const inView = async (testId: string) => {
+    const boxes = await page.getByTestId(testId).evaluateAll((els) =>
+      els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return { top: r.top, bottom: r.bottom, right: r.right };
+      }),
+    );
+    expect(boxes.length, `${testId} on the page`).toBeGreaterThan(0);
+    for (const b of boxes) {
+      expect(b.top, `${testId} top`).toBeGreaterThanOrEqual(0);
+      expect(b.bottom, `${testId} bottom`).toBeLessThanOrEqual(720);
+      expect(b.right, `${testId} right`).toBeLessThanOrEqual(1280);
+    }
+  };
+  await inView('key-figures');
+  await inView('timeline');
+  await expect(page.getByTestId('key-figure-value').first()).not.toHaveText('…');
+  const small = await page.evaluate(() => {
+    const roots = document.querySelectorAll(
+      '[data-testid="key-figures"], .policy-column > header, [data-testid="timeline"]',
+    );
+    const out: string[] = [];
+    for (const root of roots) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const el = n.parentElement;
+        if (!el || !n.textContent?.trim()) continue;
+        const size = parseFloat(getComputedStyle(el).fontSize);
+        if (size < 18 && el.getClientRects().length > 0) out.push(`${n.textContent.trim()} (${size}px)`);
+      }
+    }
+    return out;
+  });
+  expect(small).toEqual([]);
+}
+
+// One page per scenario for both checks: each run costs seconds, so the presentation check reuses the page.
 for (const id of PAPER) {
-  test(`${id}: every column shows every view, and the comparison and claims are there`, async ({ page }) => {
+  test(`${id}: every column shows every view, the comparison and claims are there, and in presentation mode the point fits one screen`, async ({
+    page,
+  }) => {
     await openScenario(page, id);
+    // A new scenario opens at the top of the page (issue 17).
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
     const columns = page.getByTestId('policy-column');
     // Most paper scenarios compare policies side by side; some compare domains under one policy.
     expect(await columns.count()).toBeGreaterThanOrEqual(1);
@@ -248,5 +295,6 @@ for (const id of PAPER) {
     await expect(
       page.getByTestId('claims-panel').locator('[data-holds="false"]:not([data-status="not_reproduced"])'),
     ).toHaveCount(0);
+    await expectPointOnOneScreen(page);
   });
 }

@@ -14,7 +14,7 @@ mod io;
 mod queue;
 mod record;
 mod replay;
-mod timing;
+pub(crate) mod timing;
 mod workload;
 
 use crate::costs::HostCosts;

@@ -130,7 +130,7 @@ impl Arinc653 {
 
 impl Policy for Arinc653 {
     fn timers(&self) -> Timers {
-        Timers::default()
+        Timers { timer_slop: true, ..Timers::default() }
     }
 
     fn init_vcpu(&mut self, v: VcpuId, _ctx: &mut Ctx) -> PcpuId {

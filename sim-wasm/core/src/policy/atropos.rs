@@ -209,7 +209,7 @@ impl Atropos {
 
 impl Policy for Atropos {
     fn timers(&self) -> Timers {
-        Timers::default()
+        Timers { timer_slop: true, ..Timers::default() }
     }
 
     fn init_vcpu(&mut self, v: VcpuId, _ctx: &mut Ctx) -> PcpuId {

@@ -240,8 +240,9 @@ pub struct Timers {
     pub account: Option<Nanos>,
     /// The tick stops while its pCPU idles and restarts on the tick grid when it gets work (Xen 3.4+).
     pub tick_stops_idle: bool,
-    /// The policy's timers fire in Xen's timer-slop window (see `sim::timing`). Off for the reservation
-    /// schedulers (SEDF, xenco, ARINC 653, Atropos), whose per-period accounting assumes exact timers.
+    /// The policy's timers fire in Xen's timer-slop window (see `sim::timing`). Every Xen scheduler's are (the
+    /// reservation schedulers charge what ran and carry an overrun into the next period, as `desched_edf_dom`
+    /// does); off only for a model that is not a Xen scheduler.
     pub timer_slop: bool,
 }
 

@@ -802,7 +802,7 @@ impl Sedf {
 
 impl Policy for Sedf {
     fn timers(&self) -> Timers {
-        Timers::default()
+        Timers { timer_slop: true, ..Timers::default() }
     }
 
     fn timed_idle(&self) -> bool {
@@ -862,6 +862,8 @@ impl Policy for Sedf {
 #[cfg(test)]
 pub(crate) mod tests {
     use crate::scenario::Scenario;
+    use crate::scenario::Timing;
+    use crate::sim::timing::TIMER_SLOP;
     use crate::sim::Simulation;
     use serde_json::{json, Value};
 
@@ -876,11 +878,31 @@ pub(crate) mod tests {
         run_with("sedf", pcpus, domains, params, ms)
     }
 
-    /// Runs a one-policy scenario under `scheduler` (also for schedulers built on SEDF).
+    /// Runs a one-policy scenario under `scheduler` (also for schedulers built on SEDF), with Xen's timer slop.
     pub(crate) fn run_with(scheduler: &str, pcpus: u32, domains: Vec<Value>, params: Value, ms: u64) -> Simulation {
+        run_timed(scheduler, Timing::Xen, pcpus, domains, params, ms)
+    }
+
+    /// Each timing with the slack a guarantee has under it: none when timers fire at their deadlines, up to one
+    /// timer slop when a slice end (or an idle pCPU's wake-up) fires late [ns].
+    pub(crate) const TIMINGS: [(Timing, u64); 2] = [(Timing::Lockstep, 0), (Timing::Xen, TIMER_SLOP.0)];
+
+    /// As [`run_with`], with the host's timing chosen.
+    pub(crate) fn run_timed(
+        scheduler: &str,
+        timing: Timing,
+        pcpus: u32,
+        domains: Vec<Value>,
+        params: Value,
+        ms: u64,
+    ) -> Simulation {
+        let timing = match timing {
+            Timing::Xen => "xen",
+            Timing::Lockstep => "lockstep",
+        };
         let sc = Scenario::from_value(json!({
             "schema": 1, "id": "t", "title": "t", "seed": 3, "duration_ms": ms, "warmup_ms": 0,
-            "host": { "pcpus": pcpus }, "domains": domains,
+            "host": { "pcpus": pcpus, "timing": timing }, "domains": domains,
             "policies": [ { "id": "p", "scheduler": scheduler, "params": params } ],
             // The tests set the backend's costs to isolate the scheduler's rules from the host profile.
             "sensitivity": "unit test: backend costs chosen to isolate the scheduler"
@@ -903,9 +925,17 @@ pub(crate) mod tests {
     }
 
     /// SEDF's guarantee: a domain that is runnable throughout receives its slice in every one of its periods, however
-    /// the others (with or without extra time, I/O-bound or best effort) behave.
+    /// the others (with or without extra time, I/O-bound or best effort) behave. With late timers a period may come
+    /// short by the overrun carried from the one before (at most one slop per vCPU), never more, and nothing is lost
+    /// over the run.
     #[test]
     fn every_reservation_is_met_in_every_period() {
+        for (timing, slop) in TIMINGS {
+            reservations_met(timing, slop);
+        }
+    }
+
+    fn reservations_met(timing: Timing, slop: u64) {
         let server = json!({ "name": "web", "tasks": [ { "name": "srv", "workload": {
             "type": "server", "port": 80, "cpu_us": 300, "clients": 4, "think_ms": [0, 5] } } ] });
         for pcpus in [1, 2] {
@@ -924,19 +954,25 @@ pub(crate) mod tests {
                 "b": { "period_ms": 20, "slice_ms": 4, "extratime": false },
                 "c": { "period_ms": 100, "slice_ms": 30 },
                 "web": { "period_ms": 10, "slice_ms": 1 } } });
-            let sim = run(pcpus, doms, params, 2000);
+            let sim = run_timed("sedf", timing, pcpus, doms, params, 2000);
             for (dom, period, slice, vcpus) in [(1, 40, 10, 1), (2, 20, 4, 1), (3, 100, 30, pcpus as u64)] {
                 let (period, slice) = (period * 1_000_000u64, slice * 1_000_000u64);
                 let mut k = 0;
                 while (k + 1) * period <= 2_000_000_000 {
                     let got = used(&sim, dom, k * period, (k + 1) * period);
-                    assert!(got >= slice * vcpus, "pcpus {pcpus}: domain {dom} got {got} ns in period {k}");
+                    let floor = (slice - slop) * vcpus;
+                    assert!(got >= floor, "{timing:?}, pcpus {pcpus}: domain {dom} got {got} ns in period {k}");
                     k += 1;
                 }
+                let total = used(&sim, dom, 0, k * period);
+                assert!(
+                    total >= k * slice * vcpus - slop * vcpus,
+                    "{timing:?}: domain {dom} lost {total} ns over the run"
+                );
             }
-            // b has no extra time: exactly its reservation.
+            // b has no extra time: its reservation, give or take the overrun still carried at the end.
             let b = used(&sim, 2, 0, 2_000_000_000);
-            assert_eq!(b, 100 * 4_000_000, "pcpus {pcpus}");
+            assert!(b.abs_diff(100 * 4_000_000) <= slop, "{timing:?}, pcpus {pcpus}: b got {b} ns");
         }
     }
 
@@ -945,10 +981,15 @@ pub(crate) mod tests {
     fn extra_time_follows_extra_weight() {
         let doms = vec![cpu_dom("x", 1), cpu_dom("y", 1)];
         let params = json!({ "domains": { "x": { "weight": 1 }, "y": { "weight": 3 } } });
-        let sim = run(1, doms, params, 1000);
-        let (x, y) = (used(&sim, 0, 0, 1_000_000_000) as f64, used(&sim, 1, 0, 1_000_000_000) as f64);
-        assert!((y / x - 3.0).abs() < 0.1, "x {x} y {y}");
-        assert!(x + y >= 0.999e9);
+        for (timing, slop) in TIMINGS {
+            let sim = run_timed("sedf", timing, 1, doms.clone(), params.clone(), 1000);
+            let (x, y) = (used(&sim, 0, 0, 1_000_000_000) as f64, used(&sim, 1, 0, 1_000_000_000) as f64);
+            assert!((y / x - 3.0).abs() < 0.1, "{timing:?}: x {x} y {y}");
+            // Nearly work-conserving: sedf_do_extra_schedule idles rather than start an extra quantum that a period
+            // release less than EXTRA_QUANTUM away would cut, and late timers leave such gaps now and then.
+            let floor = if slop == 0 { 0.999e9 } else { 0.99e9 };
+            assert!(x + y >= floor, "{timing:?}: x {x} y {y}");
+        }
     }
 
     /// Xen 3.0 reserves 75% for dom0 and prefers it in extra time; Xen 4.x creates dom0 best effort like any guest,
@@ -975,11 +1016,15 @@ pub(crate) mod tests {
         let params = json!({ "domains": {
             "t": { "period_ms": 50, "slice_ms": 10, "extratime": false },
             "x": { "weight": 1, "extratime": false }, "y": { "weight": 3, "extratime": false } } });
-        let sim = run(1, doms, params, 1000);
-        // 100 ms - 5 ms - 20 ms (t's 20%) = 75 ms, split 1:3.
-        assert_eq!(used(&sim, 1, 0, 1_000_000_000), 10 * 18_750_000);
-        assert_eq!(used(&sim, 2, 0, 1_000_000_000), 10 * 56_250_000);
-        assert_eq!(used(&sim, 0, 0, 1_000_000_000), 20 * 10_000_000);
+        for (timing, slop) in TIMINGS {
+            let sim = run_timed("sedf", timing, 1, doms.clone(), params.clone(), 1000);
+            // 100 ms - 5 ms - 20 ms (t's 20%) = 75 ms, split 1:3; late timers move at most one overrun across the
+            // end of the run.
+            for (dom, want) in [(1, 10 * 18_750_000u64), (2, 10 * 56_250_000), (0, 20 * 10_000_000)] {
+                let got = used(&sim, dom, 0, 1_000_000_000);
+                assert!(got.abs_diff(want) <= slop, "{timing:?}: domain {dom} got {got} ns, want {want}");
+            }
+        }
     }
 
     /// A domain that blocks and wakes within its period forfeits the rest of its slice and is repaid in L0 extra

@@ -225,7 +225,7 @@ impl Xenco {
 
 impl Policy for Xenco {
     fn timers(&self) -> Timers {
-        Timers::default()
+        Timers { timer_slop: true, ..Timers::default() }
     }
 
     fn timed_idle(&self) -> bool {
@@ -338,7 +338,7 @@ crate::size::heap_size!(Xenco { sedf, book, is_driver, driver_of });
 
 #[cfg(test)]
 mod tests {
-    use super::super::sedf::tests::{cpu_dom, run_with, used};
+    use super::super::sedf::tests::{cpu_dom, run_timed, run_with, used, TIMINGS};
     use serde_json::json;
 
     fn host() -> Vec<serde_json::Value> {
@@ -364,12 +364,15 @@ mod tests {
     /// the communicating domains are preferred.
     #[test]
     fn reservations_hold_under_preference() {
-        let sim = run_with("xenco", 1, host(), params(), 3000);
-        for (dom, period, slice) in [(4usize, 50u64, 15u64), (5, 100, 25)] {
-            let (period, slice) = (period * 1_000_000, slice * 1_000_000);
-            for k in 0..3_000_000_000 / period {
-                let got = used(&sim, dom, k * period, (k + 1) * period);
-                assert!(got >= slice, "domain {dom} got {got} ns in period {k}");
+        // Late timers may shorten a period by the overrun carried from the one before (see SEDF's own test).
+        for (timing, slop) in TIMINGS {
+            let sim = run_timed("xenco", timing, 1, host(), params(), 3000);
+            for (dom, period, slice) in [(4usize, 50u64, 15u64), (5, 100, 25)] {
+                let (period, slice) = (period * 1_000_000, slice * 1_000_000);
+                for k in 0..3_000_000_000 / period {
+                    let got = used(&sim, dom, k * period, (k + 1) * period);
+                    assert!(got + slop >= slice, "{timing:?}: domain {dom} got {got} ns in period {k}");
+                }
             }
         }
     }

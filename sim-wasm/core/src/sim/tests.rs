@@ -3,6 +3,7 @@
 use super::guest::MAX_SLEEP_AVG;
 use super::*;
 use crate::report::RunOptions;
+use crate::sim::timing::TIMER_SLOP;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -295,6 +296,12 @@ proptest! {
     /// misses the entitlement by more than 0.05 with Xen-like timing (worst 0.19); in lockstep about 1 in 13 miss
     /// too (worst 0.19 on another host), so Credit's accounting misses it regardless, and the new timing moves
     /// which hosts miss. Kept, ignored, so that it runs on demand (`cargo test -- --ignored`) until that is fixed.
+    /// Session 7, 300 hosts each with Credit 4.x rules (`version: "4.x"`): three kinds of miss, each a rule of
+    /// `csched_acct`/`csched_schedule` rather than timing: (1) extreme weight ratios: among OVER vCPUs Credit is
+    /// round-robin, so a domain of weight 5 beside 592 and 449 on 2 pCPUs gets 0.056 of the host, not 0.003;
+    /// (2) caps: a capped vCPU parked below `-cap` idles its pCPU until a steal, so an uncapped domain beside
+    /// capped ones gets 0.53 of 5 pCPUs, not 0.60; (3) 3.x rules (the default) settle slowly: 0.74 over 4 s where
+    /// 20 s gives 0.767 (entitlement 0.79). Which of these real Xen shares is not settled by the papers.
     #[test]
     #[ignore = "finding: Credit misses its entitlement by more than 0.05 on some random hosts, in lockstep too"]
     fn credit_shares_stay_fair_on_random_hosts(
@@ -643,9 +650,16 @@ fn bvt_warp_cuts_latency() {
 /// minimum allocation beyond it, beside CPU-bound domains that take the slack.
 #[test]
 fn atropos_reservation_met() {
+    for (timing, slop) in [("lockstep", 0), ("xen", TIMER_SLOP.0)] {
+        atropos_reservation_met_with(timing, slop);
+    }
+}
+
+/// As Atropos' guarantee under one host timing: late timers move up to one slop of a slice across a period edge.
+fn atropos_reservation_met_with(timing: &str, slop: u64) {
     let sc = scenario(json!({
         "schema": 1, "id": "res", "title": "res", "seed": 2, "duration_ms": 2000,
-        "host": { "pcpus": 1 },
+        "host": { "pcpus": 1, "timing": timing },
         "domains": [
             { "name": "rt", "tasks": [cpu_task("x")] },
             { "name": "h1", "tasks": [cpu_task("x")] }, { "name": "h2", "tasks": [cpu_task("x")] }
@@ -658,7 +672,7 @@ fn atropos_reservation_met() {
     let period = 20_000_000;
     for k in 1..(sim.end.0 / period) {
         let used = dom_cpu_in(&sim, 0, k * period, (k + 1) * period);
-        assert!((6_000_000..=11_000_000).contains(&used), "period {k}: {used} ns");
+        assert!((6_000_000 - slop..=11_000_000 + slop).contains(&used), "{timing}: period {k}: {used} ns");
     }
     // The hogs share the slack.
     assert!(sim.measure.dom_metrics[1].cpu_ns > 500_000_000 && sim.measure.dom_metrics[2].cpu_ns > 500_000_000);
@@ -691,9 +705,17 @@ fn atropos_latency_hint_bounds_response() {
 /// ARINC 653 windows are exact: a domain runs only inside its own windows, and a CPU-bound owner fills them.
 #[test]
 fn arinc653_windows_exact() {
+    for (timing, slop) in [("lockstep", 0), ("xen", TIMER_SLOP.0)] {
+        arinc653_windows_with(timing, slop);
+    }
+}
+
+/// As ARINC 653's windows under one host timing: a window switch that fires late lets the outgoing vCPU run up to
+/// one slop into the next window (Xen's a653sched uses the same timers); the schedule itself never drifts.
+fn arinc653_windows_with(timing: &str, slop: u64) {
     let sc = scenario(json!({
         "schema": 1, "id": "a653", "title": "a653", "seed": 1, "duration_ms": 1000,
-        "host": { "pcpus": 2 },
+        "host": { "pcpus": 2, "timing": timing },
         "domains": [
             { "name": "a", "tasks": [cpu_task("x")] },
             { "name": "b", "vcpus": 2, "tasks": [cpu_task("x"), cpu_task("y")] }
@@ -708,11 +730,17 @@ fn arinc653_windows_exact() {
     let windows = [(0u64, 5_000_000u64), (8_000_000, 15_000_000), (5_000_000, 8_000_000)];
     for s in sim.trace().segments() {
         let (a, b) = windows[s.vcpu as usize];
+        // A window starts when the switch before it fires, never early; it ends up to one slop late.
         let off = s.start % 20_000_000;
-        assert!(off >= a && off + (s.end - s.start) <= b, "vCPU {} ran {s:?} outside [{a}, {b})", s.vcpu);
+        assert!(
+            off >= a && off + (s.end - s.start) <= b + slop,
+            "{timing}: vCPU {} ran {s:?} outside [{a}, {b})",
+            s.vcpu
+        );
     }
-    // CPU-bound owners use their windows fully: 15 ms of every 20 ms frame.
-    assert_eq!(sim.measure.busy_ns, 1_000_000_000 / 20 * 15);
+    // CPU-bound owners use their windows fully: 15 ms of every 20 ms frame (give or take a slop per switch).
+    let want = 1_000_000_000 / 20 * 15;
+    assert!(sim.measure.busy_ns.abs_diff(want) <= 50 * slop, "{timing}: busy {} ns", sim.measure.busy_ns);
 }
 
 /// Enhanced (003 4.3) on two pCPUs with one lone queued vCPU at a time: the max_credit rule must not bounce a
