@@ -129,8 +129,12 @@ test('the I/O strip shows how long an event waited, with a tooltip', async ({ pa
   await seekTo(page, 30000);
   const timeline = column(page, 'credit').getByTestId('timeline');
   await expect.poll(async () => Number(await timeline.getAttribute('data-io'))).toBeGreaterThan(0);
-  // The strip is the 16 px above the time axis (the canvas's bottom 18 px).
-  const tip = await sweepFor(page, timeline.locator('canvas'), 28, 'notification');
+  // The strip is level with its "I/O wait" label (between the pCPU lanes and the vCPU state lanes).
+  const canvas = timeline.locator('canvas');
+  await canvas.scrollIntoViewIfNeeded();
+  const c = (await canvas.boundingBox())!;
+  const label = (await timeline.locator('.io-label').boundingBox())!;
+  const tip = await sweepFor(page, canvas, c.y + c.height - (label.y + label.height / 2), 'notification');
   expect(tip).toMatch(/notification for/);
   expect(tip).toMatch(/delivered at/);
 });
