@@ -1,6 +1,11 @@
 // Issue 17: lessons that teach. A predict step hides the results until the class has chosen, then reveals them;
-// the last step leads to the next lesson; each step moves the playhead and brings its marked view into sight.
+// the last step leads to the next lesson; each step moves the playhead and brings its marked view into sight, and
+// each step of every lesson has a screenshot baseline.
 import { expect, openScenario, playheadMs, test, waitForIdle } from './helpers';
+
+/** Tolerant of anti-aliasing differences, not of a missing line or a moved chip (as screens.spec). Baselines:
+ * tests/lessons.spec.ts-snapshots/ (refresh with `--update-snapshots` after a deliberate change, and look). */
+const SHOT = { maxDiffPixelRatio: 0.01, threshold: 0.25 } as const;
 
 test('predict, then reveal; and on to the next lesson', async ({ page }) => {
   await openScenario(page);
@@ -78,7 +83,9 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
             .map(([name, r]) => `${name} at ${Math.round(r.top)}`),
         );
         expect(off, `${id} step ${k}`).toEqual([]);
-        await page.screenshot({ path: test.info().outputPath(`${id}-step${k}.png`) });
+        // The step as the projector shows it (results revealed on a predict step), against its baseline.
+        await page.mouse.move(0, 0);
+        await expect(page).toHaveScreenshot(`lesson-${id}-step${k}.png`, SHOT);
       }
     });
   }

@@ -1,7 +1,7 @@
 // The scenario's point on one screen (issue 17): its focus metrics per focus policy, large, with what the paper
 // reports beside ours and whether the claims on that metric hold. It sits at the top of the page, above the
 // columns, so a projector shows it with the timelines.
-import { memo } from 'react';
+import { memo, type CSSProperties } from 'react';
 import type { ClaimResult, RunResult, ScenarioClaim } from '../sim/types';
 import { claimMetrics, metricLabel, metricValue, type Focus } from '../lib/focus';
 import { fmt } from '../lib/format';
@@ -60,7 +60,7 @@ export const KeyFigures = memo(function KeyFigures({ focus, runs, stated, claims
                 </span>
               )}
             </div>
-            <dl className="key-figure-values">
+            <dl className="key-figure-values" style={{ '--values': focus.policies.length } as CSSProperties}>
               {focus.policies.map((p) => (
                 <div key={p}>
                   <dt title={labelOf(p)}>{labelOf(p)}</dt>
