@@ -283,56 +283,134 @@ proptest! {
     }
 }
 
+/// A host of CPU-bound domains for the fairness properties: `(vcpus, weight, cap per vCPU [%] or 0)` each, Credit
+/// with `params`. Returns each domain's CPU share and Credit's entitlement for it: `csched_acct`'s, weight times
+/// active vCPUs (`prv->weight += sdom->weight` per active vCPU), water-filled, bounded by the vCPUs and the cap
+/// (it differs from the report's per-domain `fair_share` when domains have different vCPU counts).
+fn credit_shares(pcpus: u64, doms: &[CpuDomain], seed: u64, params: Value) -> Vec<(f64, f64)> {
+    let domains: Vec<Value> = doms
+        .iter()
+        .enumerate()
+        .map(|(i, &(n, weight, cap))| {
+            let tasks: Vec<Value> =
+                (0..n).map(|k| json!({ "name": format!("t{k}"), "vcpu": k, "workload": { "type": "cpu" } })).collect();
+            json!({ "name": format!("d{i}"), "vcpus": n, "weight": weight, "cap_pct": cap * n, "tasks": tasks })
+        })
+        .collect();
+    let sc = scenario(json!({
+        "schema": 1, "id": "fair", "title": "fair", "seed": seed, "duration_ms": 5000, "warmup_ms": 1000,
+        "host": { "pcpus": pcpus }, "domains": domains,
+        "policies": [{ "id": "p", "scheduler": "credit", "params": params }]
+    }));
+    let report = crate::report::run_scenario(&sc, &[], &RunOptions::default()).unwrap();
+    let weights: Vec<u32> = doms.iter().map(|&(n, w, _)| (w * n) as u32).collect();
+    let bounds: Vec<f64> =
+        doms.iter().map(|&(n, _, cap)| if cap == 0 { n as f64 } else { (cap * n) as f64 / 100.0 }).collect();
+    let entitled = crate::metrics::fair_shares(pcpus as f64, &weights, &bounds);
+    (0..doms.len())
+        .map(|i| (report.runs[0]["domains"][format!("d{i}")]["cpu_share"].as_f64().unwrap(), entitled[i]))
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
-    /// Weights and caps still give their shares with pCPUs on their own clocks: on random hosts of CPU-bound
-    /// domains (1-8 pCPUs, weights 1-1024, caps of 10-100% per vCPU or none), Credit gives every domain its
-    /// entitlement within 0.05 of the host over 4 s. Credit's entitlement is `csched_acct`'s: weight times active
-    /// vCPUs (`prv->weight += sdom->weight` per active vCPU), water-filled, bounded by the vCPUs and the cap; it
-    /// differs from the report's per-domain `fair_share` when domains have different vCPU counts.
-    ///
-    /// Finding (issue 21): this does not hold. On about 1 host in 10 (sampled like this test, 80 hosts) Credit
-    /// misses the entitlement by more than 0.05 with Xen-like timing (worst 0.19); in lockstep about 1 in 13 miss
-    /// too (worst 0.19 on another host), so Credit's accounting misses it regardless, and the new timing moves
-    /// which hosts miss. Kept, ignored, so that it runs on demand (`cargo test -- --ignored`) until that is fixed.
-    /// Session 7, 300 hosts each with Credit 4.x rules (`version: "4.x"`): three kinds of miss, each a rule of
-    /// `csched_acct`/`csched_schedule` rather than timing: (1) extreme weight ratios: among OVER vCPUs Credit is
-    /// round-robin, so a domain of weight 5 beside 592 and 449 on 2 pCPUs gets 0.056 of the host, not 0.003;
-    /// (2) caps: a capped vCPU parked below `-cap` idles its pCPU until a steal, so an uncapped domain beside
-    /// capped ones gets 0.53 of 5 pCPUs, not 0.60; (3) 3.x rules (the default) settle slowly: 0.74 over 4 s where
-    /// 20 s gives 0.767 (entitlement 0.79). Which of these real Xen shares is not settled by the papers.
+    /// Weights and caps, ceiling off (see `credit_ceiling_is_what_misses_weighted_shares` for weights alone).
+    /// Finding (issue 21): this does not hold on about 3 hosts in 100 (worst 0.17 when
+    /// written): a capped domain's vCPUs are parked together once their debt passes the cap and unparked together
+    /// with positive credit, so they come back as UNDER bursts that round-robin with uncapped UNDER vCPUs, and
+    /// `csched_acct` hands the credit a capped domain cannot use only to the domains after it in its list (one
+    /// pass; the reorder rotates it over periods). Both are Xen's code (credit.c `csched_acct`), not timing: the
+    /// same hosts miss in lockstep. Kept, ignored, to run on demand (`cargo test -- --ignored`).
     #[test]
-    #[ignore = "finding: Credit misses its entitlement by more than 0.05 on some random hosts, in lockstep too"]
-    fn credit_shares_stay_fair_on_random_hosts(
+    #[ignore = "finding: with caps, Credit misses its entitlement by more than 0.05 on about 3 random hosts in 100"]
+    fn credit_shares_fair_with_caps_without_the_ceiling(
         pcpus in 1u64..=8,
         doms in proptest::collection::vec((1u64..=4, 1u64..=1024, prop_oneof![Just(0u64), 10u64..=100]), 2..=4),
         seed in 0u64..1_000_000,
     ) {
-        let domains: Vec<Value> = doms
-            .iter()
-            .enumerate()
-            .map(|(i, &(n, weight, cap))| {
-                let tasks: Vec<Value> =
-                    (0..n).map(|k| json!({ "name": format!("t{k}"), "vcpu": k, "workload": { "type": "cpu" } })).collect();
-                json!({ "name": format!("d{i}"), "vcpus": n, "weight": weight, "cap_pct": cap * n, "tasks": tasks })
-            })
-            .collect();
-        let sc = scenario(json!({
-            "schema": 1, "id": "fair", "title": "fair", "seed": seed, "duration_ms": 5000, "warmup_ms": 1000,
-            "host": { "pcpus": pcpus }, "domains": domains,
-            "policies": [{ "id": "p", "scheduler": "credit" }]
-        }));
-        let report = crate::report::run_scenario(&sc, &[], &RunOptions::default()).unwrap();
-        let weights: Vec<u32> = doms.iter().map(|&(n, w, _)| (w * n) as u32).collect();
-        let bounds: Vec<f64> =
-            doms.iter().map(|&(n, _, cap)| if cap == 0 { n as f64 } else { (cap * n) as f64 / 100.0 }).collect();
-        let entitled = crate::metrics::fair_shares(pcpus as f64, &weights, &bounds);
-        for (i, (name, d)) in report.runs[0]["domains"].as_object().unwrap().iter().enumerate() {
-            let share = d["cpu_share"].as_f64().unwrap();
-            let fair = entitled[i];
-            prop_assert!((share - fair).abs() <= 0.05, "{name}: cpu_share {share} against entitlement {fair} ({doms:?} on {pcpus} pCPUs)");
+        for (i, (share, fair)) in credit_shares(pcpus, &doms, seed, json!({ "credit_ceiling": false })).into_iter().enumerate() {
+            prop_assert!((share - fair).abs() <= 0.05, "d{i}: cpu_share {share} against entitlement {fair} ({doms:?} on {pcpus} pCPUs)");
         }
+    }
+}
+
+/// A CPU-bound domain of the fairness properties: (vCPUs, weight, cap per vCPU [%] or 0).
+type CpuDomain = (u64, u64, u64);
+
+/// `n` random hosts of CPU-bound domains, `(pcpus, [(vcpus, weight, cap per vCPU [%] or 0)], seed)`, drawn from a
+/// fixed stream so that every run judges the same sample (the rates below are findings about that sample).
+fn sample_hosts(n: usize, caps: bool) -> Vec<(u64, Vec<CpuDomain>, u64)> {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let cap = if caps { prop_oneof![Just(0u64), 10u64..=100].boxed() } else { Just(0u64).boxed() };
+    let host = (1u64..=8, proptest::collection::vec((1u64..=4, 1u64..=1024, cap), 2..=4), 0u64..1_000_000);
+    (0..n).map(|_| host.new_tree(&mut runner).unwrap().current()).collect()
+}
+
+/// Weights give their shares with pCPUs on their own clocks, except for what Credit's upper bound on credits
+/// takes. On 200 random hosts of uncapped CPU-bound domains (1-8 pCPUs, 1-4 vCPUs each, weights 1-1024; 3.x and
+/// 4.x rules in turn; Xen-like timing), a domain "misses" when its share is off its entitlement by more than 0.05
+/// of the host over 4 s. With the bound switched off, misses are rare and small: two residual effects of Credit's
+/// design remain (per-pCPU run queues: with one vCPU more than pCPUs, which vCPUs share a pCPU is placement, not
+/// weight; the lower bound on credits: with tiny weights every vCPU sits at -1 slice, OVER, round-robin), 1-2 hosts
+/// in 1,000 when measured (worst 0.078; in this sample one host, by 0.105: 8 vCPUs on 7 pCPUs). With the bound
+/// (every Xen release) many more hosts miss, by up to half the host. The test fails if the ablated scheduler misses
+/// on more than 1 host in 100, or if the bound stops mattering (with it, fewer than 5x the misses).
+#[test]
+fn credit_ceiling_is_what_misses_weighted_shares() {
+    let (mut with, mut without, mut worst) = (0, 0, 0f64);
+    for (k, (pcpus, doms, seed)) in sample_hosts(200, false).into_iter().enumerate() {
+        let version = if k % 2 == 0 { "default" } else { "4.x" };
+        // The default is 3.2 as paper 000 ran it (exact accounting); "3.2" would be stock 3.2's tick sampling.
+        let rules = |ceiling: bool| {
+            let mut p = json!({ "credit_ceiling": ceiling });
+            if version != "default" {
+                p["version"] = json!(version);
+            }
+            p
+        };
+        let miss = |params: Value| {
+            credit_shares(pcpus, &doms, seed, params)
+                .iter()
+                .map(|&(share, fair)| (share - fair).abs())
+                .fold(0f64, f64::max)
+        };
+        if miss(rules(true)) > 0.05 {
+            with += 1;
+        }
+        let off = miss(rules(false));
+        worst = worst.max(off);
+        if off > 0.05 {
+            without += 1;
+            eprintln!("ceiling off, {version}: misses by {off:.3} on {doms:?}, {pcpus} pCPUs, seed {seed}");
+        }
+    }
+    eprintln!("{with} of 200 hosts miss with the ceiling, {without} without it (worst {worst:.3})");
+    assert!(without <= 2, "without the ceiling: {without} of 200 hosts miss, worst {worst}");
+    assert!(with >= 5 * without.max(1), "with the ceiling only {with} of 200 hosts miss (without: {without})");
+}
+
+/// What the upper bound on credits costs (the finding behind the property above): one vCPU of weight 1024 beside
+/// six of weight 64 on one pCPU is entitled to 1024/1408 = 0.727 of it. Under Xen's rules it waits in UNDER's
+/// round-robin behind the crowd, which the negative balance keeps UNDER; its credit passes a slice, it leaves the
+/// active list (its weight with it) and its credit is cut, so the next periods' credit goes to the crowd. It gets
+/// about a third under 3.x rules and a quarter under 4.x; without the bound, its entitlement.
+#[test]
+fn credit_ceiling_costs_weighted_shares() {
+    let doms = [(1, 1024, 0), (6, 64, 0)];
+    for version in ["3.2", "4.x"] {
+        let with = credit_shares(1, &doms, 1, json!({ "version": version }));
+        let without = credit_shares(1, &doms, 1, json!({ "version": version, "credit_ceiling": false }));
+        assert!((with[0].1 - 0.727).abs() < 0.001, "entitlement {}", with[0].1);
+        assert!(with[0].0 < 0.5, "{version}: with the ceiling the heavy vCPU gets {}", with[0].0);
+        assert!(
+            (without[0].0 - without[0].1).abs() < 0.01,
+            "{version}: without it {} of {}",
+            without[0].0,
+            without[0].1
+        );
     }
 }
 
@@ -715,7 +793,7 @@ fn arinc653_windows_exact() {
 fn arinc653_windows_with(timing: &str, slop: u64) {
     let sc = scenario(json!({
         "schema": 1, "id": "a653", "title": "a653", "seed": 1, "duration_ms": 1000,
-        "host": { "pcpus": 2, "timing": timing },
+        "host": { "pcpus": 1, "timing": timing },
         "domains": [
             { "name": "a", "tasks": [cpu_task("x")] },
             { "name": "b", "vcpus": 2, "tasks": [cpu_task("x"), cpu_task("y")] }

@@ -72,6 +72,10 @@ pub struct CreditParams {
     pub master_ticker: bool,
     /// A pCPU's tick stops while it idles and restarts on the tick grid (3.4+ `csched_tick_suspend/resume`).
     pub tick_suspend: bool,
+    /// The upper bound on credits (`csched_acct`: a vCPU past one slice of credit leaves the active list, stops
+    /// earning and has its credit cut). Every Xen release has it; `false` is an ablation, not a Xen setting: the
+    /// vCPU keeps its credit and keeps earning. It exists to show what the bound costs weighted shares.
+    pub credit_ceiling: bool,
 }
 
 impl Default for CreditParams {
@@ -85,6 +89,7 @@ impl Default for CreditParams {
             halve_on_deactivate: false,
             master_ticker: false,
             tick_suspend: false,
+            credit_ceiling: true,
             aggressive_boost: false,
             tavs: None,
             idd_priority_inheritance: false,
@@ -125,6 +130,7 @@ impl CreditParams {
             p if p.starts_with("tavs.") => self.tavs.get_or_insert_with(TavsParams::default).set(&p[5..], v)?,
             "xballoon" => self.xballoon = boolean()?,
             "aggressive_boost" => self.aggressive_boost = boolean()?,
+            "credit_ceiling" => self.credit_ceiling = boolean()?,
             "accounting" => {
                 self.accounting = match v.as_str() {
                     Some("exact") => Accounting::Exact,
@@ -150,7 +156,7 @@ impl CreditParams {
             }
             other => {
                 return Err(format!(
-                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost, tavs, idd, xballoon)"
+                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost, credit_ceiling, tavs, idd, xballoon)"
                 ))
             }
         }
@@ -936,7 +942,7 @@ impl Policy for Credit {
                             ctx.actions.push(Action::Unpause(v));
                         }
                     }
-                    if c.credit > per_tslice {
+                    if c.credit > per_tslice && self.params.credit_ceiling {
                         // Stops earning. 4.1+ keeps half so it restarts a little ahead; 3.x reset it to zero.
                         c.credit = if self.params.halve_on_deactivate { c.credit / 2 } else { 0 };
                         self.acct_stop(v);
