@@ -266,24 +266,8 @@ pub struct VcpuSched {
     pub credit: Option<i64>,
 }
 
-/// Clones a boxed [`Policy`]: a simulation checkpoint holds the policy's whole state.
-pub trait PolicyClone {
-    fn clone_box(&self) -> Box<dyn Policy>;
-}
-
-impl<T: Policy + Clone + 'static> PolicyClone for T {
-    fn clone_box(&self) -> Box<dyn Policy> {
-        Box::new(self.clone())
-    }
-}
-
-impl Clone for Box<dyn Policy> {
-    fn clone(&self) -> Box<dyn Policy> {
-        self.as_ref().clone_box()
-    }
-}
-
-pub trait Policy: PolicyClone + crate::size::HeapSize {
+/// A scheduling policy. Boxed policies clone (`dyn_clone`): a simulation checkpoint holds the policy's whole state.
+pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     /// Periodic timers the engine should fire.
     fn timers(&self) -> Timers;
     /// Whether the slice of an idle decision is a timer: a reservation scheduler idles a pCPU only until the next
@@ -363,5 +347,7 @@ pub trait Policy: PolicyClone + crate::size::HeapSize {
     /// the engine checks them after every event.
     fn runqueue_versions(&self) -> &[u64];
 }
+
+dyn_clone::clone_trait_object!(Policy);
 
 crate::size::heap_size!(DomainInfo { name, vcpus });

@@ -270,26 +270,12 @@ pub struct Credit {
 
 /// A rule that reorders a pCPU's run queue before Credit takes its head (the caller has requeued the current
 /// vCPU): how an extension changes Credit's choice without Credit knowing it.
-pub trait Selection: SelectionClone + crate::size::HeapSize {
+/// Boxed selections clone (`dyn_clone`), so that Credit (and the whole simulation) can be checkpointed.
+pub trait Selection: dyn_clone::DynClone + crate::size::HeapSize {
     fn select(&mut self, c: &mut Credit, p: PcpuId, ctx: &mut Ctx);
 }
 
-/// Clones a boxed [`Selection`], so that Credit (and the whole simulation) can be checkpointed.
-pub trait SelectionClone {
-    fn clone_box(&self) -> Box<dyn Selection>;
-}
-
-impl<T: Selection + Clone + 'static> SelectionClone for T {
-    fn clone_box(&self) -> Box<dyn Selection> {
-        Box::new(self.clone())
-    }
-}
-
-impl Clone for Box<dyn Selection> {
-    fn clone(&self) -> Box<dyn Selection> {
-        self.as_ref().clone_box()
-    }
-}
+dyn_clone::clone_trait_object!(Selection);
 
 fn pri_name(p: i8) -> &'static str {
     match p {
