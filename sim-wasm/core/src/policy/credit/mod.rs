@@ -67,6 +67,8 @@ pub struct CreditParams {
     pub keep_on_runq: bool,
     /// xBalloon (paper 002): guests' CPU balloons pause their vCPUs until each period's reservation is met.
     pub xballoon: bool,
+    /// With xBalloon: an uncapped vCPU's balloon sleeps when a pCPU idles while it is paused (nobody competes).
+    pub xballoon_idle_release: bool,
     /// Accounting on the master pCPU's own timer, re-armed every tslice (4.1+ `master_ticker`); otherwise inside
     /// the master's tick, every `TICKS_PER_ACCT` ticks (3.x `csched_tick`).
     pub master_ticker: bool,
@@ -95,6 +97,7 @@ impl Default for CreditParams {
             idd_priority_inheritance: false,
             keep_on_runq: false,
             xballoon: false,
+            xballoon_idle_release: true,
         }
     }
 }
@@ -129,6 +132,7 @@ impl CreditParams {
             "idd.keep_on_runq" => self.keep_on_runq = boolean()?,
             p if p.starts_with("tavs.") => self.tavs.get_or_insert_with(TavsParams::default).set(&p[5..], v)?,
             "xballoon" => self.xballoon = boolean()?,
+            "xballoon_idle_release" => self.xballoon_idle_release = boolean()?,
             "aggressive_boost" => self.aggressive_boost = boolean()?,
             "credit_ceiling" => self.credit_ceiling = boolean()?,
             "accounting" => {
@@ -156,7 +160,7 @@ impl CreditParams {
             }
             other => {
                 return Err(format!(
-                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost, credit_ceiling, tavs, idd, xballoon)"
+                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost, credit_ceiling, tavs, idd, xballoon, xballoon_idle_release)"
                 ))
             }
         }
@@ -555,6 +559,7 @@ impl Credit {
         let (v, why) = match e {
             XbEffect::Resume(v) => (v, "event pending: balloon pause ends"),
             XbEffect::Release(v) => (v, "reservation met: balloon sleeps, work-conserving"),
+            XbEffect::Unneeded(v) => (v, "a pCPU idles, nobody competes: balloon sleeps, work-conserving"),
         };
         if self.vcpus[v.0].parked {
             return;
@@ -793,6 +798,11 @@ impl Policy for Credit {
         }
         if self.params.xballoon {
             self.xb.switched(now, cur, next);
+            if next.is_none() && self.params.xballoon_idle_release {
+                for e in self.xb.pcpu_idle() {
+                    self.xb_effect(e, ctx);
+                }
+            }
         }
         let mut slice = self.params.tslice();
         if let (Some(n), Some(t)) = (next, self.params.tavs.as_ref()) {

@@ -35,6 +35,8 @@ struct XbVcpu {
     reserve_ns: u64,
     /// Its share of one pCPU, from Credit's accounting [ppm].
     share_ppm: u64,
+    /// Its domain has a cap: the reservation then saves credit the cap would otherwise park it for.
+    capped: bool,
 }
 
 /// Per-vCPU balloon state and the SWC rules; Credit calls it from its hooks.
@@ -52,6 +54,9 @@ pub enum XbEffect {
     Resume(VcpuId),
     /// The reservation is met while paused: unpause (no boost; the VM is work-conserving now).
     Release(VcpuId),
+    /// A pCPU went idle while an uncapped vCPU's balloon paused it: nobody competes for the CPU it gives back,
+    /// so the reservation protects nothing this period; unpause, work-conserving.
+    Unneeded(VcpuId),
 }
 
 impl XBalloon {
@@ -70,6 +75,7 @@ impl XBalloon {
             };
             for v in &d.vcpus {
                 vcpus[v.0].share_ppm = share.min(PPM);
+                vcpus[v.0].capped = d.cap_pct != 0;
             }
         }
         XBalloon { vcpus, period }
@@ -208,6 +214,22 @@ impl XBalloon {
         Some(XbEffect::Resume(v))
     }
 
+    /// A pCPU is going idle. An uncapped vCPU reserves against competition only (unlike a capped one, it is never
+    /// parked, so pausing saves it nothing by itself): if a pCPU idles while its balloon pauses it, the CPU it
+    /// gives back goes to nobody, the VM is not CPU-constrained, and its balloon sleeps until the next period (the
+    /// slides' SWC applies "under constrained resource allocation").
+    pub fn pcpu_idle(&mut self) -> Vec<XbEffect> {
+        let mut out = Vec::new();
+        for (v, x) in self.vcpus.iter_mut().enumerate() {
+            if x.paused && !x.capped {
+                x.paused = false;
+                x.armed = false;
+                out.push(XbEffect::Unneeded(VcpuId(v)));
+            }
+        }
+        out
+    }
+
     /// A timer asked for by `hypercall` or `new_period` fired: release the vCPUs whose reservation is met.
     pub fn timer(&mut self, now: Nanos) -> Vec<XbEffect> {
         let mut out = Vec::new();
@@ -294,5 +316,24 @@ mod tests {
         with_ctx(Nanos::from_ms(30), &mut acts, |c| xb.new_period(c));
         assert_eq!(acts, vec![Action::ArmBalloon(v)]);
         assert!(xb.is_armed(v) && xb.off_ns(v, Nanos::from_ms(31)) == 0);
+    }
+
+    /// A pCPU going idle ends the balloon pause of an uncapped vCPU (nobody competes for what it gives back) and
+    /// leaves a capped one paused (its pause saves credit the cap would park it for).
+    #[test]
+    fn idle_pcpu_releases_only_uncapped_balloons() {
+        let mut xb = XBalloon::new(Nanos::from_ms(30), 1, &doms());
+        let mut acts = Vec::new();
+        for v in [VcpuId(0), VcpuId(1)] {
+            assert!(with_ctx(Nanos::from_ms(1), &mut acts, |c| xb.hypercall(v, c)), "{v:?} paused");
+        }
+        assert_eq!(xb.pcpu_idle(), vec![XbEffect::Unneeded(VcpuId(1))]);
+        assert!(xb.is_paused(VcpuId(0)) && !xb.is_paused(VcpuId(1)) && !xb.is_armed(VcpuId(1)));
+        acts.clear();
+        assert!(
+            !with_ctx(Nanos::from_ms(2), &mut acts, |c| xb.hypercall(VcpuId(1), c)),
+            "dormant until the next period"
+        );
+        assert!(xb.pcpu_idle().is_empty());
     }
 }
