@@ -513,7 +513,12 @@ impl Sedf {
             c.extra_ns += ran;
         }
         self.extraq_del(v, i);
-        let mut oldscore = self.vcpus[v.0].score[i];
+        // SEDF only runs the head, whose score is the queue's least, so lowering the others by it keeps every score
+        // at or above zero. A scheduler built on SEDF (xenco) may pick out of turn: then the others are lowered by
+        // no more than their head's score, else they go negative and a vCPU queued later with a fresh score, however
+        // the others then run, never reaches the head (found starving xenco's stream server for over a second).
+        let head = self.extraq[self.vcpus[v.0].processor.0][i].first().map(|u| self.vcpus[u.0].score[i]);
+        let mut oldscore = head.map_or(self.vcpus[v.0].score[i], |h| h.min(self.vcpus[v.0].score[i]));
         let mut requeue = true;
         let xen4 = self.params.xen4;
         let c = &mut self.vcpus[v.0];
@@ -911,6 +916,53 @@ pub(crate) mod tests {
         let mut sim = Simulation::new(&sc, "p").unwrap();
         sim.run().unwrap();
         sim
+    }
+
+    /// An extra-time run taken out of turn (xenco's preference) lowers the others' L1 scores by no more than their
+    /// head's: none goes below zero, and a best-effort vCPU that slept meanwhile reaches the head within one round of
+    /// the others.
+    #[test]
+    fn out_of_turn_extra_runs_keep_the_round_robin() {
+        use super::{DomainInfo, RunKind, Sedf, SedfParams, EXTRA_QUANTUM, UTIL_Q};
+        use crate::model::{PcpuId, VcpuId};
+        let n = 5;
+        let domains: Vec<DomainInfo> = (0..n)
+            .map(|d| DomainInfo {
+                name: format!("g{d}"),
+                weight: 256,
+                cap_pct: 0,
+                vcpus: vec![VcpuId(d)],
+                is_driver: false,
+            })
+            .collect();
+        let mut s = Sedf::with_params(SedfParams::default(), 1, &domains).unwrap();
+        let p = PcpuId(0);
+        for v in 0..n {
+            s.wake_vcpu(VcpuId(v), 0, None);
+        }
+        let (sleeper, favourite) = (VcpuId(n - 1), VcpuId(0));
+        let mut cur: Option<VcpuId> = None;
+        let mut now = 0;
+        for k in 0..200u64 {
+            // The sleeper blocks at its run in round 50 and wakes at round 150 (a timer).
+            let runnable = !(cur == Some(sleeper) && (50..150).contains(&k));
+            s.desched(p, cur, runnable, now);
+            if k == 150 {
+                s.wake_vcpu(sleeper, now, None);
+            }
+            let q = s.extra_queue(p, false).to_vec();
+            assert!(q.iter().all(|u| s.vcpus[u.0].score[UTIL_Q] >= 0), "round {k}: a score below zero");
+            if (150..150 + 2 * n as u64).contains(&k) && q.first() == Some(&sleeper) {
+                return;
+            }
+            // Every other run goes to the favourite wherever it stands, as xenco prefers a sender.
+            let pick = if k % 2 == 0 && q.contains(&favourite) { favourite } else { q[0] };
+            s.commit(p, Some((pick, RunKind::ExtraUtil)), EXTRA_QUANTUM, now);
+            cur = Some(pick);
+            now += EXTRA_QUANTUM;
+        }
+        // Half the runs go to the favourite, so the head moves on every other round.
+        panic!("the sleeper woke at round 150 and did not reach the head within {} rounds", 2 * n);
     }
 
     /// CPU each domain used in [a, b) [ns], from the trace.
