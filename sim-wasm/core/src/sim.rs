@@ -20,6 +20,7 @@ mod workload;
 use crate::costs::HostCosts;
 use crate::metrics::{Distribution, DomMetrics, TaskMetrics};
 use crate::model::*;
+use crate::overview::InferenceBuckets;
 use crate::policy::registry::{self, Caps};
 use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause, MASTER_PCPU};
 use crate::rng::Stream;
@@ -406,6 +407,8 @@ impl Simulation {
         if let Detail::Replay { checkpoint_every_ns } = opts.detail {
             // The first checkpoint is taken before the host boots, so that a replay from it records the boot.
             sim.replay = Some(Box::new(Replay::new(&sim, checkpoint_every_ns, opts.checkpoint_budget_bytes)));
+            // After the checkpoint at 0: a replay records into its window's trace, not into the overview.
+            sim.rec.inference = Some(InferenceBuckets::new(end.0, ntasks));
         }
         sim.boot();
         Ok(sim)
@@ -474,6 +477,7 @@ impl Simulation {
             actions: &mut self.actions,
             notes: &mut self.notes,
             explain: self.rec.on,
+            keep_marks: self.rec.on || self.rec.inference.is_some(),
         };
         let r = f(self.policy.as_mut(), &mut ctx);
         self.rec.rq_dirty = true;
@@ -677,6 +681,24 @@ impl Simulation {
     /// Distribution points (value [ns], count) of one of a domain's distributions (empty for no such domain).
     pub fn distribution(&self, domain: usize, metric: Distribution) -> Vec<(u64, u64)> {
         self.measure.dom_metrics.get(domain).map_or_else(Vec::new, |m| m.samples(metric).points())
+    }
+
+    /// The policy's beliefs and partial boosts over the whole run in fixed time buckets (the belief chart's
+    /// series): a replay run's overview, or the same buckets filled from a full run's trace.
+    pub fn inference_buckets(&self) -> std::borrow::Cow<'_, InferenceBuckets> {
+        match &self.rec.inference {
+            Some(o) => std::borrow::Cow::Borrowed(o),
+            None => {
+                let t = &self.rec.trace;
+                let ntasks = self.guests.tasks.len();
+                std::borrow::Cow::Owned(InferenceBuckets::from_records(
+                    self.end.0,
+                    ntasks,
+                    &t.beliefs(None),
+                    t.boosts(),
+                ))
+            }
+        }
     }
 
     /// BelThreshold of the policy's task inference, if it infers.

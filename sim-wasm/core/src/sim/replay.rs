@@ -1,5 +1,6 @@
 //! Record little, replay on demand (issue 19). A run in [`Detail::Replay`] mode records only what the overview
-//! reads (the measurement, the per-domain CPU aggregate, the decision count) and keeps checkpoints of its whole
+//! reads (the measurement, the per-domain CPU aggregate, the decision count, the inference's beliefs and partial
+//! boosts in time buckets: [`crate::overview`]) and keeps checkpoints of its whole
 //! state at fixed boundaries of simulated time. [`Simulation::focus`] clones the checkpoint at or before a window
 //! and runs it with full detail to the window's end: the simulation is deterministic (seeded streams, a queue
 //! ordered by time and insertion), so the window's detail is the one a full trace would hold.
@@ -189,7 +190,8 @@ impl Simulation {
     }
 
     /// What the run keeps in memory [bytes]: its trace (detail and the share aggregate), its measurement (the
-    /// distributions, the per-vCPU usage behind Lag), and in replay mode the checkpoints and the focused window.
+    /// distributions, the per-vCPU usage behind Lag), and in replay mode the inference buckets, the checkpoints
+    /// and the focused window.
     pub fn retained_bytes(&self) -> usize {
         use crate::size::HeapSize;
         let m = &self.measure;
@@ -199,6 +201,7 @@ impl Simulation {
                 + r.window_trace().map_or(0, HeapSize::heap_size)
         });
         self.rec.trace.heap_size()
+            + self.rec.inference.as_ref().map_or(0, InferenceBuckets::heap_bytes)
             + m.dom_metrics.heap_size()
             + m.task_metrics.heap_size()
             + m.usage.heap_size()
@@ -243,6 +246,7 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::overview;
     use crate::report::{with_overrides, RunOptions};
     use crate::trace::{RqSnap, Segment};
 
@@ -342,12 +346,32 @@ mod tests {
             let (a, b) = (full.run_report(&det), replay.run_report(&det));
             assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{file} {policy}");
             assert_eq!(full.trace().share_series(10 * MS), replay.trace().share_series(10 * MS));
+            // The overview's inference buckets equal the full trace's beliefs and boosts at the same bucketing.
+            let (fi, ri) = (full.inference_buckets(), replay.inference_buckets());
+            assert_eq!(fi, ri, "{file} {policy}: inference buckets");
+            let infers = full.belief_threshold().is_some();
+            assert_eq!(infers, !fi.belief_buckets().is_empty(), "{file} {policy}: beliefs tested");
             assert!(replay.detail().segments().is_empty(), "no detail before a focus");
             let end = ms * MS;
             for (from, to) in [(0, 40 * MS), (300 * MS, 360 * MS), (250 * MS, 420 * MS), (end - 70 * MS, end)] {
                 assert_window_equal(&full, &mut replay, from, to, &format!("{file} {policy} {from}..{to}"));
             }
         }
+    }
+
+    /// The inference overview over a run long enough for partial boosts and for buckets with several belief
+    /// changes: a replay run's buckets equal those filled from the full trace's records, and its series too.
+    #[test]
+    fn a_replay_runs_inference_buckets_equal_the_full_traces() {
+        let sc = load("p000-fig10-partial-boost.json", 6000);
+        let full = run(&sc, "tavs", Detail::Full);
+        let replay = run(&sc, "tavs", Detail::Replay { checkpoint_every_ns: 1000 * MS });
+        let (fi, ri) = (full.inference_buckets(), replay.inference_buckets());
+        let t = full.trace();
+        assert_eq!(fi.belief_buckets().len(), t.beliefs(None).len(), "one change per bucket here");
+        assert!(fi.boost_buckets().iter().any(|b| b.count > 1), "boosts share buckets");
+        assert_eq!(fi, ri);
+        assert_eq!(fi.series(), ri.series());
     }
 
     /// Checkpoints list only the guest-timer events still queued per vCPU and count the rest (issue 18's cap):
@@ -368,7 +392,7 @@ mod tests {
     }
 
     /// The memory-bound test: a replay run's retained size (checkpoints, overview, focused window) stays under a
-    /// bound set by constants alone (the checkpoint budget, the caps of the share and usage records, the
+    /// bound set by constants alone (the checkpoint budget, the caps of the share, usage and inference records, the
     /// distributions' exact-sample limit), whatever the duration; checkpoints are thinned to stay in budget.
     #[test]
     fn a_long_replay_run_stays_within_a_bound_independent_of_its_duration() {
@@ -381,6 +405,7 @@ mod tests {
             let distributions = 3 * sc.domains.len() + sc.domains.iter().map(|d| d.tasks.len()).sum::<usize>();
             let bound = budget
                 + (AGG_MAX_CELLS + USAGE_MAX_CELLS) as usize * std::mem::size_of::<u64>()
+                + 2 * overview::MAX_CELLS as usize * std::mem::size_of::<overview::BeliefBucket>()
                 + distributions * per_distribution;
             let opts = SimOptions {
                 detail: Detail::Replay { checkpoint_every_ns: 50 * MS },

@@ -1072,6 +1072,7 @@ mod tests {
                 actions: &mut self.actions,
                 notes: &mut self.notes,
                 explain: true,
+                keep_marks: true,
             }
         }
     }
