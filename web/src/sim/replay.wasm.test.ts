@@ -29,7 +29,7 @@ describe('Simulation.withReplay / focusWindow', () => {
     >;
     const text = JSON.stringify({ ...doc, duration_ms: 600, warmup_ms: 0 });
     const full = runToEnd(new Simulation(text, 'tavs'));
-    const replay = runToEnd(Simulation.withReplay(text, 'tavs', 100));
+    const replay = runToEnd(Simulation.withReplay(text, 'tavs', 100, 0));
     try {
       expect(replay.segments().length).toBe(0);
       expect(replay.share_series(10)).toEqual(full.share_series(10));

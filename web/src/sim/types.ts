@@ -150,6 +150,8 @@ export interface Cost {
   readonly seconds: number;
   /** The estimate in words. */
   readonly text: string;
+  /** The scenario's simulated duration [ms]. */
+  readonly duration_ms: number;
 }
 
 export type DistributionMetric = 'response' | 'event_latency' | 'io_latency';

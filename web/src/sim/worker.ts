@@ -189,13 +189,8 @@ async function runToEnd(
     }
   }
   const simulated = epochMs();
-  // A replay run starts out holding the detail of the page's opening window.
+  // A replay run holds the page's opening window: recorded as the run passed it.
   const h = held.get(sim);
-  if (h) {
-    const durationMs = parse<Meta>(sim.meta_json()).duration_ns / 1e6;
-    const [from, to] = detailWindow(defaultView(durationMs), h.capNs / 1e6, durationMs);
-    hold(sim, from * 1e6, to * 1e6);
-  }
   const result = {
     policy,
     runId,
@@ -347,11 +342,17 @@ const api = {
     await ready;
     let sim: Simulation | undefined;
     try {
-      const events = parse<Cost>(estimate_cost(json, JSON.stringify([policy]))).events_per_run;
-      sim = Simulation.withReplay(json, policy, CHECKPOINT_MS);
-      const durationNs = parse<Meta>(sim.meta_json()).duration_ns;
-      const capNs = Math.max(1e6, Math.floor((durationNs * WINDOW_EVENTS) / Math.max(1, events)));
-      held.set(sim, { capNs, from: 0, to: 0 });
+      const cost = parse<Cost>(estimate_cost(json, JSON.stringify([policy])));
+      const durationMs = cost.duration_ms;
+      const capNs = Math.max(
+        1e6,
+        Math.floor((durationMs * 1e6 * WINDOW_EVENTS) / Math.max(1, cost.events_per_run)),
+      );
+      // The page's opening window (lib/view `detailWindow` of the default view, from 0) is recorded as the run
+      // passes it, so the first frame needs no replay.
+      const [, openMs] = detailWindow(defaultView(durationMs), capNs / 1e6, durationMs);
+      sim = Simulation.withReplay(json, policy, CHECKPOINT_MS, openMs);
+      held.set(sim, { capNs, from: 0, to: Math.floor(openMs * 1e6) });
       const result = await runToEnd(sim, policy, runId, bucketMs, called, onProgress);
       release(runId);
       sims.set(runId, sim);

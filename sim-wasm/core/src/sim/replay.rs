@@ -51,20 +51,23 @@ pub(super) struct Replay {
     bytes: usize,
     budget: usize,
     window: Option<Window>,
+    /// The end of the opening window while the run records it [ns].
+    opening: Option<Nanos>,
 }
 
 impl Replay {
-    /// Starts with a checkpoint of `sim` before it boots.
-    pub(super) fn new(sim: &Simulation, every_ns: u64, budget: usize) -> Replay {
+    /// Starts with a checkpoint of `sim` before it boots; `opening`: the end of the opening window it records.
+    pub(super) fn new(sim: &Simulation, every_ns: u64, budget: usize, opening: Option<Nanos>) -> Replay {
         let every = Nanos(every_ns.max(1));
-        let mut r = Replay { every, next_at: every, checkpoints: Vec::new(), bytes: 0, budget, window: None };
+        let (checkpoints, window) = (Vec::new(), None);
+        let mut r = Replay { every, next_at: every, checkpoints, bytes: 0, budget, window, opening };
         r.add(Nanos::ZERO, true, sim.snapshot());
         r
     }
 
-    /// The next checkpoint boundary [ns].
-    pub(super) fn next_at(&self) -> Nanos {
-        self.next_at
+    /// The next boundary the run stops at: a checkpoint's, or the opening window's end [ns].
+    pub(super) fn next_stop(&self) -> Nanos {
+        self.opening.map_or(self.next_at, |o| o.min(self.next_at))
     }
 
     pub(super) fn window_trace(&self) -> Option<&Trace> {
@@ -131,8 +134,38 @@ impl Simulation {
         }
     }
 
+    /// At a boundary `at` (every event before it processed, none after it): ends the opening window if it ends
+    /// here, and checkpoints the state if one is due here.
+    pub(super) fn at_boundary(&mut self, at: Nanos) {
+        if self.replay.as_ref().is_some_and(|r| r.opening == Some(at)) {
+            self.end_opening(at);
+        }
+        if self.replay.as_ref().is_some_and(|r| r.next_at == at) {
+            self.take_checkpoint();
+        }
+    }
+
+    /// Ends the opening window at `at` if it is being recorded: the segments still open end there (as a replay's
+    /// do at its window's end; the run's measurement only sees each split in two), the detail recorded becomes
+    /// the focused window, and the run records no detail from here on.
+    pub(super) fn end_opening(&mut self, at: Nanos) {
+        if self.replay.as_ref().is_none_or(|r| r.opening.is_none()) {
+            return;
+        }
+        self.now = at;
+        for p in 0..self.host.pcpus.len() {
+            self.close_segment(PcpuId(p));
+        }
+        let trace = self.rec.trace.take_detail();
+        self.rec.on = false;
+        if let Some(r) = self.replay.as_mut() {
+            r.opening = None;
+            r.window = Some(Window { from: Nanos::ZERO, to: at, trace });
+        }
+    }
+
     /// Checkpoints the state at the replay's next boundary (every event before it has been processed).
-    pub(super) fn take_checkpoint(&mut self) {
+    fn take_checkpoint(&mut self) {
         let state = self.snapshot();
         if let Some(r) = self.replay.as_mut() {
             let at = r.next_at;
@@ -324,7 +357,8 @@ mod tests {
     /// The replay-equals-trace test: for paper scenarios under Credit, TAVS (task-aware, with network I/O), SEDF
     /// and the enhanced scheme (disk I/O), the hybrid co-scheduler, gang, xenco and xBalloon, windows from the
     /// boot, starting exactly at a checkpoint, spanning two checkpoints and ending at the run's end all equal the
-    /// full trace; the replay run's report equals the full run's.
+    /// full trace, and so does an opening window recorded as the run passes it; the replay runs' reports,
+    /// shares and inference buckets equal the full run's.
     #[test]
     fn replayed_windows_equal_the_full_trace() {
         let cases = [
@@ -356,6 +390,24 @@ mod tests {
             for (from, to) in [(0, 40 * MS), (300 * MS, 360 * MS), (250 * MS, 420 * MS), (end - 70 * MS, end)] {
                 assert_window_equal(&full, &mut replay, from, to, &format!("{file} {policy} {from}..{to}"));
             }
+            // A run that records its opening window as it passes (ending between checkpoints) holds it without a
+            // replay, equal to the full trace; its report and overview are the others', and it replays the rest.
+            let opts = SimOptions {
+                detail: Detail::Replay { checkpoint_every_ns: 100 * MS },
+                opening_ns: 130 * MS,
+                ..SimOptions::default()
+            };
+            let mut opening = Simulation::with_options(&sc, policy, opts).unwrap();
+            opening.run().unwrap();
+            assert_eq!(opening.focused(), Some((0, 130 * MS)), "{file} {policy}: opening held");
+            let c = opening.run_report(&det);
+            assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&c).unwrap(), "{file} {policy}");
+            assert_eq!(full.trace().share_series(10 * MS), opening.trace().share_series(10 * MS));
+            assert_eq!(full.inference_buckets(), opening.inference_buckets(), "{file} {policy}: inference");
+            for (from, to) in [(0, 130 * MS), (20 * MS, 90 * MS), (250 * MS, 420 * MS)] {
+                assert_window_equal(&full, &mut opening, from, to, &format!("{file} {policy} opening {from}..{to}"));
+            }
+            assert_eq!(opening.focused(), Some((200 * MS, 420 * MS)), "{file} {policy}: replayed past the opening");
         }
     }
 
