@@ -657,7 +657,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
           <Tooltip hover={hover} width={width} />
         </div>
       </div>
-      {detail && (
+      {/* Only when the view is wider than the longest window a run replays: its lanes then show part of it. */}
+      {detail && w > detail.capMs && (
         <p className="muted trace-note" data-testid="detail-note">
           Detail replayed on demand from checkpoints, at most {fmt(detail.capMs / 1000)} s at a time
           {detail.held ? ` (held: ${fmt(detail.held[0])}–${fmt(detail.held[1])} ms)` : ''}: zoom in past that
