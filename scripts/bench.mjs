@@ -59,7 +59,7 @@ const from = Math.min(end / 2 + (CHECKPOINT_MS * 1e6) / 2, end - FOCUS_NS);
 for (const p of doc.policies) {
   let sim;
   wasmReplayS += timed(() => {
-    sim = Simulation.withReplay(text, p.id, CHECKPOINT_MS);
+    sim = Simulation.withReplay(text, p.id, CHECKPOINT_MS, 0);
     while (!sim.step(1_000_000)) {
       // runs to the end
     }

@@ -10,7 +10,13 @@ test('bench-large: the detail of any window is replayed, past where the trace bu
   const column = page.getByTestId('policy-column').first();
   const timeline = column.getByTestId('timeline');
   await expect(timeline).toHaveAttribute('data-detail', 'held');
+  // The opening view fits in one replayed window: no note. Zoomed out past the longest window (2.6 s) the lanes
+  // show part of the view, and a note says why.
+  await expect(column.getByTestId('detail-note')).toHaveCount(0);
+  await page.keyboard.press('-');
   await expect(column.getByTestId('detail-note')).toContainText('replayed on demand');
+  await page.keyboard.press('+');
+  await expect(column.getByTestId('detail-note')).toHaveCount(0);
   // No "detailed trace ends at" note: nothing ends.
   await expect(column.getByTestId('trace-note')).toHaveCount(0);
 

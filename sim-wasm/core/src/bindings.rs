@@ -9,6 +9,7 @@
 //! through wasm-bindgen (into the wasm package's typings, with the core crate depending on wasm-bindgen), and
 //! specta needs its own export registry and a runtime exporter crate for the same result.
 
+use crate::overview::InferenceSeries;
 use crate::report::{LagReport, Report};
 use crate::sim::Meta;
 use crate::trace::{BeliefRec, BoostRec, DecisionRec, IoRec, RqSnap, TaskRec};
@@ -26,7 +27,7 @@ type Export = fn(&Config) -> Result<(), ts_rs::ExportError>;
 /// Writes every root type and what it refers to into `dir`, one file per type.
 fn export_into(dir: &Path) {
     let cfg = Config::new().with_large_int("number").with_out_dir(dir);
-    let roots: [Export; 9] = [
+    let roots: [Export; 10] = [
         Report::export_all,
         LagReport::export_all,
         Meta::export_all,
@@ -36,6 +37,7 @@ fn export_into(dir: &Path) {
         BoostRec::export_all,
         TaskRec::export_all,
         RqSnap::export_all,
+        InferenceSeries::export_all,
     ];
     for export in roots {
         export(&cfg).expect("bindings export");

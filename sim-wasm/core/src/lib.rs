@@ -29,6 +29,7 @@ pub mod costs;
 mod load;
 pub mod metrics;
 pub mod model;
+pub mod overview;
 pub mod patch;
 pub mod policy;
 pub mod report;

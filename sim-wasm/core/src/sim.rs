@@ -20,6 +20,7 @@ mod workload;
 use crate::costs::HostCosts;
 use crate::metrics::{Distribution, DomMetrics, TaskMetrics};
 use crate::model::*;
+use crate::overview::InferenceBuckets;
 use crate::policy::registry::{self, Caps};
 use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause, MASTER_PCPU};
 use crate::rng::Stream;
@@ -186,6 +187,9 @@ pub struct SimOptions {
     /// Most memory the checkpoints of a [`Detail::Replay`] run take: past it every other one is dropped and the
     /// interval doubles [bytes].
     pub checkpoint_budget_bytes: usize,
+    /// A [`Detail::Replay`] run records full detail from the start up to here as it passes, and then holds it as
+    /// its focused window (the page's opening view needs no replay) [ns]; 0: none.
+    pub opening_ns: u64,
 }
 
 impl Default for SimOptions {
@@ -197,6 +201,7 @@ impl Default for SimOptions {
             max_events: None,
             detail: Detail::Full,
             checkpoint_budget_bytes: replay::DEFAULT_CHECKPOINT_BUDGET_BYTES,
+            opening_ns: 0,
         }
     }
 }
@@ -334,9 +339,15 @@ impl Simulation {
             .map_err(|error| SimError::PolicySetup { policy: policy_id.to_string(), error })?;
         let slop = policy.timers().timer_slop;
         let replaying = matches!(opts.detail, Detail::Replay { .. });
-        // A replay run records no detail itself: its windows are replayed with full detail.
-        let on = opts.trace && !replaying;
-        let budget = if on { opts.trace_budget_bytes } else { 0 };
+        // A replay run records no detail itself past its opening window: its windows are replayed with full
+        // detail (and, like them, the opening window has no budget).
+        let opening = replaying && opts.opening_ns > 0;
+        let on = opts.trace && (!replaying || opening);
+        let budget = match (on, replaying) {
+            (false, _) => 0,
+            (true, false) => opts.trace_budget_bytes,
+            (true, true) => usize::MAX,
+        };
         let trace = Trace::with_budget(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0, budget);
         let ndom = b.dom_info.len();
         let ntasks = b.tasks.len();
@@ -405,7 +416,10 @@ impl Simulation {
         sim.marks = sim.policy_marks();
         if let Detail::Replay { checkpoint_every_ns } = opts.detail {
             // The first checkpoint is taken before the host boots, so that a replay from it records the boot.
-            sim.replay = Some(Box::new(Replay::new(&sim, checkpoint_every_ns, opts.checkpoint_budget_bytes)));
+            let opening = (on && opening).then_some(Nanos(opts.opening_ns));
+            sim.replay = Some(Box::new(Replay::new(&sim, checkpoint_every_ns, opts.checkpoint_budget_bytes, opening)));
+            // After the checkpoint at 0: a replay records into its window's trace, not into the overview.
+            sim.rec.inference = Some(InferenceBuckets::new(end.0, ntasks));
         }
         sim.boot();
         Ok(sim)
@@ -474,6 +488,7 @@ impl Simulation {
             actions: &mut self.actions,
             notes: &mut self.notes,
             explain: self.rec.on,
+            keep_marks: self.rec.on || self.rec.inference.is_some(),
         };
         let r = f(self.policy.as_mut(), &mut ctx);
         self.rec.rq_dirty = true;
@@ -556,11 +571,12 @@ impl Simulation {
             return Ok(true);
         }
         for _ in 0..max_events {
-            let limit = self.replay.as_ref().map_or(self.end, |r| r.next_at().min(self.end));
+            let limit = self.replay.as_ref().map_or(self.end, |r| r.next_stop().min(self.end));
             let Some((at, ev)) = self.queue.pop_before(limit) else {
                 if limit < self.end {
-                    // Every event before the boundary is processed and none after it: the state is a checkpoint.
-                    self.take_checkpoint();
+                    // Every event before the boundary is processed and none after it: the opening window ends
+                    // there, or the state is a checkpoint.
+                    self.at_boundary(limit);
                     continue;
                 }
                 break;
@@ -635,6 +651,8 @@ impl Simulation {
                 self.account_blocked(VcpuId(v), since, self.end);
             }
         }
+        // An opening window as long as the run ends with it.
+        self.end_opening(self.end);
         self.finished = true;
     }
 
@@ -677,6 +695,24 @@ impl Simulation {
     /// Distribution points (value [ns], count) of one of a domain's distributions (empty for no such domain).
     pub fn distribution(&self, domain: usize, metric: Distribution) -> Vec<(u64, u64)> {
         self.measure.dom_metrics.get(domain).map_or_else(Vec::new, |m| m.samples(metric).points())
+    }
+
+    /// The policy's beliefs and partial boosts over the whole run in fixed time buckets (the belief chart's
+    /// series): a replay run's overview, or the same buckets filled from a full run's trace.
+    pub fn inference_buckets(&self) -> std::borrow::Cow<'_, InferenceBuckets> {
+        match &self.rec.inference {
+            Some(o) => std::borrow::Cow::Borrowed(o),
+            None => {
+                let t = &self.rec.trace;
+                let ntasks = self.guests.tasks.len();
+                std::borrow::Cow::Owned(InferenceBuckets::from_records(
+                    self.end.0,
+                    ntasks,
+                    &t.beliefs(None),
+                    t.boosts(),
+                ))
+            }
+        }
     }
 
     /// BelThreshold of the policy's task inference, if it infers.

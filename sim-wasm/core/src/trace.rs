@@ -257,6 +257,26 @@ impl Trace {
         Trace::with_budget(pcpus, vcpu_dom, ndomains, 0, usize::MAX)
     }
 
+    /// Moves the detail recorded so far into a trace of its own (like [`Trace::detail_only`]'s: no run end, no
+    /// budget), leaving this one with the whole-run aggregate and no detail: a replay run's opening window.
+    pub fn take_detail(&mut self) -> Trace {
+        let mut d = Trace::detail_only(self.pcpus, self.vcpu_dom.clone(), self.ndomains);
+        d.segments = std::mem::take(&mut self.segments);
+        d.last_of_pcpu = std::mem::replace(&mut self.last_of_pcpu, vec![None; self.pcpus]);
+        d.decisions = std::mem::take(&mut self.decisions);
+        d.text = std::mem::take(&mut self.text);
+        d.decisions_dropped = std::mem::take(&mut self.decisions_dropped);
+        d.io = std::mem::take(&mut self.io);
+        d.task_states = std::mem::take(&mut self.task_states);
+        d.beliefs = std::mem::take(&mut self.beliefs);
+        d.boosts = std::mem::take(&mut self.boosts);
+        d.runqueues = std::mem::replace(&mut self.runqueues, vec![Vec::new(); self.pcpus]);
+        d.spins = std::mem::take(&mut self.spins);
+        d.max_spin_ns = std::mem::take(&mut self.max_spin_ns);
+        d.used_bytes = std::mem::take(&mut self.used_bytes);
+        d
+    }
+
     /// Charges `bytes` of detail against the budget; false once it is spent (detail stops for good).
     fn spend(&mut self, t_ns: u64, bytes: usize) -> bool {
         if self.detail_until_ns.is_some() {

@@ -41,7 +41,8 @@ pub fn validate_scenario(scenario_json: &str) -> Result<(), JsError> {
 }
 
 /// The estimated cost of running the named policies (a JSON array of ids; `[]` means all) as JSON text
-/// `{"events_per_run", "runs", "events", "bytes_per_run", "seconds", "text"}` (see `schedsim_core::cost`), so the
+/// `{"events_per_run", "runs", "events", "bytes_per_run", "seconds", "text", "duration_ms"}` (see
+/// `schedsim_core::cost`; `duration_ms`: the scenario's simulated duration, for sizing a replay run's window), so the
 /// page can ask before starting a shared link's run of minutes. Throws on an invalid scenario.
 #[wasm_bindgen]
 pub fn estimate_cost(scenario_json: &str, policies_json: &str) -> Result<String, JsError> {
@@ -56,6 +57,7 @@ fn cost_json(scenario_json: &str, policies_json: &str) -> Result<String, String>
     let cost = schedsim_core::cost::estimate(&scenario, &policies);
     let mut v = serde_json::to_value(&cost).map_err(|e| e.to_string())?;
     v["text"] = cost.describe().into();
+    v["duration_ms"] = scenario.duration_ms.into();
     Ok(v.to_string())
 }
 
@@ -121,13 +123,24 @@ impl Simulation {
     }
 
     /// Builds the host in replay mode: the run records the overview only (report, shares, distributions, Lag,
-    /// decision count) and checkpoints its state every `checkpoint_every_ms` of simulated time (further apart once
-    /// their memory budget is reached); `focusWindow` replays a window's detail. Throws like the constructor.
+    /// decision count, the inference's beliefs and partial boosts in time buckets) and checkpoints its state every
+    /// `checkpoint_every_ms` of simulated time (further apart once their memory budget is reached); `focusWindow`
+    /// replays a window's detail. The detail of its first `opening_ms` (0: none) is recorded as the run passes
+    /// and held, so the opening view needs no replay. Throws like the constructor.
     #[wasm_bindgen(js_name = withReplay)]
-    pub fn with_replay(scenario_json: &str, policy_id: &str, checkpoint_every_ms: f64) -> Result<Simulation, JsError> {
+    pub fn with_replay(
+        scenario_json: &str,
+        policy_id: &str,
+        checkpoint_every_ms: f64,
+        opening_ms: f64,
+    ) -> Result<Simulation, JsError> {
         let scenario = Scenario::from_json(scenario_json).map_err(js_err)?;
         let every_ns = (checkpoint_every_ms.max(0.001) * 1e6) as u64;
-        let opts = SimOptions { detail: Detail::Replay { checkpoint_every_ns: every_ns }, ..SimOptions::default() };
+        let opts = SimOptions {
+            detail: Detail::Replay { checkpoint_every_ns: every_ns },
+            opening_ns: (opening_ms.max(0.0) * 1e6) as u64,
+            ..SimOptions::default()
+        };
         let inner = sim::Simulation::with_options(&scenario, policy_id, opts).map_err(js_err)?;
         Ok(Simulation { inner })
     }
@@ -189,17 +202,25 @@ impl Simulation {
         serde_json::to_string(r).unwrap_or_default()
     }
 
-    /// Degree-of-belief changes of one task (index into `meta.tasks`; -1 = all tasks), as JSON text
-    /// `[{"t_ns","task","belief"}]`; empty when the policy does not infer.
+    /// Degree-of-belief changes of one task (index into `meta.tasks`; -1 = all tasks) in the detail held (a
+    /// replay run: its focused window), as JSON text `[{"t_ns","task","belief"}]`; empty when the policy does not
+    /// infer.
     pub fn beliefs_json(&self, task: i32) -> String {
         let t = u32::try_from(task).ok();
         serde_json::to_string(&self.inner.detail().beliefs(t)).unwrap_or_default()
     }
 
-    /// Partial boosts given and revoked over the whole run, as JSON text `[{"t_ns","vcpu","kind"}]` (kind "boost"
-    /// or "revoke"); empty when the policy does not boost partially.
+    /// Partial boosts given and revoked in the detail held (a replay run: its focused window), as JSON text
+    /// `[{"t_ns","vcpu","kind"}]` (kind "boost" or "revoke"); empty when the policy does not boost partially.
     pub fn boosts_json(&self) -> String {
         serde_json::to_string(self.inner.detail().boosts()).unwrap_or_default()
+    }
+
+    /// The policy's beliefs and partial boosts over the whole run in fixed time buckets (the belief chart's series;
+    /// a replay run keeps them in its overview), as JSON text `{"bucket_ns", "beliefs":[{"t_ns","task","belief"}],
+    /// "boosts":[{"t_ns","vcpu","kind","count"}]}`; empty lists when the policy does not infer.
+    pub fn inference_json(&self) -> String {
+        serde_json::to_string(&self.inner.inference_buckets().series()).unwrap_or_default()
     }
 
     /// The degree of belief above which the policy infers a task I/O-bound (BelThreshold); undefined when the

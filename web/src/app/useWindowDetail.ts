@@ -29,7 +29,7 @@ export function useWindowDetail(
   const capMs = detail ? detail.capNs / 1e6 : 0;
   // The wanted window as text: the same string while the view stays in it, so React hears of it once per step.
   const select = useCallback(
-    (s: PlayheadState) => (detail ? detailWindow(s.view, capMs, durationMs).join(' ') : ''),
+    (s: PlayheadState) => (detail ? detailWindow(s.view, capMs, durationMs, s.time).join(' ') : ''),
     [detail, capMs, durationMs],
   );
   const wantedKey = usePlayhead(playhead, select);

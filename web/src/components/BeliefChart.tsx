@@ -1,6 +1,7 @@
 // Task-aware scheduling's inference over time (paper 000 3.3, Fig. 5): each guest task's degree of belief as a
-// step line, the BelThreshold above which a task counts as I/O-bound, and a mark for every partial boost given
-// (triangle) or revoked (cross) along the bottom. Policies that do not infer say so instead of drawing nothing.
+// step line, the BelThreshold above which a task counts as I/O-bound, and a mark for the partial boosts given
+// (triangle) or revoked (cross) along the bottom, one per time bucket of the run's overview (narrower than a
+// pixel; the legend counts them all). Policies that do not infer say so instead of drawing nothing.
 import { useEffect, useMemo, useState } from 'react';
 import { scaleLinear } from 'd3-scale';
 import { curveStepAfter, line } from 'd3-shape';
@@ -139,7 +140,7 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
     boosts.forEach((b, i) => {
       const px = x(boostTimes[i]!);
       if (b.kind === 'boost') {
-        count++;
+        count += b.count;
         given += `M${px - 4},${markY + 4}L${px},${markY - 4}L${px + 4},${markY + 4}Z`;
       } else
         revoked += `M${px - 3},${markY - 3}L${px + 3},${markY + 3}M${px - 3},${markY + 3}L${px + 3},${markY - 3}`;
@@ -201,8 +202,14 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
       const b = i >= 0 ? boosts[i] : undefined;
       if (b) {
         const vcpu = meta.vcpus[b.vcpu]?.name ?? `vCPU ${b.vcpu}`;
+        const what = b.kind === 'boost' ? `partial boost of ${vcpu}` : `partial boost of ${vcpu} revoked`;
+        // One mark stands for every mark of its kind within one time bucket of the run (narrower than a pixel).
+        const more =
+          b.count > 1
+            ? ` and ${b.count - 1} more within ${fmt((inference?.bucket_ns ?? 0) / 1e6, 3)} ms`
+            : '';
         return [
-          b.kind === 'boost' ? `partial boost of ${vcpu}` : `partial boost of ${vcpu} revoked`,
+          what + more,
           b.kind === 'boost'
             ? 'an event is pending and the vCPU has an I/O-bound task'
             : 'its guest switched to a task that is not I/O-bound',

@@ -179,11 +179,16 @@ export function ExportPanel({
             to * 1e6,
             MAX_DECISIONS,
           );
+          // A replay run's segments at hand are those of the window it holds: it replays the exported one (up to
+          // its longest window, which then cuts the export short).
+          const held = r.run.detail
+            ? await client.query(r.run.runId, 'focus', Math.floor(from * 1e6), Math.ceil(to * 1e6))
+            : null;
           return {
             policy: r.policy,
-            segments: segmentsInWindow(r.run.segments, r.run.meta, from, to),
+            segments: segmentsInWindow(held?.segments ?? r.run.segments, r.run.meta, from, to),
             decisions,
-            truncated: decisions.length >= MAX_DECISIONS,
+            truncated: decisions.length >= MAX_DECISIONS || (held !== null && held.toNs < to * 1e6),
           };
         }),
       );

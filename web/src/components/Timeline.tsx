@@ -151,15 +151,24 @@ const AXIS_COLOR = '#888';
 const PLAYHEAD_COLOR = '#c00';
 const PLAYHEAD_W = 1.5;
 
+/** Window widths the strip covers: the one before the view's grid cell, the cell and two after it. */
+const STRIP_WIDTHS = 4;
+
 /**
  * The window's cell on a grid of window widths: its width, rounded (a window that follows the playhead keeps its
  * width, but t1 - t0 jitters in the last bits), and `from`, one width before the cell the window starts in.
- * The strip and the I/O fetch cover [from, from + 4w]: a window that follows the playhead moves to a new cell
- * once per window width, not per frame.
+ * The strip and the I/O and state fetches cover [from, from + STRIP_WIDTHS * w]: a window that follows the
+ * playhead moves to a new cell once per window width, not per frame.
  */
 function gridOf([t0, t1]: View): { w: number; from: number } {
   const w = Number((t1 - t0).toPrecision(9));
   return { w, from: w > 0 ? (Math.floor(t0 / w) - 1) * w : 0 };
+}
+
+/** The strip's range for a grid cell ([from, from + STRIP_WIDTHS * w], ms) in whole nanoseconds, as the worker
+ * is asked for it: one computation for the I/O strip and the state lanes, so both ask for the same window. */
+function stripNs(from: number, w: number): [number, number] {
+  return [Math.max(0, Math.round(from * 1e6)), Math.round((from + STRIP_WIDTHS * w) * 1e6)];
 }
 const selectGrid = (s: PlayheadState): string => {
   const { w, from } = gridOf(s.view);
@@ -180,11 +189,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   // Every frame while on screen; off screen nothing until it scrolls back or playback stops.
   const figureRef = useRef<HTMLElement>(null);
   const visible = useVisible(figureRef);
-  // React hears of the window only when it moves to a new grid cell (the I/O fetch); the canvas follows every frame.
-  const [w, ioFrom] = usePlayhead(playhead, selectGrid, { visible }).split(' ').map(Number) as [
+  // React hears of the window only when it moves to a new grid cell (the I/O and state fetches); the canvas
+  // follows every frame.
+  const [w, cellFrom] = usePlayhead(playhead, selectGrid, { visible }).split(' ').map(Number) as [
     number,
     number,
   ];
+  const [stripFromNs, stripToNs] = stripNs(cellFrom, w);
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const onViewChangeRef = useRef(onViewChange);
@@ -204,15 +215,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   // Notifications delivered from one window before the view to two after it (a wait may start long before its
   // delivery): the grid cell's range.
   const ioQuery = useCallback(
-    () =>
-      client.query(
-        runId,
-        'ioEvents',
-        Math.max(0, Math.round(ioFrom * 1e6)),
-        Math.round((ioFrom + 4 * w) * 1e6),
-        IO_LIMIT,
-      ),
-    [client, runId, ioFrom, w],
+    () => client.query(runId, 'ioEvents', stripFromNs, stripToNs, IO_LIMIT),
+    [client, runId, stripFromNs, stripToNs],
   );
   // A replay run's notifications come from the window it holds: asked again when it holds another.
   const heldKey = detail?.held?.join(' ');
@@ -229,15 +233,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
 
   // Every vCPU's states over the same grid cell, split per vCPU with their wake-ups; placed at their rows.
   const statesQuery = useCallback(
-    () =>
-      client.query(
-        runId,
-        'vcpuStates',
-        Math.max(0, Math.round(ioFrom * 1e6)),
-        Math.round((ioFrom + 4 * w) * 1e6),
-        STATE_LIMIT,
-      ),
-    [client, runId, ioFrom, w],
+    () => client.query(runId, 'vcpuStates', stripFromNs, stripToNs, STATE_LIMIT),
+    [client, runId, stripFromNs, stripToNs],
   );
   const statesFlat = useLatestQuery(statesQuery).value;
   const stateLabels = useMemo(
@@ -308,7 +305,7 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
       const lanesStale = !cached || cached.deps.some((d, i) => d !== deps[i]);
       if (lanesStale || cached.ioBars !== ioBars || cached.states !== statesDrawn) {
         const strip = cached?.canvas ?? document.createElement('canvas');
-        const sw = 4 * width;
+        const sw = STRIP_WIDTHS * width;
         if (lanesStale) {
           strip.width = Math.max(1, Math.round(sw * dpr));
           strip.height = sh;
@@ -323,7 +320,7 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
             const y = PAD_TOP + p * (LANE_H + LANE_GAP);
             sctx.fillStyle = theme.empty;
             sctx.fillRect(0, y, sw, LANE_H);
-            const [lo, hi] = visibleRange(lane, from, from + 4 * w);
+            const [lo, hi] = visibleRange(lane, from, from + STRIP_WIDTHS * w);
             let runColor = '';
             let runX0 = 0;
             let runX1 = -1;
@@ -660,7 +657,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
           <Tooltip hover={hover} width={width} />
         </div>
       </div>
-      {detail && (
+      {/* Only when the view is wider than the longest window a run replays: its lanes then show part of it. */}
+      {detail && w > detail.capMs && (
         <p className="muted trace-note" data-testid="detail-note">
           Detail replayed on demand from checkpoints, at most {fmt(detail.capMs / 1000)} s at a time
           {detail.held ? ` (held: ${fmt(detail.held[0])}–${fmt(detail.held[1])} ms)` : ''}: zoom in past that

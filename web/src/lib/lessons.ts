@@ -231,10 +231,8 @@ export const LESSONS: readonly Lesson[] = [
           'waits for it.',
         scenario: 'p000-fig7a-idd-starvation',
         policies: ['credit', 'pi'],
-        // Within the first 14 s: the priority-inheritance run spends its trace's detail budget there (a full
-        // trace; past it the timeline would be blank).
-        t_ms: 10000,
-        view_ms: [10000, 10300],
+        t_ms: 20000,
+        view_ms: [20000, 20300],
         marks: [{ view: 'timeline', policy: 'pi', note: 'How often dom0 runs under each policy' }],
       },
       {

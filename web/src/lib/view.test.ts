@@ -59,6 +59,17 @@ describe('detailWindow', () => {
     expect(covers(wide, [10_100, 20_100])).toBe(false);
   });
 
+  it('holds the part of a view wider than the cap around the playhead, within the view', () => {
+    // Quarter steps of 1000 ms; the playhead stays inside as it moves.
+    expect(detailWindow([10_100, 20_100], 4000, 60_000, 15_000)).toEqual([13_000, 17_000]);
+    expect(detailWindow([10_100, 20_100], 4000, 60_000, 15_400)).toEqual([13_000, 17_000]);
+    expect(detailWindow([10_100, 20_100], 4000, 60_000, 15_600)).toEqual([14_000, 18_000]);
+    // At the run's end (a whole-run view with the playhead at the end): the last stretch.
+    expect(detailWindow([0, 30_000], 8000, 30_000, 30_000)).toEqual([22_000, 30_000]);
+    // Near the view's start: from it, as without a playhead.
+    expect(detailWindow([10_100, 20_100], 4000, 60_000, 10_200)).toEqual([10_000, 14_000]);
+  });
+
   it('covers only what the held window holds', () => {
     expect(covers(null, [0, 1])).toBe(false);
     expect(covers([0, 10], [2, 10])).toBe(true);

@@ -47,14 +47,19 @@ export function zoomView(view: View, t: number, factor: number, durationMs: numb
  * of the view's width that the view starts in and the next one, so a view that follows the playhead needs a new
  * window once per width, and up to two widths more ahead as far as `capMs` (the longest window the run replays,
  * for its memory) allows. When not even two widths fit, `capMs` from the view's start (in quarter steps): the
- * view is covered only in part. Within [0, durationMs].
+ * view is covered only in part; when not even one fits, `capMs` around the playhead `t` if it is given (so the
+ * lanes show the time the run queues and the log show), within the view. Within [0, durationMs].
  */
-export function detailWindow([t0, t1]: View, capMs: number, durationMs: number): View {
+export function detailWindow([t0, t1]: View, capMs: number, durationMs: number, t?: number): View {
   const w = Math.max(t1 - t0, MIN_WINDOW_MS);
   const len = Math.max(MIN_WINDOW_MS, Math.min(capMs, 4 * w));
   // Steps of a quarter window when it is shorter than two views, so that it still moves in steps, not per frame.
   const step = len >= 2 * w ? w : len / 4;
-  const from = Math.floor(t0 / step) * step;
+  // Centred on the playhead to the nearest step (a quarter window: the playhead stays inside).
+  const from =
+    len < w && t !== undefined
+      ? Math.round(Math.min(Math.max(t - len / 2, t0), t1 - len) / step) * step
+      : Math.floor(t0 / step) * step;
   return [Math.max(0, from), Math.min(durationMs, from + len)];
 }
 

@@ -1,6 +1,7 @@
 // The replay contract through the wasm package (issue 19): a run built with `Simulation.withReplay` holds no
 // detail until `focusWindow`, which then answers the detail queries for the window as a full run does (the core's
-// `sim::replay` tests compare every query on many scenarios; this checks the bindings). Needs `npm run build:wasm`.
+// `sim::replay` tests compare every query on many scenarios; this checks the bindings), and its overview (shares,
+// the inference's buckets) equals a full run's. Needs `npm run build:wasm`.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -28,10 +29,14 @@ describe('Simulation.withReplay / focusWindow', () => {
     >;
     const text = JSON.stringify({ ...doc, duration_ms: 600, warmup_ms: 0 });
     const full = runToEnd(new Simulation(text, 'tavs'));
-    const replay = runToEnd(Simulation.withReplay(text, 'tavs', 100));
+    const replay = runToEnd(Simulation.withReplay(text, 'tavs', 100, 0));
     try {
       expect(replay.segments().length).toBe(0);
       expect(replay.share_series(10)).toEqual(full.share_series(10));
+      // The belief chart's whole-run series: the replay run's overview buckets equal the full trace's.
+      const inference = full.inference_json();
+      expect((JSON.parse(inference) as { beliefs: unknown[] }).beliefs.length).toBeGreaterThan(0);
+      expect(replay.inference_json()).toBe(inference);
       const [from, to] = [250 * MS, 420 * MS];
       expect(replay.focusWindow(from, to)).toBe(true);
       const decisions = full.decisions_json(from, to, 100_000);

@@ -2,6 +2,7 @@
 // records are generated from the Rust types into ./generated (a Rust test fails when they drift); this file
 // re-exports them and adds the types that only the page has.
 export type { BeliefRec } from './generated/BeliefRec';
+export type { BoostBucket } from './generated/BoostBucket';
 export type { BoostRec } from './generated/BoostRec';
 export type { Caps } from './generated/Caps';
 export type { ClaimResult } from './generated/ClaimResult';
@@ -9,6 +10,7 @@ export type { Decision } from './generated/Decision';
 export type { DomainReport } from './generated/DomainReport';
 export type { Fairness } from './generated/Fairness';
 export type { HostReport } from './generated/HostReport';
+export type { InferenceSeries } from './generated/InferenceSeries';
 export type { IoRec } from './generated/IoRec';
 export type { JobReport } from './generated/JobReport';
 export type { LagReport as LagData } from './generated/LagReport';
@@ -26,8 +28,7 @@ export type { TaskReport } from './generated/TaskReport';
 export type { Throughput } from './generated/Throughput';
 export type { VcpuLag } from './generated/VcpuLag';
 
-import type { BeliefRec } from './generated/BeliefRec';
-import type { BoostRec } from './generated/BoostRec';
+import type { InferenceSeries } from './generated/InferenceSeries';
 import type { Meta } from './generated/Meta';
 import type { RunReport } from './generated/RunReport';
 
@@ -149,14 +150,17 @@ export interface Cost {
   readonly seconds: number;
   /** The estimate in words. */
   readonly text: string;
+  /** The scenario's simulated duration [ms]. */
+  readonly duration_ms: number;
 }
 
 export type DistributionMetric = 'response' | 'event_latency' | 'io_latency';
 
-/** What a policy infers about guest tasks over a whole run; null for policies that do not infer. */
-export interface Inference {
+/**
+ * What a policy infers about guest tasks over a whole run, in the run's time buckets (`bucket_ns`: beliefs as the
+ * points of a step line per task, partial boosts counted per bucket); null for policies that do not infer.
+ */
+export interface Inference extends InferenceSeries {
   /** BelThreshold: a task above it is inferred I/O-bound. */
   readonly threshold: number;
-  readonly beliefs: readonly BeliefRec[];
-  readonly boosts: readonly BoostRec[];
 }

@@ -18,12 +18,11 @@ import { defaultView, detailWindow } from '../lib/view';
 import type {
   Ablation,
   Cost,
-  BeliefRec,
-  BoostRec,
   ClaimResult,
   Decision,
   DistributionMetric,
   Inference,
+  InferenceSeries,
   IoRec,
   LagData,
   Meta,
@@ -60,13 +59,11 @@ function epochMs(): number {
 const wasmReadyAt = ready.then(epochMs);
 
 /**
- * Runs estimated above this many events (bench-large: 14 M estimated, 6.4 M run) record only the overview and
- * replay the detail of the window on screen from checkpoints (issue 19): their full trace does not fit its memory
- * budget, and they run at untraced speed. The library's paper scenarios (at most 4.3 M estimated) keep their whole
- * trace, so every view reads it directly (the belief chart shows beliefs over the whole run, which the overview
- * of a replay run does not keep).
+ * Every run records only the overview (report, shares, distributions, Lag, the inference's beliefs and partial
+ * boosts in time buckets) and replays the detail of the window on screen from checkpoints (issue 19): it runs at
+ * untraced speed, and no timeline goes blank where a whole trace would have spent its memory budget (the
+ * priority-inheritance run of Fig. 7a did at about 14 s).
  */
-const REPLAY_ABOVE_EVENTS = 5_000_000;
 /** Simulated time between a replay run's checkpoints [ms] (further apart once their memory budget is reached). */
 const CHECKPOINT_MS = 500;
 /** Most events (as the cost estimate counts them) a replayed window may span: bounds its detail's memory. */
@@ -192,13 +189,8 @@ async function runToEnd(
     }
   }
   const simulated = epochMs();
-  // A replay run starts out holding the detail of the page's opening window.
+  // A replay run holds the page's opening window: recorded as the run passed it.
   const h = held.get(sim);
-  if (h) {
-    const durationMs = parse<Meta>(sim.meta_json()).duration_ns / 1e6;
-    const [from, to] = detailWindow(defaultView(durationMs), h.capNs / 1e6, durationMs);
-    hold(sim, from * 1e6, to * 1e6);
-  }
   const result = {
     policy,
     runId,
@@ -263,20 +255,19 @@ const queries = {
     return found[0]?.t_ns ?? null;
   },
 
-  /** The policy's task inference over the whole run (beliefs, BelThreshold, partial boosts), or null. */
+  /** The policy's task inference over the whole run (BelThreshold, beliefs and partial boosts in time buckets:
+   * the run's overview), or null. */
   inference: (s: Simulation): Inference | null => {
     const threshold = s.belief_threshold();
     if (threshold === undefined) return null;
-    return {
-      threshold,
-      beliefs: parse<BeliefRec[]>(s.beliefs_json(-1)),
-      boosts: parse<BoostRec[]>(s.boosts_json()),
-    };
+    return { threshold, ...parse<InferenceSeries>(s.inference_json()) };
   },
 
   /** Event-channel notifications with `fromNs <= t < toNs`, at most `limit`. */
-  ioEvents: (s: Simulation, fromNs: number, toNs: number, limit: number) =>
-    parse<IoRec[]>(s.io_events_json(fromNs, toNs, limit)),
+  ioEvents: (s: Simulation, fromNs: number, toNs: number, limit: number) => {
+    hold(s, fromNs, toNs);
+    return parse<IoRec[]>(s.io_events_json(fromNs, toNs, limit));
+  },
 
   /** Every vCPU's state in [fromNs, toNs) as rows of (vcpu, start_ns, end_ns, state code), at most `limit`
    * (transferred; lib/vcpuStates reads it). */
@@ -351,13 +342,17 @@ const api = {
     await ready;
     let sim: Simulation | undefined;
     try {
-      const events = parse<Cost>(estimate_cost(json, JSON.stringify([policy]))).events_per_run;
-      if (events > REPLAY_ABOVE_EVENTS) {
-        sim = Simulation.withReplay(json, policy, CHECKPOINT_MS);
-        const durationNs = parse<Meta>(sim.meta_json()).duration_ns;
-        const capNs = Math.max(1e6, Math.floor((durationNs * WINDOW_EVENTS) / events));
-        held.set(sim, { capNs, from: 0, to: 0 });
-      } else sim = new Simulation(json, policy);
+      const cost = parse<Cost>(estimate_cost(json, JSON.stringify([policy])));
+      const durationMs = cost.duration_ms;
+      const capNs = Math.max(
+        1e6,
+        Math.floor((durationMs * 1e6 * WINDOW_EVENTS) / Math.max(1, cost.events_per_run)),
+      );
+      // The page's opening window (lib/view `detailWindow` of the default view, from 0) is recorded as the run
+      // passes it, so the first frame needs no replay.
+      const [, openMs] = detailWindow(defaultView(durationMs), capNs / 1e6, durationMs);
+      sim = Simulation.withReplay(json, policy, CHECKPOINT_MS, openMs);
+      held.set(sim, { capNs, from: 0, to: Math.floor(openMs * 1e6) });
       const result = await runToEnd(sim, policy, runId, bucketMs, called, onProgress);
       release(runId);
       sims.set(runId, sim);

@@ -793,6 +793,7 @@ mod tests {
             actions: &mut actions,
             notes: &mut notes,
             explain: false,
+            keep_marks: false,
         };
         let placed: Vec<usize> = (0..7).map(|v| h.init_vcpu(VcpuId(v), &mut ctx).0).collect();
         let mut con: Vec<usize> = placed[3..].to_vec();

@@ -184,6 +184,8 @@ pub struct Ctx<'a> {
     pub notes: &'a mut Notes,
     /// Whether anyone will read explanations: policies skip formatting them when not (batch runs).
     pub explain: bool,
+    /// Whether anyone keeps partial-boost marks (a traced run, or a replay run's overview): batch runs do not.
+    pub keep_marks: bool,
 }
 
 impl Ctx<'_> {
@@ -326,7 +328,7 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
         None
     }
     /// Appends what happened since the last call: belief changes (task, new degree of belief) and partial-boost
-    /// marks (vCPU, boost or revoke; only kept while `Ctx::explain` is on, so batch runs do not grow a list
+    /// marks (vCPU, boost or revoke; only kept while `Ctx::keep_marks` is on, so batch runs do not grow a list
     /// nobody reads). One call after every hook, into buffers the engine reuses.
     fn drain_marks(&mut self, _beliefs: &mut Vec<(TaskId, i64)>, _boosts: &mut Vec<(VcpuId, BoostMark)>) {}
     /// Hypervisor time spent on `v` to observe one guest address-space switch (task tracking): charged to the

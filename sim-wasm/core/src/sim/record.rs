@@ -19,6 +19,8 @@ pub(super) struct Recording {
     pub(super) boost_buf: Vec<(VcpuId, policy::BoostMark)>,
     /// Scheduling decisions made (`do_schedule` calls and scenario changes), recorded or not.
     pub(super) decisions_made: u64,
+    /// A replay run's beliefs and partial boosts over the whole run (its trace records neither).
+    pub(super) inference: Option<InferenceBuckets>,
 }
 
 impl Recording {
@@ -32,6 +34,7 @@ impl Recording {
             belief_buf: Vec::new(),
             boost_buf: Vec::new(),
             decisions_made: 0,
+            inference: None,
         }
     }
 }
@@ -42,15 +45,24 @@ impl Simulation {
     pub(super) fn take_marks(&mut self) {
         let (mut beliefs, mut boosts) =
             (std::mem::take(&mut self.rec.belief_buf), std::mem::take(&mut self.rec.boost_buf));
+        let t_ns = self.now.0;
         for &(t, b) in &beliefs {
+            let rec = BeliefRec { t_ns, task: t.0 as u32, belief: b };
             if self.rec.on {
-                self.rec.trace.push_belief(BeliefRec { t_ns: self.now.0, task: t.0 as u32, belief: b });
+                self.rec.trace.push_belief(rec);
+            }
+            if let Some(o) = self.rec.inference.as_mut() {
+                o.belief(rec);
             }
             self.note_inferred(t);
         }
-        if self.rec.on {
-            for &(v, kind) in &boosts {
-                self.rec.trace.push_boost(BoostRec { t_ns: self.now.0, vcpu: v.0 as u32, kind: kind.as_str() });
+        for &(v, kind) in &boosts {
+            let rec = BoostRec { t_ns, vcpu: v.0 as u32, kind: kind.as_str() };
+            if self.rec.on {
+                self.rec.trace.push_boost(rec);
+            }
+            if let Some(o) = self.rec.inference.as_mut() {
+                o.boost(rec);
             }
         }
         beliefs.clear();

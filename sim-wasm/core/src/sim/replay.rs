@@ -1,5 +1,6 @@
 //! Record little, replay on demand (issue 19). A run in [`Detail::Replay`] mode records only what the overview
-//! reads (the measurement, the per-domain CPU aggregate, the decision count) and keeps checkpoints of its whole
+//! reads (the measurement, the per-domain CPU aggregate, the decision count, the inference's beliefs and partial
+//! boosts in time buckets: [`crate::overview`]) and keeps checkpoints of its whole
 //! state at fixed boundaries of simulated time. [`Simulation::focus`] clones the checkpoint at or before a window
 //! and runs it with full detail to the window's end: the simulation is deterministic (seeded streams, a queue
 //! ordered by time and insertion), so the window's detail is the one a full trace would hold.
@@ -50,20 +51,23 @@ pub(super) struct Replay {
     bytes: usize,
     budget: usize,
     window: Option<Window>,
+    /// The end of the opening window while the run records it [ns].
+    opening: Option<Nanos>,
 }
 
 impl Replay {
-    /// Starts with a checkpoint of `sim` before it boots.
-    pub(super) fn new(sim: &Simulation, every_ns: u64, budget: usize) -> Replay {
+    /// Starts with a checkpoint of `sim` before it boots; `opening`: the end of the opening window it records.
+    pub(super) fn new(sim: &Simulation, every_ns: u64, budget: usize, opening: Option<Nanos>) -> Replay {
         let every = Nanos(every_ns.max(1));
-        let mut r = Replay { every, next_at: every, checkpoints: Vec::new(), bytes: 0, budget, window: None };
+        let (checkpoints, window) = (Vec::new(), None);
+        let mut r = Replay { every, next_at: every, checkpoints, bytes: 0, budget, window, opening };
         r.add(Nanos::ZERO, true, sim.snapshot());
         r
     }
 
-    /// The next checkpoint boundary [ns].
-    pub(super) fn next_at(&self) -> Nanos {
-        self.next_at
+    /// The next boundary the run stops at: a checkpoint's, or the opening window's end [ns].
+    pub(super) fn next_stop(&self) -> Nanos {
+        self.opening.map_or(self.next_at, |o| o.min(self.next_at))
     }
 
     pub(super) fn window_trace(&self) -> Option<&Trace> {
@@ -130,8 +134,38 @@ impl Simulation {
         }
     }
 
+    /// At a boundary `at` (every event before it processed, none after it): ends the opening window if it ends
+    /// here, and checkpoints the state if one is due here.
+    pub(super) fn at_boundary(&mut self, at: Nanos) {
+        if self.replay.as_ref().is_some_and(|r| r.opening == Some(at)) {
+            self.end_opening(at);
+        }
+        if self.replay.as_ref().is_some_and(|r| r.next_at == at) {
+            self.take_checkpoint();
+        }
+    }
+
+    /// Ends the opening window at `at` if it is being recorded: the segments still open end there (as a replay's
+    /// do at its window's end; the run's measurement only sees each split in two), the detail recorded becomes
+    /// the focused window, and the run records no detail from here on.
+    pub(super) fn end_opening(&mut self, at: Nanos) {
+        if self.replay.as_ref().is_none_or(|r| r.opening.is_none()) {
+            return;
+        }
+        self.now = at;
+        for p in 0..self.host.pcpus.len() {
+            self.close_segment(PcpuId(p));
+        }
+        let trace = self.rec.trace.take_detail();
+        self.rec.on = false;
+        if let Some(r) = self.replay.as_mut() {
+            r.opening = None;
+            r.window = Some(Window { from: Nanos::ZERO, to: at, trace });
+        }
+    }
+
     /// Checkpoints the state at the replay's next boundary (every event before it has been processed).
-    pub(super) fn take_checkpoint(&mut self) {
+    fn take_checkpoint(&mut self) {
         let state = self.snapshot();
         if let Some(r) = self.replay.as_mut() {
             let at = r.next_at;
@@ -189,7 +223,8 @@ impl Simulation {
     }
 
     /// What the run keeps in memory [bytes]: its trace (detail and the share aggregate), its measurement (the
-    /// distributions, the per-vCPU usage behind Lag), and in replay mode the checkpoints and the focused window.
+    /// distributions, the per-vCPU usage behind Lag), and in replay mode the inference buckets, the checkpoints
+    /// and the focused window.
     pub fn retained_bytes(&self) -> usize {
         use crate::size::HeapSize;
         let m = &self.measure;
@@ -199,6 +234,7 @@ impl Simulation {
                 + r.window_trace().map_or(0, HeapSize::heap_size)
         });
         self.rec.trace.heap_size()
+            + self.rec.inference.as_ref().map_or(0, InferenceBuckets::heap_bytes)
             + m.dom_metrics.heap_size()
             + m.task_metrics.heap_size()
             + m.usage.heap_size()
@@ -243,6 +279,7 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::overview;
     use crate::report::{with_overrides, RunOptions};
     use crate::trace::{RqSnap, Segment};
 
@@ -320,7 +357,8 @@ mod tests {
     /// The replay-equals-trace test: for paper scenarios under Credit, TAVS (task-aware, with network I/O), SEDF
     /// and the enhanced scheme (disk I/O), the hybrid co-scheduler, gang, xenco and xBalloon, windows from the
     /// boot, starting exactly at a checkpoint, spanning two checkpoints and ending at the run's end all equal the
-    /// full trace; the replay run's report equals the full run's.
+    /// full trace, and so does an opening window recorded as the run passes it; the replay runs' reports,
+    /// shares and inference buckets equal the full run's.
     #[test]
     fn replayed_windows_equal_the_full_trace() {
         let cases = [
@@ -342,12 +380,50 @@ mod tests {
             let (a, b) = (full.run_report(&det), replay.run_report(&det));
             assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{file} {policy}");
             assert_eq!(full.trace().share_series(10 * MS), replay.trace().share_series(10 * MS));
+            // The overview's inference buckets equal the full trace's beliefs and boosts at the same bucketing.
+            let (fi, ri) = (full.inference_buckets(), replay.inference_buckets());
+            assert_eq!(fi, ri, "{file} {policy}: inference buckets");
+            let infers = full.belief_threshold().is_some();
+            assert_eq!(infers, !fi.belief_buckets().is_empty(), "{file} {policy}: beliefs tested");
             assert!(replay.detail().segments().is_empty(), "no detail before a focus");
             let end = ms * MS;
             for (from, to) in [(0, 40 * MS), (300 * MS, 360 * MS), (250 * MS, 420 * MS), (end - 70 * MS, end)] {
                 assert_window_equal(&full, &mut replay, from, to, &format!("{file} {policy} {from}..{to}"));
             }
+            // A run that records its opening window as it passes (ending between checkpoints) holds it without a
+            // replay, equal to the full trace; its report and overview are the others', and it replays the rest.
+            let opts = SimOptions {
+                detail: Detail::Replay { checkpoint_every_ns: 100 * MS },
+                opening_ns: 130 * MS,
+                ..SimOptions::default()
+            };
+            let mut opening = Simulation::with_options(&sc, policy, opts).unwrap();
+            opening.run().unwrap();
+            assert_eq!(opening.focused(), Some((0, 130 * MS)), "{file} {policy}: opening held");
+            let c = opening.run_report(&det);
+            assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&c).unwrap(), "{file} {policy}");
+            assert_eq!(full.trace().share_series(10 * MS), opening.trace().share_series(10 * MS));
+            assert_eq!(full.inference_buckets(), opening.inference_buckets(), "{file} {policy}: inference");
+            for (from, to) in [(0, 130 * MS), (20 * MS, 90 * MS), (250 * MS, 420 * MS)] {
+                assert_window_equal(&full, &mut opening, from, to, &format!("{file} {policy} opening {from}..{to}"));
+            }
+            assert_eq!(opening.focused(), Some((200 * MS, 420 * MS)), "{file} {policy}: replayed past the opening");
         }
+    }
+
+    /// The inference overview over a run long enough for partial boosts and for buckets with several belief
+    /// changes: a replay run's buckets equal those filled from the full trace's records, and its series too.
+    #[test]
+    fn a_replay_runs_inference_buckets_equal_the_full_traces() {
+        let sc = load("p000-fig10-partial-boost.json", 6000);
+        let full = run(&sc, "tavs", Detail::Full);
+        let replay = run(&sc, "tavs", Detail::Replay { checkpoint_every_ns: 1000 * MS });
+        let (fi, ri) = (full.inference_buckets(), replay.inference_buckets());
+        let t = full.trace();
+        assert_eq!(fi.belief_buckets().len(), t.beliefs(None).len(), "one change per bucket here");
+        assert!(fi.boost_buckets().iter().any(|b| b.count > 1), "boosts share buckets");
+        assert_eq!(fi, ri);
+        assert_eq!(fi.series(), ri.series());
     }
 
     /// Checkpoints list only the guest-timer events still queued per vCPU and count the rest (issue 18's cap):
@@ -368,7 +444,7 @@ mod tests {
     }
 
     /// The memory-bound test: a replay run's retained size (checkpoints, overview, focused window) stays under a
-    /// bound set by constants alone (the checkpoint budget, the caps of the share and usage records, the
+    /// bound set by constants alone (the checkpoint budget, the caps of the share, usage and inference records, the
     /// distributions' exact-sample limit), whatever the duration; checkpoints are thinned to stay in budget.
     #[test]
     fn a_long_replay_run_stays_within_a_bound_independent_of_its_duration() {
@@ -381,6 +457,7 @@ mod tests {
             let distributions = 3 * sc.domains.len() + sc.domains.iter().map(|d| d.tasks.len()).sum::<usize>();
             let bound = budget
                 + (AGG_MAX_CELLS + USAGE_MAX_CELLS) as usize * std::mem::size_of::<u64>()
+                + 2 * overview::MAX_CELLS as usize * std::mem::size_of::<overview::BeliefBucket>()
                 + distributions * per_distribution;
             let opts = SimOptions {
                 detail: Detail::Replay { checkpoint_every_ns: 50 * MS },

@@ -1074,6 +1074,7 @@ mod tests {
                 actions: &mut self.actions,
                 notes: &mut self.notes,
                 explain: true,
+                keep_marks: true,
             }
         }
     }

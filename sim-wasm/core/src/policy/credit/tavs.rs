@@ -467,7 +467,7 @@ impl Credit {
         self.vcpus[v.0].pri = PRI_BOOST;
         self.runq_insert(p, v);
         self.boosts += 1;
-        if ctx.explain {
+        if ctx.keep_marks {
             self.boost_marks.push((v, BoostMark::Boost));
         }
         let how = self.tickle(v, ctx);
@@ -523,7 +523,7 @@ impl Credit {
         self.burn(v, ctx.now);
         self.end_pboost(v);
         ctx.resched(p);
-        if ctx.explain {
+        if ctx.keep_marks {
             self.boost_marks.push((v, BoostMark::Revoke));
         }
         let name = &ctx.host.vcpu_name[v.0];

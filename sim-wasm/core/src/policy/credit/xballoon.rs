@@ -271,6 +271,7 @@ mod tests {
             actions,
             notes: &mut notes,
             explain: true,
+            keep_marks: true,
         };
         f(&mut ctx)
     }
