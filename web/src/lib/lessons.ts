@@ -513,8 +513,9 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'Prefer the recipient, anticipate the sender',
         text:
-          'Xen and Co. runs the server soon after it receives data, so it sends before the clients’ buffers drain: ' +
-          'the under-runs drop by more than 5×.',
+          'Xen and Co. anticipates the sender: it runs the server when its last runs say it will have data to ' +
+          'send, so the data leaves before the clients’ buffers drain and the under-runs drop by more than 5×. ' +
+          'In this model anticipation alone does it: the claims switch each feature off in turn.',
         scenario: 'p004-fig6-streaming',
         policies: ['sedf', 'xenco'],
         t_ms: 3000,
