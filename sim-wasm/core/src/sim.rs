@@ -23,6 +23,7 @@ use crate::model::*;
 use crate::policy::registry::{self, Caps};
 use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause, MASTER_PCPU};
 use crate::rng::Stream;
+use crate::tcp::{Arrival, TcpReceiver, TcpSender};
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, SpinRec, TaskRec, Trace, VcpuUsage};
@@ -396,6 +397,7 @@ impl Simulation {
                 disk: b.disk,
                 packets_sent: 0,
                 packets_consumed: 0,
+                packets_dropped: 0,
                 notified: Vec::new(),
             },
             measure: Measurement::new(ndom, ntasks, nvcpus, end),

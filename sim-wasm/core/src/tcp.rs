@@ -50,6 +50,9 @@ pub struct TcpSender {
     dupacks: u32,
     /// In fast recovery until this segment is acknowledged (RFC 6582 `recover`).
     recover: Option<u32>,
+    /// A partial ACK came in this recovery: later ones leave the timer alone, so a window with many holes falls
+    /// back to the timeout instead of repairing one hole per round trip (RFC 6582's "Impatient" variant).
+    partial_seen: bool,
     /// Highest segment sent when the last timeout struck, plus one: duplicate ACKs below it are the flight's
     /// own retransmissions arriving twice, not a new loss (RFC 6582 sec. 4.1).
     rto_recover: u32,
@@ -85,6 +88,7 @@ impl TcpSender {
             ssthresh: u32::MAX,
             dupacks: 0,
             recover: None,
+            partial_seen: false,
             rto_recover: 0,
             limit: limit.max(1),
             rwnd: u32::MAX,
@@ -145,6 +149,7 @@ impl TcpSender {
                     self.rtt_sample((now - sent).0);
                 }
             }
+            let mut restart = true;
             match self.recover {
                 Some(r) if ack >= r => {
                     // Full ACK: recovery is over, the window deflates to the threshold (RFC 6582 sec. 3.2 step 3).
@@ -155,6 +160,8 @@ impl TcpSender {
                     // Partial ACK: the next hole was lost too; resend it and deflate by what was acknowledged.
                     out.retransmit = Some(self.snd_una);
                     self.cwnd = (self.cwnd.saturating_sub(out.newly_acked) + 1).max(1);
+                    restart = !self.partial_seen;
+                    self.partial_seen = true;
                 }
                 None if self.cwnd < self.ssthresh => self.cwnd += 1,
                 None => {
@@ -170,7 +177,11 @@ impl TcpSender {
                 self.cwnd = self.cwnd.min(self.limit);
             }
             // RFC 6298 sec. 5.2-5.3: stop the timer when nothing is outstanding, else restart it.
-            self.timer = (self.snd_max > self.snd_una).then(|| now + Nanos(self.rto()));
+            if self.snd_max == self.snd_una {
+                self.timer = None;
+            } else if restart {
+                self.timer = Some(now + Nanos(self.rto()));
+            }
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.dupacks += 1;
             if self.recover.is_some() {
@@ -180,6 +191,7 @@ impl TcpSender {
                 self.ssthresh = (self.flight() / 2).max(2);
                 self.cwnd = self.ssthresh + DUPACK_THRESHOLD;
                 self.recover = Some(self.snd_max);
+                self.partial_seen = false;
                 self.timing = None;
                 self.fast_retransmits += 1;
                 out.retransmit = Some(self.snd_una);
@@ -394,6 +406,33 @@ mod tests {
         assert!(s.snd_una > lost[lost.len() - 1], "the lost window was delivered");
         assert_eq!((s.timeouts, s.fast_retransmits), (2, 0));
         assert_eq!(s.rto(), RTO_MIN_NS, "backoff ends with a fresh RTT sample");
+    }
+
+    #[test]
+    fn partial_acks_restart_the_timer_once() {
+        let mut s = TcpSender::new(64);
+        s.cwnd = 12;
+        let mut r = TcpReceiver::default();
+        let t0 = Nanos(0);
+        // Every other segment is lost: 0, 2, 4, ... 10.
+        for seq in pump(&mut s, t0).into_iter().filter(|q| q % 2 == 1) {
+            r.on_segment(seq);
+            s.on_ack(r.rcv_nxt, u32::MAX, t0 + Nanos(RTT));
+        }
+        assert_eq!(s.fast_retransmits, 1);
+        let rtx = |s: &mut TcpSender, r: &mut TcpReceiver, at: u64| {
+            let seq = s.snd_una;
+            r.on_segment(seq);
+            s.on_ack(r.rcv_nxt, u32::MAX, Nanos(at))
+        };
+        // The first partial ACK restarts the timer; the next ones do not, though each repairs a hole.
+        assert_eq!(rtx(&mut s, &mut r, 2 * RTT).retransmit, Some(2));
+        let deadline = s.timer.unwrap();
+        assert_eq!(deadline, Nanos(2 * RTT + s.rto()));
+        assert_eq!(rtx(&mut s, &mut r, 3 * RTT).retransmit, Some(4));
+        assert_eq!(s.timer, Some(deadline));
+        s.on_timeout(deadline);
+        assert_eq!((s.cwnd, s.snd_nxt, s.timeouts), (1, 4, 1), "back to slow start from the next hole");
     }
 
     #[test]
