@@ -45,7 +45,7 @@ pub struct HostCosts {
     pub backend_batch: usize,
     /// Receive descriptors of the physical NIC [packets]: packets off the wire wait there until the driver domain
     /// takes them; one that finds the ring full is dropped. The e1000 driver's `RxDescriptors` default, 256
-    /// (Linux Documentation/networking/e1000.txt; e1000_param.c `E1000_DEFAULT_RXD`).
+    /// (Linux drivers/net/e1000/e1000.h `E1000_DEFAULT_RXD`, the `RxDescriptors` module parameter's default).
     pub nic_rx_ring: usize,
 }
 

@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 pub const RTO_MIN_NS: u64 = 200_000_000;
 /// Upper bound of the retransmission timeout [ns]: Linux `TCP_RTO_MAX` = 120*HZ (include/net/tcp.h), 120 s.
 pub const RTO_MAX_NS: u64 = 120_000_000_000;
-/// Retransmission timeout before the first RTT sample [ns]: Linux 2.6's `TCP_TIMEOUT_INIT` = 3*HZ
-/// (include/net/tcp.h before 3.1; RFC 2988's 3 s, lowered to 1 s only by RFC 6298).
+/// Retransmission timeout before the first RTT sample [ns]: Linux 2.6's `TCP_TIMEOUT_INIT` = 3*HZ, "RFC 1122
+/// initial RTO value" (include/net/tcp.h; lowered to 1 s with RFC 6298 only in Linux 3.1).
 pub const RTO_INIT_NS: u64 = 3_000_000_000;
 /// Duplicate ACKs that trigger a fast retransmit [ACKs]: RFC 5681 sec. 3.2 (Linux `TCP_FASTRETRANS_THRESH`).
 pub const DUPACK_THRESHOLD: u32 = 3;
@@ -306,7 +306,7 @@ mod tests {
         let mut acked = 0;
         for _ in 0..20 {
             let sent = pump(&mut s, now);
-            now = now + Nanos(RTT);
+            now += Nanos(RTT);
             for seq in sent {
                 assert!(matches!(r.on_segment(seq), Arrival::InOrder { delivered: 1, .. }));
                 acked += s.on_ack(r.rcv_nxt, u32::MAX, now).newly_acked;
@@ -397,7 +397,7 @@ mod tests {
         let mut now = t2 + Nanos(RTT);
         for _ in 0..5 {
             let sent = pump(&mut s, now);
-            now = now + Nanos(RTT);
+            now += Nanos(RTT);
             for seq in sent {
                 r.on_segment(seq);
                 s.on_ack(r.rcv_nxt, u32::MAX, now);

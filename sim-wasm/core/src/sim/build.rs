@@ -338,7 +338,11 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
                 let p = PeerId(peers.len());
                 if s.direction == "rx" {
                     let window = (s.window_kb * 1024).div_ceil(MSS).max(1);
-                    peers.push(Peer::BulkSender { task: id, tcp: Box::new(TcpSender::new(window)), rto: Timer::default() });
+                    peers.push(Peer::BulkSender {
+                        task: id,
+                        tcp: Box::new(TcpSender::new(window)),
+                        rto: Timer::default(),
+                    });
                 } else {
                     peers.push(Peer::BulkSink);
                     if let Work::BulkTx { peer, .. } = &mut tasks[id.0].work {

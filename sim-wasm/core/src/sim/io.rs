@@ -207,7 +207,9 @@ impl Simulation {
         let Work::Driver { queue, .. } = &self.guests.tasks[bt.0].work else { return false };
         let ring = self.costs.nic_rx_ring;
         // Only wire arrivals take descriptors; count them only when the queue could hold a full ring.
-        queue.len() >= ring && queue.iter().filter(|i| matches!(i, DriverItem::Rx(p) if Self::from_device(&DriverItem::Rx(*p)))).count() >= ring
+        queue.len() >= ring
+            && queue.iter().filter(|i| matches!(i, DriverItem::Rx(p) if Self::from_device(&DriverItem::Rx(*p)))).count()
+                >= ring
     }
 
     fn io_kind(item: &DriverItem) -> IoKind {

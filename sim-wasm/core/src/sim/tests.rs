@@ -1606,9 +1606,11 @@ fn a_full_nic_ring_drops() {
 /// A bulk TCP receiver sharing one pCPU with the driver domain and `hogs` CPU-bound domains; `window_kb` is the
 /// sender's socket buffer.
 fn bulk_rx_host(hogs: usize, window_kb: u32) -> Scenario {
-    let mut domains =
-        vec![json!({ "name": "dom0", "role": "driver" }), json!({ "name": "net", "tasks": [
-            { "name": "iperf", "workload": { "type": "net_bulk", "direction": "rx", "window_kb": window_kb } }] })];
+    let mut domains = vec![
+        json!({ "name": "dom0", "role": "driver" }),
+        json!({ "name": "net", "tasks": [
+            { "name": "iperf", "workload": { "type": "net_bulk", "direction": "rx", "window_kb": window_kb } }] }),
+    ];
     for i in 0..hogs {
         domains.push(json!({ "name": format!("cpu{i}"), "tasks": [cpu_task("burn")] }));
     }
@@ -1651,7 +1653,8 @@ fn a_starved_driver_domain_loses_packets_and_tcp_recovers() {
     let tcp = bulk_sender(&sim);
     assert!(sim.io.packets_dropped > 0, "the ring never overflowed");
     assert!(tcp.timeouts > 0, "no timeout: {} drops, {tcp:?}", sim.io.packets_dropped);
-    let rcv = sim.guests.tasks.iter().find_map(|t| if let Work::BulkRx { tcp, .. } = &t.work { Some(tcp) } else { None });
+    let rcv =
+        sim.guests.tasks.iter().find_map(|t| if let Work::BulkRx { tcp, .. } = &t.work { Some(tcp) } else { None });
     let rcv = rcv.unwrap();
     assert!(rcv.rcv_nxt > 0 && rcv.rcv_nxt <= tcp.snd_nxt.max(tcp.snd_una) + 1);
     assert!(tcp.snd_una <= rcv.rcv_nxt, "the sender never sees an ACK beyond what arrived");
