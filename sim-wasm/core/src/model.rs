@@ -279,6 +279,8 @@ pub enum Work {
         advertised: u32,
         /// The connection's receiving side: cumulative ACKs, out-of-order segments held.
         tcp: TcpReceiver,
+        /// The delayed-ACK timer, armed while a lone in-order segment waits for its ACK.
+        delack: Timer,
     },
     /// Sending end of a bulk TCP stream: sends while its window allows. Segments `acked..sent` are in flight;
     /// the sink acknowledges cumulatively, so a lost ACK is covered by the next.

@@ -810,6 +810,13 @@ impl Simulation {
             Ev::PeerTimer(p) => self.peer_timer(p),
             Ev::DiskDone { task, bytes, issued_at } => self.disk_done(task, bytes, issued_at),
             Ev::TaskTimer(t) => {
+                if let Work::BulkRx { delack, .. } = &mut self.guests.tasks[t.0].work {
+                    match delack.fire(self.now) {
+                        Fire::Due => {}
+                        Fire::Later(at) => return self.push(at, Ev::TaskTimer(t)),
+                        Fire::Stale => return,
+                    }
+                }
                 let v = self.guests.tasks[t.0].vcpu;
                 self.post_event(v, GuestEvent::Timer(t), None, WakeCause::Timer);
             }

@@ -19,6 +19,9 @@ pub const DUPACK_THRESHOLD: u32 = 3;
 /// Initial congestion window [segments]: RFC 3390, min(4*MSS, max(2*MSS, 4380 bytes)) = 3 for a 1448-byte
 /// MSS, as Linux 2.6's `tcp_init_cwnd` computes it.
 pub const INITIAL_CWND: u32 = 3;
+/// How long a receiver holds a lone in-order segment before acknowledging it [ns]: Linux's delayed-ACK timer
+/// starts at `TCP_ATO_MIN` = HZ/25 (include/net/tcp.h), 40 ms.
+pub const DELACK_NS: u64 = 40_000_000;
 /// Clock granularity G of RFC 6298 sec. 2 [ns]: one jiffy at Linux 2.6's HZ = 1000.
 const CLOCK_G_NS: u64 = 1_000_000;
 
@@ -136,6 +139,8 @@ impl TcpSender {
 
     /// An acknowledgement of everything before `ack`, advertising `rwnd` free segments, arrives at `now`.
     pub fn on_ack(&mut self, ack: u32, rwnd: u32, now: Nanos) -> AckOutcome {
+        // A window update is no duplicate ACK, though it acknowledges nothing new (RFC 5681 sec. 2, item (e)).
+        let same_window = rwnd == self.rwnd;
         self.rwnd = rwnd;
         let mut out = AckOutcome::default();
         if ack > self.snd_una {
@@ -182,7 +187,7 @@ impl TcpSender {
             } else if restart {
                 self.timer = Some(now + Nanos(self.rto()));
             }
-        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+        } else if ack == self.snd_una && self.snd_max > self.snd_una && same_window {
             self.dupacks += 1;
             if self.recover.is_some() {
                 // Each duplicate means a segment left the network: inflate (RFC 5681 sec. 3.2 step 4).
@@ -444,6 +449,21 @@ mod tests {
         assert_eq!(r.on_segment(0), Arrival::InOrder { delivered: 2, filled: true });
         assert_eq!(r.on_segment(0), Arrival::Duplicate);
         assert_eq!((r.rcv_nxt, r.held()), (2, 0));
+    }
+
+    #[test]
+    fn a_window_update_is_no_duplicate_ack() {
+        let mut s = TcpSender::new(64);
+        s.cwnd = 10;
+        pump(&mut s, Nanos(0));
+        for w in 1..=5 {
+            s.on_ack(0, w, Nanos(RTT));
+        }
+        assert_eq!(s.fast_retransmits, 0);
+        for _ in 0..3 {
+            s.on_ack(0, 5, Nanos(RTT));
+        }
+        assert_eq!(s.fast_retransmits, 1, "three true duplicates");
     }
 
     #[test]

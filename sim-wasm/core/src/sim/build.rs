@@ -132,6 +132,7 @@ fn work_of(t: &TaskSpec, kinds: &mut DomKinds, own_block_ns: u64) -> Work {
                     window: s.flow_control.then_some(window),
                     advertised: window,
                     tcp: TcpReceiver::default(),
+                    delack: Timer::default(),
                 }
             } else {
                 Work::BulkTx { cpu_ns: us_to_ns(s.cpu_us), peer: PeerId(0), window, sent: 0, acked: 0 }

@@ -138,7 +138,7 @@ impl Simulation {
                     self.measure.dom_metrics[dom].io_latency_ns.push((now - issued_at).0);
                 }
             }
-            (GuestEvent::Packet(pkt), Work::BulkRx { queue, unacked, window, advertised, tcp, .. })
+            (GuestEvent::Packet(pkt), Work::BulkRx { queue, unacked, window, advertised, tcp, delack, .. })
                 if pkt.kind == PKind::Data =>
             {
                 // The kernel's TCP receive path acknowledges in softirq as segments arrive, one ACK per two in
@@ -156,11 +156,30 @@ impl Simulation {
                     Arrival::OutOfOrder | Arrival::Duplicate => true,
                 };
                 if now_ack {
+                    delack.cancel();
                     let n = std::mem::take(unacked).max(1);
                     let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32 + tcp.held()));
                     *advertised = free;
                     let ack = tcp.rcv_nxt;
                     self.guest_ack(t, pkt.src, pkt.port, n, free, ack);
+                } else if !delack.is_armed() {
+                    // A lone segment is acknowledged by the delayed-ACK timer if no second one comes first.
+                    let at = now + Nanos(crate::tcp::DELACK_NS);
+                    if delack.arm(at) {
+                        self.push(at, Ev::TaskTimer(t));
+                    }
+                }
+            }
+            (GuestEvent::Timer(_), Work::BulkRx { queue, unacked, window, advertised, tcp, .. }) => {
+                // The delayed-ACK timer ran out (the guest handles it when its vCPU runs).
+                if *unacked > 0 {
+                    let n = std::mem::take(unacked);
+                    let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32 + tcp.held()));
+                    *advertised = free;
+                    let (ack, src) = (tcp.rcv_nxt, queue.back().map(|p| (p.src, p.port)));
+                    if let Some((to, port)) = src {
+                        self.guest_ack(t, to, port, n, free, ack);
+                    }
                 }
             }
             (GuestEvent::Packet(pkt), Work::BulkTx { acked, sent, .. }) if pkt.kind == PKind::Ack => {
@@ -281,7 +300,7 @@ impl Simulation {
                     self.echo_request(t, p, port);
                 }
             }
-            Work::BulkRx { queue, unacked, window, advertised, tcp, .. } => {
+            Work::BulkRx { queue, unacked, window, advertised, tcp, delack, .. } => {
                 let pkt = queue.pop_front().expect("a bulk receiver burst consumes a packet");
                 if in_window {
                     self.measure.dom_metrics[dom.0].bytes_in += u64::from(pkt.bytes);
@@ -294,6 +313,7 @@ impl Simulation {
                 let update =
                     window.is_some_and(|w| 2 * *advertised <= w && free >= 2 * *advertised && free > *advertised);
                 if lone || update {
+                    delack.cancel();
                     let n = std::mem::take(unacked);
                     *advertised = free;
                     let ack = tcp.rcv_nxt;
