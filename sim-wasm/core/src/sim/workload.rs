@@ -170,16 +170,14 @@ impl Simulation {
                     }
                 }
             }
-            (GuestEvent::Timer(_), Work::BulkRx { queue, unacked, window, advertised, tcp, .. }) => {
+            (GuestEvent::Timer(_), Work::BulkRx { queue, unacked, window, advertised, tcp, .. }) if *unacked > 0 => {
                 // The delayed-ACK timer ran out (the guest handles it when its vCPU runs).
-                if *unacked > 0 {
-                    let n = std::mem::take(unacked);
-                    let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32 + tcp.held()));
-                    *advertised = free;
-                    let (ack, src) = (tcp.rcv_nxt, queue.back().map(|p| (p.src, p.port)));
-                    if let Some((to, port)) = src {
-                        self.guest_ack(t, to, port, n, free, ack);
-                    }
+                let n = std::mem::take(unacked);
+                let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32 + tcp.held()));
+                *advertised = free;
+                let (ack, src) = (tcp.rcv_nxt, queue.back().map(|p| (p.src, p.port)));
+                if let Some((to, port)) = src {
+                    self.guest_ack(t, to, port, n, free, ack);
                 }
             }
             (GuestEvent::Packet(pkt), Work::BulkTx { acked, sent, .. }) if pkt.kind == PKind::Ack => {
