@@ -43,6 +43,10 @@ pub struct HostCosts {
     /// `net_rx_action` moves up to a ring (`NET_RX_RING_SIZE`, 256) per pass and then sends one notification per
     /// guest interface (`notify_list`).
     pub backend_batch: usize,
+    /// Receive descriptors of the physical NIC [packets]: packets off the wire wait there until the driver domain
+    /// takes them; one that finds the ring full is dropped. The e1000 driver's `RxDescriptors` default, 256
+    /// (Linux drivers/net/e1000/e1000.h `E1000_DEFAULT_RXD`, the `RxDescriptors` module parameter's default).
+    pub nic_rx_ring: usize,
 }
 
 /// The profile every scenario runs with.
@@ -57,6 +61,7 @@ pub const PROFILE: HostCosts = HostCosts {
     blk_backend_req_ns: 8_000,
     blk_frontend_req_ns: 3_300,
     backend_batch: 256,
+    nic_rx_ring: 256,
 };
 
 impl HostCosts {
@@ -72,6 +77,7 @@ impl HostCosts {
         blk_backend_req_ns: 0,
         blk_frontend_req_ns: 0,
         backend_batch: 256,
+        nic_rx_ring: 256,
     };
 }
 

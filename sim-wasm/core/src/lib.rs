@@ -38,5 +38,6 @@ pub mod scenario;
 pub mod sim;
 pub mod size;
 pub mod stats;
+pub mod tcp;
 pub mod time;
 pub mod trace;

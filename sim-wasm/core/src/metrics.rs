@@ -157,7 +157,8 @@ pub struct DomMetrics {
     pub tracking_ns: u64,
     /// Messages its pipe tasks handed on.
     pub messages: u64,
-    /// I/O items that found no driver domain (cannot happen in a validated scenario; counted, never hidden).
+    /// Packets for it dropped over the whole run: at a full NIC receive ring (`costs::HostCosts::nic_rx_ring`),
+    /// or I/O items that found no driver domain (cannot happen in a validated scenario; counted, never hidden).
     pub dropped: u64,
 }
 

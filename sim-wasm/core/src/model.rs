@@ -3,6 +3,7 @@
 
 use crate::rng::Stream;
 use crate::scenario::Priority;
+use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
@@ -180,6 +181,9 @@ pub struct Packet {
     /// Receive window a TCP acknowledgement advertises: free space in the receiver's socket buffer beyond what
     /// it acknowledges [segments]; `NO_RWND` when the receiver never limits the sender.
     pub rwnd: u32,
+    /// TCP sequence number of a bulk stream's data segment, or the next segment a cumulative acknowledgement
+    /// expects [segments]; 0 for packets of other flows.
+    pub seq: u32,
 }
 
 /// `Packet::rwnd` of packets whose receiver drains at once (or that are no acknowledgement).
@@ -273,9 +277,14 @@ pub enum Work {
         /// What the sender still sees open of the last advertised window [segments]; a read that opens the
         /// window well beyond it sends a window update.
         advertised: u32,
+        /// The connection's receiving side: cumulative ACKs, out-of-order segments held.
+        tcp: TcpReceiver,
+        /// The delayed-ACK timer, armed while a lone in-order segment waits for its ACK.
+        delack: Timer,
     },
-    /// Sending end of a bulk TCP stream: sends while its window allows.
-    BulkTx { cpu_ns: u64, peer: PeerId, window: u32, in_flight: u32 },
+    /// Sending end of a bulk TCP stream: sends while its window allows. Segments `acked..sent` are in flight;
+    /// the sink acknowledges cumulatively, so a lost ACK is covered by the next.
+    BulkTx { cpu_ns: u64, peer: PeerId, window: u32, sent: u32, acked: u32 },
     /// Constant-bit-rate streaming to buffered clients: wakes every interval, sends what is due.
     Stream {
         /// CPU per packet sent [ns].
@@ -364,8 +373,9 @@ pub enum Peer {
     Client { server: TaskId, think: (u64, u64), request_bytes: u32, tcp: bool, port: u16, rng: Box<Stream> },
     /// Answers every request at once (the far end of an `io_loop` over the network).
     Echo,
-    /// Sends a bulk stream to `task` while its window and the receiver's advertised window allow (in packets).
-    BulkSender { task: TaskId, window: u32, in_flight: u32, rwnd: u32 },
+    /// Sends a bulk stream to `task` under TCP's congestion control, the receiver's advertised window and its own
+    /// send buffer; `rto` is its retransmission timer.
+    BulkSender { task: TaskId, tcp: Box<TcpSender>, rto: Timer },
     /// Acknowledges every data packet it receives.
     BulkSink,
     /// Plays a stream out of a buffer; counts under-runs.

@@ -25,6 +25,7 @@ use crate::policy::registry::{self, Caps};
 use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause, MASTER_PCPU};
 use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
+use crate::tcp::{Arrival, TcpReceiver, TcpSender};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, SpinRec, TaskRec, Trace, VcpuUsage};
 use queue::EventQueue;
@@ -407,6 +408,7 @@ impl Simulation {
                 disk: b.disk,
                 packets_sent: 0,
                 packets_consumed: 0,
+                packets_dropped: 0,
                 notified: Vec::new(),
             },
             measure: Measurement::new(ndom, ntasks, nvcpus, end),
@@ -844,6 +846,13 @@ impl Simulation {
             Ev::PeerTimer(p) => self.peer_timer(p),
             Ev::DiskDone { task, bytes, issued_at } => self.disk_done(task, bytes, issued_at),
             Ev::TaskTimer(t) => {
+                if let Work::BulkRx { delack, .. } = &mut self.guests.tasks[t.0].work {
+                    match delack.fire(self.now) {
+                        Fire::Due => {}
+                        Fire::Later(at) => return self.push(at, Ev::TaskTimer(t)),
+                        Fire::Stale => return,
+                    }
+                }
                 let v = self.guests.tasks[t.0].vcpu;
                 self.post_event(v, GuestEvent::Timer(t), None, WakeCause::Timer);
             }

@@ -131,9 +131,11 @@ fn work_of(t: &TaskSpec, kinds: &mut DomKinds, own_block_ns: u64) -> Work {
                     unacked: 0,
                     window: s.flow_control.then_some(window),
                     advertised: window,
+                    tcp: TcpReceiver::default(),
+                    delack: Timer::default(),
                 }
             } else {
-                Work::BulkTx { cpu_ns: us_to_ns(s.cpu_us), peer: PeerId(0), window, in_flight: 0 }
+                Work::BulkTx { cpu_ns: us_to_ns(s.cpu_us), peer: PeerId(0), window, sent: 0, acked: 0 }
             }
         }
         Workload::StreamServer(s) => {
@@ -337,7 +339,11 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
                 let p = PeerId(peers.len());
                 if s.direction == "rx" {
                     let window = (s.window_kb * 1024).div_ceil(MSS).max(1);
-                    peers.push(Peer::BulkSender { task: id, window, in_flight: 0, rwnd: window });
+                    peers.push(Peer::BulkSender {
+                        task: id,
+                        tcp: Box::new(TcpSender::new(window)),
+                        rto: Timer::default(),
+                    });
                 } else {
                     peers.push(Peer::BulkSink);
                     if let Work::BulkTx { peer, .. } = &mut tasks[id.0].work {

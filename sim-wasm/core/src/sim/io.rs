@@ -37,6 +37,8 @@ pub(super) struct IoState {
     /// whole run: the difference is what is still in flight (an invariant the tests check).
     pub(super) packets_sent: u64,
     pub(super) packets_consumed: u64,
+    /// Packets dropped at a full NIC receive ring over the whole run (neither delivered nor in flight).
+    pub(super) packets_dropped: u64,
     /// Reused by `driver_batch_done` for the vCPUs a batch notifies.
     pub(super) notified: Vec<VcpuId>,
 }
@@ -183,12 +185,31 @@ impl Simulation {
         self.push(at, Ev::NicRx(pkt));
     }
 
-    /// A packet reaches the NIC: the NIC interrupt goes to the driver domain serving the destination.
+    /// A packet reaches the NIC: the NIC interrupt goes to the driver domain serving the destination. The NIC
+    /// holds what the driver domain has not yet taken in its receive descriptor ring; a packet that finds the
+    /// ring full is dropped (counted against the domain it was for) and TCP must recover it.
     pub(super) fn nic_rx(&mut self, pkt: Packet) {
         if let Endpoint::Task(t) = pkt.dst {
             let dom = self.guests.tasks[t.0].dom;
+            if self.nic_ring_full(dom) {
+                self.io.packets_dropped += 1;
+                self.measure.dom_metrics[dom.0].dropped += 1;
+                return;
+            }
             self.driver_enqueue(dom, DriverItem::Rx(pkt), None);
         }
+    }
+
+    /// Whether the NIC's receive ring at the driver domain serving `dom` has no free descriptor: as many packets
+    /// off the wire wait in the backend's queue (not yet taken by a pass) as the ring holds.
+    fn nic_ring_full(&self, dom: DomId) -> bool {
+        let Some(bt) = self.io.driver_task_of[dom.0] else { return false };
+        let Work::Driver { queue, .. } = &self.guests.tasks[bt.0].work else { return false };
+        let ring = self.costs.nic_rx_ring;
+        // Only wire arrivals take descriptors; count them only when the queue could hold a full ring.
+        queue.len() >= ring
+            && queue.iter().filter(|i| matches!(i, DriverItem::Rx(p) if Self::from_device(&DriverItem::Rx(*p)))).count()
+                >= ring
     }
 
     fn io_kind(item: &DriverItem) -> IoKind {
@@ -301,27 +322,43 @@ impl Simulation {
         }
     }
 
-    /// A bulk sender sends while its window has room.
+    /// A bulk sender sends while its windows have room (congestion window, the receiver's advertised window, its
+    /// own send buffer), then keeps its retransmission timer's event queued.
     fn bulk_pump(&mut self, p: PeerId) {
+        let now = self.now;
         loop {
-            let Peer::BulkSender { task, window, in_flight, rwnd } = &mut self.io.peers[p.0] else { return };
-            // TCP flow control: never more in flight than the receiver's socket buffer has room for.
-            if *in_flight >= (*window).min(*rwnd) {
-                return;
+            let Peer::BulkSender { task, tcp, .. } = &mut self.io.peers[p.0] else { return };
+            if !tcp.can_send() {
+                break;
             }
-            *in_flight += 1;
-            let pkt = Packet {
-                src: Endpoint::Peer(p),
-                dst: Endpoint::Task(*task),
-                kind: PKind::Data,
-                bytes: MSS,
-                origin_at: self.now,
-                port: BULK_PORT,
-                segs: 1,
-                rwnd: NO_RWND,
-            };
-            self.peer_send(pkt);
+            let (task, seq) = (*task, tcp.send(now));
+            self.bulk_segment(task, p, seq);
         }
+        let Peer::BulkSender { tcp, rto, .. } = &mut self.io.peers[p.0] else { return };
+        match tcp.timer {
+            Some(at) => {
+                if rto.arm(at) {
+                    self.push(at, Ev::PeerTimer(p));
+                }
+            }
+            None => rto.cancel(),
+        }
+    }
+
+    /// A bulk sender puts segment `seq` on the wire (new or again).
+    fn bulk_segment(&mut self, task: TaskId, p: PeerId, seq: u32) {
+        let pkt = Packet {
+            src: Endpoint::Peer(p),
+            dst: Endpoint::Task(task),
+            kind: PKind::Data,
+            bytes: MSS,
+            origin_at: self.now,
+            port: BULK_PORT,
+            segs: 1,
+            rwnd: NO_RWND,
+            seq,
+        };
+        self.peer_send(pkt);
     }
 
     /// Bytes buffered by a stream client now (playback drains it while playing).
@@ -363,6 +400,7 @@ impl Simulation {
                         port,
                         segs: 1,
                         rwnd: NO_RWND,
+                        seq: 0,
                     };
                     self.peer_send(ack);
                 }
@@ -371,15 +409,18 @@ impl Simulation {
                 let back = Packet { src: Endpoint::Peer(p), dst: pkt.src, kind: PKind::Response, ..pkt };
                 self.peer_send(back);
             }
-            Peer::BulkSender { in_flight, rwnd, .. } => {
+            Peer::BulkSender { task, tcp, .. } => {
                 if pkt.kind == PKind::Ack {
-                    *in_flight = in_flight.saturating_sub(pkt.segs);
-                    *rwnd = pkt.rwnd;
+                    let task = *task;
+                    if let Some(seq) = tcp.on_ack(pkt.seq, pkt.rwnd, now).retransmit {
+                        self.bulk_segment(task, p, seq);
+                    }
                     self.bulk_pump(p);
                 }
             }
             Peer::BulkSink => {
-                // A receiver outside acknowledges every other segment (it drains at once, so nothing lingers).
+                // A receiver outside acknowledges each segment cumulatively (the outbound wire keeps its order
+                // and the sink drains at once, so nothing lingers).
                 if pkt.kind == PKind::Data {
                     let ack = Packet {
                         src: Endpoint::Peer(p),
@@ -388,6 +429,7 @@ impl Simulation {
                         bytes: ACK_BYTES,
                         segs: 1,
                         rwnd: NO_RWND,
+                        seq: pkt.seq + 1,
                         ..pkt
                     };
                     self.peer_send(ack);
@@ -426,9 +468,19 @@ impl Simulation {
                     port: *port,
                     segs: 1,
                     rwnd: NO_RWND,
+                    seq: 0,
                 };
                 self.peer_send(pkt);
             }
+            Peer::BulkSender { tcp, rto, .. } => match rto.fire(now) {
+                Fire::Later(at) => self.push(at, Ev::PeerTimer(p)),
+                Fire::Stale => {}
+                Fire::Due => {
+                    // No ACK for a whole timeout: back to one segment, resend from the oldest unacknowledged.
+                    tcp.on_timeout(now);
+                    self.bulk_pump(p);
+                }
+            },
             Peer::StreamClient(c) => match c.empty.fire(now) {
                 Fire::Later(at) => self.push(at, Ev::PeerTimer(p)),
                 Fire::Stale => {}
@@ -459,12 +511,14 @@ impl Simulation {
             port,
             segs: 1,
             rwnd: NO_RWND,
+            seq: 0,
         };
         self.guest_send(t, pkt);
     }
 
-    /// A pure acknowledgement from a guest task, covering `segs` segments and advertising `rwnd` free segments.
-    pub(super) fn guest_ack(&mut self, t: TaskId, to: Endpoint, port: u16, segs: u32, rwnd: u32) {
+    /// A pure acknowledgement from a guest task of every segment before `ack`, covering `segs` new segments and
+    /// advertising `rwnd` free segments.
+    pub(super) fn guest_ack(&mut self, t: TaskId, to: Endpoint, port: u16, segs: u32, rwnd: u32, ack: u32) {
         let pkt = Packet {
             src: Endpoint::Task(t),
             dst: to,
@@ -474,6 +528,7 @@ impl Simulation {
             port,
             segs,
             rwnd,
+            seq: ack,
         };
         self.guest_send(t, pkt);
     }

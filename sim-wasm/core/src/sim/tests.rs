@@ -64,7 +64,11 @@ fn assert_io_conserved(sim: &Simulation) {
     for v in &sim.host.vcpus {
         in_flight += v.pending.iter().filter(|p| matches!(p.ev, GuestEvent::Packet(_))).count() as u64;
     }
-    assert_eq!(sim.io.packets_sent, sim.io.packets_consumed + in_flight, "packets sent = delivered + in flight");
+    assert_eq!(
+        sim.io.packets_sent,
+        sim.io.packets_consumed + sim.io.packets_dropped + in_flight,
+        "packets sent = delivered + dropped + in flight"
+    );
     assert_eq!(sim.measure.early_deliveries, 0, "a notification reached a guest whose vCPU was not running");
 }
 
@@ -1481,6 +1485,7 @@ fn backend_hands_a_batch_on_at_once() {
             port: 80,
             segs: 1,
             rwnd: NO_RWND,
+            seq: 0,
         };
         sim.io.packets_sent += 1;
         sim.nic_rx(pkt);
@@ -1623,4 +1628,112 @@ fn vcpu_state_lanes_match_segments_and_spin() {
             assert_eq!(total, 0, "gang scheduling never leaves a sibling descheduled");
         }
     }
+}
+
+/// The NIC's receive ring holds what the driver domain has not taken yet: packets beyond it are dropped, counted
+/// against the domain they were for, and neither delivered nor lost track of.
+#[test]
+fn a_full_nic_ring_drops() {
+    let (sc, opts) = echo_host(false);
+    let mut sim = Simulation::with_options(&sc, "credit", opts).unwrap();
+    let srv = TaskId(sim.guests.tasks.iter().position(|t| matches!(t.work, Work::Server { .. })).unwrap());
+    let web = sim.guests.tasks[srv.0].dom;
+    let ring = sim.costs.nic_rx_ring;
+    let extra = 10;
+    for _ in 0..ring + extra {
+        let pkt = Packet {
+            src: Endpoint::Peer(PeerId(0)),
+            dst: Endpoint::Task(srv),
+            kind: PKind::Ack,
+            bytes: 0,
+            origin_at: Nanos::ZERO,
+            port: 80,
+            segs: 1,
+            rwnd: NO_RWND,
+            seq: 0,
+        };
+        sim.io.packets_sent += 1;
+        sim.nic_rx(pkt);
+    }
+    // Nothing ran yet: the backend holds a full ring and the rest were dropped.
+    assert_eq!(sim.io.packets_dropped, extra as u64);
+    assert_eq!(sim.measure.dom_metrics[web.0].dropped, extra as u64);
+    assert_io_conserved(&sim);
+    // Once the backend has taken the ring, packets are accepted again.
+    while sim.io.packets_consumed == 0 && !sim.step(1).unwrap() {}
+    let before = sim.io.packets_dropped;
+    sim.io.packets_sent += 1;
+    sim.nic_rx(Packet {
+        src: Endpoint::Peer(PeerId(0)),
+        dst: Endpoint::Task(srv),
+        kind: PKind::Ack,
+        bytes: 0,
+        origin_at: Nanos::ZERO,
+        port: 80,
+        segs: 1,
+        rwnd: NO_RWND,
+        seq: 0,
+    });
+    assert_eq!(sim.io.packets_dropped, before, "a drained ring takes the packet");
+    sim.run().unwrap();
+    assert_io_conserved(&sim);
+    let rep = sim.report(&RunOptions::default());
+    assert_eq!(rep["domains"]["web"]["dropped"].as_u64(), Some(extra as u64), "the report counts the drops");
+}
+
+/// A bulk TCP receiver sharing one pCPU with the driver domain and `hogs` CPU-bound domains; `window_kb` is the
+/// sender's socket buffer.
+fn bulk_rx_host(hogs: usize, window_kb: u32) -> Scenario {
+    let mut domains = vec![
+        json!({ "name": "dom0", "role": "driver" }),
+        json!({ "name": "net", "tasks": [
+            { "name": "iperf", "workload": { "type": "net_bulk", "direction": "rx", "window_kb": window_kb } }] }),
+    ];
+    for i in 0..hogs {
+        domains.push(json!({ "name": format!("cpu{i}"), "tasks": [cpu_task("burn")] }));
+    }
+    scenario(json!({
+        "schema": 1, "id": "bulk", "title": "bulk", "seed": 1, "duration_ms": 6000, "warmup_ms": 1000,
+        "host": { "pcpus": 1, "net": { "latency_us": 100, "mbps": 100 } },
+        "domains": domains,
+        "policies": [{ "id": "credit", "scheduler": "credit" }]
+    }))
+}
+
+fn bulk_sender(sim: &Simulation) -> &crate::tcp::TcpSender {
+    sim.io.peers.iter().find_map(|p| if let Peer::BulkSender { tcp, .. } = p { Some(&**tcp) } else { None }).unwrap()
+}
+
+/// Without loss, congestion control only opens the window: a stream alone with its driver domain fills the link
+/// as the fixed window did, with no drop, no retransmission and the window at the sender's buffer.
+#[test]
+fn a_lossless_stream_keeps_the_link_rate() {
+    let sc = bulk_rx_host(0, 64);
+    let mut sim = Simulation::with_options(&sc, "credit", SimOptions::default()).unwrap();
+    sim.run().unwrap();
+    assert_io_conserved(&sim);
+    let tcp = bulk_sender(&sim);
+    assert_eq!((sim.io.packets_dropped, tcp.timeouts, tcp.fast_retransmits), (0, 0, 0));
+    assert_eq!(tcp.cwnd, (64 * 1024u32).div_ceil(MSS), "slow start opened the window to the send buffer");
+    let mbps = sim.report(&RunOptions::default())["domains"]["net"]["throughput"]["mbps"].as_f64().unwrap();
+    assert!(mbps > 90.0, "{mbps} Mbit/s on a 100 Mbit/s link");
+}
+
+/// A sender whose window exceeds the NIC's ring, behind a driver domain that waits for the CPU: the ring
+/// overflows, TCP recovers the losses (by fast retransmit and by timeout), and every byte the receiver read
+/// arrived in order.
+#[test]
+fn a_starved_driver_domain_loses_packets_and_tcp_recovers() {
+    let sc = bulk_rx_host(5, 4096);
+    let mut sim = Simulation::with_options(&sc, "credit", SimOptions::default()).unwrap();
+    sim.run().unwrap();
+    assert_io_conserved(&sim);
+    let tcp = bulk_sender(&sim);
+    assert!(sim.io.packets_dropped > 0, "the ring never overflowed");
+    assert!(tcp.timeouts > 0, "no timeout: {} drops, {tcp:?}", sim.io.packets_dropped);
+    let rcv =
+        sim.guests.tasks.iter().find_map(|t| if let Work::BulkRx { tcp, .. } = &t.work { Some(tcp) } else { None });
+    let rcv = rcv.unwrap();
+    assert!(rcv.rcv_nxt > 0 && rcv.rcv_nxt <= tcp.snd_nxt.max(tcp.snd_una) + 1);
+    assert!(tcp.snd_una <= rcv.rcv_nxt, "the sender never sees an ACK beyond what arrived");
 }

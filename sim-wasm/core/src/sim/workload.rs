@@ -60,7 +60,7 @@ impl Simulation {
             }
             Work::IoLoop { computing, cpu_ns, own_block_ns, .. } => computing.then_some(Some(*cpu_ns + *own_block_ns)),
             Work::BulkRx { queue, cpu_ns, .. } => (!queue.is_empty()).then_some(Some(*cpu_ns)),
-            Work::BulkTx { in_flight, window, cpu_ns, .. } => (in_flight < window).then_some(Some(*cpu_ns)),
+            Work::BulkTx { sent, acked, window, cpu_ns, .. } => (*sent - *acked < *window).then_some(Some(*cpu_ns)),
             Work::Stream { to_send, cpu_ns, .. } => (!to_send.is_empty()).then_some(Some(*cpu_ns)),
             Work::Pipe { inbox, cpu_ns, .. } => (*inbox > 0).then_some(Some(*cpu_ns)),
             Work::Barrier { phase, compute_ns, .. } => match phase {
@@ -138,27 +138,55 @@ impl Simulation {
                     self.measure.dom_metrics[dom].io_latency_ns.push((now - issued_at).0);
                 }
             }
-            (GuestEvent::Packet(pkt), Work::BulkRx { queue, unacked, window, advertised, .. })
+            (GuestEvent::Packet(pkt), Work::BulkRx { queue, unacked, window, advertised, tcp, delack, .. })
                 if pkt.kind == PKind::Data =>
             {
-                // The kernel's TCP receive path acknowledges in softirq as segments arrive, one ACK per two
-                // (delayed ACK); the task copies the data out later. Until it does, the data fills the socket
-                // buffer, so each ACK advertises less room and a reader that does not run stops the sender
-                // (with flow control; without, ACKs advertise no window).
-                *unacked += 1;
-                *advertised = advertised.saturating_sub(1);
-                queue.push_back(pkt);
-                if *unacked >= 2 {
-                    let n = std::mem::take(unacked);
-                    let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32));
+                // The kernel's TCP receive path acknowledges in softirq as segments arrive, one ACK per two in
+                // order (delayed ACK), at once for a segment out of order, a duplicate or one that fills a gap
+                // (RFC 5681 sec. 4.2); the task copies the data out later. Until it does, the data (and what is
+                // held beyond a gap) fills the socket buffer, so each ACK advertises less room and a reader that
+                // does not run stops the sender (with flow control; without, ACKs advertise no window).
+                let now_ack = match tcp.on_segment(pkt.seq) {
+                    Arrival::InOrder { delivered, filled } => {
+                        *unacked += delivered;
+                        *advertised = advertised.saturating_sub(delivered);
+                        queue.extend(std::iter::repeat_n(pkt, delivered as usize));
+                        filled || *unacked >= 2
+                    }
+                    Arrival::OutOfOrder | Arrival::Duplicate => true,
+                };
+                if now_ack {
+                    delack.cancel();
+                    let n = std::mem::take(unacked).max(1);
+                    let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32 + tcp.held()));
                     *advertised = free;
-                    self.guest_ack(t, pkt.src, pkt.port, n, free);
+                    let ack = tcp.rcv_nxt;
+                    self.guest_ack(t, pkt.src, pkt.port, n, free, ack);
+                } else if !delack.is_armed() {
+                    // A lone segment is acknowledged by the delayed-ACK timer if no second one comes first.
+                    let at = now + Nanos(crate::tcp::DELACK_NS);
+                    if delack.arm(at) {
+                        self.push(at, Ev::TaskTimer(t));
+                    }
                 }
             }
-            (GuestEvent::Packet(pkt), Work::BulkTx { in_flight, .. }) if pkt.kind == PKind::Ack => {
-                *in_flight = in_flight.saturating_sub(pkt.segs);
+            (GuestEvent::Timer(_), Work::BulkRx { queue, unacked, window, advertised, tcp, .. }) if *unacked > 0 => {
+                // The delayed-ACK timer ran out (the guest handles it when its vCPU runs).
+                let n = std::mem::take(unacked);
+                let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32 + tcp.held()));
+                *advertised = free;
+                let (ack, src) = (tcp.rcv_nxt, queue.back().map(|p| (p.src, p.port)));
+                if let Some((to, port)) = src {
+                    self.guest_ack(t, to, port, n, free, ack);
+                }
+            }
+            (GuestEvent::Packet(pkt), Work::BulkTx { acked, sent, .. }) if pkt.kind == PKind::Ack => {
+                // Cumulative: an ACK covers every segment before `seq`, so one lost on the way is covered by the next.
+                let ack = pkt.seq.min(*sent);
+                let newly = ack.saturating_sub(*acked);
+                *acked = (*acked).max(ack);
                 if in_window {
-                    self.measure.dom_metrics[dom].bytes_out += u64::from(MSS) * u64::from(pkt.segs);
+                    self.measure.dom_metrics[dom].bytes_out += u64::from(MSS) * u64::from(newly);
                 }
             }
             (GuestEvent::Virq(_), Work::Balloon { sleeping }) => *sleeping = false,
@@ -217,6 +245,7 @@ impl Simulation {
                     port: *port,
                     segs: 1,
                     rwnd: NO_RWND,
+                    seq: 0,
                 };
                 if in_window {
                     self.measure.dom_metrics[dom.0].requests_served += 1;
@@ -242,6 +271,7 @@ impl Simulation {
                     port,
                     segs: 1,
                     rwnd: NO_RWND,
+                    seq: 0,
                 });
                 if call.is_some() {
                     *waiting = Some(req);
@@ -268,7 +298,7 @@ impl Simulation {
                     self.echo_request(t, p, port);
                 }
             }
-            Work::BulkRx { queue, unacked, window, advertised, .. } => {
+            Work::BulkRx { queue, unacked, window, advertised, tcp, delack, .. } => {
                 let pkt = queue.pop_front().expect("a bulk receiver burst consumes a packet");
                 if in_window {
                     self.measure.dom_metrics[dom.0].bytes_in += u64::from(pkt.bytes);
@@ -276,18 +306,21 @@ impl Simulation {
                 // Once the reader has drained the socket, a lone unacknowledged segment is acknowledged now
                 // rather than after the delayed-ACK timer. A read that at least doubles a window the sender sees
                 // at half or less sends a window update (Linux's tcp_cleanup_rbuf), or the sender would stall.
-                let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32));
+                let free = window.map_or(NO_RWND, |w| w.saturating_sub(queue.len() as u32 + tcp.held()));
                 let lone = queue.is_empty() && *unacked > 0;
                 let update =
                     window.is_some_and(|w| 2 * *advertised <= w && free >= 2 * *advertised && free > *advertised);
                 if lone || update {
+                    delack.cancel();
                     let n = std::mem::take(unacked);
                     *advertised = free;
-                    self.guest_ack(t, pkt.src, pkt.port, n, free);
+                    let ack = tcp.rcv_nxt;
+                    self.guest_ack(t, pkt.src, pkt.port, n, free, ack);
                 }
             }
-            Work::BulkTx { peer, in_flight, .. } => {
-                *in_flight += 1;
+            Work::BulkTx { peer, sent, .. } => {
+                let seq = *sent;
+                *sent += 1;
                 let pkt = Packet {
                     src: Endpoint::Task(t),
                     dst: Endpoint::Peer(*peer),
@@ -297,6 +330,7 @@ impl Simulation {
                     port: BULK_PORT,
                     segs: 1,
                     rwnd: NO_RWND,
+                    seq,
                 };
                 self.guest_send(t, pkt);
             }
@@ -311,6 +345,7 @@ impl Simulation {
                     port: 0,
                     segs: 1,
                     rwnd: NO_RWND,
+                    seq: 0,
                 };
                 if in_window {
                     self.measure.dom_metrics[dom.0].bytes_out += u64::from(MSS);
