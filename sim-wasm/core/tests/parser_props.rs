@@ -322,6 +322,8 @@ fn credit_params() -> impl Strategy<Value = Value> {
 /// A task for a domain with `vcpus` vCPUs; `servers` says whether server workloads may appear.
 fn task(j: usize, vcpus: u32, servers: bool) -> impl Strategy<Value = Value> {
     let server = (0u32..=4, 0f64..50.0, 0f64..200.0, 0f64..2000.0).prop_map(move |(clients, lo, span, cpu)| {
+        // Request CPU is 0 (none) or at least the validator's 1 us floor.
+        let cpu = if cpu < 1.0 { 0.0 } else { cpu };
         json!({ "type": "server", "port": 1000 + j, "clients": clients, "think_ms": [lo, lo + span], "cpu_us": cpu })
     });
     let workload = if servers {
