@@ -1465,17 +1465,9 @@ fn echo_host(costs_free: bool) -> (Scenario, SimOptions) {
     (sc, SimOptions { trace: false, costs, ..SimOptions::default() })
 }
 
-/// The backend takes what is queued as one batch: 100 packets that reach the NIC together are handed to the guest
-/// at one instant (not one per packet time), and right after notifying, the backend is still runnable, in the
-/// return path a woken guest can preempt, rather than already idle.
-#[test]
-fn backend_hands_a_batch_on_at_once() {
-    let (sc, opts) = echo_host(false);
-    let mut sim = Simulation::with_options(&sc, "credit", opts).unwrap();
-    let srv = TaskId(sim.guests.tasks.iter().position(|t| matches!(t.work, Work::Server { .. })).unwrap());
-    let backend = TaskId(sim.guests.tasks.iter().position(|t| matches!(t.work, Work::Driver { .. })).unwrap());
-    let web = sim.guests.tasks[srv.0].vcpu;
-    for _ in 0..100 {
+/// `n` pure ACKs from the first client arrive at the NIC for server task `srv`, all at the present instant.
+fn arrive_acks(sim: &mut Simulation, srv: TaskId, n: usize) {
+    for _ in 0..n {
         let pkt = Packet {
             src: Endpoint::Peer(PeerId(0)),
             dst: Endpoint::Task(srv),
@@ -1490,6 +1482,19 @@ fn backend_hands_a_batch_on_at_once() {
         sim.io.packets_sent += 1;
         sim.nic_rx(pkt);
     }
+}
+
+/// The backend takes what is queued as one batch: 100 packets that reach the NIC together are handed to the guest
+/// at one instant (not one per packet time), and right after notifying, the backend is still runnable, in the
+/// return path a woken guest can preempt, rather than already idle.
+#[test]
+fn backend_hands_a_batch_on_at_once() {
+    let (sc, opts) = echo_host(false);
+    let mut sim = Simulation::with_options(&sc, "credit", opts).unwrap();
+    let srv = TaskId(sim.guests.tasks.iter().position(|t| matches!(t.work, Work::Server { .. })).unwrap());
+    let backend = TaskId(sim.guests.tasks.iter().position(|t| matches!(t.work, Work::Driver { .. })).unwrap());
+    let web = sim.guests.tasks[srv.0].vcpu;
+    arrive_acks(&mut sim, srv, 100);
     let mut seen = false;
     while !sim.step(1).unwrap() {
         let pending = &sim.host.vcpus[web.0].pending;
@@ -1640,21 +1645,7 @@ fn a_full_nic_ring_drops() {
     let web = sim.guests.tasks[srv.0].dom;
     let ring = sim.costs.nic_rx_ring;
     let extra = 10;
-    for _ in 0..ring + extra {
-        let pkt = Packet {
-            src: Endpoint::Peer(PeerId(0)),
-            dst: Endpoint::Task(srv),
-            kind: PKind::Ack,
-            bytes: 0,
-            origin_at: Nanos::ZERO,
-            port: 80,
-            segs: 1,
-            rwnd: NO_RWND,
-            seq: 0,
-        };
-        sim.io.packets_sent += 1;
-        sim.nic_rx(pkt);
-    }
+    arrive_acks(&mut sim, srv, ring + extra);
     // Nothing ran yet: the backend holds a full ring and the rest were dropped.
     assert_eq!(sim.io.packets_dropped, extra as u64);
     assert_eq!(sim.measure.dom_metrics[web.0].dropped, extra as u64);
