@@ -1165,32 +1165,40 @@ mod tests {
     }
 
     /// A revoked partial boost sends the vCPU back to the place it left in the run queue (its turn is not lost),
-    /// and the boosted run counts against its PBratio allowance.
+    /// and the boosted run counts against its PBratio allowance. The vCPU the boost preempted goes back to the
+    /// head of its class (`preempted_keeps_place`) and runs next; with that off, to the tail.
     #[test]
     fn revoked_partial_boost_keeps_the_place_and_is_charged() {
-        let info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)]);
-        let mut h = Harness::new(info.clone(), 1);
-        let params = serde_json::json!({"tavs": {"pb_ratio": 1.0}});
-        let mut c = Credit::new(&params, 1, &info).unwrap();
-        let (io, burn, v2) = (TaskId(0), TaskId(1), VcpuId(2));
-        let t = make_io_bound(&mut c, v2, io, burn);
-        c.cpu_used[2] = 10_000_000;
-        h.running[0] = Some(VcpuId(0));
-        for v in 1..4 {
-            c.runq_insert(PcpuId(0), VcpuId(v));
+        for keeps in [true, false] {
+            let info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)]);
+            let mut h = Harness::new(info.clone(), 1);
+            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "preempted_keeps_place": keeps}});
+            let mut c = Credit::new(&params, 1, &info).unwrap();
+            let (io, burn, v2) = (TaskId(0), TaskId(1), VcpuId(2));
+            let t = make_io_bound(&mut c, v2, io, burn);
+            c.cpu_used[2] = 10_000_000;
+            h.running[0] = Some(VcpuId(0));
+            for v in 1..4 {
+                c.runq_insert(PcpuId(0), VcpuId(v));
+            }
+            c.event_pending(v2, Some(7), &mut h.ctx(t));
+            assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(1), VcpuId(3)], "the boost jumps the queue");
+            let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
+            assert_eq!(d.next, Some(v2));
+            h.running[0] = Some(v2);
+            // The guest runs the I/O task for 40 us, then goes back to its busy loop: the boost is revoked.
+            c.guest_task_switch(v2, Some(burn), Some(io), &mut h.ctx(t));
+            c.guest_task_switch(v2, Some(io), Some(burn), &mut h.ctx(t + Nanos::from_us(40)));
+            assert_eq!(c.pb_used[2], 40_000);
+            let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
+            if keeps {
+                assert_eq!(d.next, Some(VcpuId(0)), "the preempted vCPU resumes first");
+                assert_eq!(c.runqueue(PcpuId(0)), vec![VcpuId(1), v2, VcpuId(3)], "v2 is back before v3");
+            } else {
+                assert_eq!(d.next, Some(VcpuId(1)));
+                assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 before v3, v0 at the tail");
+            }
         }
-        c.event_pending(v2, Some(7), &mut h.ctx(t));
-        assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(1), VcpuId(3)], "the boost jumps the queue");
-        let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
-        assert_eq!(d.next, Some(v2));
-        h.running[0] = Some(v2);
-        // The guest runs the I/O task for 40 us, then goes back to its busy loop: the boost is revoked.
-        c.guest_task_switch(v2, Some(burn), Some(io), &mut h.ctx(t));
-        c.guest_task_switch(v2, Some(io), Some(burn), &mut h.ctx(t + Nanos::from_us(40)));
-        assert_eq!(c.pb_used[2], 40_000);
-        let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
-        assert_eq!(d.next, Some(VcpuId(1)));
-        assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 is back before v3, where it was");
     }
 
     /// A partial boost whose event woke no task (a pure TCP ACK) ends when the guest, the event handled, returns to

@@ -9,7 +9,7 @@
 //! Those inference tunables may differ per domain (the paper tracks a Windows guest with a 2 ms IOthreshold beside
 //! Linux guests at 0.5 ms, section 5); the partial-boosting ones are the policy's.
 
-use super::{pri_name, Credit, PRI_BOOST};
+use super::{pri_name, Credit, Tickled, PRI_BOOST};
 use crate::model::{TaskId, VcpuId};
 use crate::policy::{common, BoostMark, Ctx, DomainInfo};
 use crate::time::Nanos;
@@ -120,6 +120,13 @@ pub struct TavsParams {
     /// a switch (000 3.4: the boost lasts while the vCPU handles the pending event). Off = only a task switch or
     /// the cap ends it (an ablation).
     pub revoke_on_resume: bool,
+    /// The vCPU a partial boost preempts goes back to the head of its priority class, not the tail, so a short
+    /// burst of event handling does not cost it its turn. Paper 000 says where the revoked vCPU goes (by its
+    /// priority, 3.4) but not where the one it preempted goes; this is KeepOnRunQ's rule (4.2: a vCPU preempted
+    /// by the I/O path keeps its place) applied to the other preemption the I/O path makes. Without it a driver
+    /// domain caught mid-pass by the boost it just caused queues behind every CPU-bound vCPU's slice and is not
+    /// boosted again while it waits (it never blocks). Off = Credit's requeue at the tail (an ablation).
+    pub preempted_keeps_place: bool,
 }
 
 impl Default for TavsParams {
@@ -133,6 +140,7 @@ impl Default for TavsParams {
             inspection_window: 0,
             track_cost: Nanos(30),
             revoke_on_resume: true,
+            preempted_keeps_place: true,
         }
     }
 }
@@ -187,11 +195,12 @@ impl TavsParams {
             "inspection_window" => self.inspection_window = num(0.0, 64.0)? as usize,
             "track_cost_ns" => self.track_cost = Nanos(num(0.0, 1e6)?.round() as u64),
             "revoke_on_resume" => self.revoke_on_resume = common::boolean(&format!("tavs.{param}"), v)?,
+            "preempted_keeps_place" => self.preempted_keeps_place = common::boolean(&format!("tavs.{param}"), v)?,
             other => {
                 return Err(format!(
                     "unknown tavs parameter '{other}' (known: pb_ratio, io_threshold_us, positive_ev, negative_ev, \
                      bel_threshold, belief_min, belief_max, max_boost_ms, correlation, portmap_bits, inspection_window, \
-                     track_cost_ns, revoke_on_resume, domains)"
+                     track_cost_ns, revoke_on_resume, preempted_keeps_place, domains)"
                 ))
             }
         }
@@ -457,6 +466,7 @@ impl Credit {
         if (self.pb_used[v.0] as f64) >= tp.pb_ratio * self.cpu_used[v.0] as f64 {
             return;
         }
+        let keeps_place = tp.preempted_keeps_place;
         let saved = c.pri;
         let p = self.vcpus[v.0].processor;
         let q = &self.runq[p.0];
@@ -471,6 +481,9 @@ impl Credit {
             self.boost_marks.push((v, BoostMark::Boost));
         }
         let how = self.tickle(v, ctx);
+        if keeps_place && matches!(how, Tickled::Preempts(_)) {
+            self.keep_front[p.0] = true;
+        }
         let name = &ctx.host.vcpu_name[v.0];
         ctx.note(p, |w| {
             write!(
