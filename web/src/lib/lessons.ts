@@ -211,14 +211,14 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'Priority inversion',
         text:
-          'dom0 has used up its BOOST. At 2025.7 ms the receiver, woken BOOSTed by dom0’s notification, preempts ' +
+          'dom0 has used up its BOOST. At 4451.1 ms the receiver, woken BOOSTed by dom0’s notification, preempts ' +
           'it, and dom0 waits as UNDER behind a CPU-bound domain’s 30 ms slice before it runs again, while the ' +
-          'receiver waits for it. Throughput falls from 97 Mbit/s to about 16 here; the paper saw near ' +
-          'starvation, which this model does not reproduce (the claims say why).',
+          'receiver waits for it. Throughput falls from 97 Mbit/s to about 10 here; the paper saw near ' +
+          'starvation, which this model reaches on some seeds only (the claims say why).',
         scenario: 'p000-fig7a-idd-starvation',
         policies: ['credit', 'pi'],
-        t_ms: 2025.7,
-        view_ms: [2020, 2090],
+        t_ms: 4451.2,
+        view_ms: [4445, 4515],
         marks: [
           { view: 'runqueue-pcpu-0', policy: 'credit', note: 'dom0 queued behind the CPU-bound vCPUs' },
         ],
@@ -239,8 +239,8 @@ export const LESSONS: readonly Lesson[] = [
         title: 'Priority inheritance',
         text:
           'With IDD priority inheritance, dom0 inherits the priority of the domain it serves when that domain sends ' +
-          'it an event: dom0 answers within a few milliseconds on average and the receiver’s throughput more than ' +
-          'doubles here (about 39 against 16 Mbit/s; the paper’s recovery is larger, see the claims).',
+          'it an event: dom0 answers within a few milliseconds on average and the receiver’s throughput about ' +
+          'doubles here (22 against 10 Mbit/s; the paper’s recovery is larger, see the claims).',
         scenario: 'p000-fig7a-idd-starvation',
         policies: ['credit', 'pi'],
         t_ms: 30000,
