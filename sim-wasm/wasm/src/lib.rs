@@ -242,6 +242,22 @@ impl Simulation {
         js_sys::Float64Array::from(rows.as_slice())
     }
 
+    /// The state lanes at a zoom too dense for spans: between two times (ns) cut into `buckets` equal columns,
+    /// each vCPU's share of each column's time per state [0, 1], at `(vcpu * buckets + column) * 4 + state`.
+    pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+        let d = self.inner.detail();
+        let shares = d.vcpu_state_shares(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize);
+        js_sys::Float64Array::from(shares.as_slice())
+    }
+
+    /// Delivered notifications between two times (ns) per column of `buckets` equal columns (the I/O strip at a
+    /// zoom too dense for one bar each).
+    pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
+        let d = self.inner.detail();
+        let counts = d.io_delivery_counts(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize);
+        js_sys::Uint32Array::from(counts.as_slice())
+    }
+
     /// A domain's distribution as flattened (value_ms, count) pairs in increasing value, for CDFs. `metric` is
     /// "response", "event_latency" or "io_latency" (empty when the domain has none).
     pub fn distribution(&self, domain: u32, metric: &str) -> js_sys::Float64Array {
