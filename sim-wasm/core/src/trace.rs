@@ -626,17 +626,18 @@ impl Trace {
 
     /// The state lanes at a zoom too dense for spans (issue: dense windows): `[from_ns, to_ns)` cut into `buckets`
     /// equal columns (edges at whole ns), and for each vCPU, column and state (`VcpuState` code) the share of the
-    /// column's time the vCPU spent in it [0, 1], at `(vcpu * buckets + column) * 4 + state`. Shares of a column
-    /// sum to less than 1 where the trace holds no detail. Its size is `vcpus * buckets * 4`, whatever the
-    /// window holds; the spans it sums are the trace's detail in the window (bounded by its memory budget).
-    pub fn vcpu_state_shares(&self, from_ns: u64, to_ns: u64, buckets: usize) -> Vec<f64> {
+    /// column's time the vCPU spent in it [0, 1], at `(vcpu * buckets + column) * 4 + state`. Only the detail in
+    /// `held` (a replay run's focused window; `(0, u64::MAX)` for a whole trace) counts: shares of a column sum
+    /// to less than 1 where the trace holds no detail. Its size is `vcpus * buckets * 4`, whatever the window
+    /// holds; the spans it sums are the trace's detail in the window (bounded by its memory budget).
+    pub fn vcpu_state_shares(&self, from_ns: u64, to_ns: u64, buckets: usize, held: (u64, u64)) -> Vec<f64> {
         let nv = self.vcpu_dom.len();
         let mut out = vec![0.0; nv * buckets * 4];
         if buckets == 0 || to_ns <= from_ns {
             return out;
         }
         let edges = Buckets::new(from_ns, to_ns, buckets);
-        for span in self.vcpu_states(from_ns, to_ns, usize::MAX) {
+        for span in self.vcpu_states(from_ns.max(held.0), to_ns.min(held.1), usize::MAX) {
             let base = span.vcpu as usize * buckets;
             edges.spread(span.start, span.end, |b, ns, len| {
                 out[(base + b) * 4 + span.state as usize] += ns as f64 / len as f64;
@@ -646,14 +647,15 @@ impl Trace {
     }
 
     /// Delivered notifications per column of `[from_ns, to_ns)` cut into `buckets` equal columns (by delivery
-    /// time): the I/O strip at a zoom too dense for one bar per notification.
-    pub fn io_delivery_counts(&self, from_ns: u64, to_ns: u64, buckets: usize) -> Vec<u32> {
+    /// time): the I/O strip at a zoom too dense for one bar per notification. Only deliveries in `held` count (as
+    /// for [`Trace::vcpu_state_shares`]).
+    pub fn io_delivery_counts(&self, from_ns: u64, to_ns: u64, buckets: usize, held: (u64, u64)) -> Vec<u32> {
         let mut out = vec![0; buckets];
         if buckets == 0 || to_ns <= from_ns {
             return out;
         }
         let edges = Buckets::new(from_ns, to_ns, buckets);
-        for r in window(&self.io, |r| r.t_ns, from_ns, to_ns, usize::MAX) {
+        for r in window(&self.io, |r| r.t_ns, from_ns.max(held.0), to_ns.min(held.1), usize::MAX) {
             if r.phase == "delivered" {
                 out[edges.of(r.t_ns)] += 1;
             }
@@ -1010,7 +1012,8 @@ mod tests {
         t.push_runqueue(0, 70, None, &[]);
         t.push_spin(SpinRec { vcpu: 1, start: 35, end: 45 });
         t.push_spin(SpinRec { vcpu: 1, start: 45, end: 60 });
-        let s = t.vcpu_state_shares(0, 100, 4);
+        const ALL: (u64, u64) = (0, u64::MAX);
+        let s = t.vcpu_state_shares(0, 100, 4, ALL);
         assert_eq!(s.len(), 2 * 4 * 4);
         // Rows: vCPU 0 columns 0..4, then vCPU 1; each [running, spinning, runnable, blocked].
         let col = |v: usize, k: usize| s[(v * 4 + k) * 4..(v * 4 + k) * 4 + 4].to_vec();
@@ -1022,7 +1025,7 @@ mod tests {
         assert_eq!(col(1, 2), vec![0.4, 0.4, 0.0, 0.2]);
         assert_eq!(col(1, 3), vec![0.0, 0.0, 0.0, 1.0]);
         // Uneven columns (100 ns in 3: edges 0, 33, 66, 100) still cover the window once.
-        let s = t.vcpu_state_shares(0, 100, 3);
+        let s = t.vcpu_state_shares(0, 100, 3, ALL);
         let covered: f64 =
             (0..3).map(|k| s[(3 + k) * 4..(3 + k) * 4 + 4].iter().sum::<f64>() * [33.0, 33.0, 34.0][k]).sum();
         assert!((covered - 100.0).abs() < 1e-9, "{covered}");
@@ -1030,9 +1033,14 @@ mod tests {
         {
             t.push_io(IoRec { t_ns, vcpu: 0, kind: "packet", phase, wait_ns: 0 });
         }
-        assert_eq!(t.io_delivery_counts(0, 100, 4), vec![2, 1, 0, 1]);
-        assert_eq!(t.io_delivery_counts(0, 100, 3), vec![3, 0, 1]);
-        assert_eq!(t.io_delivery_counts(20, 30, 0), Vec::<u32>::new());
+        assert_eq!(t.io_delivery_counts(0, 100, 4, ALL), vec![2, 1, 0, 1]);
+        assert_eq!(t.io_delivery_counts(0, 100, 3, ALL), vec![3, 0, 1]);
+        assert_eq!(t.io_delivery_counts(20, 30, 0, ALL), Vec::<u32>::new());
+        // Outside the detail held (a replay run's window, here [10, 40)) nothing is claimed: no time, no count.
+        let s = t.vcpu_state_shares(0, 100, 4, (10, 40));
+        assert_eq!(s[0..4].to_vec(), vec![0.6, 0.0, 0.0, 0.0]);
+        assert_eq!(s[8..16].to_vec(), vec![0.0; 8]);
+        assert_eq!(t.io_delivery_counts(0, 100, 4, (10, 40)), vec![1, 1, 0, 0]);
     }
 
     /// Changes within one instant are kept as steps (up to a few), and a window lists every pCPU's in time order.

@@ -112,6 +112,13 @@ pub struct Simulation {
     inner: sim::Simulation,
 }
 
+impl Simulation {
+    /// The detail the queries may speak for [ns]: a replay run's focused window, else all of it.
+    fn held(&self) -> (u64, u64) {
+        self.inner.focused().unwrap_or((0, u64::MAX))
+    }
+}
+
 #[wasm_bindgen]
 impl Simulation {
     /// Builds the host for `policy_id` (one of the scenario's policy ids). Throws on a bad scenario or id.
@@ -245,16 +252,16 @@ impl Simulation {
     /// The state lanes at a zoom too dense for spans: between two times (ns) cut into `buckets` equal columns,
     /// each vCPU's share of each column's time per state [0, 1], at `(vcpu * buckets + column) * 4 + state`.
     pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
-        let d = self.inner.detail();
-        let shares = d.vcpu_state_shares(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize);
+        let (d, held) = (self.inner.detail(), self.held());
+        let shares = d.vcpu_state_shares(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize, held);
         js_sys::Float64Array::from(shares.as_slice())
     }
 
     /// Delivered notifications between two times (ns) per column of `buckets` equal columns (the I/O strip at a
     /// zoom too dense for one bar each).
     pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
-        let d = self.inner.detail();
-        let counts = d.io_delivery_counts(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize);
+        let (d, held) = (self.inner.detail(), self.held());
+        let counts = d.io_delivery_counts(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize, held);
         js_sys::Uint32Array::from(counts.as_slice())
     }
 

@@ -188,7 +188,8 @@ function drawShares(
   }
 }
 
-/** Draws the I/O strip's aggregate: per column a bar as tall as its deliveries against the busiest column's. */
+/** Draws the I/O strip's aggregate: per column a bar whose height grows with the log of its deliveries, against the
+ * busiest column's (log: a burst must not flatten every other column to nothing; hovering gives the counts). */
 function drawIoCounts(
   io: IoCounts,
   sx: (t: number) => number,
@@ -206,7 +207,7 @@ function drawIoCounts(
     const x0 = sx(a);
     const x1 = sx(b);
     if (x1 <= 0 || x0 >= w) continue;
-    const h = Math.max(1, ((IO_H - 2) * c) / max);
+    const h = Math.max(1, ((IO_H - 2) * Math.log1p(c)) / Math.log1p(max));
     fillRect(x0, top + IO_H - 1 - h, Math.max(0.75, x1 - x0), h, color, 0.7);
   }
 }
@@ -278,6 +279,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     number,
   ];
   const [stripFromNs, stripToNs] = stripNs(cellFrom, w);
+  // A view wider than a replay run's longest window: the lanes show the window it holds, and the I/O strip and the
+  // state lanes ask for that same window (the strip's range would replay another one, from the strip's start,
+  // and the views would disagree about which stretch they show).
+  const heldMs = detail && w > detail.capMs ? detail.held : null;
+  const [askFromNs, askToNs] = heldMs
+    ? [Math.ceil(heldMs[0] * 1e6), Math.floor(heldMs[1] * 1e6)]
+    : [stripFromNs, stripToNs];
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const onViewChangeRef = useRef(onViewChange);
@@ -297,8 +305,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   // Notifications delivered from one window before the view to two after it (a wait may start long before its
   // delivery): the grid cell's range.
   const ioQuery = useCallback(
-    () => client.query(runId, 'ioEvents', stripFromNs, stripToNs, IO_LIMIT),
-    [client, runId, stripFromNs, stripToNs],
+    () => client.query(runId, 'ioEvents', askFromNs, askToNs, IO_LIMIT),
+    [client, runId, askFromNs, askToNs],
   );
   // A replay run's notifications come from the window it holds: asked again when it holds another.
   const heldKey = detail?.held?.join(' ');
@@ -314,18 +322,19 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   const ioFull = (io?.length ?? 0) >= IO_LIMIT;
   // Too many for a bar each: deliveries per pixel column of the strip instead (bounded by its width), each answer
   // carrying its own range so one that arrives for the previous cell still draws where it belongs.
-  const stripPx = STRIP_WIDTHS * width;
+  // The asked range's width on the strip [px]: one column per pixel.
+  const stripPx = (STRIP_WIDTHS * width * (askToNs - askFromNs)) / Math.max(1, stripToNs - stripFromNs);
   const ioCountsAsk = useCallback(
     () =>
       client
-        .query(runId, 'ioDeliveryCounts', stripFromNs, stripToNs, Math.max(1, Math.round(stripPx)))
+        .query(runId, 'ioDeliveryCounts', askFromNs, askToNs, Math.max(1, Math.round(stripPx)))
         .then((counts): IoCounts => ({
           counts,
           buckets: counts.length,
-          fromMs: stripFromNs / 1e6,
-          toMs: stripToNs / 1e6,
+          fromMs: askFromNs / 1e6,
+          toMs: askToNs / 1e6,
         })),
-    [client, runId, stripFromNs, stripToNs, stripPx],
+    [client, runId, askFromNs, askToNs, stripPx],
   );
   // Asked only while the bars are cut short; a replay run's again when it holds another window.
   const ioCountsQuery = useMemo(
@@ -338,8 +347,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
 
   // Every vCPU's states over the same grid cell, split per vCPU with their wake-ups; placed at their rows.
   const statesQuery = useCallback(
-    () => client.query(runId, 'vcpuStates', stripFromNs, stripToNs, STATE_LIMIT),
-    [client, runId, stripFromNs, stripToNs],
+    () => client.query(runId, 'vcpuStates', askFromNs, askToNs, STATE_LIMIT),
+    [client, runId, askFromNs, askToNs],
   );
   const statesFlat = useLatestQuery(statesQuery).value;
   const stateLabels = useMemo(
@@ -356,14 +365,14 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   const sharesAsk = useCallback(
     () =>
       client
-        .query(runId, 'vcpuStateShares', stripFromNs, stripToNs, shareBuckets(stripPx, nvcpus))
+        .query(runId, 'vcpuStateShares', askFromNs, askToNs, shareBuckets(stripPx, nvcpus))
         .then((shares): StateShares => ({
           shares,
           buckets: Math.floor(shares.length / (STATE_COLS * Math.max(1, nvcpus))),
-          fromMs: stripFromNs / 1e6,
-          toMs: stripToNs / 1e6,
+          fromMs: askFromNs / 1e6,
+          toMs: askToNs / 1e6,
         })),
-    [client, runId, stripFromNs, stripToNs, stripPx, nvcpus],
+    [client, runId, askFromNs, askToNs, stripPx, nvcpus],
   );
   const sharesQuery = useMemo(
     () => (statesFull ? (heldKey === undefined ? sharesAsk : () => sharesAsk()) : null),
@@ -839,7 +848,9 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         meta={meta}
         ioFull={ioFull}
         statesFull={statesFull}
-        aggregated={sharesDrawn.length > 0 || ioShown !== null}
+        aggregated={
+          sharesDrawn.length > 0 ? (ioShown ? 'lanes and I/O' : 'state lanes') : ioShown ? 'I/O strip' : null
+        }
       />
       <div className="timeline-body">
         <LaneLabels
@@ -889,8 +900,8 @@ const Legend = memo(function Legend({
   meta: Meta;
   ioFull: boolean;
   statesFull: boolean;
-  /** The lanes or the I/O strip show per-pixel aggregates at this zoom. */
-  aggregated: boolean;
+  /** Which views show per-pixel aggregates at this zoom: the state lanes, the I/O strip, or both. */
+  aggregated: string | null;
 }) {
   const domainColor = useDomainColor();
   return (
@@ -948,18 +959,19 @@ const Legend = memo(function Legend({
         <span
           className="legend-item legend-zoom"
           data-testid="legend-zoom"
-          data-aggregated={String(aggregated)}
+          data-aggregated={aggregated ?? 'none'}
           title={
             aggregated
               ? 'Too many spans or notifications in this window to draw each: the state lanes show each vCPU’s ' +
-                'share of time per pixel (stacked running, spinning, runnable) and the I/O strip the ' +
-                'notifications delivered per pixel. Zoom in for every span.'
+                'share of time per pixel (stacked running, spinning, runnable), the I/O strip the ' +
+                'notifications delivered per pixel (bar height on a log scale; hover for counts). Zoom in for ' +
+                'every span.'
               : 'Too many spans or notifications in this window to draw each: zoom in.'
           }
         >
           {aggregated ? (
             <Short
-              long="lanes aggregated per pixel at this zoom: zoom in for detail"
+              long={`${aggregated} aggregated per pixel at this zoom: zoom in for detail`}
               short="aggregated at this zoom"
             />
           ) : (
