@@ -18,6 +18,13 @@ interface Props {
   readonly stale: boolean;
 }
 
+/** From this many focus policies their labels do not fit beside the values (four columns leave a card ~70 px
+ * a value): the cards label the values A, B, ... and one key above them names the policies in full. */
+const KEYED_FROM = 4;
+
+/** The letter a keyed value goes by. */
+const letter = (i: number): string => String.fromCharCode(65 + i);
+
 /** Shares and ratios read better as percentages. */
 function show(path: string, v: number | undefined): string {
   if (v === undefined) return '–';
@@ -27,57 +34,84 @@ function show(path: string, v: number | undefined): string {
 
 export const KeyFigures = memo(function KeyFigures({ focus, runs, stated, claims, labelOf, stale }: Props) {
   if (focus.metrics.length === 0) return null;
+  const keyed = focus.policies.length >= KEYED_FROM;
   return (
-    <section className="key-figures" data-testid="key-figures" aria-label="Key figures">
-      {focus.metrics.map((path) => {
-        const on = stated.flatMap((c, i) => (claimMetrics(c).includes(path) ? [i] : []));
-        const judged = claims
-          ? on.map((i) => claims[i]).filter((c): c is ClaimResult => c !== undefined)
-          : [];
-        const held = judged.filter((c) => c.holds).length;
-        const paper = on.map((i) => stated[i]?.paper).find((p) => p !== undefined);
-        const verdict =
-          judged.length === 0 ? null : held === judged.length ? 'holds' : held === 0 ? 'fails' : 'mixed';
-        return (
-          <div
-            key={path}
-            className={`key-figure${verdict ? ` ${verdict}` : ''}`}
-            data-testid="key-figure"
-            data-metric={path}
-            data-holds={verdict === null ? undefined : String(verdict === 'holds')}
-          >
-            <div className="key-figure-head">
-              <span className="key-figure-metric" title={path}>
-                {metricLabel(path)}
-              </span>
-              {verdict && (
-                <span
-                  className="key-figure-verdict"
-                  aria-label={`${held} of ${judged.length} claims on it hold`}
-                  title={`${held} of ${judged.length} claims on this figure hold`}
-                >
-                  {verdict === 'holds' ? '✓' : verdict === 'fails' ? '✗' : `${held}/${judged.length} ✓`}
+    <section
+      className={`key-figures${keyed ? ' keyed' : ''}`}
+      data-testid="key-figures"
+      aria-label="Key figures"
+    >
+      {keyed && (
+        <p className="key-figure-key" data-testid="key-figure-key">
+          {focus.policies.map((p, i) => (
+            <span key={p}>
+              <span className="key-figure-letter">{letter(i)}</span> {labelOf(p)}
+            </span>
+          ))}
+        </p>
+      )}
+      <div className="key-figure-cards">
+        {focus.metrics.map((path) => {
+          const on = stated.flatMap((c, i) => (claimMetrics(c).includes(path) ? [i] : []));
+          const judged = claims
+            ? on.map((i) => claims[i]).filter((c): c is ClaimResult => c !== undefined)
+            : [];
+          const held = judged.filter((c) => c.holds).length;
+          const paper = on.map((i) => stated[i]?.paper).find((p) => p !== undefined);
+          const verdict =
+            judged.length === 0 ? null : held === judged.length ? 'holds' : held === 0 ? 'fails' : 'mixed';
+          return (
+            <div
+              key={path}
+              className={`key-figure${verdict ? ` ${verdict}` : ''}`}
+              data-testid="key-figure"
+              data-metric={path}
+              data-holds={verdict === null ? undefined : String(verdict === 'holds')}
+            >
+              <div className="key-figure-head">
+                <span className="key-figure-metric" title={path}>
+                  {metricLabel(path)}
                 </span>
+                {verdict && (
+                  <span
+                    className="key-figure-verdict"
+                    aria-label={`${held} of ${judged.length} claims on it hold`}
+                    title={`${held} of ${judged.length} claims on this figure hold`}
+                  >
+                    {verdict === 'holds' ? '✓' : verdict === 'fails' ? '✗' : `${held}/${judged.length} ✓`}
+                  </span>
+                )}
+              </div>
+              <dl
+                className="key-figure-values"
+                style={{ '--values': focus.policies.length } as CSSProperties}
+              >
+                {focus.policies.map((p, i) => (
+                  <div key={p}>
+                    <dt title={labelOf(p)}>
+                      {keyed ? (
+                        <span className="key-figure-letter" aria-label={labelOf(p)}>
+                          {letter(i)}
+                        </span>
+                      ) : (
+                        labelOf(p)
+                      )}
+                    </dt>
+                    <dd data-testid="key-figure-value" data-policy={p}>
+                      {runs[p] ? show(path, metricValue(runs[p].report, path)) : '…'}
+                    </dd>
+                  </div>
+                ))}
+              </dl>
+              {paper && (
+                <p className={`key-figure-paper${stale ? ' stale' : ''}`} data-testid="key-figure-paper">
+                  <span className="muted">Paper{stale ? ' (for the original scenario)' : ''}:</span> {paper}
+                </p>
               )}
             </div>
-            <dl className="key-figure-values" style={{ '--values': focus.policies.length } as CSSProperties}>
-              {focus.policies.map((p) => (
-                <div key={p}>
-                  <dt title={labelOf(p)}>{labelOf(p)}</dt>
-                  <dd data-testid="key-figure-value" data-policy={p}>
-                    {runs[p] ? show(path, metricValue(runs[p].report, path)) : '…'}
-                  </dd>
-                </div>
-              ))}
-            </dl>
-            {paper && (
-              <p className={`key-figure-paper${stale ? ' stale' : ''}`} data-testid="key-figure-paper">
-                <span className="muted">Paper{stale ? ' (for the original scenario)' : ''}:</span> {paper}
-              </p>
-            )}
-          </div>
-        );
-      })}
+          );
+        })}
+      </div>
     </section>
   );
 });
