@@ -14,16 +14,27 @@ interface Props {
   readonly stated: readonly ScenarioClaim[];
   readonly claims: readonly ClaimResult[] | null;
   readonly labelOf: (policy: string) => string;
+  /** The page's columns (policy ids, numbered from 1 in their headers), hidden ones included. */
+  readonly columns: readonly string[];
   /** The scenario was edited: the paper's values and the claim texts may no longer describe it. */
   readonly stale: boolean;
 }
 
 /** From this many focus policies their labels do not fit beside the values (four columns leave a card ~70 px
- * a value): the cards label the values A, B, ... and one key above them names the policies in full. */
+ * a value): each value is labelled by its column's number (the column headers name the policies), or where some
+ * focus policy is not a column, by a letter that one key above the cards names in full. */
 const KEYED_FROM = 4;
 
-/** The letter a keyed value goes by. */
-const letter = (i: number): string => String.fromCharCode(65 + i);
+/** The badge a keyed value goes by: its column's number, else a letter. */
+function badges(
+  policies: readonly string[],
+  columns: readonly string[],
+): { text: string; column: boolean }[] {
+  const numbers = policies.map((p) => columns.indexOf(p));
+  return numbers.every((n) => n >= 0)
+    ? numbers.map((n) => ({ text: String(n + 1), column: true }))
+    : policies.map((_, i) => ({ text: String.fromCharCode(65 + i), column: false }));
+}
 
 /** Shares and ratios read better as percentages. */
 function show(path: string, v: number | undefined): string {
@@ -32,20 +43,30 @@ function show(path: string, v: number | undefined): string {
   return fmt(v, 3);
 }
 
-export const KeyFigures = memo(function KeyFigures({ focus, runs, stated, claims, labelOf, stale }: Props) {
+export const KeyFigures = memo(function KeyFigures({
+  focus,
+  runs,
+  stated,
+  claims,
+  labelOf,
+  columns,
+  stale,
+}: Props) {
   if (focus.metrics.length === 0) return null;
   const keyed = focus.policies.length >= KEYED_FROM;
+  const badge = badges(focus.policies, columns);
+  const byColumn = badge.every((b) => b.column);
   return (
     <section
       className={`key-figures${keyed ? ' keyed' : ''}`}
       data-testid="key-figures"
       aria-label="Key figures"
     >
-      {keyed && (
+      {keyed && !byColumn && (
         <p className="key-figure-key" data-testid="key-figure-key">
           {focus.policies.map((p, i) => (
             <span key={p}>
-              <span className="key-figure-letter">{letter(i)}</span> {labelOf(p)}
+              <span className="key-figure-letter">{badge[i]?.text}</span> {labelOf(p)}
             </span>
           ))}
         </p>
@@ -90,8 +111,12 @@ export const KeyFigures = memo(function KeyFigures({ focus, runs, stated, claims
                   <div key={p}>
                     <dt title={labelOf(p)}>
                       {keyed ? (
-                        <span className="key-figure-letter" aria-label={labelOf(p)}>
-                          {letter(i)}
+                        <span
+                          className={byColumn ? 'col-number' : 'key-figure-letter'}
+                          aria-label={labelOf(p)}
+                          title={byColumn ? `Column ${badge[i]?.text}: ${labelOf(p)}` : labelOf(p)}
+                        >
+                          {badge[i]?.text}
                         </span>
                       ) : (
                         labelOf(p)
