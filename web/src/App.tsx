@@ -366,6 +366,7 @@ export function App() {
                       stated={stated}
                       claims={claims}
                       labelOf={labelOf}
+                      columns={columns}
                       stale={modified}
                     />
                   )}

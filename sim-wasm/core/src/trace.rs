@@ -170,6 +170,55 @@ fn window<T>(list: &[T], t: impl Fn(&T) -> u64, from_ns: u64, to_ns: u64, limit:
     &list[a..b.max(a)]
 }
 
+/// `[from, to)` cut into `n` equal columns whose edges fall on whole nanoseconds (`from + (to - from) * k / n`).
+struct Buckets {
+    from: u64,
+    span: u128,
+    n: usize,
+}
+
+impl Buckets {
+    fn new(from: u64, to: u64, n: usize) -> Self {
+        Self { from, span: u128::from(to - from), n }
+    }
+
+    /// Start of column `k` [ns].
+    fn edge(&self, k: usize) -> u64 {
+        self.from + (self.span * k as u128 / self.n as u128) as u64
+    }
+
+    /// The column holding `t` (`from <= t < to`).
+    fn of(&self, t: u64) -> usize {
+        let k = (u128::from(t - self.from) * self.n as u128 / self.span) as usize;
+        // The integer edges may put `t` one column early: step forward while the next edge is not after it.
+        let mut k = k.min(self.n - 1);
+        while k + 1 < self.n && self.edge(k + 1) <= t {
+            k += 1;
+        }
+        k
+    }
+
+    /// Calls `f(column, ns, column length)` for each column `[start, end)` overlaps, with the overlap [ns].
+    fn spread(&self, start: u64, end: u64, mut f: impl FnMut(usize, u64, u64)) {
+        let to = self.edge(self.n);
+        let (start, end) = (start.max(self.from), end.min(to));
+        if end <= start {
+            return;
+        }
+        let mut k = self.of(start);
+        let mut t = start;
+        while t < end && k < self.n {
+            let (a, b) = (self.edge(k), self.edge(k + 1));
+            let next = b.min(end);
+            if next > t && b > a {
+                f(k, next - t, b - a);
+            }
+            t = next;
+            k += 1;
+        }
+    }
+}
+
 /// Bytes a push onto `v` allocates: nothing while it has room, its current capacity again when it doubles.
 fn growth_bytes<T>(v: &Vec<T>) -> usize {
     if v.len() == v.capacity() {
@@ -575,6 +624,45 @@ impl Trace {
             .collect()
     }
 
+    /// The state lanes at a zoom too dense for spans (issue: dense windows): `[from_ns, to_ns)` cut into `buckets`
+    /// equal columns (edges at whole ns), and for each vCPU, column and state (`VcpuState` code) the share of the
+    /// column's time the vCPU spent in it [0, 1], at `(vcpu * buckets + column) * 4 + state`. Only the detail in
+    /// `held` (a replay run's focused window; `(0, u64::MAX)` for a whole trace) counts: shares of a column sum
+    /// to less than 1 where the trace holds no detail. Its size is `vcpus * buckets * 4`, whatever the window
+    /// holds; the spans it sums are the trace's detail in the window (bounded by its memory budget).
+    pub fn vcpu_state_shares(&self, from_ns: u64, to_ns: u64, buckets: usize, held: (u64, u64)) -> Vec<f64> {
+        let nv = self.vcpu_dom.len();
+        let mut out = vec![0.0; nv * buckets * 4];
+        if buckets == 0 || to_ns <= from_ns {
+            return out;
+        }
+        let edges = Buckets::new(from_ns, to_ns, buckets);
+        for span in self.vcpu_states(from_ns.max(held.0), to_ns.min(held.1), usize::MAX) {
+            let base = span.vcpu as usize * buckets;
+            edges.spread(span.start, span.end, |b, ns, len| {
+                out[(base + b) * 4 + span.state as usize] += ns as f64 / len as f64;
+            });
+        }
+        out
+    }
+
+    /// Delivered notifications per column of `[from_ns, to_ns)` cut into `buckets` equal columns (by delivery
+    /// time): the I/O strip at a zoom too dense for one bar per notification. Only deliveries in `held` count (as
+    /// for [`Trace::vcpu_state_shares`]).
+    pub fn io_delivery_counts(&self, from_ns: u64, to_ns: u64, buckets: usize, held: (u64, u64)) -> Vec<u32> {
+        let mut out = vec![0; buckets];
+        if buckets == 0 || to_ns <= from_ns {
+            return out;
+        }
+        let edges = Buckets::new(from_ns, to_ns, buckets);
+        for r in window(&self.io, |r| r.t_ns, from_ns.max(held.0), to_ns.min(held.1), usize::MAX) {
+            if r.phase == "delivered" {
+                out[edges.of(r.t_ns)] += 1;
+            }
+        }
+        out
+    }
+
     /// The run-queue snapshots of every pCPU with `from_ns < t <= to_ns`, in time order (pCPU by pCPU within an
     /// instant, each pCPU's in the order they were taken); `None` when there are more than `limit`.
     pub fn runqueue_changes(&self, from_ns: u64, to_ns: u64, limit: usize) -> Option<Vec<RqChange<'_>>> {
@@ -909,6 +997,50 @@ mod tests {
         );
         assert_eq!(t.vcpu_states(40, 55, 2).len(), 2);
         assert_eq!(t.vcpu_states_flat(40, 50, 1), vec![0.0, 40.0, 50.0, 2.0]);
+    }
+
+    /// The dense-window aggregate: each column's share of time per state is exact (the spans of the test above,
+    /// in columns of 25 ns), a span crossing columns is split at their edges, and only deliveries are counted.
+    #[test]
+    fn state_shares_and_io_counts_per_column() {
+        let e = |vcpu| RqEntry { vcpu, pri: "UNDER", credit: None };
+        let mut t = Trace::new(1, vec![0, 0], 1, 100);
+        t.push_runqueue(0, 0, Some(e(0)), &[]);
+        t.push_runqueue(0, 10, Some(e(0)), &[e(1)]);
+        t.push_runqueue(0, 30, Some(e(1)), &[e(0)]);
+        t.push_runqueue(0, 50, Some(e(1)), &[]);
+        t.push_runqueue(0, 70, None, &[]);
+        t.push_spin(SpinRec { vcpu: 1, start: 35, end: 45 });
+        t.push_spin(SpinRec { vcpu: 1, start: 45, end: 60 });
+        const ALL: (u64, u64) = (0, u64::MAX);
+        let s = t.vcpu_state_shares(0, 100, 4, ALL);
+        assert_eq!(s.len(), 2 * 4 * 4);
+        // Rows: vCPU 0 columns 0..4, then vCPU 1; each [running, spinning, runnable, blocked].
+        let col = |v: usize, k: usize| s[(v * 4 + k) * 4..(v * 4 + k) * 4 + 4].to_vec();
+        assert_eq!(col(0, 0), vec![1.0, 0.0, 0.0, 0.0]);
+        assert_eq!(col(0, 1), vec![0.2, 0.0, 0.8, 0.0]);
+        assert_eq!(col(0, 2), vec![0.0, 0.0, 0.0, 1.0]);
+        assert_eq!(col(1, 0), vec![0.0, 0.0, 0.6, 0.4]);
+        assert_eq!(col(1, 1), vec![0.2, 0.6, 0.2, 0.0]);
+        assert_eq!(col(1, 2), vec![0.4, 0.4, 0.0, 0.2]);
+        assert_eq!(col(1, 3), vec![0.0, 0.0, 0.0, 1.0]);
+        // Uneven columns (100 ns in 3: edges 0, 33, 66, 100) still cover the window once.
+        let s = t.vcpu_state_shares(0, 100, 3, ALL);
+        let covered: f64 =
+            (0..3).map(|k| s[(3 + k) * 4..(3 + k) * 4 + 4].iter().sum::<f64>() * [33.0, 33.0, 34.0][k]).sum();
+        assert!((covered - 100.0).abs() < 1e-9, "{covered}");
+        for (t_ns, phase) in [(5, "pending"), (5, "delivered"), (24, "delivered"), (25, "delivered"), (99, "delivered")]
+        {
+            t.push_io(IoRec { t_ns, vcpu: 0, kind: "packet", phase, wait_ns: 0 });
+        }
+        assert_eq!(t.io_delivery_counts(0, 100, 4, ALL), vec![2, 1, 0, 1]);
+        assert_eq!(t.io_delivery_counts(0, 100, 3, ALL), vec![3, 0, 1]);
+        assert_eq!(t.io_delivery_counts(20, 30, 0, ALL), Vec::<u32>::new());
+        // Outside the detail held (a replay run's window, here [10, 40)) nothing is claimed: no time, no count.
+        let s = t.vcpu_state_shares(0, 100, 4, (10, 40));
+        assert_eq!(s[0..4].to_vec(), vec![0.6, 0.0, 0.0, 0.0]);
+        assert_eq!(s[8..16].to_vec(), vec![0.0; 8]);
+        assert_eq!(t.io_delivery_counts(0, 100, 4, (10, 40)), vec![1, 1, 0, 0]);
     }
 
     /// Changes within one instant are kept as steps (up to a few), and a window lists every pCPU's in time order.

@@ -169,6 +169,13 @@ pub struct Simulation {
     inner: sim::Simulation,
 }
 
+impl Simulation {
+    /// The detail the queries may speak for [ns]: a replay run's focused window, else all of it.
+    fn held(&self) -> (u64, u64) {
+        self.inner.focused().unwrap_or((0, u64::MAX))
+    }
+}
+
 #[wasm_bindgen]
 impl Simulation {
     /// Builds the host for `policy_id` (one of the scenario's policy ids). Throws on a bad scenario or id.
@@ -297,6 +304,22 @@ impl Simulation {
     pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
         let rows = self.inner.detail().vcpu_states_flat(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
         js_sys::Float64Array::from(rows.as_slice())
+    }
+
+    /// The state lanes at a zoom too dense for spans: between two times (ns) cut into `buckets` equal columns,
+    /// each vCPU's share of each column's time per state [0, 1], at `(vcpu * buckets + column) * 4 + state`.
+    pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+        let (d, held) = (self.inner.detail(), self.held());
+        let shares = d.vcpu_state_shares(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize, held);
+        js_sys::Float64Array::from(shares.as_slice())
+    }
+
+    /// Delivered notifications between two times (ns) per column of `buckets` equal columns (the I/O strip at a
+    /// zoom too dense for one bar each).
+    pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
+        let (d, held) = (self.inner.detail(), self.held());
+        let counts = d.io_delivery_counts(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize, held);
+        js_sys::Uint32Array::from(counts.as_slice())
     }
 
     /// A domain's distribution as flattened (value_ms, count) pairs in increasing value, for CDFs. `metric` is

@@ -37,13 +37,19 @@ import {
   RUNNABLE,
   SPINNING,
   STATE_COLS,
+  columnAt,
+  columnSpan,
+  describeShares,
   describeSpan,
   foldLanes,
+  shareBuckets,
   splitStates,
+  stackColumn,
   stateAt,
   wakeMarks,
   type LaneRow,
   type StateLane,
+  type StateShares,
   type WakeMark,
 } from '../lib/vcpuStates';
 
@@ -129,6 +135,83 @@ function drawStates(
   }
 }
 
+/** A state lane drawn from the aggregate (a window too dense for spans): its vCPU's row at `y` [px]. */
+interface ShareRow {
+  readonly vcpu: number;
+  readonly y: number;
+  /** [px] */
+  readonly h: number;
+}
+
+/** Delivered notifications per column of [fromMs, toMs) (the I/O strip at a zoom too dense for a bar each). */
+interface IoCounts {
+  readonly counts: Uint32Array;
+  readonly buckets: number;
+  /** [ms] */
+  readonly fromMs: number;
+  /** [ms] */
+  readonly toMs: number;
+}
+
+/**
+ * Draws aggregated state lanes: per column, bars as tall as the vCPU's share of the column's time running (its
+ * domain's colour), spinning (orange) and runnable (its colour, faint), stacked from the lane's bottom; blocked
+ * left empty. Columns are a pixel or so wide, so this costs about rows x pixels rectangles per strip.
+ */
+function drawShares(
+  rows: readonly ShareRow[],
+  agg: StateShares,
+  sx: (t: number) => number,
+  w: number,
+  busy: readonly string[],
+  empty: string,
+  fillRect: (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void,
+): void {
+  for (const { vcpu, y, h } of rows) {
+    fillRect(0, y, w, h, empty);
+    const color = busy[vcpu] ?? '#888';
+    for (let k = 0; k < agg.buckets; k++) {
+      const [a, b] = columnSpan(agg, k);
+      const x0 = sx(a);
+      const x1 = sx(b);
+      if (x1 <= 0 || x0 >= w) continue;
+      for (const bar of stackColumn(agg, vcpu, k, y, h))
+        fillRect(
+          x0,
+          bar.y,
+          Math.max(0.75, x1 - x0),
+          bar.h,
+          bar.state === SPINNING ? SPIN_COLOR : color,
+          bar.state === RUNNABLE ? 0.35 : 1,
+        );
+    }
+  }
+}
+
+/** Draws the I/O strip's aggregate: per column a bar whose height grows with the log of its deliveries, against the
+ * busiest column's (log: a burst must not flatten every other column to nothing; hovering gives the counts). */
+function drawIoCounts(
+  io: IoCounts,
+  sx: (t: number) => number,
+  w: number,
+  top: number,
+  color: string,
+  fillRect: (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void,
+): void {
+  const max = io.counts.reduce((m, c) => Math.max(m, c), 0);
+  if (max === 0) return;
+  for (let k = 0; k < io.buckets; k++) {
+    const c = io.counts[k]!;
+    if (c === 0) continue;
+    const [a, b] = columnSpan(io, k);
+    const x0 = sx(a);
+    const x1 = sx(b);
+    if (x1 <= 0 || x0 >= w) continue;
+    const h = Math.max(1, ((IO_H - 2) * Math.log1p(c)) / Math.log1p(max));
+    fillRect(x0, top + IO_H - 1 - h, Math.max(0.75, x1 - x0), h, color, 0.7);
+  }
+}
+
 interface Props {
   readonly meta: Meta;
   readonly lanes: readonly Lane[];
@@ -196,6 +279,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     number,
   ];
   const [stripFromNs, stripToNs] = stripNs(cellFrom, w);
+  // A view wider than a replay run's longest window: the lanes show the window it holds, and the I/O strip and the
+  // state lanes ask for that same window (the strip's range would replay another one, from the strip's start,
+  // and the views would disagree about which stretch they show).
+  const heldMs = detail && w > detail.capMs ? detail.held : null;
+  const [askFromNs, askToNs] = heldMs
+    ? [Math.ceil(heldMs[0] * 1e6), Math.floor(heldMs[1] * 1e6)]
+    : [stripFromNs, stripToNs];
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const onViewChangeRef = useRef(onViewChange);
@@ -215,8 +305,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   // Notifications delivered from one window before the view to two after it (a wait may start long before its
   // delivery): the grid cell's range.
   const ioQuery = useCallback(
-    () => client.query(runId, 'ioEvents', stripFromNs, stripToNs, IO_LIMIT),
-    [client, runId, stripFromNs, stripToNs],
+    () => client.query(runId, 'ioEvents', askFromNs, askToNs, IO_LIMIT),
+    [client, runId, askFromNs, askToNs],
   );
   // A replay run's notifications come from the window it holds: asked again when it holds another.
   const heldKey = detail?.held?.join(' ');
@@ -230,11 +320,35 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     [io],
   );
   const ioFull = (io?.length ?? 0) >= IO_LIMIT;
+  // Too many for a bar each: deliveries per pixel column of the strip instead (bounded by its width), each answer
+  // carrying its own range so one that arrives for the previous cell still draws where it belongs.
+  // The asked range's width on the strip [px]: one column per pixel.
+  const stripPx = (STRIP_WIDTHS * width * (askToNs - askFromNs)) / Math.max(1, stripToNs - stripFromNs);
+  const ioCountsAsk = useCallback(
+    () =>
+      client
+        .query(runId, 'ioDeliveryCounts', askFromNs, askToNs, Math.max(1, Math.round(stripPx)))
+        .then((counts): IoCounts => ({
+          counts,
+          buckets: counts.length,
+          fromMs: askFromNs / 1e6,
+          toMs: askToNs / 1e6,
+        })),
+    [client, runId, askFromNs, askToNs, stripPx],
+  );
+  // Asked only while the bars are cut short; a replay run's again when it holds another window.
+  const ioCountsQuery = useMemo(
+    () => (ioFull ? (heldKey === undefined ? ioCountsAsk : () => ioCountsAsk()) : null),
+    [ioFull, ioCountsAsk, heldKey],
+  );
+  const ioCounts = useLatestQuery(ioCountsQuery).value;
+  /** The aggregate the strip draws instead of bars (only while the bars would be cut short). */
+  const ioShown = ioFull ? ioCounts : null;
 
   // Every vCPU's states over the same grid cell, split per vCPU with their wake-ups; placed at their rows.
   const statesQuery = useCallback(
-    () => client.query(runId, 'vcpuStates', stripFromNs, stripToNs, STATE_LIMIT),
-    [client, runId, stripFromNs, stripToNs],
+    () => client.query(runId, 'vcpuStates', askFromNs, askToNs, STATE_LIMIT),
+    [client, runId, askFromNs, askToNs],
   );
   const statesFlat = useLatestQuery(statesQuery).value;
   const stateLabels = useMemo(
@@ -245,6 +359,34 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   const stateLanes = useMemo(
     () => (statesFlat && !statesFull ? splitStates(statesFlat, meta.vcpus.length) : null),
     [statesFlat, statesFull, meta.vcpus.length],
+  );
+  // Too many spans: each vCPU's share of each state per pixel column of the strip instead (lib/vcpuStates).
+  const nvcpus = meta.vcpus.length;
+  const sharesAsk = useCallback(
+    () =>
+      client
+        .query(runId, 'vcpuStateShares', askFromNs, askToNs, shareBuckets(stripPx, nvcpus))
+        .then((shares): StateShares => ({
+          shares,
+          buckets: Math.floor(shares.length / (STATE_COLS * Math.max(1, nvcpus))),
+          fromMs: askFromNs / 1e6,
+          toMs: askToNs / 1e6,
+        })),
+    [client, runId, askFromNs, askToNs, stripPx, nvcpus],
+  );
+  const sharesQuery = useMemo(
+    () => (statesFull ? (heldKey === undefined ? sharesAsk : () => sharesAsk()) : null),
+    [statesFull, sharesAsk, heldKey],
+  );
+  const shares = useLatestQuery(sharesQuery).value;
+  const sharesDrawn = useMemo<ShareRow[]>(
+    () =>
+      shares && !stateLanes
+        ? stateRows.flatMap((row, r) =>
+            row.kind === 'vcpu' ? [{ vcpu: row.vcpu, y: statesTop + r * stateStep, h: stateH }] : [],
+          )
+        : [],
+    [shares, stateLanes, stateRows, statesTop, stateH, stateStep],
   );
   const statesDrawn = useMemo<StateRow[]>(
     () =>
@@ -281,7 +423,9 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     canvas: HTMLCanvasElement;
     deps: readonly unknown[];
     ioBars: readonly IoBar[];
+    ioCounts: IoCounts | null;
     states: readonly StateRow[];
+    shares: readonly ShareRow[];
   } | null>(null);
   const segmentsShown = useRef(-1);
   const segmentsAt = useRef(-Infinity);
@@ -303,7 +447,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
       const deps = [lanes, from, w, width, lanesH, colors, theme, LANE_H, ioTop, dpr];
       const cached = stripRef.current;
       const lanesStale = !cached || cached.deps.some((d, i) => d !== deps[i]);
-      if (lanesStale || cached.ioBars !== ioBars || cached.states !== statesDrawn) {
+      if (
+        lanesStale ||
+        cached.ioBars !== ioBars ||
+        cached.ioCounts !== ioShown ||
+        cached.states !== statesDrawn ||
+        cached.shares !== sharesDrawn
+      ) {
         const strip = cached?.canvas ?? document.createElement('canvas');
         const sw = STRIP_WIDTHS * width;
         if (lanesStale) {
@@ -353,7 +503,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         // Bars fetched for the previous cell are drawn where they fall until this cell's arrive.
         sctx.fillStyle = theme.emptyAlt;
         sctx.fillRect(0, ioTop, sw, IO_H);
-        for (const b of ioBars) {
+        const fill = (x: number, y: number, rw: number, rh: number, c: string, a = 1) => {
+          sctx.globalAlpha = a;
+          sctx.fillStyle = c;
+          sctx.fillRect(x, y, rw, rh);
+        };
+        if (ioShown) drawIoCounts(ioShown, sx, sw, ioTop, theme.muted, fill);
+        for (const b of ioShown ? [] : ioBars) {
           const x0 = sx(b.from);
           const x1 = sx(b.to);
           if (x1 <= 0 || x0 >= sw) continue;
@@ -365,13 +521,17 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         }
         // The state lanes under it (states fetched for the previous cell, like the I/O bars, until these come).
         sctx.clearRect(0, statesTop, sw, lanesH - statesTop);
-        drawStates(statesDrawn, sx, sw, colors.busy, theme.empty, theme.fg, (x, y, rw, rh, c, a = 1) => {
-          sctx.globalAlpha = a;
-          sctx.fillStyle = c;
-          sctx.fillRect(x, y, rw, rh);
-        });
+        drawStates(statesDrawn, sx, sw, colors.busy, theme.empty, theme.fg, fill);
+        if (shares) drawShares(sharesDrawn, shares, sx, sw, colors.busy, theme.empty, fill);
         sctx.globalAlpha = 1;
-        stripRef.current = { canvas: strip, deps, ioBars, states: statesDrawn };
+        stripRef.current = {
+          canvas: strip,
+          deps,
+          ioBars,
+          ioCounts: ioShown,
+          states: statesDrawn,
+          shares: sharesDrawn,
+        };
       }
       const strip = stripRef.current!.canvas;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
@@ -422,7 +582,22 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         }
       }
     },
-    [lanes, width, height, lanesH, colors, theme, LANE_H, ioTop, ioBars, statesDrawn, statesTop],
+    [
+      lanes,
+      width,
+      height,
+      lanesH,
+      colors,
+      theme,
+      LANE_H,
+      ioTop,
+      ioBars,
+      ioShown,
+      statesDrawn,
+      shares,
+      sharesDrawn,
+      statesTop,
+    ],
   );
   usePlayheadEffect(playhead, paint, { visible });
 
@@ -464,7 +639,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         flush();
       });
       out.push(rect(0, ioTop, width, IO_H, theme.emptyAlt));
-      for (const bar of ioBars) {
+      const pen = (rx: number, ry: number, rw: number, rh: number, c: string, a = 1) => {
+        const left = Math.max(0, rx);
+        const right = Math.min(width, rx + rw);
+        if (right > left) out.push(rect(left, ry, right - left, rh, c, a < 1 ? ` fill-opacity="${a}"` : ''));
+      };
+      if (ioShown) drawIoCounts(ioShown, x, width, ioTop, theme.muted, pen);
+      for (const bar of ioShown ? [] : ioBars) {
         const a = clamp(bar.from);
         const b = clamp(bar.to);
         if (b <= 0 || a >= width) continue;
@@ -472,11 +653,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         out.push(rect(a, ioTop + 2, Math.max(1, b - a), IO_H - 4, c, ' fill-opacity="0.55"'));
         out.push(rect(Math.max(0, b - 1), ioTop, 2, IO_H, c));
       }
-      drawStates(statesDrawn, x, width, colors.busy, theme.empty, theme.fg, (rx, ry, rw, rh, c, a = 1) => {
-        const left = Math.max(0, rx);
-        const right = Math.min(width, rx + rw);
-        if (right > left) out.push(rect(left, ry, right - left, rh, c, a < 1 ? ` fill-opacity="${a}"` : ''));
-      });
+      drawStates(statesDrawn, x, width, colors.busy, theme.empty, theme.fg, pen);
+      if (shares) drawShares(sharesDrawn, shares, x, width, colors.busy, theme.empty, pen);
       out.push(rect(0, lanesH, width, 1, AXIS_COLOR));
       const n = Math.max(2, Math.floor(width / 90));
       const format = x.tickFormat(n, '~f');
@@ -496,7 +674,21 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         );
       return out.join('');
     });
-  }, [playhead, lanes, width, colors, theme, LANE_H, ioTop, lanesH, ioBars, statesDrawn]);
+  }, [
+    playhead,
+    lanes,
+    width,
+    colors,
+    theme,
+    LANE_H,
+    ioTop,
+    lanesH,
+    ioBars,
+    ioShown,
+    statesDrawn,
+    shares,
+    sharesDrawn,
+  ]);
 
   // Attach d3-zoom once per geometry. Its transform is synced from the shared window only when a gesture may
   // start (in its filter), not every frame; those programmatic transforms carry no sourceEvent and are ignored,
@@ -545,6 +737,20 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
     const slack = x.invert(px + 4) - t;
     const on = ioBars.filter((b) => b.from - slack <= t && t <= b.to + slack);
     const b = on.length > 0 ? on.reduce((a, c) => (c.to - c.from < a.to - a.from ? c : a)) : undefined;
+    if (ioShown) {
+      const k = columnAt(ioShown, t);
+      if (k < 0) return null;
+      const [a, z] = columnSpan(ioShown, k);
+      const n = ioShown.counts[k] ?? 0;
+      return {
+        x: px,
+        y: py,
+        lines: [
+          `${n} notification${n === 1 ? '' : 's'} delivered in ${fmt(a, 6)} – ${fmt(z, 6)} ms`,
+          'aggregated at this zoom: zoom in for each wait',
+        ],
+      };
+    }
     if (!b) return ioFull ? { x: px, y: py, lines: ['too many I/O events here: zoom in'] } : null;
     const vcpu = meta.vcpus[b.rec.vcpu]?.name ?? `vCPU ${b.rec.vcpu}`;
     return {
@@ -569,9 +775,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
       return { x: px, y: py, lines: [moreText(meta, row), 'click its label to show them'] };
     const name = meta.vcpus[row.vcpu]?.name ?? `vCPU ${row.vcpu}`;
     const lane = stateLanes?.[row.vcpu];
+    const x = xNow();
+    if (!lane && shares && sharesDrawn.length > 0) {
+      const k = columnAt(shares, x.invert(px));
+      return k < 0 ? null : { x: px, y: py, lines: describeShares(name, shares, row.vcpu, k) };
+    }
     if (!lane)
       return { x: px, y: py, lines: [name, statesFull ? 'too many states here: zoom in' : 'no states yet'] };
-    const x = xNow();
     const t = x.invert(px);
     const i = stateAt(lane, t);
     if (i < 0) return null;
@@ -630,9 +840,18 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
       data-testid="timeline"
       data-io={ioBars.length}
       data-state-lanes={statesDrawn.length}
+      data-state-aggregate={sharesDrawn.length}
+      data-io-aggregate={ioShown ? 'yes' : undefined}
       data-detail={detail ? (detail.loading ? 'loading' : 'held') : undefined}
     >
-      <Legend meta={meta} ioFull={ioFull} statesFull={statesFull} />
+      <Legend
+        meta={meta}
+        ioFull={ioFull}
+        statesFull={statesFull}
+        aggregated={
+          sharesDrawn.length > 0 ? (ioShown ? 'lanes and I/O' : 'state lanes') : ioShown ? 'I/O strip' : null
+        }
+      />
       <div className="timeline-body">
         <LaneLabels
           pcpus={lanes.length}
@@ -669,15 +888,20 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   );
 }
 
-/** The domains' colours. Memoised, like the lane labels: the timeline re-renders once per window width while playing. */
+/** The domains' colours, then what the strip and the state lanes draw: compact (short labels in a narrow column,
+ * the full meaning in each title) so four columns side by side stay tidy. Memoised, like the lane labels: the
+ * timeline re-renders once per window width while playing. */
 const Legend = memo(function Legend({
   meta,
   ioFull,
   statesFull,
+  aggregated,
 }: {
   meta: Meta;
   ioFull: boolean;
   statesFull: boolean;
+  /** Which views show per-pixel aggregates at this zoom: the state lanes, the I/O strip, or both. */
+  aggregated: string | null;
 }) {
   const domainColor = useDomainColor();
   return (
@@ -693,32 +917,81 @@ const Legend = memo(function Legend({
           and {meta.domains.length - LEGEND_MAX} more (hover a segment)
         </span>
       )}
-      <span className="legend-item muted">
-        <span className="swatch idle" /> pale: guest idle loop
-      </span>
-      <span className="legend-item muted">
-        I/O wait: event pending until its vCPU runs{ioFull ? ' (zoom in for all)' : ''}
+      <span
+        className="legend-item muted"
+        title="Pale: the guest idle loop (the vCPU holds the pCPU but does no work)"
+      >
+        <span className="swatch idle" />
+        <Short long="pale: guest idle loop" short="idle loop" />
       </span>
       <span
         className="legend-item muted"
-        data-testid="state-legend"
-        title="The vCPU lanes under the I/O strip"
+        title="The I/O wait strip: each event-channel notification as a bar from pending until its vCPU ran"
       >
-        <span className="swatch running" /> running
+        <Short long="I/O wait: event pending until its vCPU runs" short="I/O wait: pending → ran" />
       </span>
-      <span className="legend-item muted">
-        <span className="swatch spin" /> spinning
+      <span
+        className="legend-states muted"
+        data-testid="state-legend"
+        title={
+          'The vCPU lanes under the I/O strip: running; spinning at a barrier; runnable (queued for a pCPU); ' +
+          'a tick at each wake-up with a line to the dispatch that followed; blank: blocked'
+        }
+      >
+        <span className="legend-item">
+          <span className="swatch running" />
+          <Short long="running" short="run" />
+        </span>
+        <span className="legend-item">
+          <span className="swatch spin" />
+          <Short long="spinning" short="spin" />
+        </span>
+        <span className="legend-item">
+          <span className="swatch runnable" />
+          <Short long="runnable" short="queued" />
+        </span>
+        <span className="legend-item">
+          <span className="wake-tick" />
+          <Short long="wake → run; blank: blocked" short="wake" />
+        </span>
       </span>
-      <span className="legend-item muted">
-        <span className="swatch runnable" /> runnable
-      </span>
-      <span className="legend-item muted">
-        <span className="wake-tick" /> wake → run; blank: blocked
-        {statesFull ? ' (zoom in for the lanes)' : ''}
-      </span>
+      {(aggregated || ioFull || statesFull) && (
+        <span
+          className="legend-item legend-zoom"
+          data-testid="legend-zoom"
+          data-aggregated={aggregated ?? 'none'}
+          title={
+            aggregated
+              ? 'Too many spans or notifications in this window to draw each: the state lanes show each vCPU’s ' +
+                'share of time per pixel (stacked running, spinning, runnable), the I/O strip the ' +
+                'notifications delivered per pixel (bar height on a log scale; hover for counts). Zoom in for ' +
+                'every span.'
+              : 'Too many spans or notifications in this window to draw each: zoom in.'
+          }
+        >
+          {aggregated ? (
+            <Short
+              long={`${aggregated} aggregated per pixel at this zoom: zoom in for detail`}
+              short="aggregated at this zoom"
+            />
+          ) : (
+            'zoom in for detail'
+          )}
+        </span>
+      )}
     </figcaption>
   );
 });
+
+/** A legend label in two lengths: the short one in a narrow column (styles.css `.legend` container query). */
+function Short({ long, short }: { long: string; short: string }) {
+  return (
+    <>
+      <span className="lg-long">{long}</span>
+      <span className="lg-short">{short}</span>
+    </>
+  );
+}
 
 /** What a "+k more" row says. */
 function moreText(meta: Meta, row: Extract<LaneRow, { kind: 'more' }>): string {

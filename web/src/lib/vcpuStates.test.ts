@@ -5,8 +5,14 @@ import {
   RUNNABLE,
   RUNNING,
   SPINNING,
+  columnAt,
+  columnSpan,
+  describeShares,
   describeSpan,
   foldLanes,
+  shareBuckets,
+  sharesAt,
+  stackColumn,
   splitStates,
   stateAt,
   wakeMarks,
@@ -69,5 +75,59 @@ describe('state lanes', () => {
     expect(foldLanes(meta, 2, new Set([1])).map((r) => (r.kind === 'vcpu' ? r.vcpu : -1))).toEqual([
       0, 1, 2, 3,
     ]);
+  });
+});
+
+describe('aggregated state lanes (a window too dense for spans)', () => {
+  // Two vCPUs over [100, 104) ms in 4 columns of 1 ms, shares by [running, spinning, runnable, blocked]:
+  // vCPU 0 runs, then half runs half queues, then blocks, then has no detail; vCPU 1 spins a quarter of column 0.
+  const cols = [
+    [1, 0, 0, 0],
+    [0.5, 0, 0.5, 0],
+    [0, 0, 0, 1],
+    [0, 0, 0, 0],
+    [0.5, 0.25, 0, 0.25],
+    [0, 0, 0, 1],
+    [0, 0, 0, 1],
+    [0, 0, 0, 1],
+  ];
+  const agg = { shares: new Float64Array(cols.flat()), buckets: 4, fromMs: 100, toMs: 104 };
+
+  it('finds the column of a time and its span', () => {
+    expect(columnAt(agg, 100)).toBe(0);
+    expect(columnAt(agg, 101.5)).toBe(1);
+    expect(columnAt(agg, 103.999)).toBe(3);
+    expect(columnAt(agg, 104)).toBe(-1);
+    expect(columnAt(agg, 99)).toBe(-1);
+    expect(columnSpan(agg, 2)).toEqual([102, 103]);
+  });
+
+  it('reads one vCPU column and stacks its bars bottom up by share', () => {
+    expect(sharesAt(agg, 1, 0)).toEqual([0.5, 0.25, 0, 0.25]);
+    // A lane 8 px high at y = 10: running 4 px at the bottom, spinning 2 px above it, blocked left empty.
+    expect(stackColumn(agg, 1, 0, 10, 8)).toEqual([
+      { state: RUNNING, y: 14, h: 4 },
+      { state: SPINNING, y: 12, h: 2 },
+    ]);
+    expect(stackColumn(agg, 0, 1, 0, 10)).toEqual([
+      { state: RUNNING, y: 5, h: 5 },
+      { state: RUNNABLE, y: 0, h: 5 },
+    ]);
+    expect(stackColumn(agg, 0, 2, 0, 10)).toEqual([]);
+  });
+
+  it('says what a column holds, and that it is aggregated', () => {
+    expect(describeShares('web.v0', agg, 0, 1)).toEqual([
+      'web.v0, 101 – 102 ms',
+      'running 50%, runnable 50%',
+      'aggregated at this zoom: zoom in for the spans',
+    ]);
+    expect(describeShares('web.v0', agg, 0, 3)[1]).toBe('no detail here');
+  });
+
+  it('asks for a column per pixel, fewer when many vCPUs would make the answer large', () => {
+    expect(shareBuckets(2400.4, 8)).toBe(2400);
+    expect(shareBuckets(2400, 1024)).toBe(256);
+    expect(shareBuckets(0, 4)).toBe(1);
   });
 });

@@ -119,3 +119,82 @@ export function describeSpan(name: string, lane: StateLane, i: number): string[]
     `${fmt(from, 6)} – ${fmt(to, 6)} ms (${fmt(to - from)} ms)`,
   ];
 }
+
+/**
+ * The state lanes at a zoom too dense for spans (worker query `vcpuStateShares`): [fromMs, toMs) cut into
+ * `buckets` equal columns, and each vCPU's share of each column's time per state code, at
+ * `(vcpu * buckets + column) * 4 + state`.
+ */
+export interface StateShares {
+  readonly shares: Float64Array;
+  readonly buckets: number;
+  /** [ms] */
+  readonly fromMs: number;
+  /** [ms] */
+  readonly toMs: number;
+}
+
+/** Most numbers an aggregate may hold (vCPUs x columns x states): 8 MB of doubles, whatever the host. */
+const SHARE_CELLS = 1 << 20;
+
+/** Columns to ask for: one per pixel of `px`, fewer when `nvcpus` lanes of them would pass SHARE_CELLS. */
+export function shareBuckets(px: number, nvcpus: number): number {
+  const cap = Math.floor(SHARE_CELLS / (Math.max(1, nvcpus) * STATE_COLS));
+  return Math.max(1, Math.min(Math.round(px), cap));
+}
+
+/** The column holding time `t` [ms], or -1 outside [fromMs, toMs). */
+export function columnAt(a: Pick<StateShares, 'buckets' | 'fromMs' | 'toMs'>, t: number): number {
+  if (!(t >= a.fromMs && t < a.toMs)) return -1;
+  return Math.min(a.buckets - 1, Math.floor(((t - a.fromMs) / (a.toMs - a.fromMs)) * a.buckets));
+}
+
+/** A column's time span [ms]. */
+export function columnSpan(
+  a: Pick<StateShares, 'buckets' | 'fromMs' | 'toMs'>,
+  column: number,
+): [number, number] {
+  const w = (a.toMs - a.fromMs) / a.buckets;
+  return [a.fromMs + column * w, a.fromMs + (column + 1) * w];
+}
+
+/** One vCPU's shares of a column, by state code. */
+export function sharesAt(a: StateShares, vcpu: number, column: number): number[] {
+  const o = (vcpu * a.buckets + column) * STATE_COLS;
+  return Array.from({ length: STATE_COLS }, (_, s) => a.shares[o + s] ?? 0);
+}
+
+/** What a column of an aggregated lane draws, bottom up in a lane `h` px high from `y`: running, spinning and
+ * runnable as bars as tall as their shares (blocked, and time without detail, left empty). */
+export function stackColumn(
+  a: StateShares,
+  vcpu: number,
+  column: number,
+  y: number,
+  h: number,
+): { state: number; y: number; h: number }[] {
+  const out: { state: number; y: number; h: number }[] = [];
+  const o = (vcpu * a.buckets + column) * STATE_COLS;
+  let bottom = y + h;
+  for (const state of [RUNNING, SPINNING, RUNNABLE]) {
+    const bh = (a.shares[o + state] ?? 0) * h;
+    if (bh <= 0) continue;
+    bottom -= bh;
+    out.push({ state, y: bottom, h: bh });
+  }
+  return out;
+}
+
+/** What an aggregated column's hover says: the vCPU, the column's span and its share of each state. */
+export function describeShares(name: string, a: StateShares, vcpu: number, column: number): string[] {
+  const [from, to] = columnSpan(a, column);
+  const shares = sharesAt(a, vcpu, column);
+  const parts = STATE_NAMES.flatMap((n, s) =>
+    (shares[s] ?? 0) > 0 ? [`${n} ${Math.round((shares[s] ?? 0) * 100)}%`] : [],
+  );
+  return [
+    `${name}, ${fmt(from, 6)} – ${fmt(to, 6)} ms`,
+    parts.length > 0 ? parts.join(', ') : 'no detail here',
+    'aggregated at this zoom: zoom in for the spans',
+  ];
+}

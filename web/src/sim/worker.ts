@@ -277,6 +277,21 @@ const queries = {
     return Comlink.transfer(d, [d.buffer]);
   },
 
+  /** The state lanes at a zoom too dense for spans: [fromNs, toNs) in `buckets` equal columns, each vCPU's share
+   * of each column's time per state at `(vcpu * buckets + column) * 4 + state` (transferred). */
+  vcpuStateShares: (s: Simulation, fromNs: number, toNs: number, buckets: number): Float64Array => {
+    hold(s, fromNs, toNs);
+    const d = s.vcpu_state_shares(fromNs, toNs, buckets);
+    return Comlink.transfer(d, [d.buffer]);
+  },
+
+  /** Delivered notifications per column of [fromNs, toNs) in `buckets` equal columns (transferred). */
+  ioDeliveryCounts: (s: Simulation, fromNs: number, toNs: number, buckets: number): Uint32Array => {
+    hold(s, fromNs, toNs);
+    const d = s.io_delivery_counts(fromNs, toNs, buckets);
+    return Comlink.transfer(d, [d.buffer]);
+  },
+
   /** A domain's distribution as flattened (value_ms, count) pairs in increasing value (transferred). */
   distribution: (s: Simulation, domain: number, metric: DistributionMetric): Float64Array => {
     const d = s.distribution(domain, metric);
