@@ -62,6 +62,19 @@ describe('Simulation.withReplay / focusWindow', () => {
       };
       expect(meta.trace_detail_from_ns).toBeLessThanOrEqual(from);
       expect(meta.trace_detail_until_ns).toBe(to);
+      // The state lanes speak only for the window held: asked past it, no span is stretched beyond its end, and
+      // within it they are the full trace's.
+      const spans = (flat: Float64Array) => {
+        const rows: number[][] = [];
+        for (let i = 0; i < flat.length; i += 4) rows.push(Array.from(flat.subarray(i, i + 4)));
+        return rows;
+      };
+      const wide = spans(replay.vcpu_states(from, to + 100 * MS, 100_000));
+      expect(wide.length).toBeGreaterThan(0);
+      expect(Math.max(...wide.map((r) => r[2]!))).toBeLessThanOrEqual(to);
+      expect(spans(replay.vcpu_states(from, to, 100_000))).toEqual(
+        spans(full.vcpu_states(from, to, 100_000)),
+      );
     } finally {
       full.free();
       replay.free();
