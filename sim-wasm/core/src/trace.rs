@@ -961,11 +961,8 @@ mod tests {
         assert_eq!(l.lag_ns[0], vec![0, -500_000, -1_000_000, -500_000, 0, -500_000, -1_000_000, -500_000, 0]);
     }
 
-    /// The state lanes: running and queued from the run-queue snapshots, blocked in between, spinning where
-    /// running CPU was charged as spin, contiguous equal spans merged and the window cut at its ends.
-    #[test]
-    fn vcpu_states_from_snapshots_and_spins() {
-        use VcpuState::*;
+    /// Two vCPUs on one pCPU over 100 ns: v0 runs, then queues behind v1, which spins 35-60; both block at the end.
+    fn two_vcpus_one_pcpu() -> Trace {
         let e = |vcpu| RqEntry { vcpu, pri: "UNDER", credit: None };
         let mut t = Trace::new(1, vec![0, 0], 1, 100);
         t.push_runqueue(0, 0, Some(e(0)), &[]);
@@ -975,6 +972,15 @@ mod tests {
         t.push_runqueue(0, 70, None, &[]);
         t.push_spin(SpinRec { vcpu: 1, start: 35, end: 45 });
         t.push_spin(SpinRec { vcpu: 1, start: 45, end: 60 });
+        t
+    }
+
+    /// The state lanes: running and queued from the run-queue snapshots, blocked in between, spinning where
+    /// running CPU was charged as spin, contiguous equal spans merged and the window cut at its ends.
+    #[test]
+    fn vcpu_states_from_snapshots_and_spins() {
+        use VcpuState::*;
+        let t = two_vcpus_one_pcpu();
         let span = |vcpu, start, end, state| VcpuSpan { vcpu, start, end, state };
         assert_eq!(
             t.vcpu_states(0, 100, usize::MAX),
@@ -1003,15 +1009,7 @@ mod tests {
     /// in columns of 25 ns), a span crossing columns is split at their edges, and only deliveries are counted.
     #[test]
     fn state_shares_and_io_counts_per_column() {
-        let e = |vcpu| RqEntry { vcpu, pri: "UNDER", credit: None };
-        let mut t = Trace::new(1, vec![0, 0], 1, 100);
-        t.push_runqueue(0, 0, Some(e(0)), &[]);
-        t.push_runqueue(0, 10, Some(e(0)), &[e(1)]);
-        t.push_runqueue(0, 30, Some(e(1)), &[e(0)]);
-        t.push_runqueue(0, 50, Some(e(1)), &[]);
-        t.push_runqueue(0, 70, None, &[]);
-        t.push_spin(SpinRec { vcpu: 1, start: 35, end: 45 });
-        t.push_spin(SpinRec { vcpu: 1, start: 45, end: 60 });
+        let mut t = two_vcpus_one_pcpu();
         const ALL: (u64, u64) = (0, u64::MAX);
         let s = t.vcpu_state_shares(0, 100, 4, ALL);
         assert_eq!(s.len(), 2 * 4 * 4);
