@@ -287,6 +287,7 @@ export function App() {
                   choice={lessons.choice}
                   onChoose={lessons.choose}
                   onLesson={(id) => lessons.goToStep(id, 0)}
+                  settled={!(busy || querying || ablating)}
                 />
               )}
               {open.includes('lessons') && (

@@ -1,7 +1,7 @@
 // Classroom lessons (issue 9): a picker and the player bar. The player shows the step's text, points at the
 // step's views (outlined on screen, listed here for screen readers) and moves through the steps; the page
 // (App) loads scenarios and moves the playhead.
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { LESSONS, nextLesson, type Lesson } from '../lib/lessons';
 
 interface PickerProps {
@@ -48,10 +48,24 @@ export function LessonPicker({ onPick, onClose, available }: PickerProps) {
 
 const MARK_CLASS = 'lesson-mark';
 const FIRST_CLASS = 'lesson-mark-first';
+/** The furthest the page can scroll down [px]. */
+function maxScroll(): number {
+  return document.documentElement.scrollHeight - window.innerHeight;
+}
 
-/** Outlines the step's views on screen; re-applied as views mount (runs arrive after the step starts). */
-function useMarks(lesson: Lesson, step: number): void {
+/** Keys that scroll the page: the reader pressing one takes over from the lesson's placing of its view. */
+const SCROLL_KEYS = new Set(['ArrowUp', 'ArrowDown', 'PageUp', 'PageDown', 'Home', 'End', ' ']);
+
+/**
+ * Outlines the step's views on screen; re-applied as views mount (runs arrive after the step starts). The page is
+ * scrolled to the lesson once it has `settled` (runs, claims and replays done): scrolled earlier, content still
+ * arriving would move the views after the scroll, by an amount that depends on which answer came first (a
+ * lesson screenshot differed by 38 px between runs).
+ */
+function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: boolean): void {
   const marks = lesson.steps[step]?.marks;
+  const settledRef = useRef(settled);
+  const placeRef = useRef<() => void>(() => {});
   useEffect(() => {
     const apply = () => {
       const want = new Set<Element>();
@@ -84,34 +98,45 @@ function useMarks(lesson: Lesson, step: number): void {
       first?.classList.add(FIRST_CLASS);
     };
     apply();
-    // The step's first view comes into sight once it is drawn (it may be below the fold, or not there yet).
-    let shown = false;
-    const reveal = () => {
-      const first = document.querySelector(`.${FIRST_CLASS}`);
-      if (shown || !first) return;
-      shown = true;
-      const r = first.getBoundingClientRect();
-      const lesson = document.querySelector('[data-testid="lesson"]')?.getBoundingClientRect();
-      if (r.top < 0) window.scrollBy({ top: r.top - 8 });
-      else if (r.bottom > window.innerHeight)
-        // Down to the view, but never past the lesson's own text.
-        window.scrollBy({
-          top: Math.min(r.bottom - window.innerHeight + 8, lesson ? Math.max(0, lesson.top) : Infinity),
-        });
+    // The step is shown the same way whatever the order its answers arrived in: once the page has settled, the
+    // lesson's text at the top of the window and the step's views below it (the first is placed right under the
+    // text in presentation mode, styles.css), kept there as late content moves them, until the reader scrolls or
+    // acts. (Scrolling only when the view was out of sight made the position depend on where the page was.)
+    let tookOver = false;
+    const place = () => {
+      const lesson = document.querySelector('[data-testid="lesson"]');
+      if (tookOver || !lesson || !document.querySelector(`.${FIRST_CLASS}`) || !settledRef.current) return;
+      const y = window.scrollY;
+      const target = Math.max(0, Math.min(lesson.getBoundingClientRect().top + y, maxScroll()));
+      if (Math.abs(target - y) >= 1) window.scrollTo({ top: target });
     };
-    reveal();
+    placeRef.current = place;
+    place();
     const timer = setInterval(() => {
       apply();
-      reveal();
+      place();
     }, 400);
+    const stop = (e: Event) => {
+      // Keys other than scrolling ones (a step's own keys re-run this effect anyway) leave the view placed.
+      if (e instanceof KeyboardEvent && !SCROLL_KEYS.has(e.key)) return;
+      tookOver = true;
+    };
+    const took = ['wheel', 'touchmove', 'pointerdown', 'keydown'] as const;
+    for (const t of took) window.addEventListener(t, stop, { passive: true });
     return () => {
       clearInterval(timer);
+      for (const t of took) window.removeEventListener(t, stop);
       for (const el of document.querySelectorAll(`.${MARK_CLASS}`)) {
         el.classList.remove(MARK_CLASS, FIRST_CLASS);
         el.removeAttribute('data-lesson-note');
       }
     };
-  }, [marks]);
+  }, [marks, revealed]); // a predict step's choice reveals results above the view: show it again
+  // Settling places the view at once, in the same commit, rather than at the next tick.
+  useEffect(() => {
+    settledRef.current = settled;
+    if (settled) placeRef.current();
+  }, [settled]);
 }
 
 interface PlayerProps {
@@ -128,6 +153,8 @@ interface PlayerProps {
   readonly onChoose: (policy: string) => void;
   /** Starts another lesson (the next one, from the last step). */
   readonly onLesson: (id: string) => void;
+  /** Nothing in flight (runs, claims, ablations, replays): the layout is final, so the step's view can be shown. */
+  readonly settled: boolean;
 }
 
 export function LessonPlayer({
@@ -140,8 +167,9 @@ export function LessonPlayer({
   choice,
   onChoose,
   onLesson,
+  settled,
 }: PlayerProps) {
-  useMarks(lesson, step);
+  useMarks(lesson, step, settled, choice !== null);
   const s = lesson.steps[step];
   const last = lesson.steps.length - 1;
   const next = nextLesson(lesson.id);

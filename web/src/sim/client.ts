@@ -58,11 +58,19 @@ function makeAbort(): Abort {
   return { promise, reject };
 }
 
-function spawn(): Slot {
+/**
+ * Simulated time of the helper worker's warm-up run [ms]: about half a second of a cold worker's time, which
+ * gets the engine's code optimised for every worker (a cold run took about twice a warm one's time) while the
+ * page loads. The helper does it because a library link never waits for the helper.
+ */
+const WARM_UP_MS = 2000;
+
+/** A worker; `warmUpMs` > 0 has it warm the engine up first (see WARM_UP_MS). */
+function spawn(warmUpMs = 0): Slot {
   const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'schedsim' });
   const api = Comlink.wrap<WorkerApi>(worker);
   // The worker waits for its module before anything else it is asked (worker.ts `load`).
-  void simulatorModule().then((module) => api.load(module).catch(() => {}));
+  void simulatorModule().then((module) => api.load(module, warmUpMs).catch(() => {}));
   const failed = new Promise<never>((_, reject) => {
     worker.addEventListener('error', (ev) => {
       ev.preventDefault();
@@ -125,7 +133,7 @@ export class SimClient {
   }
 
   private getHelper(): Slot {
-    this.helper ??= spawn();
+    this.helper ??= spawn(WARM_UP_MS);
     return this.helper;
   }
 

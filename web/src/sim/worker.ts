@@ -10,6 +10,7 @@ import init, {
   evaluate_claims,
   last_panic,
   validate_scenario,
+  warm_up,
 } from './pkg/schedsim_wasm.js';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type DecisionWindow } from '../lib/decisions';
@@ -44,11 +45,22 @@ const TIE_SLACK = 64;
 /** Upper bound on trace time for "until the end" queries [ns] (2^53: exact in f64). */
 const END_NS = Number.MAX_SAFE_INTEGER;
 
-/** Called by the page (SimClient) with the module it compiled for every worker, or null to load it here. */
-let loadModule!: (module: WebAssembly.Module | null) => void;
-const ready = new Promise<WebAssembly.Module | null>((resolve) => (loadModule = resolve)).then((module) =>
-  init({ module_or_path: module ?? wasmUrl }),
-);
+/** What the page (SimClient) loads every worker with: the module it compiled (null: load it here) and how much
+ * simulated time the worker's warm-up runs [ms] (see `api.load`). */
+interface Load {
+  readonly module: WebAssembly.Module | null;
+  readonly warmUpMs: number;
+}
+let loadModule!: (load: Load) => void;
+const loaded = new Promise<Load>((resolve) => (loadModule = resolve));
+const instantiated = loaded.then(({ module }) => init({ module_or_path: module ?? wasmUrl }));
+/**
+ * The instance, once warmed up (wasm `warm_up`): it has built the scenario validator, the first thing every run
+ * and check needs and in a cold worker its costliest step (0.2-0.4 s), and, in the worker asked to, run a short
+ * library scenario so that the engine's code is optimised before the first real run (the optimised code belongs
+ * to the module, which every worker shares). Done while the page and its scenario are still loading.
+ */
+const ready = Promise.all([loaded, instantiated]).then(([{ warmUpMs }]) => warm_up(warmUpMs));
 
 /** Now as epoch milliseconds: comparable with the page's clock (each worker's performance.now() has its own origin). */
 function epochMs(): number {
@@ -56,7 +68,7 @@ function epochMs(): number {
 }
 
 /** When this worker's wasm instance became ready (epoch ms). */
-const wasmReadyAt = ready.then(epochMs);
+const wasmReadyAt = instantiated.then(epochMs);
 
 /**
  * Every run records only the overview (report, shares, distributions, Lag, the inference's beliefs and partial
@@ -325,11 +337,12 @@ async function explained<T>(work: () => T | Promise<T>): Promise<T> {
 
 const api = {
   /**
-   * Instantiates the simulator from `module` (compiled once by the page), or from its URL when null. The page
-   * calls it first; every other call waits for it.
+   * Instantiates the simulator from `module` (compiled once by the page), or from its URL when null, and warms it
+   * up, running a library scenario for `warmUpMs` of simulated time first when that is above 0. The page calls it
+   * first; every other call waits for it.
    */
-  async load(module: WebAssembly.Module | null): Promise<void> {
-    loadModule(module);
+  async load(module: WebAssembly.Module | null, warmUpMs = 0): Promise<void> {
+    loadModule({ module, warmUpMs });
     await ready;
   },
 
