@@ -616,9 +616,10 @@ impl Trace {
         out
     }
 
-    /// Rows of 4 numbers: vcpu, start_ns, end_ns, state code (see [`VcpuState`]); as `vcpu_states`.
-    pub fn vcpu_states_flat(&self, from_ns: u64, to_ns: u64, limit: usize) -> Vec<f64> {
-        self.vcpu_states(from_ns, to_ns, limit)
+    /// Rows of 4 numbers: vcpu, start_ns, end_ns, state code (see [`VcpuState`]); as `vcpu_states`, but only
+    /// within `held` (as for [`Trace::vcpu_state_shares`]), so no state is drawn past the detail a run holds.
+    pub fn vcpu_states_flat(&self, from_ns: u64, to_ns: u64, limit: usize, held: (u64, u64)) -> Vec<f64> {
+        self.vcpu_states(from_ns.max(held.0), to_ns.min(held.1), limit)
             .iter()
             .flat_map(|s| [f64::from(s.vcpu), s.start as f64, s.end as f64, f64::from(s.state as u8)])
             .collect()
@@ -1002,7 +1003,9 @@ mod tests {
             vec![span(0, 40, 50, Runnable), span(0, 50, 55, Blocked), span(1, 40, 55, Spinning)]
         );
         assert_eq!(t.vcpu_states(40, 55, 2).len(), 2);
-        assert_eq!(t.vcpu_states_flat(40, 50, 1), vec![0.0, 40.0, 50.0, 2.0]);
+        assert_eq!(t.vcpu_states_flat(40, 50, 1, (0, u64::MAX)), vec![0.0, 40.0, 50.0, 2.0]);
+        // Held detail bounds the answer, whatever is asked.
+        assert_eq!(t.vcpu_states_flat(0, 100, 1, (40, 50)), vec![0.0, 40.0, 50.0, 2.0]);
     }
 
     /// The dense-window aggregate: each column's share of time per state is exact (the spans of the test above,

@@ -303,9 +303,8 @@ impl Simulation {
     /// vcpu, start_ns, end_ns, state (0 running, 1 spinning, 2 runnable, 3 blocked); for the state lanes. Only
     /// the detail held answers (a replay run: its focused window), so no state is drawn past it.
     pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
-        let held = self.held();
-        let (from, to) = ((from_ns.max(0.0) as u64).max(held.0), (to_ns.max(0.0) as u64).min(held.1));
-        let rows = self.inner.detail().vcpu_states_flat(from, to, limit as usize);
+        let (d, held) = (self.inner.detail(), self.held());
+        let rows = d.vcpu_states_flat(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize, held);
         js_sys::Float64Array::from(rows.as_slice())
     }
 

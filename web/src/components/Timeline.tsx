@@ -54,6 +54,14 @@ import {
 } from '../lib/vcpuStates';
 
 const LANE_GAP = 4;
+
+/** The state lanes' legend: each item's mark (its class), and its text in a wide and in a narrow column. */
+const STATE_LEGEND = [
+  { mark: 'swatch running', long: 'running', short: 'run' },
+  { mark: 'swatch spin', long: 'spinning', short: 'spin' },
+  { mark: 'swatch runnable', long: 'runnable', short: 'queued' },
+  { mark: 'wake-tick', long: 'wake → run; blank: blocked', short: 'wake' },
+] as const;
 /** Beyond this many domains colours repeat and the legend would crowd out the chart; hovering names them. */
 const LEGEND_MAX = 16;
 
@@ -938,22 +946,12 @@ const Legend = memo(function Legend({
           'a tick at each wake-up with a line to the dispatch that followed; blank: blocked'
         }
       >
-        <span className="legend-item">
-          <span className="swatch running" />
-          <Short long="running" short="run" />
-        </span>
-        <span className="legend-item">
-          <span className="swatch spin" />
-          <Short long="spinning" short="spin" />
-        </span>
-        <span className="legend-item">
-          <span className="swatch runnable" />
-          <Short long="runnable" short="queued" />
-        </span>
-        <span className="legend-item">
-          <span className="wake-tick" />
-          <Short long="wake → run; blank: blocked" short="wake" />
-        </span>
+        {STATE_LEGEND.map(({ mark, long, short }) => (
+          <span className="legend-item" key={short}>
+            <span className={mark} />
+            <Short long={long} short={short} />
+          </span>
+        ))}
       </span>
       {(aggregated || ioFull || statesFull) && (
         <span

@@ -341,7 +341,7 @@ mod tests {
         // The state lanes and the run queues' steps (the page's readable motion) read the same snapshots; a state
         // that began before the window starts at its edge in the replay.
         let states = |t: &Trace| {
-            let v = t.vcpu_states_flat(from, to, usize::MAX);
+            let v = t.vcpu_states_flat(from, to, usize::MAX, (0, u64::MAX));
             v.chunks(4).map(|c| [c[0], c[1].max(from as f64), c[2], c[3]]).collect::<Vec<_>>()
         };
         assert_eq!(states(f), states(r), "{what}: vCPU states");
