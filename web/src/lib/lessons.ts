@@ -377,8 +377,8 @@ export const LESSONS: readonly Lesson[] = [
         text:
           'xBalloon lets the guest see its CPU budget: a balloon task holds the CPU the guest may not use, so the ' +
           'guest scheduler spends what is left on the I/O task first. Its throughput rises and the neighbour keeps ' +
-          'its half of the pCPU. The tail latency falls too (61 to 26 ms at seed 1), but not by the slides’ 71% on ' +
-          'every seed: the claims keep that as not reproduced.',
+          'its half of the pCPU. The tail latency falls too, from 60 to 21 ms (the slides: by 71%), though not at ' +
+          'twice the request rate: the claims keep that as not reproduced.',
         scenario: 'p002-sharing-xballoon',
         policies: ['credit', 'xballoon'],
         t_ms: 1500,
