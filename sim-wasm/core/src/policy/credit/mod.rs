@@ -1023,6 +1023,7 @@ crate::size::heap_size!(Credit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::BackendWork;
 
     fn doms(spec: &[(u32, u32, usize)]) -> Vec<DomainInfo> {
         let mut next = 0;
@@ -1350,5 +1351,121 @@ mod tests {
         let t = c4.timers();
         assert_eq!(t.account, Some(Nanos::from_ms(30)));
         assert!(t.tick_stops_idle);
+    }
+
+    /// An I/O vCPU off the active list (it parked its credit) runs into debt unseen and comes back OVER, as Xen
+    /// does. Exact accounting (credit.c `burn_credits`, called from `csched_schedule` for whatever vCPU ran; paper
+    /// 000's modified 3.2 and Xen from 2009) charges it on every deschedule, while `csched_acct` walks only the
+    /// active list, so it keeps its UNDER priority and keeps being BOOSTed when woken. Once a tick finds it running,
+    /// `csched_vcpu_acct` puts it back on the active list; the next accounting sees the debt and makes it OVER, and
+    /// `csched_vcpu_wake` boosts only UNDER, so woken it queues behind a running UNDER vCPU. Stock 3.2's tick
+    /// sampling gets there too: the tick charges it a whole tick (100 credits). This is Table 1's dom0 stall.
+    #[test]
+    fn inactive_vcpu_runs_into_debt_and_comes_back_over() {
+        for (accounting, debt) in [("exact", -200), ("tick", -100)] {
+            // The I/O vCPU and five CPU-bound ones of equal weight: its fair share is 300 / 6 = 50 per period.
+            let info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)]);
+            let mut h = Harness::new(info.clone(), 1);
+            let mut c = Credit::new(&serde_json::json!({ "accounting": accounting }), 1, &info).unwrap();
+            let (io, busy, p) = (VcpuId(0), VcpuId(1), PcpuId(0));
+            for v in 1..6 {
+                c.acct_start(VcpuId(v));
+            }
+            h.running[0] = Some(busy);
+            let mut t = Nanos::from_ms(1);
+            // 100 wake-ups of 200 us each (20 ms of CPU), none of them caught by a tick.
+            for k in 0..100 {
+                h.actions.clear();
+                c.wake(io, WakeCause::Backend(BackendWork::NetRx), &mut h.ctx(t));
+                assert_eq!(c.pri(io), PRI_BOOST, "woken {k}: still UNDER, so boosted");
+                assert!(h.actions.contains(&Action::Resched(p)));
+                assert_eq!(c.do_schedule(p, Some(busy), true, &mut h.ctx(t)).next, Some(io));
+                h.running[0] = Some(io);
+                t += Nanos::from_us(200);
+                assert_eq!(c.do_schedule(p, Some(io), false, &mut h.ctx(t)).next, Some(busy));
+                h.running[0] = Some(busy);
+                if k == 50 {
+                    let before = c.credit(io);
+                    c.account(&mut h.ctx(t));
+                    assert_eq!(c.credit(io), before, "accounting does not credit an inactive vCPU");
+                }
+                t += Nanos::from_ms(1);
+            }
+            let expect_burnt = if accounting == "exact" { -200 } else { 0 };
+            assert_eq!(c.credit(io), expect_burnt, "{accounting}");
+            // The next wake-up is caught by a tick: back on the active list.
+            c.wake(io, WakeCause::Backend(BackendWork::NetRx), &mut h.ctx(t));
+            c.do_schedule(p, Some(busy), true, &mut h.ctx(t));
+            h.running[0] = Some(io);
+            c.tick(p, &mut h.ctx(t));
+            assert!(c.vcpus[io.0].active);
+            assert_eq!((c.credit(io), c.pri(io)), (debt, PRI_UNDER), "{accounting}");
+            c.do_schedule(p, Some(io), false, &mut h.ctx(t));
+            c.account(&mut h.ctx(t));
+            assert!(c.credit(io) < 0 && c.pri(io) == PRI_OVER, "{accounting}: {}", c.credit(io));
+            // Woken OVER: not boosted, it queues behind an UNDER vCPU instead of preempting it.
+            let under = VcpuId(2);
+            assert_eq!(c.pri(under), PRI_UNDER);
+            h.running[0] = Some(under);
+            h.actions.clear();
+            c.wake(io, WakeCause::Backend(BackendWork::NetRx), &mut h.ctx(t + Nanos::from_ms(1)));
+            assert_eq!(c.pri(io), PRI_OVER);
+            assert!(!h.actions.contains(&Action::Resched(p)), "{accounting}");
+        }
+    }
+
+    /// Priority inheritance is paper 000's Algorithm 2 and nothing more: an event from a guest to a driver-domain
+    /// vCPU of lower priority gives the driver the guest's priority and reinserts it (SendEvent); it gets its own
+    /// back when descheduled (VCPUSchedule). A guest at UNDER lifts nothing; a driver domain woken from blocking is
+    /// BOOSTed by Credit's wake rule and preempts the UNDER guest, which goes to the tail of UNDER (4.1.2's
+    /// anomaly, Fig. 14's receiver); KeepOnRunQ (4.2) puts it at the head instead.
+    #[test]
+    fn priority_inheritance_follows_algorithm_2() {
+        for keep in [false, true] {
+            let mut info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)]);
+            info[0].is_driver = true;
+            let (dom0, guest, busy, other, p) = (VcpuId(0), VcpuId(1), VcpuId(2), VcpuId(3), PcpuId(0));
+            let mut h = Harness::new(info.clone(), 1);
+            let params = serde_json::json!({"idd": {"priority_inheritance": true, "keep_on_runq": keep}});
+            let mut c = Credit::new(&params, 1, &info).unwrap();
+            let t = Nanos::from_ms(1);
+            // dom0 waits at UNDER behind another UNDER vCPU; the guest, woken BOOST, runs and sends dom0 a request.
+            c.runq_insert(p, other);
+            c.runq_insert(p, dom0);
+            h.running[0] = Some(busy);
+            c.wake(guest, WakeCause::NetRx { port: 5001 }, &mut h.ctx(t));
+            assert_eq!(c.do_schedule(p, Some(busy), true, &mut h.ctx(t)).next, Some(guest));
+            h.running[0] = Some(guest);
+            assert_eq!(c.runqueue(p), vec![other, dom0, busy]);
+            h.actions.clear();
+            c.event_sent(guest, dom0, &mut h.ctx(t));
+            assert_eq!(c.pri(dom0), PRI_BOOST, "inherits BOOST");
+            assert_eq!(c.runqueue(p), vec![dom0, other, busy], "reinserted at its inherited priority");
+            assert!(!h.actions.contains(&Action::Resched(p)), "equal priority: the guest keeps running");
+            // The guest blocks; dom0 runs next and blocks in turn: its own UNDER is back.
+            assert_eq!(c.do_schedule(p, Some(guest), false, &mut h.ctx(t)).next, Some(dom0));
+            h.running[0] = Some(dom0);
+            assert_eq!(c.do_schedule(p, Some(dom0), false, &mut h.ctx(t)).next, Some(other));
+            assert_eq!(c.pri(dom0), PRI_UNDER);
+            h.running[0] = Some(other);
+            // The guest wakes BOOSTed, preempts, and a tick demotes it while it still runs.
+            c.wake(guest, WakeCause::NetRx { port: 5001 }, &mut h.ctx(t));
+            assert_eq!(c.do_schedule(p, Some(other), true, &mut h.ctx(t)).next, Some(guest));
+            h.running[0] = Some(guest);
+            c.tick(p, &mut h.ctx(t + Nanos::from_us(10)));
+            assert_eq!(c.pri(guest), PRI_UNDER);
+            // Its next request finds dom0 no lower than itself: nothing is inherited. Woken, dom0 is BOOSTed by
+            // the wake rule and preempts the guest.
+            h.actions.clear();
+            let t2 = t + Nanos::from_us(20);
+            c.event_sent(guest, dom0, &mut h.ctx(t2));
+            assert_eq!(c.pri(dom0), PRI_UNDER);
+            c.wake(dom0, WakeCause::Backend(BackendWork::NetTx), &mut h.ctx(t2));
+            assert_eq!(c.pri(dom0), PRI_BOOST);
+            assert!(h.actions.contains(&Action::Resched(p)));
+            assert_eq!(c.do_schedule(p, Some(guest), true, &mut h.ctx(t2)).next, Some(dom0));
+            let queue = if keep { vec![guest, busy, other] } else { vec![busy, other, guest] };
+            assert_eq!(c.runqueue(p), queue, "keep_on_runq {keep}");
+        }
     }
 }
