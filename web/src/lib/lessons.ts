@@ -385,7 +385,7 @@ export const LESSONS: readonly Lesson[] = [
         view_ms: [1500, 1560],
         claim: 1,
         marks: [
-          { view: 'key-figures', note: 'p99 latency and throughput per policy' },
+          { view: 'key-figures', note: 'Throughput and CPU shares per policy' },
           { view: 'event-log', policy: 'xballoon', note: 'Balloon and I/O task decisions' },
         ],
       },
