@@ -1037,6 +1037,13 @@ mod tests {
             .collect()
     }
 
+    /// A Credit policy with `params` on `pcpus` pCPUs over domains `spec` (see `doms`), and a harness for its context.
+    fn credit_on(spec: &[(u32, u32, usize)], pcpus: usize, params: &Value) -> (Harness, Credit) {
+        let info = doms(spec);
+        let credit = Credit::new(params, pcpus, &info).unwrap();
+        (Harness::new(info, pcpus), credit)
+    }
+
     struct Harness {
         running: Vec<Option<VcpuId>>,
         vcpu_dom: Vec<DomId>,
@@ -1083,9 +1090,7 @@ mod tests {
     /// Hand-worked accounting: three active vCPUs of weights 256/512/256 on one pCPU share 300 credits 75/150/75.
     #[test]
     fn accounting_divides_credits_by_weight() {
-        let info = doms(&[(256, 0, 1), (512, 0, 1), (256, 0, 1)]);
-        let mut h = Harness::new(info.clone(), 1);
-        let mut c = Credit::new(&Value::Null, 1, &info).unwrap();
+        let (mut h, mut c) = credit_on(&[(256, 0, 1), (512, 0, 1), (256, 0, 1)], 1, &Value::Null);
         for v in 0..3 {
             c.acct_start(VcpuId(v));
         }
@@ -1097,9 +1102,7 @@ mod tests {
     /// A cap of 20% gives at most 60 credits per 30 ms and parks the vCPU once it is 60 credits in debt.
     #[test]
     fn cap_limits_credit_and_parks() {
-        let info = doms(&[(256, 20, 1), (256, 0, 1)]);
-        let mut h = Harness::new(info.clone(), 1);
-        let mut c = Credit::new(&Value::Null, 1, &info).unwrap();
+        let (mut h, mut c) = credit_on(&[(256, 20, 1), (256, 0, 1)], 1, &Value::Null);
         c.acct_start(VcpuId(0));
         c.acct_start(VcpuId(1));
         c.account(&mut h.ctx(Nanos::from_ms(30)));
@@ -1138,9 +1141,7 @@ mod tests {
     #[test]
     fn boost_preempts_only_when_enabled() {
         for (boost, preempts) in [(true, true), (false, false)] {
-            let info = doms(&[(256, 0, 1), (256, 0, 1)]);
-            let mut h = Harness::new(info.clone(), 1);
-            let mut c = Credit::new(&serde_json::json!({ "boost": boost }), 1, &info).unwrap();
+            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &serde_json::json!({ "boost": boost }));
             // The running vCPU is UNDER: only a BOOSTed waker outranks it.
             c.vcpus[0].pri = PRI_UNDER;
             h.running[0] = Some(VcpuId(0));
@@ -1171,10 +1172,8 @@ mod tests {
     #[test]
     fn revoked_partial_boost_keeps_the_place_and_is_charged() {
         for keeps in [true, false] {
-            let info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)]);
-            let mut h = Harness::new(info.clone(), 1);
             let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "preempted_keeps_place": keeps}});
-            let mut c = Credit::new(&params, 1, &info).unwrap();
+            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)], 1, &params);
             let (io, burn, v2) = (TaskId(0), TaskId(1), VcpuId(2));
             let t = make_io_bound(&mut c, v2, io, burn);
             c.cpu_used[2] = 10_000_000;
@@ -1207,10 +1206,8 @@ mod tests {
     #[test]
     fn partial_boost_ends_when_the_guest_resumes_a_cpu_task() {
         for revoke in [true, false] {
-            let info = doms(&[(256, 0, 1), (256, 0, 1)]);
-            let mut h = Harness::new(info.clone(), 1);
             let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "revoke_on_resume": revoke}});
-            let mut c = Credit::new(&params, 1, &info).unwrap();
+            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &params);
             let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
             let t = make_io_bound(&mut c, v1, io, burn);
             c.cpu_used[1] = 10_000_000;
@@ -1245,9 +1242,7 @@ mod tests {
     /// I/O-bound tasks in a row is one hit, and one whose guest goes straight to its busy loop is a miss.
     #[test]
     fn pbhr_counts_each_boost_once() {
-        let info = doms(&[(256, 0, 1), (256, 0, 1)]);
-        let mut h = Harness::new(info.clone(), 1);
-        let mut c = Credit::new(&serde_json::json!({"tavs": {"pb_ratio": 1.0}}), 1, &info).unwrap();
+        let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &serde_json::json!({"tavs": {"pb_ratio": 1.0}}));
         let (io1, io2, burn, v1) = (TaskId(0), TaskId(1), TaskId(2), VcpuId(1));
         make_io_bound(&mut c, v1, io1, burn);
         let mut t = make_io_bound(&mut c, v1, io2, burn);
@@ -1303,9 +1298,7 @@ mod tests {
     /// An idle pCPU steals a queued UNDER vCPU from a busy peer.
     #[test]
     fn idle_pcpu_steals() {
-        let info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1)]);
-        let mut h = Harness::new(info.clone(), 2);
-        let mut c = Credit::new(&Value::Null, 2, &info).unwrap();
+        let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1), (256, 0, 1)], 2, &Value::Null);
         h.running[0] = Some(VcpuId(0));
         c.runq_insert(PcpuId(0), VcpuId(1));
         let d = c.do_schedule(PcpuId(1), None, false, &mut h.ctx(Nanos(5)));
@@ -1317,9 +1310,7 @@ mod tests {
     /// Load balancing visits the peers from the immediate neighbour on (3.x-4.8 `csched_load_balance`).
     #[test]
     fn steal_starts_at_the_next_pcpu() {
-        let info = doms(&[(256, 0, 1); 5]);
-        let mut h = Harness::new(info.clone(), 3);
-        let mut c = Credit::new(&Value::Null, 3, &info).unwrap();
+        let (mut h, mut c) = credit_on(&[(256, 0, 1); 5], 3, &Value::Null);
         h.running[0] = Some(VcpuId(0));
         h.running[2] = Some(VcpuId(2));
         c.runq_insert(PcpuId(0), VcpuId(3));
@@ -1364,9 +1355,11 @@ mod tests {
     fn inactive_vcpu_runs_into_debt_and_comes_back_over() {
         for (accounting, debt) in [("exact", -200), ("tick", -100)] {
             // The I/O vCPU and five CPU-bound ones of equal weight: its fair share is 300 / 6 = 50 per period.
-            let info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)]);
-            let mut h = Harness::new(info.clone(), 1);
-            let mut c = Credit::new(&serde_json::json!({ "accounting": accounting }), 1, &info).unwrap();
+            let (mut h, mut c) = credit_on(
+                &[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)],
+                1,
+                &serde_json::json!({ "accounting": accounting }),
+            );
             let (io, busy, p) = (VcpuId(0), VcpuId(1), PcpuId(0));
             for v in 1..6 {
                 c.acct_start(VcpuId(v));
