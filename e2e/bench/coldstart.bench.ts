@@ -90,7 +90,10 @@ function breakdown(m: Marks): string {
   const ready = Number.isFinite(lastReady)
     ? `; last run worker's wasm ready at ${lastReady.toFixed(0)} ms`
     : '';
-  return `${line}${ready}`;
+  // The page's module downloaded and compiled (compileStreaming), from navigation start.
+  const compiled =
+    m['wasm-compiled'] !== undefined ? `; wasm compiled at ${m['wasm-compiled'].toFixed(0)} ms` : '';
+  return `${line}${ready}${compiled}`;
 }
 
 for (const c of CASES) {

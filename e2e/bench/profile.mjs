@@ -1,7 +1,7 @@
 // Where playback frame time goes (run by hand, not by `npm run bench`): while four columns of bench-large play,
 // a CPU profile of the page (self and inclusive time per function) and a trace of the main thread by event
 // (scripts, style, layout, paint, layerize, commit). Against a running server: build the site (unminified reads
-// better: `cd web && npx vite build --minify false`), `PORT=5181 node scripts/serve.mjs &`, then
+// better: `npm run build:wasm:names && cd web && npx vite build --minify false`: wasm function names too), `PORT=5181 node scripts/serve.mjs &`, then
 // `cd e2e && PORT=5181 node bench/profile.mjs`. SHOT_ONLY=1 only saves a screenshot of the page before playing;
 // PLAY_ONLY=1 only prints the playhead while playing. The raw profile goes to /tmp/schedlab-playback.cpuprofile
 // (opens in DevTools).

@@ -349,7 +349,9 @@ impl Simulation {
             (true, false) => opts.trace_budget_bytes,
             (true, true) => usize::MAX,
         };
-        let trace = Trace::with_budget(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0, budget);
+        let mut trace =
+            Trace::with_budget(pcpus, vcpu_dom.iter().map(|d| d.0).collect(), b.dom_info.len(), end.0, budget);
+        trace.set_vcpu_names(vcpu_name.as_slice().into());
         let ndom = b.dom_info.len();
         let ntasks = b.tasks.len();
         let nvcpus = b.vcpus.len();
@@ -502,7 +504,10 @@ impl Simulation {
             }
         }
         let (trace, now) = (&mut self.rec.trace, self.now.0);
-        self.notes.drain(|p, text| trace.push_decision(now, p.0, text));
+        self.notes.drain(|p, said| match said {
+            policy::Said::Text(text) => trace.push_decision(now, p.0, text),
+            policy::Said::Facts(f) => trace.push_decision_facts(now, p.0, "", f),
+        });
         r
     }
 
@@ -1160,7 +1165,10 @@ impl Simulation {
         self.host.pcpus[p.0].seg_task = d.next.and_then(|n| self.host.vcpus[n.0].current);
         self.rec.decisions_made += 1;
         if self.rec.on {
-            self.rec.trace.push_decision_fmt(self.now.0, p.0, format_args!("{trigger}: {}", d.reason));
+            match self.notes.take_pick() {
+                Some(f) => self.rec.trace.push_decision_facts(self.now.0, p.0, trigger, f),
+                None => self.rec.trace.push_decision_fmt(self.now.0, p.0, format_args!("{trigger}: {}", d.reason)),
+            }
         }
         self.host.pcpus[p.0].slice_timer.cancel();
         if d.next.is_none() && self.policy.timed_idle() {

@@ -2,6 +2,8 @@
 //! decision with its one-line reason. Views derive what they draw (share over time, Gantt lanes) from it.
 
 use serde::Serialize;
+use std::borrow::Cow;
+use std::sync::Arc;
 
 /// One stretch of a pCPU running one vCPU with one guest task current.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +26,32 @@ pub struct DecisionRec<'a> {
     /// [ns]
     pub t_ns: u64,
     pub pcpu: u32,
-    pub text: &'a str,
+    /// Borrowed from the arena when the policy wrote text; worded on the spot when it recorded facts.
+    #[cfg_attr(test, ts(type = "string"))]
+    pub text: Cow<'a, str>,
+}
+
+/// How many integer arguments a [`Facts`] reason holds.
+pub const FACT_ARGS: usize = 10;
+
+/// A reason kept as its facts (vCPU indices, priorities, credits, pCPUs: whatever `write` reads from `args`, and
+/// one fixed word such as a wake cause's name) and worded only when the decision log is read, so recording a
+/// window formats nothing. `write` appends the text, given every vCPU's name; it must word the same facts the same
+/// way every time (replay compares the logs).
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    pub write: fn(&Facts, &[String], &mut String),
+    pub args: [i64; FACT_ARGS],
+    pub word: &'static str,
+}
+
+impl Facts {
+    /// The text, given every vCPU's name.
+    pub fn text(&self, names: &[String]) -> String {
+        let mut s = String::with_capacity(96);
+        (self.write)(self, names, &mut s);
+        s
+    }
 }
 
 /// An event-channel notification: when it became pending at a vCPU, and when it was delivered (with its wait).
@@ -111,7 +138,8 @@ pub struct VcpuSpan {
     pub state: VcpuState,
 }
 
-/// A stored decision: its text lives in the trace's text arena.
+/// A stored decision: its text lives in the trace's text arena (`chunk`, `start`, `len`), or its facts in
+/// `facts[start]` when `chunk` is [`FACTS`].
 #[derive(Debug, Clone, Copy)]
 struct Decision {
     t_ns: u64,
@@ -120,6 +148,9 @@ struct Decision {
     start: u32,
     len: u32,
 }
+
+/// `Decision::chunk` of a decision stored as facts.
+const FACTS: u32 = u32::MAX;
 
 /// Size of one chunk of the decision-text arena [bytes]; chunks never grow, so no text is copied twice.
 const TEXT_CHUNK: usize = 1 << 20;
@@ -237,6 +268,10 @@ pub struct Trace {
     decisions: Vec<Decision>,
     /// Decision texts, back to back, in fixed-size chunks.
     text: Vec<String>,
+    /// Decisions stored as facts, each with the words put before them (the trigger; "" for none).
+    facts: Vec<(&'static str, Facts)>,
+    /// Every vCPU's name, for wording facts.
+    vcpu_name: Arc<[String]>,
     pub decisions_dropped: u64,
     io: Vec<IoRec>,
     task_states: Vec<TaskRec>,
@@ -279,6 +314,8 @@ impl Trace {
             last_of_pcpu: vec![None; pcpus],
             decisions: Vec::new(),
             text: Vec::new(),
+            facts: Vec::new(),
+            vcpu_name: Arc::from([]),
             io: Vec::new(),
             task_states: Vec::new(),
             beliefs: Vec::new(),
@@ -314,6 +351,8 @@ impl Trace {
         d.last_of_pcpu = std::mem::replace(&mut self.last_of_pcpu, vec![None; self.pcpus]);
         d.decisions = std::mem::take(&mut self.decisions);
         d.text = std::mem::take(&mut self.text);
+        d.facts = std::mem::take(&mut self.facts);
+        d.vcpu_name = self.vcpu_name.clone();
         d.decisions_dropped = std::mem::take(&mut self.decisions_dropped);
         d.io = std::mem::take(&mut self.io);
         d.task_states = std::mem::take(&mut self.task_states);
@@ -387,6 +426,23 @@ impl Trace {
         let _ = buf.write_fmt(text);
         self.push_decision(t_ns, pcpu, &buf);
         self.scratch = buf;
+    }
+
+    /// Names the vCPUs, for wording decisions stored as facts.
+    pub fn set_vcpu_names(&mut self, names: Arc<[String]>) {
+        self.vcpu_name = names;
+    }
+
+    /// Records a decision as its facts, worded (after `prefix` and ": ", when `prefix` is not empty) only when
+    /// read. Charged against the budget as what it allocates, like a text.
+    pub fn push_decision_facts(&mut self, t_ns: u64, pcpu: usize, prefix: &'static str, facts: Facts) {
+        let bytes = growth_bytes(&self.decisions) + growth_bytes(&self.facts);
+        if !self.spend(t_ns, bytes) {
+            self.decisions_dropped += 1;
+            return;
+        }
+        self.decisions.push(Decision { t_ns, pcpu: pcpu as u32, chunk: FACTS, start: self.facts.len() as u32, len: 0 });
+        self.facts.push((prefix, facts));
     }
 
     pub fn push_decision(&mut self, t_ns: u64, pcpu: usize, text: &str) {
@@ -777,12 +833,22 @@ impl Trace {
             .iter()
             .take_while(|d| d.t_ns < to_ns)
             .take(limit)
-            .map(|d| DecisionRec {
-                t_ns: d.t_ns,
-                pcpu: d.pcpu,
-                text: &self.text[d.chunk as usize][d.start as usize..(d.start + d.len) as usize],
-            })
+            .map(|d| DecisionRec { t_ns: d.t_ns, pcpu: d.pcpu, text: self.decision_text(d) })
             .collect()
+    }
+
+    fn decision_text(&self, d: &Decision) -> Cow<'_, str> {
+        if d.chunk != FACTS {
+            return Cow::Borrowed(&self.text[d.chunk as usize][d.start as usize..(d.start + d.len) as usize]);
+        }
+        let (prefix, f) = &self.facts[d.start as usize];
+        let mut s = String::with_capacity(96);
+        if !prefix.is_empty() {
+            s.push_str(prefix);
+            s.push_str(": ");
+        }
+        (f.write)(f, &self.vcpu_name, &mut s);
+        Cow::Owned(s)
     }
 
     pub fn decision_count(&self) -> usize {
@@ -879,13 +945,14 @@ impl VcpuUsage {
     }
 }
 
-crate::size::no_heap!(Segment, Decision, IoRec, TaskRec, BeliefRec, BoostRec, RqEntry);
+crate::size::no_heap!(Segment, Decision, Facts, IoRec, TaskRec, BeliefRec, BoostRec, RqEntry);
 crate::size::heap_size!(RqSnap { queued });
 crate::size::heap_size!(Trace {
     segments,
     last_of_pcpu,
     decisions,
     text,
+    facts,
     io,
     task_states,
     beliefs,

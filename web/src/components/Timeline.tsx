@@ -455,13 +455,12 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
       const deps = [lanes, from, w, width, lanesH, colors, theme, LANE_H, ioTop, dpr];
       const cached = stripRef.current;
       const lanesStale = !cached || cached.deps.some((d, i) => d !== deps[i]);
-      if (
-        lanesStale ||
-        cached.ioBars !== ioBars ||
-        cached.ioCounts !== ioShown ||
-        cached.states !== statesDrawn ||
-        cached.shares !== sharesDrawn
-      ) {
+      // The strip's three bands (pCPU lanes, the I/O strip, the state lanes) do not overlap and each is redrawn
+      // whole, background first: a band is redrawn only when what it shows changed (or the strip was reset). The
+      // window's I/O, states and shares arrive as separate answers; the aggregated state lanes are the costly band.
+      const ioStale = lanesStale || cached.ioBars !== ioBars || cached.ioCounts !== ioShown;
+      const statesStale = lanesStale || cached.states !== statesDrawn || cached.shares !== sharesDrawn;
+      if (ioStale || statesStale) {
         const strip = cached?.canvas ?? document.createElement('canvas');
         const sw = STRIP_WIDTHS * width;
         if (lanesStale) {
@@ -507,30 +506,35 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
             }
             flush();
           });
-        // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
-        // Bars fetched for the previous cell are drawn where they fall until this cell's arrive.
-        sctx.fillStyle = theme.emptyAlt;
-        sctx.fillRect(0, ioTop, sw, IO_H);
         const fill = (x: number, y: number, rw: number, rh: number, c: string, a = 1) => {
           sctx.globalAlpha = a;
           sctx.fillStyle = c;
           sctx.fillRect(x, y, rw, rh);
         };
-        if (ioShown) drawIoCounts(ioShown, sx, sw, ioTop, theme.muted, fill);
-        for (const b of ioShown ? [] : ioBars) {
-          const x0 = sx(b.from);
-          const x1 = sx(b.to);
-          if (x1 <= 0 || x0 >= sw) continue;
-          sctx.fillStyle = colors.busy[b.rec.vcpu] ?? '#888';
-          sctx.globalAlpha = 0.55;
-          sctx.fillRect(x0, ioTop + 2, Math.max(1, x1 - x0), IO_H - 4);
+        // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
+        // Bars fetched for the previous cell are drawn where they fall until this cell's arrive.
+        if (ioStale) {
           sctx.globalAlpha = 1;
-          sctx.fillRect(Math.max(0, x1 - 1), ioTop, 2, IO_H);
+          sctx.fillStyle = theme.emptyAlt;
+          sctx.fillRect(0, ioTop, sw, IO_H);
+          if (ioShown) drawIoCounts(ioShown, sx, sw, ioTop, theme.muted, fill);
+          for (const b of ioShown ? [] : ioBars) {
+            const x0 = sx(b.from);
+            const x1 = sx(b.to);
+            if (x1 <= 0 || x0 >= sw) continue;
+            sctx.fillStyle = colors.busy[b.rec.vcpu] ?? '#888';
+            sctx.globalAlpha = 0.55;
+            sctx.fillRect(x0, ioTop + 2, Math.max(1, x1 - x0), IO_H - 4);
+            sctx.globalAlpha = 1;
+            sctx.fillRect(Math.max(0, x1 - 1), ioTop, 2, IO_H);
+          }
         }
         // The state lanes under it (states fetched for the previous cell, like the I/O bars, until these come).
-        sctx.clearRect(0, statesTop, sw, lanesH - statesTop);
-        drawStates(statesDrawn, sx, sw, colors.busy, theme.empty, theme.fg, fill);
-        if (shares) drawShares(sharesDrawn, shares, sx, sw, colors.busy, theme.empty, fill);
+        if (statesStale) {
+          sctx.clearRect(0, statesTop, sw, lanesH - statesTop);
+          drawStates(statesDrawn, sx, sw, colors.busy, theme.empty, theme.fg, fill);
+          if (shares) drawShares(sharesDrawn, shares, sx, sw, colors.busy, theme.empty, fill);
+        }
         sctx.globalAlpha = 1;
         stripRef.current = {
           canvas: strip,

@@ -20,6 +20,7 @@ pub mod xenco;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::time::Nanos;
+pub use crate::trace::{Facts, FACT_ARGS};
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt;
@@ -157,21 +158,46 @@ pub enum Action {
 }
 
 /// Explanations written during one hook, back to back in one buffer: no allocation per line once it has grown.
+/// A line can also be kept as its facts, worded only when the decision log is read (`Ctx::note_facts`), and
+/// `do_schedule` can explain its pick that way (`Ctx::explain_pick`).
 #[derive(Debug, Default, Clone)]
 pub struct Notes {
     text: String,
-    /// Each line's pCPU and its byte range in `text`.
-    lines: Vec<(PcpuId, usize, usize)>,
+    /// Each line's pCPU and what it says.
+    lines: Vec<(PcpuId, Line)>,
+    /// The facts behind the last `do_schedule`'s pick, when it gave them rather than a text reason.
+    pick: Option<Facts>,
+}
+
+/// A line of [`Notes`]: a byte range in its text, or facts.
+#[derive(Debug, Clone, Copy)]
+enum Line {
+    Text(usize, usize),
+    Facts(Facts),
+}
+
+/// A line as [`Notes::drain`] hands it out.
+pub enum Said<'a> {
+    Text(&'a str),
+    Facts(Facts),
 }
 
 impl Notes {
     /// Hands out every line in order, then empties the buffer (keeping its allocation).
-    pub fn drain(&mut self, mut each: impl FnMut(PcpuId, &str)) {
-        for &(p, a, b) in &self.lines {
-            each(p, &self.text[a..b]);
+    pub fn drain(&mut self, mut each: impl FnMut(PcpuId, Said<'_>)) {
+        for &(p, line) in &self.lines {
+            match line {
+                Line::Text(a, b) => each(p, Said::Text(&self.text[a..b])),
+                Line::Facts(f) => each(p, Said::Facts(f)),
+            }
         }
         self.lines.clear();
         self.text.clear();
+    }
+
+    /// The facts `do_schedule` gave for its pick (see `Ctx::explain_pick`), taken.
+    pub fn take_pick(&mut self) -> Option<Facts> {
+        self.pick.take()
     }
 }
 
@@ -213,7 +239,21 @@ impl Ctx<'_> {
             let start = self.notes.text.len();
             // Writing to a String cannot fail.
             let _ = text(&mut self.notes.text);
-            self.notes.lines.push((p, start, self.notes.text.len()));
+            self.notes.lines.push((p, Line::Text(start, self.notes.text.len())));
+        }
+    }
+    /// Adds a line to the decision log as its facts (worded when the log is read), when the run records
+    /// explanations. `facts` is built only then.
+    pub fn note_facts(&mut self, p: PcpuId, facts: impl FnOnce() -> Facts) {
+        if self.explain {
+            self.notes.lines.push((p, Line::Facts(facts())));
+        }
+    }
+    /// Explains `do_schedule`'s pick by its facts instead of `Decision::reason` (which then stays empty), when
+    /// the run records explanations. `facts` is built only then.
+    pub fn explain_pick(&mut self, facts: impl FnOnce() -> Facts) {
+        if self.explain {
+            self.notes.pick = Some(facts());
         }
     }
     pub fn name(&self, v: VcpuId) -> &str {

@@ -191,7 +191,8 @@ impl Simulation {
         let mut sim = cp.state.snapshot();
         let pcpus = sim.host.pcpus.len();
         let vcpu_dom = sim.host.vcpu_dom.iter().map(|d| d.0).collect();
-        let trace = Trace::detail_only(pcpus, vcpu_dom, sim.host.dom_info.len());
+        let mut trace = Trace::detail_only(pcpus, vcpu_dom, sim.host.dom_info.len());
+        trace.set_vcpu_names(sim.host.vcpu_name.as_slice().into());
         sim.rec = Recording::new(trace, true, pcpus);
         if cp.boot {
             sim.boot();

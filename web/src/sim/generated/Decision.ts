@@ -7,4 +7,8 @@ export type Decision = {
 /**
  * [ns]
  */
-t_ns: number, pcpu: number, text: string, };
+t_ns: number, pcpu: number, 
+/**
+ * Borrowed from the arena when the policy wrote text; worded on the spot when it recorded facts.
+ */
+text: string, };

@@ -18,7 +18,9 @@ pub mod xballoon;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::{self, Versions};
-use crate::policy::{Action, BoostMark, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU};
+use crate::policy::{
+    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU,
+};
 use crate::time::Nanos;
 use serde_json::Value;
 use std::fmt::Write;
@@ -507,7 +509,7 @@ impl Credit {
     /// A vCPU as reasons show it; formatting is left to whoever writes the reason (nothing is allocated here).
     fn describe<'n>(&self, v: VcpuId, names: &'n [String]) -> Described<'n> {
         let c = &self.vcpus[v.0];
-        Described { name: &names[v.0], pri: c.pri, credit: c.credit }
+        Described { vcpu: v.0, name: &names[v.0], pri: c.pri, credit: c.credit }
     }
 
     /// Wake-up tickling, as `__runq_tickle`: run here if idle; else prefer an idle pCPU; else preempt if better.
@@ -593,9 +595,17 @@ impl Credit {
 
 /// A vCPU in a reason: "d2v0 (UNDER, 120 cr)".
 struct Described<'n> {
+    vcpu: usize,
     name: &'n str,
     pri: i8,
     credit: i64,
+}
+
+impl<'n> Described<'n> {
+    /// As a reason's facts hold it: vCPU index, priority, credit.
+    fn from_facts(names: &'n [String], v: i64, pri: i64, credit: i64) -> Described<'n> {
+        Described { vcpu: v as usize, name: &names[v as usize], pri: pri as i8, credit }
+    }
 }
 
 impl std::fmt::Display for Described<'_> {
@@ -604,12 +614,86 @@ impl std::fmt::Display for Described<'_> {
     }
 }
 
+/// Words `do_schedule`'s pick from its facts: [pCPU, current vCPU (-1: none), what it did (0 nothing: the pCPU
+/// was idle, 1 descheduled, 2 blocked), its priority, its credit, next vCPU (-1: none), its priority, its credit,
+/// the pCPU it was stolen from (-1: none), the priority at the head of the local run queue].
+fn write_pick(f: &Facts, names: &[String], s: &mut String) {
+    let a = &f.args;
+    let described = |v: i64, pri: i64, credit: i64| Described::from_facts(names, v, pri, credit);
+    // Writing to a String cannot fail.
+    let _ = match a[2] {
+        0 => s.write_str("idle"),
+        1 => write!(s, "{} descheduled", described(a[1], a[3], a[4])),
+        _ => write!(s, "{} blocked", names[a[1] as usize]),
+    };
+    let _ = match (a[5], a[8]) {
+        (n, peer) if n >= 0 && peer >= 0 => {
+            write!(s, "; runs {}: stolen from pCPU{peer} ({} here)", described(n, a[6], a[7]), pri_name(a[9] as i8))
+        }
+        (n, _) if n >= 0 => write!(s, "; runs {}: head of its run queue", described(n, a[6], a[7])),
+        _ => write!(s, "; pCPU{} goes idle", a[0]),
+    };
+}
+
+/// Words a wake-up from its facts: [vCPU, packet port (0: none), priority before, priority after, what tickling
+/// did (`Tickled::facts`: 4 values)]; the word is the cause's name.
+fn write_wake(f: &Facts, names: &[String], s: &mut String) {
+    let a = &f.args;
+    let name = &names[a[0] as usize];
+    // Writing to a String cannot fail; the cause as `WakeCause`'s `Display` words it.
+    let _ = if a[1] != 0 {
+        write!(s, "{name} woke on net rx port {}: ", a[1])
+    } else {
+        write!(s, "{name} woke on {}: ", f.word)
+    };
+    let _ = if a[2] == a[3] {
+        write!(s, "{}, ", pri_name(a[3] as i8))
+    } else {
+        write!(s, "{} -> {}, ", pri_name(a[2] as i8), pri_name(a[3] as i8))
+    };
+    write_tickled(&a[4..8], names, s);
+}
+
+/// Words a partial boost (TAVS) from its facts: [vCPU, its priority before, what tickling did (4 values)].
+fn write_partial_boost(f: &Facts, names: &[String], s: &mut String) {
+    let a = &f.args;
+    let (name, saved) = (&names[a[0] as usize], pri_name(a[1] as i8));
+    // Writing to a String cannot fail.
+    let _ = write!(s, "event pending for {name}, which has an I/O-bound task: partial boost {saved} -> BOOST, ");
+    write_tickled(&a[2..6], names, s);
+}
+
+/// Words what wake-up tickling did from `Tickled::facts`, as `Tickled`'s `Display` does.
+fn write_tickled(a: &[i64], names: &[String], s: &mut String) {
+    let described = |v: i64, pri: i64, credit: i64| Described::from_facts(names, v, pri, credit);
+    // Writing to a String cannot fail.
+    let _ = match a[0] {
+        0 => write!(s, "pCPU{} idle: runs it", a[1]),
+        1 => write!(s, "kicks idle pCPU{} to steal it", a[1]),
+        2 => write!(s, "preempts {}", described(a[1], a[2], a[3])),
+        _ => write!(s, "queues behind {}", described(a[1], a[2], a[3])),
+    };
+}
+
 /// What wake-up tickling did, for the reason.
 enum Tickled<'n> {
     RunsIdle(PcpuId),
     KicksIdle(PcpuId),
     Preempts(Described<'n>),
     QueuesBehind(Described<'n>),
+}
+
+impl Tickled<'_> {
+    /// As `write_wake` reads it: [kind (0 runs idle, 1 kicks idle, 2 preempts, 3 queues behind), pCPU or vCPU,
+    /// the vCPU's priority, its credit].
+    fn facts(&self) -> [i64; 4] {
+        match self {
+            Tickled::RunsIdle(p) => [0, p.0 as i64, 0, 0],
+            Tickled::KicksIdle(p) => [1, p.0 as i64, 0, 0],
+            Tickled::Preempts(d) => [2, d.vcpu as i64, d.pri as i64, d.credit],
+            Tickled::QueuesBehind(d) => [3, d.vcpu as i64, d.pri as i64, d.credit],
+        }
+    }
 }
 
 impl std::fmt::Display for Tickled<'_> {
@@ -653,15 +737,17 @@ impl Policy for Credit {
         }
         let p = self.vcpus[v.0].processor;
         self.runq_insert(p, v);
-        let how = self.tickle(v, ctx);
+        let how = self.tickle(v, ctx).facts();
         let after = self.vcpus[v.0].pri;
-        let name = &ctx.host.vcpu_name[v.0];
-        ctx.note(p, |w| {
-            if before == after {
-                write!(w, "{name} woke on {cause}: {}, {how}", pri_name(after))
-            } else {
-                write!(w, "{name} woke on {cause}: {} -> {}, {how}", pri_name(before), pri_name(after))
-            }
+        // Kept as its facts and worded only if the decision log is read (`write_wake`).
+        let port = match cause {
+            WakeCause::NetRx { port } => port,
+            _ => 0,
+        };
+        ctx.note_facts(p, || Facts {
+            write: write_wake,
+            args: [v.0 as i64, port as i64, before as i64, after as i64, how[0], how[1], how[2], how[3], 0, 0],
+            word: cause.as_str(),
         });
     }
 
@@ -811,30 +897,26 @@ impl Policy for Credit {
                 slice = left.max(MIN_TIMER).min(slice);
             }
         }
-        let reason = if ctx.explain {
-            // One allocation: the parts are written straight into the reason.
-            let names = ctx.host.vcpu_name;
-            let mut s = String::with_capacity(96);
-            let _ = match cur {
-                None => s.write_str("idle"),
-                Some(c) if cur_runnable => write!(s, "{} descheduled", self.describe(c, names)),
-                Some(c) => write!(s, "{} blocked", names[c.0]),
+        // Kept as its facts and worded only if the decision log is read (`write_pick`).
+        ctx.explain_pick(|| {
+            let vcpu = |v: Option<VcpuId>| {
+                v.map_or((-1, 0, 0), |v| (v.0 as i64, self.vcpus[v.0].pri as i64, self.vcpus[v.0].credit))
             };
-            let _ = match (next, stolen_from) {
-                (Some(n), Some(peer)) => write!(
-                    s,
-                    "; runs {}: stolen from pCPU{} ({} here)",
-                    self.describe(n, names),
-                    peer.0,
-                    pri_name(head_pri)
-                ),
-                (Some(n), None) => write!(s, "; runs {}: head of its run queue", self.describe(n, names)),
-                (None, _) => write!(s, "; pCPU{} goes idle", p.0),
+            let (c, c_pri, c_credit) = vcpu(cur);
+            let (n, n_pri, n_credit) = vcpu(next);
+            let cur_was = match cur {
+                None => 0,
+                Some(_) if cur_runnable => 1,
+                Some(_) => 2,
             };
-            s
-        } else {
-            String::new()
-        };
+            let peer = stolen_from.map_or(-1, |q| q.0 as i64);
+            Facts {
+                write: write_pick,
+                args: [p.0 as i64, c, cur_was, c_pri, c_credit, n, n_pri, n_credit, peer, head_pri as i64],
+                word: "",
+            }
+        });
+        let reason = String::new();
         Decision { next, slice, reason }
     }
 
@@ -1085,6 +1167,11 @@ mod tests {
                 keep_marks: true,
             }
         }
+
+        /// The last `do_schedule`'s reason, worded from the facts it gave.
+        fn pick_text(&mut self) -> String {
+            self.notes.take_pick().expect("do_schedule explained its pick").text(&self.names)
+        }
     }
 
     /// Hand-worked accounting: three active vCPUs of weights 256/512/256 on one pCPU share 300 credits 75/150/75.
@@ -1303,7 +1390,8 @@ mod tests {
         c.runq_insert(PcpuId(0), VcpuId(1));
         let d = c.do_schedule(PcpuId(1), None, false, &mut h.ctx(Nanos(5)));
         assert_eq!(d.next, Some(VcpuId(1)));
-        assert!(d.reason.contains("stolen from pCPU0"), "{}", d.reason);
+        let why = h.pick_text();
+        assert_eq!(why, "idle; runs v1 (UNDER, 0 cr): stolen from pCPU0 (IDLE here)");
         assert!(c.runqueue(PcpuId(0)).is_empty());
     }
 
@@ -1316,8 +1404,9 @@ mod tests {
         c.runq_insert(PcpuId(0), VcpuId(3));
         c.runq_insert(PcpuId(2), VcpuId(4));
         let d = c.do_schedule(PcpuId(1), None, false, &mut h.ctx(Nanos(5)));
-        assert_eq!(d.next, Some(VcpuId(4)), "{}", d.reason);
-        assert!(d.reason.contains("stolen from pCPU2"), "{}", d.reason);
+        let why = h.pick_text();
+        assert_eq!(d.next, Some(VcpuId(4)), "{why}");
+        assert!(why.contains("stolen from pCPU2"), "{why}");
     }
 
     /// 3.x accounts in the master's every third tick (`csched_tick`); 4.x on its own master timer, with ticks that

@@ -9,9 +9,9 @@
 //! Those inference tunables may differ per domain (the paper tracks a Windows guest with a 2 ms IOthreshold beside
 //! Linux guests at 0.5 ms, section 5); the partial-boosting ones are the policy's.
 
-use super::{pri_name, Credit, Tickled, PRI_BOOST};
+use super::{write_partial_boost, Credit, Tickled, PRI_BOOST};
 use crate::model::{TaskId, VcpuId};
-use crate::policy::{common, BoostMark, Ctx, DomainInfo};
+use crate::policy::{common, BoostMark, Ctx, DomainInfo, Facts};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
 use std::fmt::Write;
@@ -484,13 +484,12 @@ impl Credit {
         if keeps_place && matches!(how, Tickled::Preempts(_)) {
             self.keep_front[p.0] = true;
         }
-        let name = &ctx.host.vcpu_name[v.0];
-        ctx.note(p, |w| {
-            write!(
-                w,
-                "event pending for {name}, which has an I/O-bound task: partial boost {} -> BOOST, {how}",
-                pri_name(saved)
-            )
+        // Kept as its facts and worded only if the decision log is read (`write_partial_boost`).
+        let how = how.facts();
+        ctx.note_facts(p, || Facts {
+            write: write_partial_boost,
+            args: [v.0 as i64, saved as i64, how[0], how[1], how[2], how[3], 0, 0, 0, 0],
+            word: "",
         });
     }
 
