@@ -120,9 +120,11 @@ export function App() {
     presenting,
     setPresenting,
   });
+  // Runs, claims, ablations or replays in flight: the tests' idle flag and a lesson's placing wait for none.
+  const inFlight = busy || querying || ablating;
   useTestingIdle({
     testing,
-    inFlight: busy || querying || ablating,
+    inFlight,
     runs,
     claims: [claims, ablated],
     columns,
@@ -287,7 +289,7 @@ export function App() {
                   choice={lessons.choice}
                   onChoose={lessons.choose}
                   onLesson={(id) => lessons.goToStep(id, 0)}
-                  settled={!(busy || querying || ablating)}
+                  settled={!inFlight}
                 />
               )}
               {open.includes('lessons') && (
