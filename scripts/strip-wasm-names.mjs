@@ -1,8 +1,9 @@
 // Drops the `name` custom section (function names for profilers and stack traces: 0.5-0.8 MB) from the
 // simulator's release module after wasm-pack has built it: `node scripts/strip-wasm-names.mjs [FILE]`.
-// Cargo's `strip = "symbols"` would drop it too, but also the `target_features` section wasm-bindgen reads,
-// which then falls back to glue without multi-value returns or reference types. Every other section is kept
-// byte for byte. For a profile with names, rebuild with `npm run build:wasm:names`.
+// Neither tool in the build offers it: wasm-pack exposes no switch for wasm-bindgen's `--remove-name-section`;
+// Cargo's `strip = "debuginfo"` keeps the section (rustc 1.95 keeps names under `--strip-debug`) and `strip =
+// "symbols"` drops the `target_features` section too, which wasm-bindgen reads (without it the glue loses
+// multi-value returns and reference types). Every other section is kept byte for byte. For a profile with names, rebuild with `npm run build:wasm:names`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 

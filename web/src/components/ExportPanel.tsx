@@ -30,9 +30,9 @@ const VIEW_IDS = [
   'claims-panel',
 ] as const;
 
-/** A view by test id; the run queues by their container (the test ids are on each pCPU's row). */
+/** A view by its test id. */
 function selector(id: string): string {
-  return id === 'runqueues' ? '[data-testid="runqueues"], .runqueues' : `[data-testid="${id}"]`;
+  return `[data-testid="${id}"]`;
 }
 
 /** Most decisions per column in a trace export: a wide window of a busy run can hold millions. */

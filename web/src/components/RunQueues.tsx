@@ -596,7 +596,12 @@ export function RunQueues({ client, run, playhead }: Props) {
   };
 
   return (
-    <figure ref={figureRef} className="runqueues" aria-label="Run queue per pCPU at the playhead">
+    <figure
+      ref={figureRef}
+      className="runqueues"
+      data-testid="runqueues"
+      aria-label="Run queue per pCPU at the playhead"
+    >
       <figcaption className="muted">
         Run queues at the playhead: ▶ running, then queued in order (priority · credit)
         {error && ` — unavailable: ${error}`}
