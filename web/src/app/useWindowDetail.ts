@@ -6,7 +6,7 @@
 import { useCallback, useMemo } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult } from '../sim/types';
-import { splitSegments, type Lane } from '../lib/series';
+import type { Lane } from '../lib/series';
 import { covers, detailWindow, type View } from '../lib/view';
 import { usePlayhead, type Playhead, type PlayheadState } from '../lib/playhead';
 import { useLatestQuery } from '../lib/useLatestQuery';
@@ -51,12 +51,12 @@ export function useWindowDetail(
     [client, runId, wanted, first],
   );
   const fetched = useLatestQuery(query).value;
+  // The worker sends the lanes split (sim/worker.ts): nothing here walks the segments.
   return useMemo(() => {
-    const { pcpus } = run.meta;
-    if (!detail) return { lanes: splitSegments(run.segments, pcpus), loading: false, held: null };
+    if (!detail) return { lanes: run.lanes, loading: false, held: null };
     const useFetched = fetched !== null && query !== null;
     const held: View = useFetched ? [fetched.fromNs / 1e6, fetched.toNs / 1e6] : first!;
-    const lanes = splitSegments(useFetched ? fetched.segments : run.segments, pcpus);
+    const lanes = useFetched ? fetched.lanes : run.lanes;
     return { lanes, loading: wanted !== null && !covers(held, wanted), held };
   }, [run, detail, fetched, query, first, wanted]);
 }
