@@ -1,10 +1,11 @@
 // Where playback frame time goes (run by hand, not by `npm run bench`): while four columns of bench-large play,
 // a CPU profile of the page (self and inclusive time per function) and a trace of the main thread by event
 // (scripts, style, layout, paint, layerize, commit). Against a running server: build the site (unminified reads
-// better: `npm run build:wasm:names && cd web && npx vite build --minify false`: wasm function names too), `PORT=5181 node scripts/serve.mjs &`, then
-// `cd e2e && PORT=5181 node bench/profile.mjs`. SHOT_ONLY=1 only saves a screenshot of the page before playing;
-// PLAY_ONLY=1 only prints the playhead while playing. The raw profile goes to /tmp/schedlab-playback.cpuprofile
-// (opens in DevTools).
+// better: `npm run build:wasm:names && cd web && npx vite build --minify false`: wasm function names too),
+// `PORT=5181 node scripts/serve.mjs &`, then `cd e2e && PORT=5181 node bench/profile.mjs`. SHOT_ONLY=1 only saves
+// a screenshot of the page before playing; PLAY_ONLY=1 only prints the playhead while playing. At 1280 x 720 the
+// timelines sit below the run queues, off screen (as in frames.bench.ts); VIEW=timeline scrolls them into sight
+// first, to profile their drawing. The raw profile goes to /tmp/schedlab-playback.cpuprofile (opens in DevTools).
 /* global console, process, window, requestAnimationFrame, URL */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { chromium } from '@playwright/test';
@@ -36,6 +37,7 @@ await page.getByTestId('add-column').click();
 await page.getByTestId('add-column').click();
 await idle();
 await page.getByTestId('speed').selectOption('1');
+if (process.env.VIEW === 'timeline') await page.getByTestId('timeline').first().scrollIntoViewIfNeeded();
 await page.screenshot({ path: '/tmp/schedlab-before-play.png' });
 if (process.env.SHOT_ONLY) {
   await browser.close();

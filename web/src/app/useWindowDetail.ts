@@ -1,12 +1,12 @@
 // The schedule a column's timeline draws. A run that kept its whole trace has every segment from the start; a
 // replay run (issue 19) holds the detail of one window at a time, so this asks its worker for the window the view
 // needs (lib/view `detailWindow`) whenever the view leaves the one held: once per window width while playing, at
-// most one replay in flight and the newest window next while scrubbing. Until it arrives the old lanes stay on
-// screen and `loading` says the detail is on its way.
+// most one replay in flight and the newest window next while scrubbing (off screen while playing, none). Until it
+// arrives the old lanes stay on screen and `loading` says the detail is on its way.
 import { useCallback, useMemo } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult } from '../sim/types';
-import { splitSegments, type Lane } from '../lib/series';
+import type { Lane } from '../lib/series';
 import { covers, detailWindow, type View } from '../lib/view';
 import { usePlayhead, type Playhead, type PlayheadState } from '../lib/playhead';
 import { useLatestQuery } from '../lib/useLatestQuery';
@@ -24,6 +24,7 @@ export function useWindowDetail(
   run: RunResult,
   playhead: Playhead,
   durationMs: number,
+  visible = true,
 ): WindowDetail {
   const detail = run.detail ?? null;
   const capMs = detail ? detail.capNs / 1e6 : 0;
@@ -32,7 +33,8 @@ export function useWindowDetail(
     (s: PlayheadState) => (detail ? detailWindow(s.view, capMs, durationMs, s.time).join(' ') : ''),
     [detail, capMs, durationMs],
   );
-  const wantedKey = usePlayhead(playhead, select);
+  // Off screen while playing, no window is replayed for the view (the strip is not drawn then either).
+  const wantedKey = usePlayhead(playhead, select, { visible });
   const wanted = useMemo<View | null>(() => {
     if (!detail || wantedKey === '') return null;
     const [a, b] = wantedKey.split(' ').map(Number) as [number, number];
@@ -51,12 +53,12 @@ export function useWindowDetail(
     [client, runId, wanted, first],
   );
   const fetched = useLatestQuery(query).value;
+  // The worker sends the lanes split (sim/worker.ts): nothing here walks the segments.
   return useMemo(() => {
-    const { pcpus } = run.meta;
-    if (!detail) return { lanes: splitSegments(run.segments, pcpus), loading: false, held: null };
+    if (!detail) return { lanes: run.lanes, loading: false, held: null };
     const useFetched = fetched !== null && query !== null;
     const held: View = useFetched ? [fetched.fromNs / 1e6, fetched.toNs / 1e6] : first!;
-    const lanes = splitSegments(useFetched ? fetched.segments : run.segments, pcpus);
+    const lanes = useFetched ? fetched.lanes : run.lanes;
     return { lanes, loading: wanted !== null && !covers(held, wanted), held };
   }, [run, detail, fetched, query, first, wanted]);
 }

@@ -186,7 +186,7 @@ export function ExportPanel({
             : null;
           return {
             policy: r.policy,
-            segments: segmentsInWindow(held?.segments ?? r.run.segments, r.run.meta, from, to),
+            segments: segmentsInWindow(held?.lanes ?? r.run.lanes, r.run.meta, from, to),
             decisions,
             truncated: decisions.length >= MAX_DECISIONS || (held !== null && held.toNs < to * 1e6),
           };

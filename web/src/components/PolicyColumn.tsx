@@ -14,7 +14,6 @@ import { ShareChart } from './ShareChart';
 import { Timeline } from './Timeline';
 import type { View } from '../lib/view';
 import type { Playhead } from '../lib/playhead';
-import { useWindowDetail } from '../app/useWindowDetail';
 
 interface Props {
   /** The column id: a policy id, or `POLICY~wK` for its run on claim K's ablation. */
@@ -115,7 +114,7 @@ export const PolicyColumn = memo(function PolicyColumn({
       {run ? (
         <>
           <RunQueues client={client} run={run} playhead={playhead} />
-          <RunTimeline
+          <Timeline
             client={client}
             run={run}
             durationMs={durationMs}
@@ -142,35 +141,6 @@ export const PolicyColumn = memo(function PolicyColumn({
     </section>
   );
 });
-
-/** The column's timeline, on the detail of the window on screen (a replay run's, fetched as the view moves). */
-function RunTimeline({
-  client,
-  run,
-  durationMs,
-  playhead,
-  onViewChange,
-}: {
-  client: SimClient;
-  run: RunResult;
-  durationMs: number;
-  playhead: Playhead;
-  onViewChange: (view: View) => void;
-}) {
-  const { lanes, loading, held } = useWindowDetail(client, run, playhead, durationMs);
-  return (
-    <Timeline
-      meta={run.meta}
-      lanes={lanes}
-      durationMs={durationMs}
-      playhead={playhead}
-      onViewChange={onViewChange}
-      client={client}
-      runId={run.runId}
-      detail={run.detail ? { loading, held, capMs: run.detail.capNs / 1e6 } : undefined}
-    />
-  );
-}
 
 /** Under an ablated column's header: the claim it switches off, judged on the ablated runs. */
 function AblationNote({

@@ -19,7 +19,8 @@ import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
 import type { SimClient } from '../sim/client';
-import type { IoRec, Meta } from '../sim/types';
+import type { IoRec, Meta, RunResult } from '../sim/types';
+import { useWindowDetail } from '../app/useWindowDetail';
 import { PresentingContext, useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
 import { segmentAt, visibleRange, type Lane } from '../lib/series';
@@ -175,25 +176,52 @@ function drawShares(
   empty: string,
   fillRect: (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void,
 ): void {
+  // Every row's columns fall at the same x: placed once, as (column, x, width) for those on the strip.
+  const placed: number[] = [];
+  for (let k = 0; k < agg.buckets; k++) {
+    const [a, b] = columnSpan(agg, k);
+    const x0 = sx(a);
+    const x1 = sx(b);
+    if (x1 <= 0 || x0 >= w) continue;
+    placed.push(k, x0, Math.max(0.75, x1 - x0));
+  }
   for (const { vcpu, y, h } of rows) {
     fillRect(0, y, w, h, empty);
     const color = busy[vcpu] ?? '#888';
-    for (let k = 0; k < agg.buckets; k++) {
-      const [a, b] = columnSpan(agg, k);
-      const x0 = sx(a);
-      const x1 = sx(b);
-      if (x1 <= 0 || x0 >= w) continue;
-      for (const bar of stackColumn(agg, vcpu, k, y, h))
+    for (let i = 0; i < placed.length; i += 3)
+      for (const bar of stackColumn(agg, vcpu, placed[i]!, y, h))
         fillRect(
-          x0,
+          placed[i + 1]!,
           bar.y,
-          Math.max(0.75, x1 - x0),
+          placed[i + 2]!,
           bar.h,
           bar.state === SPINNING ? SPIN_COLOR : color,
           bar.state === RUNNABLE ? 0.35 : 1,
         );
-    }
   }
+}
+
+/**
+ * A `fillRect` with a colour and an opacity, for the drawing helpers above, that sets the context's fill style and
+ * alpha only when they change (a canvas parses every colour it is given, and an aggregated strip is some 10^5
+ * rectangles): the same drawing. Nothing else may set them on `ctx` while it is in use.
+ */
+function canvasFill(
+  ctx: CanvasRenderingContext2D,
+): (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void {
+  let style: string | null = null;
+  let alpha = ctx.globalAlpha;
+  return (x, y, w, h, color, a = 1) => {
+    if (a !== alpha) {
+      ctx.globalAlpha = a;
+      alpha = a;
+    }
+    if (color !== style) {
+      ctx.fillStyle = color;
+      style = color;
+    }
+    ctx.fillRect(x, y, w, h);
+  };
 }
 
 /** Draws the I/O strip's aggregate: per column a bar whose height grows with the log of its deliveries, against the
@@ -221,20 +249,14 @@ function drawIoCounts(
 }
 
 interface Props {
-  readonly meta: Meta;
-  readonly lanes: readonly Lane[];
+  /** The run drawn: the lanes of the window on screen come from its worker (app/useWindowDetail). */
+  readonly run: RunResult;
   readonly durationMs: number;
   /** Playhead and visible time window, shared by all columns: this view follows them every frame. */
   readonly playhead: Playhead;
   readonly onViewChange: (view: View) => void;
-  /** Where the run lives, for the I/O events of the visible window. */
+  /** Where the run lives, for the detail of the visible window. */
   readonly client: SimClient;
-  readonly runId: string;
-  /**
-   * A replay run's detail (issue 19): the window the lanes hold [ms], whether the view's is being replayed, and
-   * the longest window the run replays [ms]. Undefined when the lanes hold the whole run.
-   */
-  readonly detail?: { readonly loading: boolean; readonly held: View | null; readonly capMs: number };
 }
 
 /** The axis line and tick marks, and the playhead (as styles.css .axis-line and .playhead draw them in SVG). */
@@ -273,13 +295,24 @@ interface IoBar {
   readonly rec: IoRec;
 }
 
-export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, client, runId, detail }: Props) {
+export function Timeline({ run, durationMs, playhead, onViewChange, client }: Props) {
+  const { meta, runId } = run;
   const domainColor = useDomainColor();
   // The lanes' empty background follows the page's theme (a canvas cannot read CSS variables).
   const theme = useCanvasColors();
-  // Every frame while on screen; off screen nothing until it scrolls back or playback stops.
+  // Every frame while the chart is on screen (its legend above it may be while the chart is not); off screen
+  // nothing until it scrolls back or playback stops.
   const figureRef = useRef<HTMLElement>(null);
-  const visible = useVisible(figureRef);
+  const plotRef = useRef<HTMLDivElement>(null);
+  const visible = useVisible(plotRef);
+  // A replay run's detail (issue 19): the window the lanes hold [ms], whether the view's is being replayed, and
+  // the longest window the run replays [ms]. Undefined when the lanes hold the whole run.
+  const { lanes, loading, held } = useWindowDetail(client, run, playhead, durationMs, visible);
+  const capMs = run.detail ? run.detail.capNs / 1e6 : null;
+  const detail = useMemo(
+    () => (capMs === null ? undefined : { loading, held, capMs }),
+    [capMs, loading, held],
+  );
   // React hears of the window only when it moves to a new grid cell (the I/O and state fetches); the canvas
   // follows every frame.
   const [w, cellFrom] = usePlayhead(playhead, selectGrid, { visible }).split(' ').map(Number) as [
@@ -294,7 +327,6 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   const [askFromNs, askToNs] = heldMs
     ? [Math.ceil(heldMs[0] * 1e6), Math.floor(heldMs[1] * 1e6)]
     : [stripFromNs, stripToNs];
-  const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const onViewChangeRef = useRef(onViewChange);
   const [hover, setHover] = useState<Hover | null>(null);
@@ -429,7 +461,8 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
   // width (or when the I/O events of a new cell arrive: then only their strip).
   const stripRef = useRef<{
     canvas: HTMLCanvasElement;
-    deps: readonly unknown[];
+    geometry: readonly unknown[];
+    lanes: readonly Lane[];
     ioBars: readonly IoBar[];
     ioCounts: IoCounts | null;
     states: readonly StateRow[];
@@ -452,24 +485,38 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
       if (canvas.width !== cw) canvas.width = cw;
       if (canvas.height !== ch) canvas.height = ch;
 
-      const deps = [lanes, from, w, width, lanesH, colors, theme, LANE_H, ioTop, dpr];
+      // The strip's three bands (pCPU lanes, the I/O strip, the state lanes) do not overlap, each is drawn whole
+      // on a cleared band, and each is redrawn only when what it shows changed, or everything when the cell or
+      // the geometry did (a new strip). The window's lanes, I/O, states and shares arrive as separate answers;
+      // the aggregated state lanes are the costly band, so new lanes alone must not redraw them.
+      const geometry = [from, w, width, lanesH, colors, theme, LANE_H, ioTop, dpr];
       const cached = stripRef.current;
-      const lanesStale = !cached || cached.deps.some((d, i) => d !== deps[i]);
-      // The strip's three bands (pCPU lanes, the I/O strip, the state lanes) do not overlap and each is redrawn
-      // whole, background first: a band is redrawn only when what it shows changed (or the strip was reset). The
-      // window's I/O, states and shares arrive as separate answers; the aggregated state lanes are the costly band.
-      const ioStale = lanesStale || cached.ioBars !== ioBars || cached.ioCounts !== ioShown;
-      const statesStale = lanesStale || cached.states !== statesDrawn || cached.shares !== sharesDrawn;
-      if (ioStale || statesStale) {
+      const fresh = !cached || cached.geometry.some((d, i) => d !== geometry[i]);
+      const lanesStale = fresh || cached.lanes !== lanes;
+      const ioStale = fresh || cached.ioBars !== ioBars || cached.ioCounts !== ioShown;
+      const statesStale = fresh || cached.states !== statesDrawn || cached.shares !== sharesDrawn;
+      if (lanesStale || ioStale || statesStale) {
         const strip = cached?.canvas ?? document.createElement('canvas');
         const sw = STRIP_WIDTHS * width;
-        if (lanesStale) {
+        if (fresh) {
           strip.width = Math.max(1, Math.round(sw * dpr));
           strip.height = sh;
         }
         const sctx = strip.getContext('2d');
         if (!sctx) return;
+        /** Clears the band [top, bottom) [px] on whole device pixels: the band's edges drawn anew, none left. */
+        const clearBand = (top: number, bottom: number) => {
+          sctx.setTransform(1, 0, 0, 1, 0, 0);
+          const y0 = Math.floor(top * dpr);
+          sctx.clearRect(0, y0, strip.width, Math.ceil(bottom * dpr) - y0);
+        };
+        if (!fresh) {
+          if (lanesStale) clearBand(0, ioTop - LANE_GAP);
+          if (ioStale) clearBand(ioTop, ioTop + IO_H);
+        }
+        if (statesStale) clearBand(statesTop, lanesH);
         sctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+        sctx.globalAlpha = 1;
         const k = width / w;
         const sx = (t: number) => Math.min(sw, Math.max(0, (t - from) * k));
         if (lanesStale)
@@ -506,18 +553,13 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
             }
             flush();
           });
-        const fill = (x: number, y: number, rw: number, rh: number, c: string, a = 1) => {
-          sctx.globalAlpha = a;
-          sctx.fillStyle = c;
-          sctx.fillRect(x, y, rw, rh);
-        };
         // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
         // Bars fetched for the previous cell are drawn where they fall until this cell's arrive.
         if (ioStale) {
           sctx.globalAlpha = 1;
           sctx.fillStyle = theme.emptyAlt;
           sctx.fillRect(0, ioTop, sw, IO_H);
-          if (ioShown) drawIoCounts(ioShown, sx, sw, ioTop, theme.muted, fill);
+          if (ioShown) drawIoCounts(ioShown, sx, sw, ioTop, theme.muted, canvasFill(sctx));
           for (const b of ioShown ? [] : ioBars) {
             const x0 = sx(b.from);
             const x1 = sx(b.to);
@@ -531,14 +573,15 @@ export function Timeline({ meta, lanes, durationMs, playhead, onViewChange, clie
         }
         // The state lanes under it (states fetched for the previous cell, like the I/O bars, until these come).
         if (statesStale) {
-          sctx.clearRect(0, statesTop, sw, lanesH - statesTop);
+          const fill = canvasFill(sctx);
           drawStates(statesDrawn, sx, sw, colors.busy, theme.empty, theme.fg, fill);
           if (shares) drawShares(sharesDrawn, shares, sx, sw, colors.busy, theme.empty, fill);
         }
         sctx.globalAlpha = 1;
         stripRef.current = {
           canvas: strip,
-          deps,
+          geometry,
+          lanes,
           ioBars,
           ioCounts: ioShown,
           states: statesDrawn,

@@ -10,6 +10,7 @@ import {
   toCsv,
 } from './exports';
 import type { Meta, RunReport } from '../sim/types';
+import { splitSegments } from './series';
 
 const report: RunReport = {
   policy: 'credit',
@@ -80,7 +81,7 @@ describe('trace window', () => {
   it('keeps the segments that meet the window, clipped to it, and names them', () => {
     // pcpu, start_ns, end_ns, vcpu, task
     const flat = Float64Array.from([0, 0, 5e6, 0, 0, 1, 8e6, 30e6, 0, -1, 0, 40e6, 50e6, 0, 0]);
-    const segs = segmentsInWindow(flat, meta, 10, 45);
+    const segs = segmentsInWindow(splitSegments(flat, 2), meta, 10, 45);
     expect(segs).toEqual([
       { pcpu: 1, start_ms: 10, end_ms: 30, vcpu: 'web.0', domain: 'web', task: '' },
       { pcpu: 0, start_ms: 40, end_ms: 45, vcpu: 'web.0', domain: 'web', task: 'web/srv' },

@@ -2,6 +2,7 @@
 // The tables are pure functions of the runs (tested beside this file); the images come from the DOM.
 import type { Decision } from './decisions';
 import type { ClaimResult, Meta, RunReport } from '../sim/types';
+import type { Lane } from './series';
 
 /** A CSV field: quoted when it holds a separator, a quote or a line break (RFC 4180). */
 export function csvField(v: unknown): string {
@@ -65,9 +66,9 @@ export interface TraceSegment {
   readonly task: string;
 }
 
-/** Segments (rows of 5: pcpu, start_ns, end_ns, vcpu, task) that intersect [fromMs, toMs], clipped to it. */
+/** The segments of `lanes` (per pCPU, lib/series) that intersect [fromMs, toMs], clipped to it. */
 export function segmentsInWindow(
-  flat: Float64Array,
+  lanes: readonly Lane[],
   meta: Meta,
   fromMs: number,
   toMs: number,
@@ -75,21 +76,24 @@ export function segmentsInWindow(
   const out: TraceSegment[] = [];
   const a = fromMs * 1e6;
   const b = toMs * 1e6;
-  for (let i = 0; i + 4 < flat.length; i += 5) {
-    const start = flat[i + 1]!;
-    const end = flat[i + 2]!;
-    if (end < a || start > b) continue;
-    const vcpu = meta.vcpus[flat[i + 3]!];
-    const task = flat[i + 4]!;
-    out.push({
-      pcpu: flat[i]!,
-      start_ms: Math.max(start, a) / 1e6,
-      end_ms: Math.min(end, b) / 1e6,
-      vcpu: vcpu?.name ?? String(flat[i + 3]),
-      domain: vcpu ? (meta.domains[vcpu.domain]?.name ?? '') : '',
-      task: task >= 0 ? (meta.tasks[task]?.path ?? String(task)) : '',
-    });
-  }
+  lanes.forEach((lane, pcpu) => {
+    for (let i = 0; i < lane.start.length; i++) {
+      // The simulator's times are whole nanoseconds: recovered exactly from the lanes' milliseconds.
+      const start = Math.round(lane.start[i]! * 1e6);
+      const end = Math.round(lane.end[i]! * 1e6);
+      if (end < a || start > b) continue;
+      const vcpu = meta.vcpus[lane.vcpu[i]!];
+      const task = lane.task[i]!;
+      out.push({
+        pcpu,
+        start_ms: Math.max(start, a) / 1e6,
+        end_ms: Math.min(end, b) / 1e6,
+        vcpu: vcpu?.name ?? String(lane.vcpu[i]),
+        domain: vcpu ? (meta.domains[vcpu.domain]?.name ?? '') : '',
+        task: task >= 0 ? (meta.tasks[task]?.path ?? String(task)) : '',
+      });
+    }
+  });
   return out.sort((x, y) => x.start_ms - y.start_ms || x.pcpu - y.pcpu);
 }
 

@@ -66,7 +66,7 @@ export interface PlayheadOptions {
  * Calls `draw(state)` on playhead changes at the rate the caller needs (see PlayheadOptions), outside React: for
  * views that write the DOM or a canvas themselves, so a playing frame costs them no render. Throttled updates are
  * trailing, so the last position always shows; `draw` also runs on subscribing (catching up with whatever moved
- * meanwhile) and whenever it changes.
+ * meanwhile) and whenever it changes (off screen while playing: once back in sight or stopped).
  */
 export function usePlayheadEffect(
   playhead: Playhead,
@@ -74,10 +74,16 @@ export function usePlayheadEffect(
   { playingMs = 0, visible = true }: PlayheadOptions = {},
 ): void {
   const drawRef = useRef(draw);
-  // A new `draw` (new data, a new size) draws at once, playing or not.
+  const shown = useRef(visible);
+  useLayoutEffect(() => {
+    shown.current = visible;
+  }, [visible]);
+  // A new `draw` (new data, a new size) draws at once, except off screen while playing: then it waits until the
+  // view scrolls into sight or playback stops (the subscription below draws then), as playing frames do.
   useLayoutEffect(() => {
     drawRef.current = draw;
-    draw(playhead.get());
+    const s = playhead.get();
+    if (shown.current || !s.playing) draw(s);
   }, [draw, playhead]);
 
   useLayoutEffect(() => {

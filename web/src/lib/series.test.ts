@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   bucketAt,
   chooseBucketMs,
+  laneBuffers,
   segmentAt,
   segmentCount,
   shareColumns,
@@ -48,6 +49,41 @@ describe('splitSegments', () => {
     expect(segmentAt(lane, 22)).toBe(-1);
     expect(segmentAt(lane, 31)).toBe(-1);
     expect(segmentAt(lanes[1]!, 1)).toBe(-1);
+  });
+
+  it('keeps lanes that come in order as they come, zero-length segments too', () => {
+    // prettier-ignore
+    const ordered = new Float64Array([
+      0, 0, 4 * MS, 3, 0,
+      1, 2 * MS, 2 * MS, 5, -1,
+      0, 4 * MS, 4 * MS, 2, -1,
+      1, 2 * MS, 6 * MS, 4, 1,
+      0, 4 * MS, 9 * MS, 1, 2,
+    ]);
+    const [a, b] = splitSegments(ordered, 2);
+    expect([...a!.vcpu]).toEqual([3, 2, 1]);
+    expect([...a!.end]).toEqual([4, 4, 9]);
+    expect([...b!.vcpu]).toEqual([5, 4]);
+    expect([...b!.task]).toEqual([-1, 1]);
+  });
+
+  it('sorts an out-of-order lane stably by start', () => {
+    // prettier-ignore
+    const shuffled = new Float64Array([
+      0, 7 * MS, 8 * MS, 0, 0,
+      0, 3 * MS, 3 * MS, 1, 0,
+      0, 3 * MS, 5 * MS, 2, 0,
+    ]);
+    const [lane] = splitSegments(shuffled, 1);
+    expect([...lane!.start]).toEqual([3, 3, 7]);
+    expect([...lane!.vcpu]).toEqual([1, 2, 0]);
+  });
+
+  it('names every buffer of the lanes once, for a transfer', () => {
+    const buffers = laneBuffers(lanes);
+    expect(buffers).toHaveLength(4 * lanes.length);
+    expect(new Set(buffers).size).toBe(buffers.length);
+    expect(buffers[0]).toBe(lanes[0]!.start.buffer);
   });
 
   it('handles an empty trace', () => {

@@ -31,6 +31,7 @@ export type { VcpuLag } from './generated/VcpuLag';
 import type { InferenceSeries } from './generated/InferenceSeries';
 import type { Meta } from './generated/Meta';
 import type { RunReport } from './generated/RunReport';
+import type { Lane } from '../lib/series';
 
 /** What the worker returns for one policy's run. */
 export interface RunResult {
@@ -39,13 +40,13 @@ export interface RunResult {
   readonly runId: string;
   readonly report: RunReport;
   readonly meta: Meta;
-  /** Rows of 5: pcpu, start_ns, end_ns, vcpu, task (-1 = guest idle). */
-  readonly segments: Float64Array;
+  /** The schedule segments per pCPU (split in the worker, lib/series `splitSegments`). */
+  readonly lanes: readonly Lane[];
   /** Rows = buckets of `bucketMs`, cols = meta.domains. */
   readonly shares: Float64Array;
   readonly bucketMs: number;
   /**
-   * A replay run (issue 19): the window whose detail `segments` (and the detail queries) hold now, and the longest
+   * A replay run (issue 19): the window whose detail `lanes` (and the detail queries) hold now, and the longest
    * window it replays [ns]; null for a run that kept its whole trace.
    */
   readonly detail?: DetailWindow | null;
@@ -61,9 +62,9 @@ export interface DetailWindow {
   readonly capNs: number;
 }
 
-/** A replay run's detail of a window: where it is held and its schedule segments (rows of 5, as RunResult's). */
+/** A replay run's detail of a window: where it is held and its schedule segments per pCPU (as RunResult's). */
 export interface WindowDetail extends DetailWindow {
-  readonly segments: Float64Array;
+  readonly lanes: readonly Lane[];
 }
 
 /**
@@ -77,7 +78,7 @@ export interface RunTiming {
   readonly called: number;
   /** The simulation reached the end of the scenario. */
   readonly simulated: number;
-  /** The result (report, metadata, segments, shares) was packed for the page. */
+  /** The result (report, metadata, lanes, shares) was packed for the page. */
   readonly packed: number;
 }
 

@@ -15,12 +15,14 @@ import init, {
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import { selectWindow, type DecisionWindow } from '../lib/decisions';
 import type { RunQueueChange } from '../lib/runqueueSteps';
+import { laneBuffers, splitSegments } from '../lib/series';
 import { defaultView, detailWindow } from '../lib/view';
 import type {
   Ablation,
   Cost,
   ClaimResult,
   Decision,
+  DetailWindow,
   DistributionMetric,
   Inference,
   InferenceSeries,
@@ -87,6 +89,8 @@ const sims = new Map<string, Simulation>();
 /** A replay run's window of detail: the longest it may be and the one held now [ns]. */
 interface Held {
   readonly capNs: number;
+  /** The run's pCPUs: the lanes its windows' segments split into. */
+  readonly pcpus: number;
   from: number;
   to: number;
 }
@@ -182,8 +186,10 @@ function explain(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
+/** Runs `sim` to the end and packs its result; `opening` is the window a replay run holds (recorded as it ran). */
 async function runToEnd(
   sim: Simulation,
+  opening: DetailWindow | null,
   policy: string,
   runId: string,
   bucketMs: number,
@@ -201,17 +207,16 @@ async function runToEnd(
     }
   }
   const simulated = epochMs();
-  // A replay run holds the page's opening window: recorded as the run passed it.
-  const h = held.get(sim);
+  const meta = parse<Meta>(sim.meta_json());
   const result = {
     policy,
     runId,
     report: parse<RunReport>(sim.report_json()),
-    meta: parse<Meta>(sim.meta_json()),
-    segments: sim.segments(),
+    meta,
+    lanes: splitSegments(sim.segments(), meta.pcpus),
     shares: sim.share_series(bucketMs),
     bucketMs,
-    detail: h ? { fromNs: h.from, toNs: h.to, capNs: h.capNs } : null,
+    detail: opening,
   };
   return { ...result, timing: { wasmReady: await wasmReadyAt, called, simulated, packed: epochMs() } };
 }
@@ -223,14 +228,14 @@ async function runToEnd(
 const queries = {
   /**
    * A replay run's detail of [fromNs, toNs) (at most its longest window, from `fromNs`): the window it now holds
-   * and its schedule segments (transferred), replayed from the nearest checkpoint unless already held. null for
-   * a full-trace run (its segments came with the run).
+   * and its schedule segments split into lanes here (transferred: the page does no per-segment work), replayed
+   * from the nearest checkpoint unless already held. null for a full-trace run (its lanes came with the run).
    */
   focus: (s: Simulation, fromNs: number, toNs: number): WindowDetail | null => {
     const h = hold(s, fromNs, toNs);
     if (!h) return null;
-    const segments = s.segments();
-    return Comlink.transfer({ fromNs: h.from, toNs: h.to, capNs: h.capNs, segments }, [segments.buffer]);
+    const lanes = splitSegments(s.segments(), h.pcpus);
+    return Comlink.transfer({ fromNs: h.from, toNs: h.to, capNs: h.capNs, lanes }, laneBuffers(lanes));
   },
 
   /** Every pCPU's run queue at `tNs` (null for a pCPU before its first snapshot). */
@@ -380,17 +385,18 @@ const api = {
       // passes it, so the first frame needs no replay.
       const [, openMs] = detailWindow(defaultView(durationMs), capNs / 1e6, durationMs);
       sim = Simulation.withReplay(json, policy, CHECKPOINT_MS, openMs);
-      held.set(sim, { capNs, from: 0, to: Math.floor(openMs * 1e6) });
-      const result = await runToEnd(sim, policy, runId, bucketMs, called, onProgress);
+      // It holds that opening window once run.
+      const opening = { fromNs: 0, toNs: Math.floor(openMs * 1e6), capNs };
+      const result = await runToEnd(sim, opening, policy, runId, bucketMs, called, onProgress);
       release(runId);
       sims.set(runId, sim);
+      held.set(sim, { capNs, pcpus: result.meta.pcpus, from: opening.fromNs, to: opening.toNs });
       sim = undefined;
-      return Comlink.transfer(result, [result.segments.buffer, result.shares.buffer]);
+      return Comlink.transfer(result, [...laneBuffers(result.lanes), result.shares.buffer]);
     } catch (e) {
       throw explain(e);
     } finally {
       try {
-        if (sim) held.delete(sim);
         sim?.free();
       } catch {
         // After a trap the handle stays borrowed and free() throws; keep the trap's error (the client drops
