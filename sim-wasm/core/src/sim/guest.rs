@@ -39,8 +39,9 @@ const CFS_MIN_GRAN: u64 = 750_000;
 
 const CFS_WAKEUP_GRAN: u64 = 1_000_000;
 
-/// Linux's scaling of the CFS tunables by the CPUs a kernel has (`SCHED_TUNABLESCALING_LOG`, the default since
-/// 2.6.35: `get_update_sysctl_factor` returns 1 + ilog2(min(online CPUs, 8))); a guest kernel's CPUs are its vCPUs.
+/// Linux's scaling of the CFS tunables by the CPUs a kernel has (`sysctl_sched_tunable_scaling` defaults to
+/// `SCHED_TUNABLESCALING_LOG`: `get_update_sysctl_factor` returns 1 + ilog2(min(online CPUs, 8))); a guest
+/// kernel's CPUs are its vCPUs.
 pub(super) fn cfs_factor(vcpus: usize) -> u64 {
     1 + u64::from(vcpus.clamp(1, 8).ilog2())
 }
