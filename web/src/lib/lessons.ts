@@ -461,8 +461,10 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'The enhanced credit scheduler',
         text:
-          'The thesis’s enhanced Credit keeps the I/O path moving too: the domU’s throughput stays above Credit’s ' +
-          '(80.47 against 72.71 Mbit/s in the thesis). Its cost, more context switches, is the subject of the ' +
+          'The thesis’s enhanced Credit has no rate limit: the domU preempts dom0 at once, often while dom0’s ' +
+          'packet thread is still current. dom0’s kernel charges that thread the domU’s run and then makes it wait ' +
+          'behind its own busy task, so here the domU streams less than under Credit (69 against 88 Mbit/s over ' +
+          'five seeds; the thesis: 80.47 against 72.71). Its cost, more context switches, is the subject of the ' +
           'thesis’s stress scenario (p003-s45-enhanced-stress).',
         scenario: 'p003-table5-dom0-stress',
         policies: ['credit', 'credit2', 'enhanced'],
@@ -471,7 +473,7 @@ export const LESSONS: readonly Lesson[] = [
         claim: 2,
         marks: [
           { view: 'timeline', policy: 'enhanced', note: 'Shorter turns for dom0' },
-          { view: 'claims-panel', note: 'Table 5’s direction, checked' },
+          { view: 'claims-panel', note: 'Table 5’s direction, not reproduced here' },
         ],
       },
     ],

@@ -30,12 +30,21 @@ fn cfs_weight(p: Priority) -> u64 {
     }
 }
 
-/// CFS tunables (Linux defaults for one CPU) [ns].
+/// CFS tunables, Linux's normalised defaults for one CPU [ns]: the targeted latency, the minimum slice and the
+/// wake-up granularity (kernel/sched/fair.c `normalized_sysctl_sched_*`). The kernel scales all three by
+/// [`cfs_factor`] for the CPUs it has.
 const CFS_LATENCY: u64 = 6_000_000;
 
 const CFS_MIN_GRAN: u64 = 750_000;
 
 const CFS_WAKEUP_GRAN: u64 = 1_000_000;
+
+/// Linux's scaling of the CFS tunables by the CPUs a kernel has (`sysctl_sched_tunable_scaling` defaults to
+/// `SCHED_TUNABLESCALING_LOG`: `get_update_sysctl_factor` returns 1 + ilog2(min(online CPUs, 8))); a guest
+/// kernel's CPUs are its vCPUs.
+pub(super) fn cfs_factor(vcpus: usize) -> u64 {
+    1 + u64::from(vcpus.clamp(1, 8).ilog2())
+}
 
 impl Simulation {
     /// Makes a guest task runnable if it has something to do. Does not touch the vCPU.
@@ -45,6 +54,7 @@ impl Simulation {
         let cfs = self.guests.kernel[self.guests.tasks[t.0].dom.0].scheduler == GuestScheduler::Cfs;
         let v = self.guests.tasks[t.0].vcpu;
         let min_vr = self.host.vcpus[v.0].min_vruntime;
+        let latency = self.cfs_scaled(v, CFS_LATENCY);
         let task = &mut self.guests.tasks[t.0];
         task.burst_left = burst;
         task.sleep_avg = (task.sleep_avg + (now - task.blocked_since).0).min(MAX_SLEEP_AVG);
@@ -52,7 +62,7 @@ impl Simulation {
         task.expired = false;
         if cfs {
             // Sleeper credit: a waking task is placed at most half a latency period behind the queue.
-            task.vruntime = task.vruntime.max(min_vr.saturating_sub(CFS_LATENCY / 2));
+            task.vruntime = task.vruntime.max(min_vr.saturating_sub(latency / 2));
         }
         task.state = TState::Runnable;
         self.host.vcpus[v.0].runnable.push(t);
@@ -71,6 +81,11 @@ impl Simulation {
         if self.rec.on {
             self.rec.trace.push_task_state(TaskRec { t_ns: self.now.0, task: t.0 as u32, state: "blocked" });
         }
+    }
+
+    /// A CFS tunable as the guest kernel of vCPU `v` sets it for its domain's vCPU count [ns].
+    fn cfs_scaled(&self, v: VcpuId, base: u64) -> u64 {
+        base * cfs_factor(self.host.dom_info[self.host.vcpus[v.0].dom.0].vcpus.len())
     }
 
     fn is_cfs(&self, v: VcpuId) -> bool {
@@ -194,7 +209,8 @@ impl Simulation {
                 let preempt = if rt(woken) || rt(cur) {
                     rt(woken) && !rt(cur)
                 } else if self.is_cfs(v) {
-                    self.guests.tasks[woken.0].vruntime + CFS_WAKEUP_GRAN < self.guests.tasks[cur.0].vruntime
+                    self.guests.tasks[woken.0].vruntime + self.cfs_scaled(v, CFS_WAKEUP_GRAN)
+                        < self.guests.tasks[cur.0].vruntime
                 } else {
                     self.prio(woken) < self.prio(cur)
                 };
@@ -276,7 +292,7 @@ impl Simulation {
     /// CFS's ideal slice: the latency period shared by the runnable tasks, at least the minimum granularity.
     fn cfs_slice(&self, v: VcpuId) -> u64 {
         let nr = self.host.vcpus[v.0].runnable.len() as u64;
-        (CFS_LATENCY / nr.max(1)).max(CFS_MIN_GRAN)
+        (self.cfs_scaled(v, CFS_LATENCY) / nr.max(1)).max(self.cfs_scaled(v, CFS_MIN_GRAN))
     }
 
     /// The guest picks its task on a running vCPU, reports any address-space switch, and arms its timer;
