@@ -69,7 +69,7 @@ fn main() {
             g.1 += 1;
         } else {
             // The task the first waiting packet woke (the guest wakes in packet order).
-            let woken = trace.task_states(start, start + 1, 64).iter().find(|r| r.state == "runnable");
+            let woken = trace.task_states(start, start + 1, 64).into_iter().find(|r| r.state == "runnable");
             let name = woken.map_or("(none)".to_string(), |r| meta.tasks[r.task as usize].path.clone());
             let why = if woken.is_some_and(|r| io_bound[r.task as usize]) {
                 format!("{name} woken first, an already runnable task ran")

@@ -43,6 +43,12 @@ fn main() {
         m.trace_detail_until_ns.map_or("the end".to_string(), |t| format!("{:.1} s", t as f64 / 1e9)),
         peak_rss_mb()
     );
+    print_breakdown(sim.trace());
+}
+
+fn print_breakdown(t: &schedsim_core::trace::Trace) {
+    let parts: Vec<String> = t.breakdown().iter().map(|(k, b)| format!("{k} {:.1} MB", *b as f64 / 1e6)).collect();
+    println!("    held: {}", parts.join(", "));
 }
 
 fn replay(sc: &Scenario, policy: &str, opening_ms: u64) {
@@ -66,6 +72,7 @@ fn replay(sc: &Scenario, policy: &str, opening_ms: u64) {
         mb(sim.trace().heap_size()),
         peak_rss_mb()
     );
+    print_breakdown(sim.detail());
     let mid = sc.duration_ms * 1_000_000 / 2 + 37_000_000;
     sim.focus(mid, mid + 1_000_000_000).expect("replays");
     println!(
@@ -75,4 +82,5 @@ fn replay(sc: &Scenario, policy: &str, opening_ms: u64) {
         mb(sim.retained_bytes()),
         peak_rss_mb()
     );
+    print_breakdown(sim.detail());
 }

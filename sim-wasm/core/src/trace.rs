@@ -138,8 +138,9 @@ pub struct VcpuSpan {
     pub state: VcpuState,
 }
 
-/// A stored decision: its text lives in the trace's text arena (`chunk`, `start`, `len`), or its facts in
-/// `facts[start]` when `chunk` is [`FACTS`].
+/// A stored decision: its text lives in the trace's text arena (`chunk`, `start`, `len`); when `chunk` is
+/// [`FACTS`] it was recorded as facts: their kind is `fact_kinds[len]` and their arguments are encoded in
+/// `fact_bytes` from `start`.
 #[derive(Debug, Clone, Copy)]
 struct Decision {
     t_ns: u64,
@@ -154,6 +155,97 @@ const FACTS: u32 = u32::MAX;
 
 /// Size of one chunk of the decision-text arena [bytes]; chunks never grow, so no text is copied twice.
 const TEXT_CHUNK: usize = 1 << 20;
+
+/// What a decision recorded as facts shares with others of its kind: the words put before it, its writer and its
+/// fixed word. Interned per trace (a handful exist), so a decision stores an index.
+#[derive(Debug, Clone, Copy)]
+struct FactKind {
+    prefix: &'static str,
+    write: fn(&Facts, &[String], &mut String),
+    word: &'static str,
+}
+
+impl FactKind {
+    fn same(&self, prefix: &'static str, f: &Facts) -> bool {
+        // Compared by address: a writer that the compiler merged with an identical one words the same facts alike.
+        self.prefix == prefix && self.word == f.word && self.write as usize == f.write as usize
+    }
+}
+
+/// Interned `&'static str` labels (priority classes, I/O kinds and phases, task states): a stored record keeps a
+/// one-byte index instead of a 16-byte reference. There are a few dozen at most across every policy.
+#[derive(Debug, Clone, Default)]
+struct Labels(Vec<&'static str>);
+
+impl Labels {
+    fn id(&mut self, label: &'static str) -> u8 {
+        if let Some(i) = self.0.iter().position(|l| *l == label) {
+            return i as u8;
+        }
+        assert!(self.0.len() <= u8::MAX as usize, "more than 256 distinct trace labels");
+        self.0.push(label);
+        (self.0.len() - 1) as u8
+    }
+
+    fn get(&self, id: u8) -> &'static str {
+        self.0[id as usize]
+    }
+}
+
+/// An [`IoRec`] as stored (24 bytes instead of 56): its kind and phase interned in the trace's labels.
+#[derive(Debug, Clone, Copy)]
+struct IoCell {
+    t_ns: u64,
+    wait_ns: u64,
+    vcpu: u32,
+    kind: u8,
+    phase: u8,
+}
+
+/// A [`TaskRec`] as stored (16 bytes instead of 32).
+#[derive(Debug, Clone, Copy)]
+struct TaskCell {
+    t_ns: u64,
+    task: u32,
+    state: u8,
+}
+
+/// An [`RqEntry`] as stored (16 bytes instead of 40); `vcpu` is [`NO_VCPU`] in the running slot of an idle pCPU.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RqCell {
+    credit: i64,
+    vcpu: u32,
+    pri: u8,
+    has_credit: bool,
+}
+
+const NO_VCPU: u32 = u32::MAX;
+
+/// A run-queue snapshot as stored: `cells[at]` is what runs, the next `queued` cells what waits, in its lane's
+/// cell arena (no allocation per snapshot).
+#[derive(Debug, Clone, Copy)]
+struct RqRec {
+    t_ns: u64,
+    at: u32,
+    queued: u32,
+}
+
+/// One pCPU's run-queue snapshots.
+#[derive(Debug, Clone, Default)]
+struct RqLane {
+    recs: Vec<RqRec>,
+    cells: Vec<RqCell>,
+}
+
+impl RqLane {
+    /// What snapshot `i` runs and has queued.
+    fn entries(&self, i: usize) -> (Option<&RqCell>, &[RqCell]) {
+        let r = &self.recs[i];
+        let at = r.at as usize;
+        let running = Some(&self.cells[at]).filter(|c| c.vcpu != NO_VCPU);
+        (running, &self.cells[at + 1..at + 1 + r.queued as usize])
+    }
+}
 
 /// A vCPU in a run-queue snapshot, as the policy sees it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -178,10 +270,10 @@ pub struct RqSnap {
 
 /// A pCPU's run-queue snapshot in a list of changes across pCPUs.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct RqChange<'a> {
+pub struct RqChange {
     pub pcpu: u32,
     #[serde(flatten)]
-    pub snap: &'a RqSnap,
+    pub snap: RqSnap,
 }
 
 /// Most run-queue snapshots one pCPU keeps for one instant.
@@ -252,11 +344,16 @@ impl Buckets {
 
 /// Bytes a push onto `v` allocates: nothing while it has room, its current capacity again when it doubles.
 fn growth_bytes<T>(v: &Vec<T>) -> usize {
-    if v.len() == v.capacity() {
-        v.capacity().max(4) * std::mem::size_of::<T>()
-    } else {
-        0
+    growth_bytes_n(v, 1)
+}
+
+/// Bytes appending `n` items to `v` allocates, as `Vec` grows (to twice its capacity, or what is needed).
+fn growth_bytes_n<T>(v: &Vec<T>, n: usize) -> usize {
+    let need = v.len() + n;
+    if need <= v.capacity() {
+        return 0;
     }
+    (need.max(v.capacity() * 2).max(4) - v.capacity()) * std::mem::size_of::<T>()
 }
 
 /// The trace keeps full detail until its memory budget is spent; from then on (`detail_until_ns`) it keeps only
@@ -268,17 +365,23 @@ pub struct Trace {
     decisions: Vec<Decision>,
     /// Decision texts, back to back, in fixed-size chunks.
     text: Vec<String>,
-    /// Decisions stored as facts, each with the words put before them (the trigger; "" for none).
-    facts: Vec<(&'static str, Facts)>,
+    /// The kinds of decisions stored as facts.
+    fact_kinds: Vec<FactKind>,
+    /// Their arguments, each a signed LEB128 number (most are small: vCPU indices, priorities, credits).
+    fact_bytes: Vec<u8>,
     /// Every vCPU's name, for wording facts.
     vcpu_name: Arc<[String]>,
     pub decisions_dropped: u64,
-    io: Vec<IoRec>,
-    task_states: Vec<TaskRec>,
+    io: Vec<IoCell>,
+    task_states: Vec<TaskCell>,
     beliefs: Vec<BeliefRec>,
     boosts: Vec<BoostRec>,
     /// Run-queue snapshots per pCPU, recorded whenever one changes.
-    runqueues: Vec<Vec<RqSnap>>,
+    runqueues: Vec<RqLane>,
+    /// The labels the stored records name by index.
+    labels: Labels,
+    /// Reused to turn a snapshot's entries into cells before comparing it with the last.
+    rq_scratch: Vec<RqCell>,
     /// Spin stretches in the order they were charged (so by `end`).
     spins: Vec<SpinRec>,
     /// Longest spin stretch [ns]: how far past a window a stretch that overlaps it may end.
@@ -314,14 +417,17 @@ impl Trace {
             last_of_pcpu: vec![None; pcpus],
             decisions: Vec::new(),
             text: Vec::new(),
-            facts: Vec::new(),
+            fact_kinds: Vec::new(),
+            fact_bytes: Vec::new(),
             vcpu_name: Arc::from([]),
             io: Vec::new(),
             task_states: Vec::new(),
             beliefs: Vec::new(),
             boosts: Vec::new(),
             decisions_dropped: 0,
-            runqueues: vec![Vec::new(); pcpus],
+            runqueues: vec![RqLane::default(); pcpus],
+            labels: Labels::default(),
+            rq_scratch: Vec::new(),
             spins: Vec::new(),
             max_spin_ns: 0,
             vcpu_dom,
@@ -351,14 +457,17 @@ impl Trace {
         d.last_of_pcpu = std::mem::replace(&mut self.last_of_pcpu, vec![None; self.pcpus]);
         d.decisions = std::mem::take(&mut self.decisions);
         d.text = std::mem::take(&mut self.text);
-        d.facts = std::mem::take(&mut self.facts);
+        d.fact_kinds = std::mem::take(&mut self.fact_kinds);
+        d.fact_bytes = std::mem::take(&mut self.fact_bytes);
         d.vcpu_name = self.vcpu_name.clone();
         d.decisions_dropped = std::mem::take(&mut self.decisions_dropped);
         d.io = std::mem::take(&mut self.io);
         d.task_states = std::mem::take(&mut self.task_states);
         d.beliefs = std::mem::take(&mut self.beliefs);
         d.boosts = std::mem::take(&mut self.boosts);
-        d.runqueues = std::mem::replace(&mut self.runqueues, vec![Vec::new(); self.pcpus]);
+        d.runqueues = std::mem::replace(&mut self.runqueues, vec![RqLane::default(); self.pcpus]);
+        // The stored records name labels by index; this trace keeps its own for what it records next.
+        d.labels = self.labels.clone();
         d.spins = std::mem::take(&mut self.spins);
         d.max_spin_ns = std::mem::take(&mut self.max_spin_ns);
         d.used_bytes = std::mem::take(&mut self.used_bytes);
@@ -436,13 +545,29 @@ impl Trace {
     /// Records a decision as its facts, worded (after `prefix` and ": ", when `prefix` is not empty) only when
     /// read. Charged against the budget as what it allocates, like a text.
     pub fn push_decision_facts(&mut self, t_ns: u64, pcpu: usize, prefix: &'static str, facts: Facts) {
-        let bytes = growth_bytes(&self.decisions) + growth_bytes(&self.facts);
+        // At most 10 bytes per number in signed LEB128.
+        let mut buf = [0u8; FACT_ARGS * 10];
+        let mut rest = &mut buf[..];
+        for a in facts.args {
+            // Writing into a buffer sized for the worst case cannot fail.
+            let _ = leb128::write::signed(&mut rest, a);
+        }
+        let len = FACT_ARGS * 10 - rest.len();
+        let bytes = growth_bytes(&self.decisions) + growth_bytes_n(&self.fact_bytes, len);
         if !self.spend(t_ns, bytes) {
             self.decisions_dropped += 1;
             return;
         }
-        self.decisions.push(Decision { t_ns, pcpu: pcpu as u32, chunk: FACTS, start: self.facts.len() as u32, len: 0 });
-        self.facts.push((prefix, facts));
+        let kind = match self.fact_kinds.iter().position(|k| k.same(prefix, &facts)) {
+            Some(k) => k,
+            None => {
+                self.fact_kinds.push(FactKind { prefix, write: facts.write, word: facts.word });
+                self.fact_kinds.len() - 1
+            }
+        };
+        let start = self.fact_bytes.len() as u32;
+        self.fact_bytes.extend_from_slice(&buf[..len]);
+        self.decisions.push(Decision { t_ns, pcpu: pcpu as u32, chunk: FACTS, start, len: kind as u32 });
     }
 
     pub fn push_decision(&mut self, t_ns: u64, pcpu: usize, text: &str) {
@@ -471,7 +596,8 @@ impl Trace {
 
     pub fn push_io(&mut self, rec: IoRec) {
         if self.spend(rec.t_ns, growth_bytes(&self.io)) {
-            self.io.push(rec);
+            let (kind, phase) = (self.labels.id(rec.kind), self.labels.id(rec.phase));
+            self.io.push(IoCell { t_ns: rec.t_ns, wait_ns: rec.wait_ns, vcpu: rec.vcpu, kind, phase });
         }
     }
 
@@ -500,18 +626,29 @@ impl Trace {
 
     pub fn push_task_state(&mut self, rec: TaskRec) {
         if self.spend(rec.t_ns, growth_bytes(&self.task_states)) {
-            self.task_states.push(rec);
+            let state = self.labels.id(rec.state);
+            self.task_states.push(TaskCell { t_ns: rec.t_ns, task: rec.task, state });
         }
     }
 
     /// Notifications with `from_ns <= t < to_ns`, at most `limit`.
-    pub fn io_events(&self, from_ns: u64, to_ns: u64, limit: usize) -> &[IoRec] {
-        window(&self.io, |r| r.t_ns, from_ns, to_ns, limit)
+    pub fn io_events(&self, from_ns: u64, to_ns: u64, limit: usize) -> Vec<IoRec> {
+        let cells = window(&self.io, |r| r.t_ns, from_ns, to_ns, limit);
+        let l = &self.labels;
+        let rec = |c: &IoCell| IoRec {
+            t_ns: c.t_ns,
+            vcpu: c.vcpu,
+            kind: l.get(c.kind),
+            phase: l.get(c.phase),
+            wait_ns: c.wait_ns,
+        };
+        cells.iter().map(rec).collect()
     }
 
     /// Guest task state changes with `from_ns <= t < to_ns`, at most `limit`.
-    pub fn task_states(&self, from_ns: u64, to_ns: u64, limit: usize) -> &[TaskRec] {
-        window(&self.task_states, |r| r.t_ns, from_ns, to_ns, limit)
+    pub fn task_states(&self, from_ns: u64, to_ns: u64, limit: usize) -> Vec<TaskRec> {
+        let cells = window(&self.task_states, |r| r.t_ns, from_ns, to_ns, limit);
+        cells.iter().map(|c| TaskRec { t_ns: c.t_ns, task: c.task, state: self.labels.get(c.state) }).collect()
     }
 
     /// Records pCPU `p`'s run queue unless it is unchanged since its last snapshot.
@@ -520,27 +657,60 @@ impl Trace {
         if self.detail_until_ns.is_some() {
             return;
         }
-        let bytes = growth_bytes(&self.runqueues[p]) + std::mem::size_of_val(queued);
-        let list = &mut self.runqueues[p];
-        if let Some(last) = list.last_mut() {
-            if last.running == running && last.queued == queued {
+        let mut cells = std::mem::take(&mut self.rq_scratch);
+        cells.clear();
+        let idle = RqCell { credit: 0, vcpu: NO_VCPU, pri: 0, has_credit: false };
+        let labels = &mut self.labels;
+        let mut cell = |e: &RqEntry| RqCell {
+            credit: e.credit.unwrap_or(0),
+            vcpu: e.vcpu,
+            pri: labels.id(e.pri),
+            has_credit: e.credit.is_some(),
+        };
+        cells.push(running.as_ref().map_or(idle, &mut cell));
+        cells.extend(queued.iter().map(cell));
+        self.push_rq_cells(p, t_ns, &cells);
+        self.rq_scratch = cells;
+    }
+
+    /// `push_runqueue` once the entries are cells: what runs first, then what waits.
+    fn push_rq_cells(&mut self, p: usize, t_ns: u64, cells: &[RqCell]) {
+        let bytes = growth_bytes(&self.runqueues[p].recs) + growth_bytes_n(&self.runqueues[p].cells, cells.len());
+        let lane = &mut self.runqueues[p];
+        if let Some(last) = lane.recs.last() {
+            if lane.cells[last.at as usize..] == *cells {
                 return;
             }
         }
         // Several changes within one instant are kept one after another (a BOOSTed vCPU queued at the head, then
         // dispatched: the page shows each as a step), up to a few; past them only the last state of the instant.
-        let n = list.len();
-        if n >= SAME_INSTANT_SNAPS && list[n - SAME_INSTANT_SNAPS].t_ns == t_ns {
-            if let Some(last) = list.last_mut() {
-                last.running = running;
-                last.queued.clear();
-                last.queued.extend_from_slice(queued);
+        let n = lane.recs.len();
+        if n >= SAME_INSTANT_SNAPS && lane.recs[n - SAME_INSTANT_SNAPS].t_ns == t_ns {
+            if let Some(last) = lane.recs.last_mut() {
+                // The last snapshot's cells end the arena: replace them.
+                lane.cells.truncate(last.at as usize);
+                lane.cells.extend_from_slice(cells);
+                last.queued = (cells.len() - 1) as u32;
                 return;
             }
         }
         if self.spend(t_ns, bytes) {
-            self.runqueues[p].push(RqSnap { t_ns, running, queued: queued.to_vec() });
+            let lane = &mut self.runqueues[p];
+            lane.recs.push(RqRec { t_ns, at: lane.cells.len() as u32, queued: (cells.len() - 1) as u32 });
+            lane.cells.extend_from_slice(cells);
         }
+    }
+
+    /// Snapshot `i` of pCPU `p`, as handed out.
+    fn rq_snap(&self, p: usize, i: usize) -> RqSnap {
+        let lane = &self.runqueues[p];
+        let entry = |c: &RqCell| RqEntry {
+            vcpu: c.vcpu,
+            pri: self.labels.get(c.pri),
+            credit: c.has_credit.then_some(c.credit),
+        };
+        let (running, queued) = lane.entries(i);
+        RqSnap { t_ns: lane.recs[i].t_ns, running: running.map(entry), queued: queued.iter().map(entry).collect() }
     }
 
     /// Records CPU charged as spinning; stretches must come in the order they end.
@@ -564,8 +734,11 @@ impl Trace {
         }
         // How many pCPUs run and queue each vCPU now (a snapshot adds to them, the next one on its pCPU undoes it).
         let mut counts = (vec![0u32; nv], vec![0u32; nv]);
-        let touch = |(running, queued): &mut (Vec<u32>, Vec<u32>), snap: &RqSnap, d: i32, touched: &mut Vec<usize>| {
-            let entries = snap.running.iter().map(|e| (e, true)).chain(snap.queued.iter().map(|e| (e, false)));
+        let touch = |(running, queued): &mut (Vec<u32>, Vec<u32>),
+                     (run, wait): (Option<&RqCell>, &[RqCell]),
+                     d: i32,
+                     touched: &mut Vec<usize>| {
+            let entries = run.into_iter().map(|e| (e, true)).chain(wait.iter().map(|e| (e, false)));
             for (e, is_running) in entries {
                 let v = e.vcpu as usize;
                 if v < nv {
@@ -578,21 +751,21 @@ impl Trace {
         let mut touched = Vec::new();
         // Each pCPU's snapshot at `from_ns`, and a cursor over its later ones in the window (merged in time order
         // as they are read: a wide window is never copied, and reading stops at the limit).
-        let mut current: Vec<Option<&RqSnap>> = Vec::with_capacity(self.pcpus);
+        let mut current: Vec<Option<usize>> = Vec::with_capacity(self.pcpus);
         let mut cursor: Vec<(usize, usize)> = Vec::with_capacity(self.pcpus);
-        for list in &self.runqueues {
-            let i = list.partition_point(|s| s.t_ns <= from_ns);
-            let at = i.checked_sub(1).map(|k| &list[k]);
-            if let Some(s) = at {
-                touch(&mut counts, s, 1, &mut touched);
+        for lane in &self.runqueues {
+            let i = lane.recs.partition_point(|s| s.t_ns <= from_ns);
+            let at = i.checked_sub(1);
+            if let Some(k) = at {
+                touch(&mut counts, lane.entries(k), 1, &mut touched);
             }
             current.push(at);
-            cursor.push((i, list.partition_point(|s| s.t_ns < to_ns)));
+            cursor.push((i, lane.recs.partition_point(|s| s.t_ns < to_ns)));
         }
         // The pCPU whose next snapshot comes first (the lowest pCPU on a tie), and its time.
         let next = |cursor: &[(usize, usize)]| {
-            let lists = self.runqueues.iter().zip(cursor).enumerate();
-            lists.filter(|(_, (_, &(i, end)))| i < end).map(|(p, (l, &(i, _)))| (l[i].t_ns, p)).min()
+            let lanes = self.runqueues.iter().zip(cursor).enumerate();
+            lanes.filter(|(_, (_, &(i, end)))| i < end).map(|(p, (l, &(i, _)))| (l.recs[i].t_ns, p)).min()
         };
         let state_of = |(running, queued): &(Vec<u32>, Vec<u32>), v: usize| {
             if running[v] > 0 {
@@ -610,12 +783,12 @@ impl Trace {
             touched.clear();
             // Every snapshot of this instant, then the states it leaves.
             while let Some((_, p)) = next(&cursor).filter(|&(tn, _)| tn == t) {
+                let lane = &self.runqueues[p];
                 if let Some(old) = current[p] {
-                    touch(&mut counts, old, -1, &mut touched);
+                    touch(&mut counts, lane.entries(old), -1, &mut touched);
                 }
-                let snap = &self.runqueues[p][cursor[p].0];
-                touch(&mut counts, snap, 1, &mut touched);
-                current[p] = Some(snap);
+                touch(&mut counts, lane.entries(cursor[p].0), 1, &mut touched);
+                current[p] = Some(cursor[p].0);
                 cursor[p].0 += 1;
             }
             for &v in &touched {
@@ -713,7 +886,7 @@ impl Trace {
         }
         let edges = Buckets::new(from_ns, to_ns, buckets);
         for r in window(&self.io, |r| r.t_ns, from_ns.max(held.0), to_ns.min(held.1), usize::MAX) {
-            if r.phase == "delivered" {
+            if self.labels.get(r.phase) == "delivered" {
                 out[edges.of(r.t_ns)] += 1;
             }
         }
@@ -722,15 +895,15 @@ impl Trace {
 
     /// The run-queue snapshots of every pCPU with `from_ns < t <= to_ns`, in time order (pCPU by pCPU within an
     /// instant, each pCPU's in the order they were taken); `None` when there are more than `limit`.
-    pub fn runqueue_changes(&self, from_ns: u64, to_ns: u64, limit: usize) -> Option<Vec<RqChange<'_>>> {
+    pub fn runqueue_changes(&self, from_ns: u64, to_ns: u64, limit: usize) -> Option<Vec<RqChange>> {
         let mut out = Vec::new();
-        for (p, list) in self.runqueues.iter().enumerate() {
-            let a = list.partition_point(|s| s.t_ns <= from_ns);
-            let b = list.partition_point(|s| s.t_ns <= to_ns);
+        for (p, lane) in self.runqueues.iter().enumerate() {
+            let a = lane.recs.partition_point(|s| s.t_ns <= from_ns);
+            let b = lane.recs.partition_point(|s| s.t_ns <= to_ns);
             if out.len() + b.saturating_sub(a) > limit {
                 return None;
             }
-            out.extend(list[a..b.max(a)].iter().map(|snap| RqChange { pcpu: p as u32, snap }));
+            out.extend((a..b.max(a)).map(|i| RqChange { pcpu: p as u32, snap: self.rq_snap(p, i) }));
         }
         // Stable: within an instant and a pCPU, the order they were taken.
         out.sort_by_key(|c| (c.snap.t_ns, c.pcpu));
@@ -738,23 +911,16 @@ impl Trace {
     }
 
     /// Every pCPU's run queue as it was at `t_ns` (`None` before its first snapshot).
-    pub fn runqueues_at(&self, t_ns: u64) -> Vec<Option<&RqSnap>> {
-        self.runqueues
-            .iter()
-            .map(|l| {
-                let i = l.partition_point(|s| s.t_ns <= t_ns);
-                if i == 0 {
-                    None
-                } else {
-                    Some(&l[i - 1])
-                }
-            })
-            .collect()
+    pub fn runqueues_at(&self, t_ns: u64) -> Vec<Option<RqSnap>> {
+        let at = |(p, l): (usize, &RqLane)| {
+            l.recs.partition_point(|s| s.t_ns <= t_ns).checked_sub(1).map(|i| self.rq_snap(p, i))
+        };
+        self.runqueues.iter().enumerate().map(at).collect()
     }
 
     /// All snapshots of one pCPU.
-    pub fn runqueue_history(&self, p: usize) -> &[RqSnap] {
-        &self.runqueues[p]
+    pub fn runqueue_history(&self, p: usize) -> Vec<RqSnap> {
+        (0..self.runqueues[p].recs.len()).map(|i| self.rq_snap(p, i)).collect()
     }
 
     pub fn segments(&self) -> &[Segment] {
@@ -841,13 +1007,20 @@ impl Trace {
         if d.chunk != FACTS {
             return Cow::Borrowed(&self.text[d.chunk as usize][d.start as usize..(d.start + d.len) as usize]);
         }
-        let (prefix, f) = &self.facts[d.start as usize];
+        let kind = &self.fact_kinds[d.len as usize];
+        let mut args = [0; FACT_ARGS];
+        let mut bytes = &self.fact_bytes[d.start as usize..];
+        for a in &mut args {
+            // The bytes are those `push_decision_facts` wrote: FACT_ARGS numbers from `start`.
+            *a = leb128::read::signed(&mut bytes).unwrap_or_default();
+        }
+        let f = Facts { write: kind.write, args, word: kind.word };
         let mut s = String::with_capacity(96);
-        if !prefix.is_empty() {
-            s.push_str(prefix);
+        if !kind.prefix.is_empty() {
+            s.push_str(kind.prefix);
             s.push_str(": ");
         }
-        (f.write)(f, &self.vcpu_name, &mut s);
+        (f.write)(&f, &self.vcpu_name, &mut s);
         Cow::Owned(s)
     }
 
@@ -945,14 +1118,37 @@ impl VcpuUsage {
     }
 }
 
+impl Trace {
+    /// What each kind of record holds on the heap [bytes], largest first: where a window's memory goes.
+    pub fn breakdown(&self) -> Vec<(&'static str, usize)> {
+        use crate::size::HeapSize;
+        let mut parts = vec![
+            ("segments", self.segments.heap_size()),
+            ("decisions", self.decisions.heap_size()),
+            ("decision text", self.text.heap_size()),
+            ("decision facts", self.fact_kinds.heap_size() + self.fact_bytes.heap_size()),
+            ("io events", self.io.heap_size()),
+            ("task states", self.task_states.heap_size()),
+            ("beliefs and boosts", self.beliefs.heap_size() + self.boosts.heap_size()),
+            ("run queues", self.runqueues.heap_size()),
+            ("aggregates", self.agg.heap_size()),
+        ];
+        parts.sort_by_key(|p| std::cmp::Reverse(p.1));
+        parts
+    }
+}
+
 crate::size::no_heap!(Segment, Decision, Facts, IoRec, TaskRec, BeliefRec, BoostRec, RqEntry);
+crate::size::no_heap!(FactKind, IoCell, TaskCell, RqCell, RqRec);
 crate::size::heap_size!(RqSnap { queued });
+crate::size::heap_size!(RqLane { recs, cells });
 crate::size::heap_size!(Trace {
     segments,
     last_of_pcpu,
     decisions,
     text,
-    facts,
+    fact_kinds,
+    fact_bytes,
     io,
     task_states,
     beliefs,
@@ -1128,12 +1324,45 @@ mod tests {
         assert_eq!(order, vec![(5, 1, None), (10, 0, Some(0)), (10, 0, Some(2)), (10, 1, Some(1))]);
         assert_eq!(changes[1].snap.queued[0].pri, "BOOST");
         // The state at an instant is its last step.
-        assert_eq!(t.runqueues_at(10)[0].unwrap().running.as_ref().unwrap().vcpu, 2);
+        assert_eq!(t.runqueues_at(10)[0].as_ref().unwrap().running.as_ref().unwrap().vcpu, 2);
         assert!(t.runqueue_changes(0, 10, 3).is_none());
         // Past a few steps in one instant only the last state is kept.
         for k in 0..10 {
             t.push_runqueue(1, 20, Some(e(k % 3, "UNDER")), &[]);
         }
         assert_eq!(t.runqueue_changes(10, 20, usize::MAX).unwrap().len(), SAME_INSTANT_SNAPS);
+    }
+
+    /// A window's detail is stored compactly (issue 19's memory bound): a run-queue snapshot costs 16 bytes per
+    /// entry plus 16, a decision kept as facts its 24-byte record and a byte or two per small number, and both
+    /// read back exactly as pushed. Bounds allow for `Vec`'s doubling.
+    #[test]
+    fn detail_is_stored_compactly_and_reads_back_as_pushed() {
+        use crate::size::HeapSize;
+        fn write(f: &Facts, names: &[String], out: &mut String) {
+            use std::fmt::Write;
+            let _ = write!(out, "{} {} {:?} {}", names[f.args[0] as usize], f.word, &f.args[1..9], f.args[9]);
+        }
+        const N: usize = 10_000;
+        let mut t = Trace::detail_only(1, vec![0; 4], 1);
+        t.set_vcpu_names(Arc::from(vec!["a".to_string(), "b".into(), "c".into(), "d".into()]));
+        let e = |vcpu, credit| RqEntry { vcpu, pri: if credit > 0 { "UNDER" } else { "OVER" }, credit: Some(credit) };
+        for k in 0..N as u64 {
+            let c = k as i64 % 600 - 300;
+            t.push_runqueue(0, k, Some(e(k as u32 % 4, c)), &[e(1, c + 1), e(2, -c), e(3, 7)]);
+            let args = [k as i64 % 4, -1, 2, c, 300, 0, 1, -c, 5, i64::from(k as u32)];
+            t.push_decision_facts(k, 0, if k % 2 == 0 { "tick" } else { "" }, Facts { write, args, word: "wake" });
+        }
+        let rq = t.runqueues.heap_size();
+        assert!(rq <= 2 * N * (16 + 4 * 16), "run queues: {rq} bytes for {N} snapshots of 4 entries");
+        let facts = t.decisions.heap_size() + t.fact_bytes.heap_size();
+        assert!(facts <= 2 * N * (24 + 16), "decisions: {facts} bytes for {N}");
+        let snap = &t.runqueue_changes(4_999, 5_000, 1).unwrap()[0].snap;
+        assert_eq!(
+            (snap.running.clone(), snap.queued.clone()),
+            (Some(e(0, -100)), vec![e(1, -99), e(2, 100), e(3, 7)])
+        );
+        assert_eq!(t.decisions(5_000, 5_001, 1)[0].text, "tick: a wake [-1, 2, -100, 300, 0, 1, 100, 5] 5000");
+        assert_eq!(t.decisions(5_001, 5_002, 1)[0].text, "b wake [-1, 2, -99, 300, 0, 1, 99, 5] 5001");
     }
 }

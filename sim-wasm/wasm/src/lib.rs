@@ -263,7 +263,7 @@ impl Simulation {
     /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON text.
     pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
         let r = self.inner.detail().io_events(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
-        serde_json::to_string(r).unwrap_or_default()
+        serde_json::to_string(&r).unwrap_or_default()
     }
 
     /// Degree-of-belief changes of one task (index into `meta.tasks`; -1 = all tasks) in the detail held (a
@@ -296,7 +296,7 @@ impl Simulation {
     /// Guest task state changes (runnable, blocked) between two times (ns), as JSON text.
     pub fn task_states_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
         let r = self.inner.detail().task_states(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
-        serde_json::to_string(r).unwrap_or_default()
+        serde_json::to_string(&r).unwrap_or_default()
     }
 
     /// Every vCPU's state between two times (ns), by vCPU then time, at most `limit` spans, as rows of 4 numbers:

@@ -181,12 +181,16 @@ impl Simulation {
     pub fn focus(&mut self, from_ns: u64, to_ns: u64) -> Result<bool, SimError> {
         let to = Nanos(to_ns.min(self.end.0));
         let from = Nanos(from_ns.min(to.0));
-        let Some(r) = self.replay.as_ref() else {
+        let Some(r) = self.replay.as_mut() else {
             return Ok(self.rec.on && self.rec.trace.detail_until_ns.is_none_or(|u| u >= to.0));
         };
         if r.window.as_ref().is_some_and(|w| w.from <= from && to <= w.to) {
             return Ok(true);
         }
+        // The window held goes before the new one is recorded, so the two never take memory at once (a wasm
+        // module's memory only grows: its peak is what a page keeps). Should the replay fail, no window is held.
+        r.window = None;
+        let r = &*r;
         let i = r.checkpoints.partition_point(|c| c.at <= from).saturating_sub(1);
         let cp = &r.checkpoints[i];
         let mut sim = cp.state.snapshot();
