@@ -50,6 +50,27 @@ function precacheList(): Plugin {
  */
 export const CONTENT_SECURITY_POLICY = csp.page.join('; ');
 
+/**
+ * Starts the simulator's wasm download with the page (cold start, issue 19): `client.ts` fetches it only once the
+ * main script has run, a few hundred milliseconds after the HTML arrived, and the runs wait for its compile. The
+ * preload's URL, type and CORS mode are those of that fetch, so the browser hands it the preloaded response.
+ */
+function preloadWasm(): Plugin {
+  return {
+    name: 'schedlab-preload-wasm',
+    apply: 'build',
+    transformIndexHtml: {
+      order: 'post',
+      handler: (_html, ctx) => {
+        const wasm = Object.keys(ctx.bundle ?? {}).filter((f) => f.endsWith('.wasm'));
+        if (wasm.length !== 1) throw new Error(`expected one wasm file in the bundle, found ${wasm.length}`);
+        const attrs = { rel: 'preload', href: `./${wasm[0]}`, as: 'fetch', type: 'application/wasm' };
+        return [{ tag: 'link', attrs: { ...attrs, crossorigin: '' }, injectTo: 'head-prepend' }];
+      },
+    },
+  };
+}
+
 /** The policy as a meta element in the built index.html only: Vite's dev server injects inline scripts. */
 function contentSecurityPolicy(): Plugin {
   return {
@@ -70,7 +91,7 @@ export default defineConfig({
   base: './',
   // Static assets served as-is (favicon) live in the repository's public/.
   publicDir: fileURLToPath(new URL('../public', import.meta.url)),
-  plugins: [react(), precacheList(), contentSecurityPolicy()],
+  plugins: [react(), precacheList(), contentSecurityPolicy(), preloadWasm()],
   // The scenario library lives in ../scenarios, outside the web root.
   server: { fs: { allow: [repoRoot] }, host: '127.0.0.1', port: 5173, strictPort: true },
   preview: { host: '127.0.0.1', port: 5173, strictPort: true },
