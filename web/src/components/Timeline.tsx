@@ -31,7 +31,7 @@ import { fontFamily, useCanvasColors } from '../lib/canvasColors';
 import { useWidth } from '../lib/useWidth';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import { follow, type View } from '../lib/view';
-import { slidePlan } from '../lib/slide';
+import { slidePlan, wholePixels } from '../lib/slide';
 import { usePlayhead, usePlayheadEffect, type Playhead, type PlayheadState } from '../lib/playhead';
 import { Tooltip, type Hover } from './Tooltip';
 import { esc, rect, registerVector } from '../lib/svgExport';
@@ -713,14 +713,17 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
         const timing: KeyframeAnimationOptions = { duration, easing: 'linear', fill: 'forwards' };
         const animations = [
           strip.animate(
-            plan.frames.map((f) => ({ offset: f.offset, transform: `translateX(${f.strip}px)` })),
+            wholePixels(
+              plan.frames.map((f) => [f.offset, f.strip]),
+              dpr,
+            ),
             timing,
           ),
           mark.animate(
-            plan.frames.map((f) => ({
-              offset: f.offset,
-              transform: `translateX(${f.mark - mw / dpr / 2}px)`,
-            })),
+            wholePixels(
+              plan.frames.map((f) => [f.offset, f.mark - mw / dpr / 2]),
+              dpr,
+            ),
             timing,
           ),
         ];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { slidePlan, type SlidePlan } from './slide';
+import { slidePlan, wholePixels, type SlidePlan } from './slide';
 import { FOLLOW_AT, follow, type View } from './view';
 
 /** The strip's and the playhead's positions the plan gives at simulated time `t`, between its keyframes. */
@@ -71,5 +71,23 @@ describe('slidePlan', () => {
     const whole = slidePlan([0, D], 3_000, D, -D, 3 * D, 400 / D)!;
     expect(whole.to).toBe(D);
     expect(whole.frames.map((f) => f.strip)).toEqual([-400, -400]);
+  });
+});
+
+describe('wholePixels', () => {
+  it('rounds each point to a device pixel and steps one device pixel at a time between them', () => {
+    const frames = wholePixels(
+      [
+        [0, -10.3],
+        [0.25, -10.3],
+        [1, -30.6],
+      ],
+      2,
+    );
+    expect(frames).toEqual([
+      { offset: 0, transform: 'translateX(-10.5px)', easing: 'linear' },
+      { offset: 0.25, transform: 'translateX(-10.5px)', easing: 'steps(40, end)' },
+      { offset: 1, transform: 'translateX(-30.5px)', easing: 'linear' },
+    ]);
   });
 });

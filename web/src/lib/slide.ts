@@ -55,3 +55,21 @@ export function slidePlan(
   });
   return { from: time, to, frames };
 }
+
+/**
+ * Keyframes of a slide along x through `points` ([offset, x in CSS px]) in whole device pixels: each point
+ * rounded to one, and between two of them a step per device pixel (`steps()` easing), so the compositor
+ * always draws a layer at a whole-pixel offset (a fractional one is resampled: slower to draw in software, and
+ * blurred) and hands the display no new frame while the slide has not moved a pixel.
+ */
+export function wholePixels(points: readonly (readonly [number, number])[], dpr: number): Keyframe[] {
+  const px = points.map(([, x]) => Math.round(x * dpr));
+  return points.map(([offset], i) => {
+    const moved = i + 1 < px.length ? Math.abs(px[i + 1]! - px[i]!) : 0;
+    return {
+      offset,
+      transform: `translateX(${px[i]! / dpr}px)`,
+      easing: moved > 0 ? `steps(${moved}, end)` : 'linear',
+    };
+  });
+}
