@@ -48,7 +48,6 @@ export function usePlayback(): Playback {
   const time = usePlayhead(playhead, selectTime, SHELL);
   const view = usePlayhead(playhead, selectView, SHELL);
   useEffect(() => playhead.set({ playing }), [playhead, playing]);
-  useEffect(() => playhead.set({ speed }), [playhead, speed]);
 
   // Advance the playhead every frame while playing; the timelines' window follows it.
   useEffect(() => {

@@ -1,8 +1,7 @@
 // Gantt chart of one run: a lane per pCPU, a rectangle per schedule segment coloured by domain. Segments, the
 // time axis and the playhead share one canvas (a run has tens of thousands of segments, and a playing window
 // moves the axis every frame), which playback draws straight from the Playhead store: a frame costs no React
-// render and changes nothing in the DOM. While playing, the compositor slides the lanes drawn ahead instead (see
-// `paint`). Legend, lane labels and tooltip stay React-owned HTML. d3-zoom only
+// render and changes nothing in the DOM. Legend, lane labels and tooltip stay React-owned HTML. d3-zoom only
 // listens for gestures and reports the new time window, which the page shares with every column. Under the
 // pCPU lanes and the I/O strip, a state lane per vCPU (lib/vcpuStates) says what each vCPU did meanwhile.
 import {
@@ -30,8 +29,7 @@ import { useVisible } from '../lib/useVisible';
 import { fontFamily, useCanvasColors } from '../lib/canvasColors';
 import { useWidth } from '../lib/useWidth';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
-import { follow, type View } from '../lib/view';
-import { slidePlan, wholePixels } from '../lib/slide';
+import type { View } from '../lib/view';
 import { usePlayhead, usePlayheadEffect, type Playhead, type PlayheadState } from '../lib/playhead';
 import { Tooltip, type Hover } from './Tooltip';
 import { esc, rect, registerVector } from '../lib/svgExport';
@@ -290,45 +288,6 @@ const selectGrid = (s: PlayheadState): string => {
   return `${w} ${from}`;
 };
 
-/**
- * Draws the time axis under the lanes (whose bottom is at `lanesH` [px]): its line `width` wide and `n` ticks'
- * worth of the scale `x`, each label anchored by `labelAnchor` from its x. No digit grouping: "1500", not "1,500"
- * (the unit sits under the labels).
- */
-function drawAxis(
-  ctx: CanvasRenderingContext2D,
-  x: ReturnType<typeof scaleLinear<number, number>>,
-  n: number,
-  width: number,
-  lanesH: number,
-  muted: string,
-  labelAnchor: (tx: number, t: number) => 'start' | 'middle' | 'end',
-): void {
-  const tickFormat = x.tickFormat(n, '~f');
-  ctx.fillStyle = AXIS_COLOR;
-  ctx.fillRect(0, lanesH, width, 1);
-  ctx.font = `11px ${fontFamily()}`;
-  ctx.textBaseline = 'alphabetic';
-  for (const t of x.ticks(n)) {
-    const tx = x(t);
-    ctx.fillStyle = AXIS_COLOR;
-    ctx.fillRect(Math.round(tx) - 0.5, lanesH, 1, 4);
-    const a = labelAnchor(tx, t);
-    ctx.textAlign = a === 'middle' ? 'center' : a;
-    ctx.fillStyle = muted;
-    ctx.fillText(tickFormat(t), tx, lanesH + 14);
-  }
-}
-
-/** Ticks an axis `width` px wide shows. */
-const axisTicks = (width: number): number => Math.max(2, Math.floor(width / 90));
-
-/** Shortest slide worth handing to the compositor [wall-clock ms]: faster, the strip is redrawn about every frame
- * anyway, and drawing the window on the canvas costs less than restarting a slide per frame. */
-const MIN_SLIDE_MS = 250;
-/** How far the slide may drift from the playback clock before it is started again from the clock [px]. */
-const SLIDE_SLACK_PX = 0.5;
-
 /** A delivered notification as a bar from when it became pending to when its vCPU ran [ms]. */
 interface IoBar {
   readonly from: number;
@@ -509,24 +468,6 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
     states: readonly StateRow[];
     shares: readonly ShareRow[];
   } | null>(null);
-  // While playing, the strip itself (with the axis drawn along it) is on screen in a layer over the cleared canvas,
-  // and the compositor slides it, and the playhead over it, by Web Animations planned from the playback clock
-  // (lib/slide): a playing frame draws nothing and hands the compositor no new pixels. The slide starts again from
-  // the clock whenever the strip is redrawn for a new cell, the window or the speed change, or it drifts from the
-  // clock. Paused (and at speeds where the strip is redrawn about every frame) the canvas draws everything as
-  // before: exports, screenshots and hit-testing see the same window.
-  const layerRef = useRef<HTMLDivElement>(null);
-  const stripCanvasRef = useRef<HTMLCanvasElement>(null);
-  const markRef = useRef<HTMLCanvasElement>(null);
-  const slideRef = useRef<{
-    /** What the slide was planned for: the strip's cell and size, the speed, the run. */
-    key: string;
-    /** The window it started from, and the playhead's simulated time it starts and ends at [ms]. */
-    view: View;
-    from: number;
-    to: number;
-    animations: Animation[];
-  } | null>(null);
   const segmentsShown = useRef(-1);
   const segmentsAt = useRef(-Infinity);
   const paint = useCallback(
@@ -555,14 +496,11 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
       const ioStale = fresh || cached.ioBars !== ioBars || cached.ioCounts !== ioShown;
       const statesStale = fresh || cached.states !== statesDrawn || cached.shares !== sharesDrawn;
       if (lanesStale || ioStale || statesStale) {
-        const strip = cached?.canvas ?? stripCanvasRef.current ?? document.createElement('canvas');
+        const strip = cached?.canvas ?? document.createElement('canvas');
         const sw = STRIP_WIDTHS * width;
         if (fresh) {
-          // The lanes and, under them, the axis the slide shows (the canvas draws its own).
           strip.width = Math.max(1, Math.round(sw * dpr));
-          strip.height = ch;
-          strip.style.width = `${strip.width / dpr}px`;
-          strip.style.height = `${ch / dpr}px`;
+          strip.height = sh;
         }
         const sctx = strip.getContext('2d');
         if (!sctx) return;
@@ -640,20 +578,6 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
           if (shares) drawShares(sharesDrawn, shares, sx, sw, colors.busy, theme.empty, fill);
         }
         sctx.globalAlpha = 1;
-        // The strip's axis: the window's ticks (the same step: four widths, four times the ticks), the labels at
-        // the run's ends anchored as the window's are there.
-        if (fresh)
-          drawAxis(
-            sctx,
-            scaleLinear()
-              .domain([from, from + STRIP_WIDTHS * w])
-              .range([0, sw]),
-            STRIP_WIDTHS * axisTicks(width),
-            sw,
-            lanesH,
-            theme.muted,
-            (_, t) => anchor(t * k, durationMs * k),
-          );
         stripRef.current = {
           canvas: strip,
           geometry,
@@ -665,99 +589,37 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
         };
       }
       const strip = stripRef.current!.canvas;
-      /**
-       * While playing: the layer shows the strip, slid by the compositor, over the cleared canvas (true). The
-       * slide already running goes on while it stays within SLIDE_SLACK_PX of the clock; otherwise one is planned
-       * from the clock's time and window. False, with the layer hidden and any slide stopped, when the canvas
-       * must draw the window: paused, or with nothing worth sliding.
-       */
-      const slide = (): boolean => {
-        const layer = layerRef.current;
-        const mark = markRef.current;
-        const running = slideRef.current;
-        const stop = () => {
-          running?.animations.forEach((a) => a.cancel());
-          slideRef.current = null;
-          if (layer && layer.style.display !== 'none') layer.style.display = 'none';
-          return false;
-        };
-        const markCtx = mark?.getContext('2d');
-        if (!s.playing || !layer || !mark || !markCtx || strip !== stripCanvasRef.current) return stop();
-        if (typeof strip.animate !== 'function' || !(s.speed > 0)) return stop();
-        const k = width / w;
-        const key = `${from} ${w} ${width} ${height} ${dpr} ${s.speed} ${durationMs}`;
-        if (running?.key === key && s.time < running.to) {
-          const elapsed = running.animations[0]?.currentTime;
-          const onPath = Math.abs(follow(running.view, s.time, durationMs)[0] - s.view[0]) * k;
-          const drift =
-            typeof elapsed === 'number'
-              ? Math.abs(elapsed * s.speed - (s.time - running.from)) * k
-              : Infinity;
-          if (onPath <= SLIDE_SLACK_PX && drift <= SLIDE_SLACK_PX) return true;
-        }
-        const plan = slidePlan(s.view, s.time, durationMs, from, from + STRIP_WIDTHS * w, k);
-        const now = document.timeline.currentTime;
-        const duration = plan ? (plan.to - plan.from) / s.speed : 0;
-        if (!plan || typeof now !== 'number' || !(duration >= MIN_SLIDE_MS)) return stop();
-        running?.animations.forEach((a) => a.cancel());
-        // The playhead: a line of its width, painted once per size, moved by its transform.
-        const mw = Math.max(1, Math.ceil(PLAYHEAD_W * dpr));
-        if (mark.width !== mw || mark.height !== sh) {
-          mark.width = mw;
-          mark.height = sh;
-          mark.style.width = `${mw / dpr}px`;
-          mark.style.height = `${sh / dpr}px`;
-          markCtx.fillStyle = PLAYHEAD_COLOR;
-          markCtx.fillRect(0, 0, mw, sh);
-        }
-        const timing: KeyframeAnimationOptions = { duration, easing: 'linear', fill: 'forwards' };
-        const animations = [
-          strip.animate(
-            wholePixels(
-              plan.frames.map((f) => [f.offset, f.strip]),
-              dpr,
-            ),
-            timing,
-          ),
-          mark.animate(
-            wholePixels(
-              plan.frames.map((f) => [f.offset, f.mark - mw / dpr / 2]),
-              dpr,
-            ),
-            timing,
-          ),
-        ];
-        // Started at this frame's time, so the slide is where the clock is now (no wait for the compositor).
-        for (const a of animations) a.startTime = now;
-        slideRef.current = { key, view: s.view, from: plan.from, to: plan.to, animations };
-        layer.style.width = `${width}px`;
-        layer.style.height = `${height}px`;
-        if (layer.style.display !== 'block') {
-          layer.style.display = 'block';
-          ctx.setTransform(1, 0, 0, 1, 0, 0);
-          ctx.clearRect(0, 0, cw, ch);
-        }
-        return true;
-      };
-      if (!slide()) {
-        ctx.setTransform(1, 0, 0, 1, 0, 0);
-        ctx.clearRect(0, 0, cw, ch);
-        const offset = Math.round((t0 - from) * (width / w) * dpr);
-        ctx.drawImage(strip, offset, 0, cw, sh, 0, 0, cw, sh);
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.clearRect(0, 0, cw, ch);
+      const offset = Math.round((t0 - from) * (width / w) * dpr);
+      ctx.drawImage(strip, offset, 0, cw, sh, 0, 0, cw, sh);
 
-        // The time axis under the lanes, and the playhead.
-        ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-        const x = scaleLinear().domain([t0, t1]).range([0, width]);
-        drawAxis(ctx, x, axisTicks(width), width, lanesH, theme.muted, (tx) => anchor(tx, width));
-        const px = x(s.time);
-        if (px >= 0 && px <= width) {
-          ctx.strokeStyle = PLAYHEAD_COLOR;
-          ctx.lineWidth = PLAYHEAD_W;
-          ctx.beginPath();
-          ctx.moveTo(px, 0);
-          ctx.lineTo(px, lanesH);
-          ctx.stroke();
-        }
+      // The time axis under the lanes. No digit grouping: "1500", not "1,500" (the unit sits under the labels).
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const x = scaleLinear().domain([t0, t1]).range([0, width]);
+      const n = Math.max(2, Math.floor(width / 90));
+      const tickFormat = x.tickFormat(n, '~f');
+      ctx.fillStyle = AXIS_COLOR;
+      ctx.fillRect(0, lanesH, width, 1);
+      ctx.font = `11px ${fontFamily()}`;
+      ctx.textBaseline = 'alphabetic';
+      for (const t of x.ticks(n)) {
+        const tx = x(t);
+        ctx.fillStyle = AXIS_COLOR;
+        ctx.fillRect(Math.round(tx) - 0.5, lanesH, 1, 4);
+        const a = anchor(tx, width);
+        ctx.textAlign = a === 'middle' ? 'center' : a;
+        ctx.fillStyle = theme.muted;
+        ctx.fillText(tickFormat(t), tx, lanesH + 14);
+      }
+      const px = x(s.time);
+      if (px >= 0 && px <= width) {
+        ctx.strokeStyle = PLAYHEAD_COLOR;
+        ctx.lineWidth = PLAYHEAD_W;
+        ctx.beginPath();
+        ctx.moveTo(px, 0);
+        ctx.lineTo(px, lanesH);
+        ctx.stroke();
       }
 
       // How many segments the window shows (a test hook): a few times a second while playing, so most playing
@@ -790,17 +652,9 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
       shares,
       sharesDrawn,
       statesTop,
-      durationMs,
     ],
   );
   usePlayheadEffect(playhead, paint, { visible });
-
-  // The slide's canvases show what the canvas's own vector drawing below already exports: nothing of theirs.
-  useEffect(() => {
-    const parts = [stripCanvasRef.current, markRef.current];
-    const off = parts.map((c) => (c ? registerVector(c, () => '') : () => {}));
-    return () => off.forEach((f) => f());
-  }, []);
 
   // The SVG export redraws the window on screen as shapes (lib/svgExport): the same lanes, runs of one colour
   // merged as on the canvas, the I/O strip, the axis and the playhead, in the canvas's CSS pixels.
@@ -1069,11 +923,6 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
             onPointerLeave={() => setHover(null)}
             aria-label="Schedule per pCPU: scroll to zoom, drag to pan"
           />
-          {/* The playing slide (see `paint`): hidden until playback shows it; drawn only by `paint`. */}
-          <div className="strip-layer" ref={layerRef} aria-hidden="true">
-            <canvas ref={stripCanvasRef} />
-            <canvas ref={markRef} />
-          </div>
           {detail?.loading && (
             <span className="detail-status muted" data-testid="detail-loading">
               loading detail…

@@ -12,8 +12,6 @@ export interface PlayheadState {
   readonly view: View;
   /** Playback is moving them every frame. */
   readonly playing: boolean;
-  /** Playback speed [simulated ms per wall-clock ms]: how fast a playing view slides (Timeline's compositor slide). */
-  readonly speed: number;
 }
 
 export class Playhead {
@@ -21,7 +19,7 @@ export class Playhead {
   private readonly listeners = new Set<(s: PlayheadState) => void>();
 
   constructor(time = 0, view: View = [0, 1]) {
-    this.state = { time, view, playing: false, speed: 1 };
+    this.state = { time, view, playing: false };
   }
 
   get(): PlayheadState {
@@ -41,11 +39,8 @@ export class Playhead {
     const time = next.time ?? this.state.time;
     const view = next.view ?? this.state.view;
     const playing = next.playing ?? this.state.playing;
-    const speed = next.speed ?? this.state.speed;
-    const { state } = this;
-    if (time === state.time && view === state.view && playing === state.playing && speed === state.speed)
-      return;
-    this.state = { time, view, playing, speed };
+    if (time === this.state.time && view === this.state.view && playing === this.state.playing) return;
+    this.state = { time, view, playing };
     for (const l of this.listeners) l(this.state);
   }
 
