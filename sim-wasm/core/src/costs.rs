@@ -47,6 +47,12 @@ pub struct HostCosts {
     /// takes them; one that finds the ring full is dropped. The e1000 driver's `RxDescriptors` default, 256
     /// (Linux drivers/net/e1000/e1000.h `E1000_DEFAULT_RXD`, the `RxDescriptors` module parameter's default).
     pub nic_rx_ring: usize,
+    /// Packets the driver domain's physical NIC may have queued for the wire [packets]: past them the qdisc
+    /// drops what netback forwards. Linux 2.6.18 gives an Ethernet device `tx_queue_len = 1000` ("Ethernet wants
+    /// good queues", net/ethernet/eth.c `ether_setup`), and the default qdisc, pfifo_fast, drops a packet that
+    /// finds that many queued (net/sched/sch_generic.c `pfifo_fast_enqueue`). Without a bound a host sending more
+    /// than its link carries (UDP streams) would queue without end.
+    pub nic_tx_queue: usize,
 }
 
 /// The profile every scenario runs with.
@@ -62,6 +68,7 @@ pub const PROFILE: HostCosts = HostCosts {
     blk_frontend_req_ns: 3_300,
     backend_batch: 256,
     nic_rx_ring: 256,
+    nic_tx_queue: 1000,
 };
 
 impl HostCosts {
@@ -78,6 +85,7 @@ impl HostCosts {
         blk_frontend_req_ns: 0,
         backend_batch: 256,
         nic_rx_ring: 256,
+        nic_tx_queue: 1000,
     };
 }
 

@@ -499,25 +499,42 @@ pub struct Link {
     pub rng: Stream,
     /// When the last packet sent arrives: the wire keeps packets in order, whatever their delays [ns].
     pub last_arrival: Nanos,
+    /// When each packet still queued at the sending NIC (or being serialised) leaves it, oldest first [ns].
+    pub queued: VecDeque<Nanos>,
+    /// Most packets the sending NIC queues; one sent to a full queue is dropped [packets]. `usize::MAX`: no
+    /// bound, and `queued` is not kept.
+    pub queue_limit: usize,
 }
 
 /// Ethernet + IP + UDP header bytes added to every payload on the wire.
 pub const HEADER_BYTES: u32 = 42;
 
 impl Link {
-    /// Queues a packet sent at `now`; returns when it arrives at the far end.
-    pub fn send(&mut self, now: Nanos, bytes: u32) -> Nanos {
+    /// Queues a packet sent at `now`; returns when it arrives at the far end, or `None` when the NIC's queue
+    /// is full and the packet is dropped.
+    pub fn send(&mut self, now: Nanos, bytes: u32) -> Option<Nanos> {
+        let bounded = self.queue_limit != usize::MAX;
+        while self.queued.front().is_some_and(|&t| t <= now) {
+            self.queued.pop_front();
+        }
+        if bounded && self.queued.len() >= self.queue_limit {
+            return None;
+        }
         let start = self.free_at.max(now);
         let tx = (f64::from(bytes + HEADER_BYTES) * self.ns_per_byte).round() as u64;
         self.free_at = start + Nanos(tx);
         let queued = if self.jitter_ns > 0 { self.rng.exponential(self.jitter_ns) } else { 0 };
         let at = (self.free_at + Nanos(self.latency + queued)).max(self.last_arrival);
         self.last_arrival = at;
-        at
+        if bounded {
+            self.queued.push_back(self.free_at);
+        }
+        Some(at)
     }
 }
 
-crate::size::no_heap!(Pcpu, Pending, ServerDisk, StreamClient, Disk, Link);
+crate::size::no_heap!(Pcpu, Pending, ServerDisk, StreamClient, Disk);
+crate::size::heap_size!(Link { queued });
 crate::size::heap_size!(Vcpu { name, pending, tasks, runnable });
 crate::size::heap_size!(Task { name, work });
 crate::size::heap_size!(BarrierGroup { key, members, spin_ns_by_member });
@@ -548,7 +565,23 @@ mod tests {
 
     fn link(jitter_ns: u64, seed: u64) -> Link {
         let rng = Stream::new(seed, "wire");
-        Link { free_at: Nanos::ZERO, ns_per_byte: 80.0, latency: 100_000, jitter_ns, rng, last_arrival: Nanos::ZERO }
+        let (free_at, last_arrival, queued) = (Nanos::ZERO, Nanos::ZERO, VecDeque::new());
+        Link { free_at, ns_per_byte: 80.0, latency: 100_000, jitter_ns, rng, last_arrival, queued, queue_limit: 1000 }
+    }
+
+    /// The sending NIC holds at most its queue's packets: sent faster than the wire carries, the rest are dropped
+    /// until the queue drains, and those it takes arrive in order, a serialisation time apart.
+    #[test]
+    fn a_full_transmit_queue_drops() {
+        let mut l = link(0, 1);
+        l.queue_limit = 3;
+        let sent: Vec<Option<Nanos>> = (0..5).map(|_| l.send(Nanos::ZERO, 958)).collect();
+        let ser = 1000 * 80;
+        let on_time = |k: u64| Some(Nanos(k * ser + 100_000));
+        assert_eq!(sent, vec![on_time(1), on_time(2), on_time(3), None, None]);
+        // One packet has left the NIC by then: one more fits.
+        assert_eq!(l.send(Nanos(ser), 958), on_time(4));
+        assert_eq!(l.send(Nanos(ser), 958), None);
     }
 
     /// Without jitter every packet takes serialisation plus latency; with it, delays vary, are the same for the
@@ -556,10 +589,10 @@ mod tests {
     #[test]
     fn wire_jitter_varies_delays_in_order() {
         let mut plain = link(0, 1);
-        assert_eq!(plain.send(Nanos::ZERO, 58), Nanos(100 * 80 + 100_000));
+        assert_eq!(plain.send(Nanos::ZERO, 58), Some(Nanos(100 * 80 + 100_000)));
         let arrivals = |seed| {
             let mut l = link(50_000, seed);
-            (0..200).map(|k| l.send(Nanos(k * 1_000_000), 1448)).collect::<Vec<_>>()
+            (0..200).map(|k| l.send(Nanos(k * 1_000_000), 1448).unwrap()).collect::<Vec<_>>()
         };
         let a = arrivals(7);
         assert_eq!(a, arrivals(7), "seeded");

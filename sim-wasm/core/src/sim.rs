@@ -324,13 +324,15 @@ impl Simulation {
         let warmup = Nanos::from_ms(scenario.warmup_ms);
         let b = build::build(scenario, &opts.costs);
         let net = &scenario.host.net;
-        let link = |dir: &str| Link {
+        let link = |dir: &str, queue_limit| Link {
             free_at: Nanos::ZERO,
             ns_per_byte: 8000.0 / net.mbps,
             latency: us_to_ns(net.latency_us),
             jitter_ns: us_to_ns(net.jitter_us),
             rng: Stream::new(scenario.seed, dir),
             last_arrival: Nanos::ZERO,
+            queued: VecDeque::new(),
+            queue_limit,
         };
         let vcpu_dom: Vec<DomId> = b.vcpus.iter().map(|v| v.dom).collect();
         let vcpu_name: Vec<String> = b.vcpus.iter().map(|v| v.name.clone()).collect();
@@ -405,8 +407,11 @@ impl Simulation {
                 plugged: Vec::new(),
                 peers: b.peers,
                 driver_task_of: b.driver_task_of,
-                link_in: link("wire/in"),
-                link_out: link("wire/out"),
+                // Inbound, the switch's buffer is not the host's and has no cited size; what comes in is bounded
+                // by the peers themselves (closed-loop clients, TCP's windows). Outbound, the driver domain's NIC
+                // queue bounds what the guests send.
+                link_in: link("wire/in", usize::MAX),
+                link_out: link("wire/out", opts.costs.nic_tx_queue),
                 disk: b.disk,
                 packets_sent: 0,
                 packets_consumed: 0,

@@ -181,8 +181,11 @@ impl Simulation {
     /// A machine outside sends a packet to the host.
     pub(super) fn peer_send(&mut self, pkt: Packet) {
         self.io.packets_sent += 1;
-        let at = self.io.link_in.send(self.now, pkt.bytes);
-        self.push(at, Ev::NicRx(pkt));
+        match self.io.link_in.send(self.now, pkt.bytes) {
+            Some(at) => self.push(at, Ev::NicRx(pkt)),
+            // Inbound has no queue bound (see `link_in`), so this does not happen; counted should it ever.
+            None => self.io.packets_dropped += 1,
+        }
     }
 
     /// A packet reaches the NIC: the NIC interrupt goes to the driver domain serving the destination. The NIC
@@ -255,10 +258,16 @@ impl Simulation {
                     self.post_event(sv, GuestEvent::TxDone, Some(dv), WakeCause::NetTxDone);
                 }
                 match pkt.dst {
-                    Endpoint::Peer(_) => {
-                        let at = self.io.link_out.send(self.now, pkt.bytes);
-                        self.push(at, Ev::PeerRx(pkt));
-                    }
+                    Endpoint::Peer(_) => match self.io.link_out.send(self.now, pkt.bytes) {
+                        Some(at) => self.push(at, Ev::PeerRx(pkt)),
+                        None => {
+                            // The NIC's queue is full: the packet is lost, counted against the domain that sent it.
+                            self.io.packets_dropped += 1;
+                            if let Some(sv) = sender {
+                                self.measure.dom_metrics[self.host.vcpus[sv.0].dom.0].dropped += 1;
+                            }
+                        }
+                    },
                     Endpoint::Task(t2) => {
                         // Through dom0's bridge: the packet comes back to a backend's receive path.
                         let dom = self.guests.tasks[t2.0].dom;

@@ -1635,6 +1635,37 @@ fn vcpu_state_lanes_match_segments_and_spin() {
     }
 }
 
+/// A host that sends more than its link carries (UDP streams: no flow control) drops at the driver domain's NIC
+/// queue rather than queueing without end: what is on its way out stays within the queue's bound, the drops are
+/// counted against the sending domain, and every packet is accounted for.
+#[test]
+fn an_overloaded_link_drops_at_the_nic_queue() {
+    let sc = scenario(json!({
+        "schema": 1, "id": "overload", "title": "overload", "seed": 1, "duration_ms": 3000, "warmup_ms": 0,
+        "host": { "pcpus": 2, "net": { "latency_us": 100, "mbps": 30 } },
+        "domains": [
+            { "name": "dom0", "role": "driver" },
+            { "name": "media", "tasks": [{ "name": "stream", "workload": { "type": "stream_server", "clients": 30,
+                "kbps": 3000, "buffer_kb": 64, "cpu_us": 4, "interval_ms": 10 } }] }
+        ],
+        "policies": [{ "id": "credit", "scheduler": "credit" }]
+    }));
+    let mut sim = Simulation::with_options(&sc, "credit", SimOptions { trace: false, ..SimOptions::default() }).unwrap();
+    let limit = sim.costs.nic_tx_queue;
+    let mut most_on_the_way = 0;
+    while !sim.step(10_000).unwrap() {
+        let on_the_way = sim.queue.iter().filter(|(_, ev)| matches!(ev, Ev::PeerRx(_))).count();
+        most_on_the_way = most_on_the_way.max(on_the_way);
+    }
+    // 90 Mbit/s offered to a 30 Mbit/s link: about two packets in three are dropped.
+    let media = DomId(1);
+    assert!(sim.io.packets_dropped * 2 > sim.io.packets_sent, "{} of {}", sim.io.packets_dropped, sim.io.packets_sent);
+    assert_eq!(sim.measure.dom_metrics[media.0].dropped, sim.io.packets_dropped);
+    // Queued at the NIC plus on the wire (its latency is under one packet's serialisation here).
+    assert!(most_on_the_way <= limit + 1, "{most_on_the_way} packets on their way out, queue {limit}");
+    assert_io_conserved(&sim);
+}
+
 /// The NIC's receive ring holds what the driver domain has not taken yet: packets beyond it are dropped, counted
 /// against the domain they were for, and neither delivered nor lost track of.
 #[test]
