@@ -58,11 +58,13 @@ fn replay(sc: &Scenario, policy: &str, opening_ms: u64) {
         ..SimOptions::default()
     };
     let mut sim = Simulation::with_options(sc, policy, opts).expect("builds");
+    let t0 = std::time::Instant::now();
     sim.run().expect("runs");
+    let run_s = t0.elapsed().as_secs_f64();
     let mb = |b: usize| b as f64 / 1e6;
     let (kept, cp_bytes) = sim.checkpoints();
     println!(
-        "{}: {} s simulated; retained {:.1} MB (checkpoints {} in {:.1} MB, opening window {:.1} MB, run trace {:.1} MB); peak RSS {:.1} MB",
+        "{}: {} s simulated in {run_s:.1} s; retained {:.1} MB (checkpoints {} in {:.1} MB, opening window {:.1} MB, run trace {:.1} MB); peak RSS {:.1} MB",
         sc.id,
         sc.duration_ms / 1000,
         mb(sim.retained_bytes()),
@@ -74,10 +76,12 @@ fn replay(sc: &Scenario, policy: &str, opening_ms: u64) {
     );
     print_breakdown(sim.detail());
     let mid = sc.duration_ms * 1_000_000 / 2 + 37_000_000;
+    let t0 = std::time::Instant::now();
     sim.focus(mid, mid + 1_000_000_000).expect("replays");
     println!(
-        "  a 1 s window at {} s: {:.1} MB; retained {:.1} MB; peak RSS {:.1} MB",
+        "  a 1 s window at {} s in {:.2} s: {:.1} MB; retained {:.1} MB; peak RSS {:.1} MB",
         mid / 1_000_000_000,
+        t0.elapsed().as_secs_f64(),
         mb(sim.detail().heap_size()),
         mb(sim.retained_bytes()),
         peak_rss_mb()
