@@ -1650,7 +1650,8 @@ fn an_overloaded_link_drops_at_the_nic_queue() {
         ],
         "policies": [{ "id": "credit", "scheduler": "credit" }]
     }));
-    let mut sim = Simulation::with_options(&sc, "credit", SimOptions { trace: false, ..SimOptions::default() }).unwrap();
+    let mut sim =
+        Simulation::with_options(&sc, "credit", SimOptions { trace: false, ..SimOptions::default() }).unwrap();
     let limit = sim.costs.nic_tx_queue;
     let mut most_on_the_way = 0;
     while !sim.step(10_000).unwrap() {
