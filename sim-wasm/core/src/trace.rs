@@ -178,9 +178,14 @@ impl FactKind {
 struct Labels(Vec<&'static str>);
 
 impl Labels {
+    /// The index of `label`, if any record names it.
+    fn find(&self, label: &str) -> Option<u8> {
+        self.0.iter().position(|l| *l == label).map(|i| i as u8)
+    }
+
     fn id(&mut self, label: &'static str) -> u8 {
-        if let Some(i) = self.0.iter().position(|l| *l == label) {
-            return i as u8;
+        if let Some(i) = self.find(label) {
+            return i;
         }
         assert!(self.0.len() <= u8::MAX as usize, "more than 256 distinct trace labels");
         self.0.push(label);
@@ -885,8 +890,10 @@ impl Trace {
             return out;
         }
         let edges = Buckets::new(from_ns, to_ns, buckets);
+        // Compared by label index: no string comparison per notification.
+        let Some(delivered) = self.labels.find("delivered") else { return out };
         for r in window(&self.io, |r| r.t_ns, from_ns.max(held.0), to_ns.min(held.1), usize::MAX) {
-            if self.labels.get(r.phase) == "delivered" {
+            if r.phase == delivered {
                 out[edges.of(r.t_ns)] += 1;
             }
         }

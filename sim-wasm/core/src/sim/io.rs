@@ -184,7 +184,7 @@ impl Simulation {
         match self.io.link_in.send(self.now, pkt.bytes) {
             Some(at) => self.push(at, Ev::NicRx(pkt)),
             // Inbound has no queue bound (see `link_in`), so this does not happen; counted should it ever.
-            None => self.io.packets_dropped += 1,
+            None => self.packet_lost(None),
         }
     }
 
@@ -195,11 +195,19 @@ impl Simulation {
         if let Endpoint::Task(t) = pkt.dst {
             let dom = self.guests.tasks[t.0].dom;
             if self.nic_ring_full(dom) {
-                self.io.packets_dropped += 1;
-                self.measure.dom_metrics[dom.0].dropped += 1;
+                self.packet_lost(Some(dom));
                 return;
             }
             self.driver_enqueue(dom, DriverItem::Rx(pkt), None);
+        }
+    }
+
+    /// A packet is lost at a full NIC ring or queue: counted for the run and against `dom` (the domain it was for
+    /// or came from), neither delivered nor in flight.
+    fn packet_lost(&mut self, dom: Option<DomId>) {
+        self.io.packets_dropped += 1;
+        if let Some(d) = dom {
+            self.measure.dom_metrics[d.0].dropped += 1;
         }
     }
 
@@ -260,13 +268,8 @@ impl Simulation {
                 match pkt.dst {
                     Endpoint::Peer(_) => match self.io.link_out.send(self.now, pkt.bytes) {
                         Some(at) => self.push(at, Ev::PeerRx(pkt)),
-                        None => {
-                            // The NIC's queue is full: the packet is lost, counted against the domain that sent it.
-                            self.io.packets_dropped += 1;
-                            if let Some(sv) = sender {
-                                self.measure.dom_metrics[self.host.vcpus[sv.0].dom.0].dropped += 1;
-                            }
-                        }
+                        // The NIC's queue is full: the packet is lost, counted against the domain that sent it.
+                        None => self.packet_lost(sender.map(|sv| self.host.vcpus[sv.0].dom)),
                     },
                     Endpoint::Task(t2) => {
                         // Through dom0's bridge: the packet comes back to a backend's receive path.
