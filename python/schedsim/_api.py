@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _core
@@ -19,6 +19,7 @@ def run(
     variant: str | None = None,
     deterministic: bool = False,
     max_events: int | None = None,
+    scripts: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Simulates ``scenario`` under ``policies`` (all of its policies when None) and returns the report.
 
@@ -30,9 +31,14 @@ def run(
     ``max_events`` is ``schedsim run --max-events``: a run estimated (``estimate``) above that many events raises
     ``ValueError`` before anything runs, and a run that reaches it stops with ``RuntimeError``; the default is the
     CLI's, 10^9 events (a minute or two per run).
+
+    ``scripts`` maps policy ids to Rhai sources (``"scheduler": "script"``, DESIGN.md section 10): each replaces
+    that policy's source or scheduler, or adds a policy, as ``schedsim run --script ID=PATH`` does. A script's
+    syntax error raises ``ScenarioError`` (with its line and column); an error while it runs, ``RuntimeError``
+    naming the hook, the simulated time and the line.
     """
     text = _core.run(
-        scenario_json(scenario), list(policies or []), seed, duration_ms, variant, deterministic, max_events
+        scenario_json(scenario, scripts), list(policies or []), seed, duration_ms, variant, deterministic, max_events
     )
     report: dict[str, Any] = json.loads(text)
     return report
@@ -44,6 +50,7 @@ def estimate(
     *,
     duration_ms: int | None = None,
     variant: str | None = None,
+    scripts: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The simulator's estimate of what running ``scenario`` under ``policies`` (all when None) costs.
 
@@ -53,21 +60,22 @@ def estimate(
     within a small factor: what ``max_events`` is compared with.
     """
     cost: dict[str, Any] = json.loads(
-        _core.estimate(scenario_json(scenario), list(policies or []), duration_ms, variant)
+        _core.estimate(scenario_json(scenario, scripts), list(policies or []), duration_ms, variant)
     )
     return cost
 
 
-def check(scenario: Scenario, seeds: int = 1) -> list[dict[str, Any]]:
+def check(scenario: Scenario, seeds: int = 1, *, scripts: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """Evaluates every claim of ``scenario`` and of each of its variants, over ``seeds`` consecutive seeds.
 
     Returns one dict per claim: ``variant`` (None for the scenario as written), ``policy``, ``text``, ``holds``
     (for every seed), ``held`` (how many seeds it held for), ``failed_seeds`` and ``values`` (of the first failing
-    seed, else of the first seed), as ``schedsim check --seeds N`` reports them.
+    seed, else of the first seed), as ``schedsim check --seeds N`` reports them. ``scripts`` gives policies Rhai
+    sources, as in ``run``: how a homework's claims grade a student's scheduler.
     """
     if seeds < 1:
         raise ValueError("seeds: must be at least 1")
-    text = scenario_json(scenario)
+    text = scenario_json(scenario, scripts)
     info = json.loads(_core.describe(text))
     settings: list[tuple[str | None, int]] = [(None, info["seed"])]
     settings += [(v["label"], v["seed"]) for v in info["variants"]]

@@ -1,6 +1,7 @@
 """Type stubs of the Rust module (python/src/lib.rs). Data crosses as JSON text."""
 
 def version() -> str: ...
+def attach_scripts(scenario: str, scripts: list[tuple[str, str]]) -> str: ...
 def run(
     scenario: str,
     policies: list[str],

@@ -6,13 +6,30 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from typing import Any, Union
+
+from . import _core
 
 Scenario = Union[str, "os.PathLike[str]", dict[str, Any]]
 
 
-def scenario_json(scenario: Scenario) -> str:
-    """JSON text of a scenario given as a dict, a JSON string (starting with ``{``) or a file path."""
+def scenario_json(scenario: Scenario, scripts: Mapping[str, str] | None = None) -> str:
+    """JSON text of a scenario given as a dict, a JSON string (starting with ``{``) or a file path.
+
+    ``scripts`` maps policy ids to Rhai sources (DESIGN.md section 10): each such policy runs that script
+    (``"scheduler": "script"``), replacing its source, or is added when the scenario has no policy of that id, as
+    ``schedsim run --script ID=PATH`` does.
+    """
+    text = _scenario_text(scenario)
+    if scripts:
+        if not isinstance(scripts, Mapping) or not all(isinstance(v, str) for v in scripts.values()):
+            raise TypeError("scripts: expected a mapping of policy ids to script sources (str)")
+        text = _core.attach_scripts(text, [(str(k), v) for k, v in scripts.items()])
+    return text
+
+
+def _scenario_text(scenario: Scenario) -> str:
     if isinstance(scenario, dict):
         return json.dumps(scenario)
     if isinstance(scenario, str) and scenario.lstrip().startswith("{"):

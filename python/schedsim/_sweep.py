@@ -128,6 +128,7 @@ def sweep(
     workers: int | None = None,
     progress: bool = True,
     max_events: int | None = None,
+    scripts: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Runs every combination of ``grid`` x ``seeds`` seeds x ``policies`` and returns one row per run.
 
@@ -146,11 +147,12 @@ def sweep(
     ``max_events`` is ``schedsim sweep --max-events``: a combination whose run is estimated above that many events
     raises ``ValueError`` before anything runs, and a run that reaches it stops the sweep with a ``ValueError``
     naming its point (default 10^9). It does not enter the cache key: a run that completes under a limit is the
-    same run.
+    same run. ``scripts`` gives policies Rhai sources, as in ``run``; sweep a script's ``vars`` by their path
+    (``{"policies.mine.params.vars.slice_ms": [10, 30]}``).
     """
     if seeds < 1:
         raise ValueError("seeds: must be at least 1")
-    text = scenario_json(scenario)
+    text = scenario_json(scenario, scripts)
     axes = [[path, list(values)] for path, values in grid.items()]
     plan = json.loads(_core.plan(text, json.dumps(axes), seeds, list(policies or []), seed, duration_ms, max_events))
     paths: list[str] = plan["paths"]

@@ -55,6 +55,16 @@ fn parse_value(text: &str, what: &str) -> PyResult<Value> {
         .map_err(|e| PyValueError::new_err(format!("{what}: not valid JSON: {e}")))
 }
 
+/// The scenario (JSON text) with each `(id, source)` pair's policy running that script (`"scheduler": "script"`):
+/// replaced in place, or added when the scenario has no policy `id` (`schedsim run --script ID=PATH`).
+#[pyfunction]
+fn attach_scripts(scenario: &str, scripts: Vec<(String, String)>) -> PyResult<String> {
+    let mut v = schedsim_core::scenario::parse_strict(scenario)
+        .map_err(|e| PyValueError::new_err(format!("scenario: not valid JSON: {e}")))?;
+    schedsim_core::attach_scripts(&mut v, &scripts).map_err(PyValueError::new_err)?;
+    Ok(v.to_string())
+}
+
 /// The simulator's version: the crate's, and a hash of the sources that decide a run's result.
 #[pyfunction]
 fn version() -> String {
@@ -300,6 +310,7 @@ fn run_points(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(attach_scripts, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;

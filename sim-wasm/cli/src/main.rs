@@ -63,6 +63,8 @@ enum Cmd {
         #[arg(long)]
         variant: Option<String>,
         #[command(flatten)]
+        scripts: Scripts,
+        #[command(flatten)]
         limit: Limit,
     },
     /// Run every claim of the given scenario files (or directories of them); exit non-zero when one fails.
@@ -81,6 +83,8 @@ enum Cmd {
         /// The papers' figures and tables, for the fidelity table.
         #[arg(long, value_name = "FILE", default_value = "docs/fidelity-figures.json")]
         figures: PathBuf,
+        #[command(flatten)]
+        scripts: Scripts,
         #[command(flatten)]
         limit: Limit,
     },
@@ -144,6 +148,8 @@ enum Cmd {
         #[arg(long, value_name = "DIR", conflicts_with_all = ["file", "sets", "shard", "seed", "duration_ms", "policies", "metrics"])]
         merge: Option<PathBuf>,
         #[command(flatten)]
+        scripts: Scripts,
+        #[command(flatten)]
         limit: Limit,
     },
     /// Measure simulation speed: simulated seconds per wall second and events per second.
@@ -153,6 +159,8 @@ enum Cmd {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        scripts: Scripts,
         #[command(flatten)]
         limit: Limit,
     },
@@ -170,6 +178,31 @@ struct Limit {
 impl Limit {
     fn events(self) -> u64 {
         self.max_events.unwrap_or(cost::DEFAULT_MAX_EVENTS)
+    }
+}
+
+/// Script policies read from files (`"scheduler": "script"`, DESIGN.md section 10).
+#[derive(clap::Args, Clone, Default)]
+struct Scripts {
+    /// ID=PATH: policy ID runs the Rhai script in PATH, replacing its source (or its scheduler), or added as a new
+    /// policy ID when the scenario has none (repeatable).
+    #[arg(long = "script", value_name = "ID=PATH")]
+    scripts: Vec<String>,
+}
+
+impl Scripts {
+    /// Each `(id, source)`, read from its file under the scenario size limit.
+    fn read(&self) -> Result<Vec<(String, String)>, String> {
+        self.scripts
+            .iter()
+            .map(|arg| {
+                let (id, path) = arg
+                    .split_once('=')
+                    .filter(|(id, path)| !id.is_empty() && !path.is_empty())
+                    .ok_or_else(|| format!("--script {arg}: expected ID=PATH (a policy id and a script file)"))?;
+                Ok((id.to_string(), read(Path::new(path))?))
+            })
+            .collect()
     }
 }
 
@@ -201,7 +234,12 @@ fn read_limited(path: &Path, limit: usize) -> Result<String, String> {
 }
 
 fn load(path: &Path) -> Result<Scenario, String> {
-    Scenario::from_json(&read(path)?).map_err(|e| format!("{}: {e}", path.display()))
+    load_with(path, &[])
+}
+
+/// A scenario file with script policies attached (see [`Scripts`]).
+fn load_with(path: &Path, scripts: &[(String, String)]) -> Result<Scenario, String> {
+    Scenario::from_json_with_scripts(&read(path)?, scripts).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Scenario files under the given paths: files as given, directories' `*.json` except schema/index files.
@@ -284,9 +322,10 @@ fn real_main() -> Result<ExitCode, String> {
             format,
             jobs,
             variant,
+            scripts,
             limit,
         } => {
-            let mut sc = load(&file)?;
+            let mut sc = load_with(&file, &scripts.read()?)?;
             if let Some(label) = variant {
                 sc = pick_variant(&sc, &label)?;
             }
@@ -319,9 +358,9 @@ fn real_main() -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { paths, seeds, jobs, fidelity, figures, limit } => {
+        Cmd::Check { paths, seeds, jobs, fidelity, figures, scripts, limit } => {
             let ff = fidelity.map(|doc| FidelityFiles { figures, doc });
-            check_cmd(&paths, seeds, jobs_or_default(jobs), ff.as_ref(), limit.events())
+            check_cmd(&paths, &scripts.read()?, seeds, jobs_or_default(jobs), ff.as_ref(), limit.events())
         }
         Cmd::Fidelity { paths, seeds, jobs, figures, out } => {
             let files: Vec<(PathBuf, Scenario)> =
@@ -350,13 +389,21 @@ fn real_main() -> Result<ExitCode, String> {
             shard,
             out,
             merge,
+            scripts,
             limit,
         } => {
             let table = if let Some(dir) = merge {
                 sweep::merge(&dir)?
             } else {
                 let file = file.ok_or("sweep: a scenario FILE is required (or --merge DIR)")?;
-                let text = read(&file)?;
+                let mut text = read(&file)?;
+                let scripts = scripts.read()?;
+                if !scripts.is_empty() {
+                    let mut v = schedsim_core::scenario::parse_strict(&text)
+                        .map_err(|e| format!("{}: not valid JSON: {e}", file.display()))?;
+                    schedsim_core::attach_scripts(&mut v, &scripts)?;
+                    text = v.to_string();
+                }
                 // The file as written must be valid on its own (size, JSON, schema), so that errors in combinations
                 // are the sweep's; the grid is then built on its JSON.
                 Scenario::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -389,10 +436,11 @@ fn real_main() -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench { files, json, limit } => {
+        Cmd::Bench { files, json, scripts, limit } => {
+            let scripts = scripts.read()?;
             let mut rows = Vec::new();
             for f in scenario_files(&files)? {
-                let sc = load(&f)?;
+                let sc = load_with(&f, &scripts)?;
                 cost::within(&sc, &[], limit.events()).map_err(|e| format!("{}: {e}", f.display()))?;
                 rows.push(bench::run(&sc).map_err(|e| format!("{}: {e}", f.display()))?);
             }
@@ -483,13 +531,16 @@ fn stats_csv(report: &Value) -> String {
 /// With `fidelity`, the fidelity table generated from the same runs must equal that file.
 fn check_cmd(
     paths: &[PathBuf],
+    scripts: &[(String, String)],
     seeds: Option<u64>,
     jobs: usize,
     fidelity: Option<&FidelityFiles>,
     max_events: u64,
 ) -> Result<ExitCode, String> {
-    let files: Vec<(PathBuf, Scenario)> =
-        scenario_files(paths)?.into_iter().map(|f| load(&f).map(|sc| (f, sc))).collect::<Result<_, _>>()?;
+    let files: Vec<(PathBuf, Scenario)> = scenario_files(paths)?
+        .into_iter()
+        .map(|f| load_with(&f, scripts).map(|sc| (f, sc)))
+        .collect::<Result<_, _>>()?;
     let outcomes = check::run_all(&files, seeds.unwrap_or(1), jobs, max_events)?;
     let (mut text, t) = check::render(&outcomes, seeds.is_some());
     let mut stale = false;

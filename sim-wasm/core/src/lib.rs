@@ -27,6 +27,7 @@ pub mod claims;
 pub mod cost;
 pub mod costs;
 mod load;
+pub use load::attach_scripts;
 pub mod metrics;
 pub mod model;
 pub mod overview;

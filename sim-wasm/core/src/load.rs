@@ -3,8 +3,8 @@
 //! schedulers only read the format's types: `scenario` <- `policy` <- `load`, with no way back.
 
 use crate::policy::registry::Registry;
-use crate::scenario::{Scenario, ScenarioError};
-use serde_json::Value;
+use crate::scenario::{parse_strict, Scenario, ScenarioError, MAX_SCENARIO_BYTES};
+use serde_json::{json, Value};
 
 impl Scenario {
     /// Parses and validates a scenario file (format, cross-field checks, every scheduler's rules, variants).
@@ -17,8 +17,82 @@ impl Scenario {
         Scenario::parse_value(value, &Registry)
     }
 
+    /// Parses a scenario file as [`Scenario::from_json`] does after giving each `(id, source)` pair's policy that
+    /// script (see [`attach_scripts`]): how the CLI's `--script ID=PATH` and Python's `scripts=` hand a policy
+    /// written in a file to a scenario. Variants and ablations are built from the file with the scripts in it.
+    pub fn from_json_with_scripts(text: &str, scripts: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        if scripts.is_empty() {
+            return Scenario::from_json(text);
+        }
+        if text.len() > MAX_SCENARIO_BYTES {
+            // The file alone is over the limit: say so as a file without scripts would be told.
+            return Scenario::from_json(text);
+        }
+        let invalid = |e: String| ScenarioError { problems: vec![e] };
+        let mut value = parse_strict(text).map_err(|e| invalid(format!("(scenario): not valid JSON: {e}")))?;
+        attach_scripts(&mut value, scripts).map_err(invalid)?;
+        // Through the text again, so the size limit applies to the file with its scripts in it.
+        Scenario::from_json(&value.to_string())
+    }
+
     /// The scenario with claim `k`'s ablation applied (see [`Scenario::ablated_with`]); `None` without one.
     pub fn ablated(&self, k: usize) -> Option<Result<Scenario, ScenarioError>> {
         self.ablated_with(k, &Registry)
+    }
+}
+
+/// Gives policy `id` of a scenario (JSON, before validation) the script `source`, for each pair: an existing
+/// policy becomes `"scheduler": "script"` with that source (a script policy keeps its `vars`; another's
+/// parameters, which a script does not read, are dropped), and an id the scenario lacks is added as a new policy.
+pub fn attach_scripts(scenario: &mut Value, scripts: &[(String, String)]) -> Result<(), String> {
+    for (id, source) in scripts {
+        if source.len() > MAX_SCENARIO_BYTES {
+            return Err(format!("script for policy '{id}': larger than the limit of {MAX_SCENARIO_BYTES} bytes"));
+        }
+        let policies = scenario
+            .get_mut("policies")
+            .and_then(Value::as_array_mut)
+            .ok_or("script: the scenario has no `policies` list to add a script policy to")?;
+        match policies.iter_mut().find(|p| p.get("id").and_then(Value::as_str) == Some(id.as_str())) {
+            Some(p) => {
+                let vars = match (p.get("scheduler").and_then(Value::as_str), p.pointer("/params/vars")) {
+                    (Some("script"), Some(v)) => v.clone(),
+                    _ => json!({}),
+                };
+                p["scheduler"] = json!("script");
+                p["params"] = json!({ "source": source, "vars": vars });
+            }
+            None => policies.push(json!({
+                "id": id, "label": id, "scheduler": "script", "params": { "source": source, "vars": {} }
+            })),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_replace_or_add_policies() {
+        let mut v = json!({"policies": [
+            {"id": "credit", "scheduler": "credit", "params": {"tslice_ms": 30}},
+            {"id": "mine", "scheduler": "script", "params": {"source": "old", "vars": {"slice_ms": 10}}}
+        ]});
+        let s = |id: &str, src: &str| (id.to_string(), src.to_string());
+        attach_scripts(&mut v, &[s("mine", "new"), s("credit", "a"), s("extra", "b")]).unwrap();
+        assert_eq!(v["policies"][1]["params"], json!({"source": "new", "vars": {"slice_ms": 10}}));
+        assert_eq!(
+            v["policies"][0],
+            json!({"id": "credit", "scheduler": "script", "params": {"source": "a", "vars": {}}})
+        );
+        assert_eq!(v["policies"][2]["id"], "extra");
+        assert_eq!(v["policies"][2]["scheduler"], "script");
+        let e = attach_scripts(&mut json!({}), &[s("x", "y")]).unwrap_err();
+        assert!(e.contains("no `policies`"), "{e}");
+        let big = "x".repeat(MAX_SCENARIO_BYTES + 1);
+        let e = attach_scripts(&mut v, &[s("x", &big)]).unwrap_err();
+        assert!(e.contains("larger than the limit"), "{e}");
     }
 }
