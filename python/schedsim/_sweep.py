@@ -54,9 +54,9 @@ def chunks(runs: Sequence[int], workers: int, chunksize: int | None = None) -> l
 
 
 def matches(pattern: str, path: str) -> bool:
-    """A metric pattern as ``schedsim sweep --metric`` reads it: dotted, ``*`` standing for any one key."""
-    want, have = pattern.split("."), path.split(".")
-    return len(want) == len(have) and all(w in ("*", h) for w, h in zip(want, have))
+    """A metric pattern as ``schedsim sweep --metric`` reads it: dotted, ``*`` standing for any one key (the core's
+    reading of metric paths, the same for claims and the CLI's columns)."""
+    return _core.metric_matches([pattern], [path])[0]
 
 
 def _dask_workers(client: Any) -> int:
@@ -195,7 +195,8 @@ def sweep(
     for i, (c, s, p) in enumerate(work):
         m = results[i]
         if metrics is not None:
-            m = {k: v for k, v in m.items() if any(matches(pat, k) for pat in metrics)}
+            keys = list(m)
+            m = {k: m[k] for k, keep in zip(keys, _core.metric_matches(list(metrics), keys)) if keep}
         records.append({**dict(zip(paths, combos[c])), "seed": s, "policy": p, **m})
     df = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=[*paths, "seed", "policy"])
     df.attrs.update(scenario=plan["scenario"], version=version, simulated=len(missing), cached=len(work) - len(missing))

@@ -1,13 +1,12 @@
-//! `schedsim._core`: the Python module over the simulator. It forwards to `schedsim-core` (run a scenario, build the
-//! report) and to the CLI's sweep grid (`schedsim_cli::sweep`), so a grid means the same runs in Python, in the
-//! CLI and in its shards. Data crosses as JSON strings; the Python side (`python/schedsim/`) parses them. Every
+//! `schedsim._core`: the Python module over the simulator. It forwards to `schedsim-core`: run a scenario, build the
+//! report, and the sweep grid (`schedsim_core::grid`) the CLI's sweeps and shards use too, so a grid means the same
+//! runs in Python and in the CLI. Data crosses as JSON strings; the Python side (`python/schedsim/`) parses them. Every
 //! simulation runs with the GIL released, so threads and Dask workers run in parallel.
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use schedsim_cli::pick_variant;
-use schedsim_cli::sweep::{self, Axis, Grid, GridError, GridSpec};
 use schedsim_core::cost::{self, DEFAULT_MAX_EVENTS};
+use schedsim_core::grid::{self, Axis, Grid, GridError, GridSpec};
 use schedsim_core::report::{self, RunOptions};
 use schedsim_core::scenario::{Scenario, ScenarioError};
 use serde_json::{json, Map, Value};
@@ -65,6 +64,19 @@ fn attach_scripts(scenario: &str, scripts: Vec<(String, String)>) -> PyResult<St
     Ok(v.to_string())
 }
 
+/// Which of `paths` (a run's metric paths) any of `patterns` matches, in order (`schedsim_core::metric_path`).
+#[pyfunction]
+fn metric_matches(patterns: Vec<String>, paths: Vec<String>) -> Vec<bool> {
+    paths
+        .iter()
+        .map(|path| {
+            patterns
+                .iter()
+                .any(|p| schedsim_core::metric_path::matches(p, path))
+        })
+        .collect()
+}
+
 /// The simulator's version: the crate's, and a hash of the sources that decide a run's result.
 #[pyfunction]
 fn version() -> String {
@@ -84,7 +96,7 @@ fn scenario_for(
 ) -> PyResult<Scenario> {
     let mut sc = parse(py, scenario)?;
     if let Some(label) = variant {
-        sc = pick_variant(&sc, &label).map_err(PyValueError::new_err)?;
+        sc = sc.pick_variant(&label).map_err(PyValueError::new_err)?;
     }
     for p in policies {
         if sc.policy(p).is_none() {
@@ -193,22 +205,9 @@ fn plan(
         .map_err(|e| PyValueError::new_err(format!("grid: expected [[path, [values]]]: {e}")))?;
     let axes: Vec<Axis> = axes
         .into_iter()
-        .map(|(path, values)| Axis { path, values })
-        .collect();
-    for a in &axes {
-        if a.path.is_empty() || a.path.split('.').any(str::is_empty) {
-            return Err(PyValueError::new_err(format!(
-                "grid: '{}' is not a dotted path (e.g. host.pcpus)",
-                a.path
-            )));
-        }
-        if a.values.is_empty() {
-            return Err(PyValueError::new_err(format!(
-                "grid: {} has no values",
-                a.path
-            )));
-        }
-    }
+        .map(|(path, values)| Axis::new(&path, values))
+        .collect::<Result<_, _>>()
+        .map_err(|e| PyValueError::new_err(format!("grid: {e}")))?;
     let spec = GridSpec {
         axes,
         seeds,
@@ -280,7 +279,7 @@ fn run_points(
         for (values, seed, policy) in &items {
             let key = Value::from(values.clone()).to_string();
             if !built.contains_key(&key) {
-                let (sc, _) = sweep::combination_scenario(
+                let (sc, _) = grid::combination_scenario(
                     &base,
                     &paths,
                     values,
@@ -292,10 +291,10 @@ fn run_points(
             let what = || {
                 format!(
                     "({}), seed {seed}, policy {policy}",
-                    sweep::describe(&paths, values)
+                    grid::describe(&paths, values)
                 )
             };
-            let run = sweep::run_point(&built[&key], *seed, policy, true, Some(max_events))
+            let run = grid::run_point(&built[&key], *seed, policy, true, Some(max_events))
                 .map_err(|e| format!("{}: {e}", what()))?;
             let mut m = Map::new();
             leaves(&run, "", &mut m);
@@ -311,6 +310,7 @@ fn run_points(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(attach_scripts, m)?)?;
+    m.add_function(wrap_pyfunction!(metric_matches, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;

@@ -5,7 +5,6 @@ use crate::par;
 use schedsim_core::cost;
 use schedsim_core::report::{self, Report, RunOptions, RunReport};
 use schedsim_core::scenario::Scenario;
-use schedsim_core::sim::{SimOptions, Simulation};
 
 /// One report to produce: a scenario (overrides and seed already applied) under these policies.
 pub struct Batch {
@@ -16,25 +15,7 @@ pub struct Batch {
     pub label: String,
 }
 
-/// `base`, `base + 1`, ..., `base + n - 1`; an error naming `--seeds` if that passes the largest seed.
-pub fn seed_list(base: u64, n: u64) -> Result<Vec<u64>, String> {
-    if n == 0 {
-        return Err("--seeds: must be at least 1".into());
-    }
-    use schedsim_core::scenario::MAX_SEED;
-    match base.checked_add(n - 1) {
-        Some(last) if last <= MAX_SEED => Ok((base..=last).collect()),
-        _ => Err(format!("--seeds: {n} seeds from {base} pass the largest seed, {MAX_SEED}")),
-    }
-}
-
-/// Runs one policy of a scenario to the end and returns its run object (claims not attached).
-pub fn run_one(sc: &Scenario, policy: &str, opts: &RunOptions) -> Result<RunReport, String> {
-    let sim_opts = SimOptions { trace: true, max_events: opts.max_events, ..SimOptions::default() };
-    let mut sim = Simulation::with_options(sc, policy, sim_opts).map_err(|e| e.to_string())?;
-    sim.run().map_err(|e| e.to_string())?;
-    Ok(sim.run_report(opts))
-}
+pub use schedsim_core::grid::{run_one, seed_list};
 
 /// Runs every batch, one simulation per job on up to `jobs` threads, and returns one report per batch in order.
 /// With `opts.max_events`, nothing runs if any batch is estimated above it (the error names the batch).
@@ -58,17 +39,4 @@ pub fn run(batches: &[Batch], opts: &RunOptions, jobs: usize, what: &str) -> Res
             Report { scenario: batch.scenario.id.clone(), runs: report::attach_claims(&batch.scenario, mine) }
         })
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seeds_are_consecutive_and_bounded() {
-        assert_eq!(seed_list(5, 3).unwrap(), vec![5, 6, 7]);
-        assert!(seed_list(5, 0).unwrap_err().contains("--seeds"));
-        assert!(seed_list((1 << 53) - 2, 3).unwrap_err().contains("largest seed"));
-        assert!(seed_list(u64::MAX, 2).is_err());
-    }
 }

@@ -28,36 +28,9 @@ pub struct ClaimResult {
     pub status: Option<ClaimStatus>,
 }
 
-/// All `(path, number)` pairs a metric pattern matches in a run.
+/// All `(path, number)` pairs a metric pattern matches in a run (see [`crate::metric_path`]).
 pub fn resolve(run: &Value, metric: &str) -> Vec<(String, f64)> {
-    fn walk(v: &Value, parts: &[&str], prefix: String, out: &mut Vec<(String, f64)>) {
-        let Some((head, rest)) = parts.split_first() else {
-            if let Some(x) = v.as_f64() {
-                out.push((prefix, x));
-            }
-            return;
-        };
-        let join = |k: &str| {
-            if prefix.is_empty() {
-                k.to_string()
-            } else {
-                format!("{prefix}.{k}")
-            }
-        };
-        if *head == "*" {
-            if let Some(obj) = v.as_object() {
-                for (k, child) in obj {
-                    walk(child, rest, join(k), out);
-                }
-            }
-        } else if let Some(child) = v.get(*head) {
-            walk(child, rest, join(head), out);
-        }
-    }
-    let parts: Vec<&str> = metric.split('.').collect();
-    let mut out = Vec::new();
-    walk(run, &parts, String::new(), &mut out);
-    out
+    crate::metric_path::resolve(run, metric).into_iter().filter_map(|(path, v)| Some((path, v.as_f64()?))).collect()
 }
 
 fn run_of<'a>(runs: &'a [Value], id: &str) -> Option<&'a Value> {

@@ -35,6 +35,18 @@ impl Scenario {
         Scenario::from_json(&value.to_string())
     }
 
+    /// The variant with this label (see the scenario's `variants`), or an error listing the labels there are.
+    pub fn pick_variant(&self, label: &str) -> Result<Scenario, String> {
+        match self.variants.iter().find(|v| v.label == label).and_then(|v| v.scenario.as_deref()) {
+            Some(v) => Ok(v.clone()),
+            None => {
+                let labels: Vec<String> = self.variants.iter().map(|v| format!("'{}'", v.label)).collect();
+                let known = if labels.is_empty() { "it has none".to_string() } else { labels.join(", ") };
+                Err(format!("--variant: scenario '{}' has no variant '{label}' ({known})", self.id))
+            }
+        }
+    }
+
     /// The scenario with claim `k`'s ablation applied (see [`Scenario::ablated_with`]); `None` without one.
     pub fn ablated(&self, k: usize) -> Option<Result<Scenario, ScenarioError>> {
         self.ablated_with(k, &Registry)
