@@ -89,3 +89,16 @@ export function columnProblem(
     return `claim ${ref.ablation} of this scenario names no ablation ("${id}")`;
   return null;
 }
+
+/**
+ * The columns with `id` inserted at `at`; when that makes more than `max`, the last other column gives way.
+ */
+export function insertColumn(columns: readonly string[], at: number, id: string, max: number): string[] {
+  const next = [...columns.slice(0, at), id, ...columns.slice(at)];
+  while (next.length > max) {
+    let k = next.length - 1;
+    if (next[k] === id) k--;
+    next.splice(k, 1);
+  }
+  return next;
+}
