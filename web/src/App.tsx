@@ -168,6 +168,13 @@ export function App() {
   );
   const checkScript = useCallback((source: string) => client.checkScript(source), [client]);
   const closeScript = useCallback(() => togglePanel('script', false), [togglePanel]);
+  const openScript = useCallback(
+    (id: string) => {
+      setScriptPolicy(id);
+      togglePanel('script', true);
+    },
+    [togglePanel],
+  );
   const scriptScenario = useMemo(() => current && { text: current.text, name: current.name }, [current]);
   // A homework opens the policy editor on the student's policy.
   const homeworkPolicy = currentHomework?.policy ?? null;
@@ -470,6 +477,7 @@ export function App() {
                     onRun={submitOwn}
                     onError={addError}
                     onClose={closeEditor}
+                    onEditScript={openScript}
                   />
                 </div>
               )}

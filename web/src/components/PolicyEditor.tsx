@@ -257,12 +257,58 @@ export const PolicyEditor = memo(function PolicyEditor({
                 )}
               </label>
             ))}
+            <VarsJson vars={vars} onChange={setVars} />
           </fieldset>
         </div>
       </div>
     </section>
   );
 });
+
+/** The whole vars map as JSON, where vars are added or removed; applied once it parses to an object. */
+function VarsJson({
+  vars,
+  onChange,
+}: {
+  vars: Readonly<Record<string, Json>>;
+  onChange: (vars: Readonly<Record<string, Json>>) => void;
+}) {
+  const shown = JSON.stringify(vars);
+  const [text, setText] = useState(shown);
+  const [last, setLast] = useState(shown);
+  const [bad, setBad] = useState(false);
+  if (shown !== last) {
+    setLast(shown);
+    setText(shown);
+    setBad(false);
+  }
+  return (
+    <label className="inline vars-json">
+      all vars, as JSON{' '}
+      <input
+        type="text"
+        data-testid="script-vars-json"
+        spellCheck={false}
+        value={text}
+        aria-invalid={bad}
+        onChange={(e) => {
+          setText(e.target.value);
+          try {
+            const v = JSON.parse(e.target.value) as Json;
+            const ok = v !== null && typeof v === 'object' && !Array.isArray(v);
+            setBad(!ok);
+            if (ok) {
+              setLast(JSON.stringify(v));
+              onChange(v);
+            }
+          } catch {
+            setBad(true);
+          }
+        }}
+      />
+    </label>
+  );
+}
 
 /** "New scheduler from template": one more scripted column, running a copy of the template. */
 export function TemplateMenu({

@@ -22,12 +22,15 @@ export interface ColumnRef {
   readonly scheduler?: string;
 }
 
-/** The schedulers of the simulator's registry (the schema's list, kept equal to the registry by a Rust test). */
+/**
+ * The schedulers of the simulator's registry (the schema's list, kept equal to the registry by a Rust test) that
+ * run with default parameters: not "script", whose source is its parameter (it comes from a template instead).
+ */
 export const SCHEDULERS: readonly string[] = (() => {
   const schema = JSON.parse(schemaText) as {
     $defs: { policy: { properties: { scheduler: { enum: string[] } } } };
   };
-  return schema.$defs.policy.properties.scheduler.enum;
+  return schema.$defs.policy.properties.scheduler.enum.filter((k) => k !== 'script');
 })();
 
 /** Marks a registry column: SCHEDULER~d. */

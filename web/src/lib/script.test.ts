@@ -127,9 +127,11 @@ describe('script messages', () => {
   });
 
   it('pick the template of a column’s scheduler, else the fair-share one', () => {
-    const list = [template('round-robin'), template('fair-share'), template('credit-like')];
-    expect(templateFor(list, 'credit')?.id).toBe('credit-like');
-    expect(templateFor(list, 'sedf')?.id).toBe('fair-share');
+    const list = [template('round_robin'), template('fair_share'), template('edf')];
+    expect(templateFor(list, 'credit')?.id).toBe('fair_share');
+    expect(templateFor(list, 'sedf')?.id).toBe('edf');
+    expect(templateFor(list, 'round_robin')?.id).toBe('round_robin');
+    expect(templateFor([template('a'), template('b')], 'credit')?.id).toBe('a');
     expect(templateFor([], 'credit')).toBeUndefined();
   });
 });

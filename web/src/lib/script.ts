@@ -122,8 +122,8 @@ function stringify(doc: Json): string {
 }
 
 /**
- * The template a column's "Edit as script" starts from: one whose id names the column's scheduler (a template
- * written after it), else the fair-share one, else the first.
+ * The template a column's "Edit as script" starts from: one whose id names the column's scheduler (or ends it:
+ * SEDF's is "edf"), else the fair-share one (Credit and its kin), else the first.
  */
 export function templateFor(
   templates: readonly ScriptTemplate[],
@@ -131,7 +131,9 @@ export function templateFor(
 ): ScriptTemplate | undefined {
   const by = (want: (id: string) => boolean) => templates.find((t) => want(t.id.toLowerCase()));
   return (
-    (scheduler ? by((id) => id === scheduler || id.includes(scheduler)) : undefined) ??
+    (scheduler
+      ? by((id) => id === scheduler || id.includes(scheduler) || scheduler.endsWith(id))
+      : undefined) ??
     by((id) => id.includes('fair')) ??
     templates[0]
   );
