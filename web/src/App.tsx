@@ -202,8 +202,9 @@ export function App() {
     presenting,
     setPresenting,
   });
-  // Runs, claims, ablations or replays in flight: the tests' idle flag and a lesson's placing wait for none.
-  const inFlight = busy || querying || ablating;
+  // Runs (an edited script's too), claims, ablations or replays in flight: the tests' idle flag and a lesson's
+  // placing wait for none.
+  const inFlight = busy || querying || ablating || rerunning.length > 0;
   useTestingIdle({
     testing,
     inFlight,
@@ -444,7 +445,9 @@ export function App() {
                       onNew={(t) => newScript(t, t.title)}
                       onPick={setScriptPolicy}
                       failure={failures[editedScript] ?? null}
-                      running={rerunning.includes(editedScript) || !runs[editedScript]}
+                      running={
+                        rerunning.includes(editedScript) || (!runs[editedScript] && !failures[editedScript])
+                      }
                       onError={addError}
                       onClose={closeScript}
                     />
