@@ -20,7 +20,7 @@ test('a template edited in the page: an error at its line, mended, the column re
   const column = page.locator('[data-testid="policy-column"][data-scripted="true"]');
   await expect(column).toHaveCount(1);
   await expect(page.getByTestId('policy-editor')).toBeVisible();
-  await expect(code(page)).toContainText('fn do_schedule');
+  await expect(code(page)).toContainText('fn init');
   await waitForIdle(page);
   await expect(column.getByTestId('timeline')).toBeVisible();
   const firstRun = await column.getAttribute('data-run');
@@ -30,7 +30,11 @@ test('a template edited in the page: an error at its line, mended, the column re
   await page.keyboard.press('ControlOrMeta+End');
   await page.keyboard.press('Enter');
   await page.keyboard.insertText('let = 1;');
-  const lines = await page.getByTestId('script-code').locator('.cm-line').count();
+  // The cursor's line (CodeMirror draws only the lines in view): the new last line.
+  const lines = Number(
+    await page.getByTestId('script-code').locator('.cm-lineNumbers .cm-activeLineGutter').textContent(),
+  );
+  expect(lines).toBeGreaterThan(10);
   const error = page.getByTestId('script-error');
   await expect(error).toHaveAttribute('data-kind', 'syntax');
   await expect(error).toHaveAttribute('data-line', String(lines));
@@ -71,7 +75,7 @@ test('a homework claim turns green, and the link carries the code', async ({ pag
   );
   await replaceScript(page, solution);
   // Its vars: it reads slot_ms and gang, which the round robin's vars lack.
-  await page.getByTestId('script-vars-json').fill('{"slot_ms": 10, "gang": ["job"]}');
+  await page.getByTestId('script-vars-json').fill('{"slot_ms": 10, "gang": "job"}');
   await expect(page.getByTestId('script-status')).not.toHaveAttribute('data-state', 'syntax');
   await expect(steps).toHaveAttribute('data-holds', 'true', { timeout: 120_000 });
   await expect(page.getByTestId('homework')).toHaveAttribute('data-met', 'true');
@@ -83,6 +87,8 @@ test('a homework claim turns green, and the link carries the code', async ({ pag
   await teacher.goto(link);
   await waitForIdle(teacher);
   await expect(teacher.getByTestId('homework')).toHaveAttribute('data-met', 'true');
-  await expect(teacher.getByTestId('script-code').locator('.cm-content')).toContainText('gang slot');
+  await expect(teacher.getByTestId('script-code').locator('.cm-content')).toContainText(
+    'a gang domain (vars.gang',
+  );
   await teacher.close();
 });
