@@ -158,7 +158,7 @@ export function App() {
         addError('The script templates are not loaded yet; try again in a moment.');
         return;
       }
-      newScript(template, `Script (${template.title}), from ${labelOf(id)}`, i);
+      newScript(template, `Script from ${labelOf(id)}`, i);
     },
     [columns, scripts, current, templates, newScript, addError, labelOf, togglePanel],
   );
@@ -442,7 +442,7 @@ export function App() {
                       templates={templates}
                       checkScript={checkScript}
                       onApply={applyScript}
-                      onNew={(t) => newScript(t, t.title)}
+                      onNew={(t) => newScript(t, `Script: ${t.title}`)}
                       onPick={setScriptPolicy}
                       failure={failures[editedScript] ?? null}
                       running={
@@ -459,7 +459,10 @@ export function App() {
                     >
                       <header className="editor-head">
                         <h2>Script a scheduler</h2>
-                        <TemplateMenu templates={templates} onNew={(t) => newScript(t, t.title)} />
+                        <TemplateMenu
+                          templates={templates}
+                          onNew={(t) => newScript(t, `Script: ${t.title}`)}
+                        />
                         <button type="button" onClick={closeScript}>
                           Close
                         </button>
@@ -610,7 +613,7 @@ export function App() {
                           </select>
                         </>
                       )}
-                      <TemplateMenu templates={templates} onNew={(t) => newScript(t, t.title)} />
+                      <TemplateMenu templates={templates} onNew={(t) => newScript(t, `Script: ${t.title}`)} />
                       <span className="muted keys">
                         Keys: Space play · ←/→ previous/next decision · +/− zoom · [/] speed
                         {columns.length > 2 ? ' · 1-4 show/hide columns' : ''}
