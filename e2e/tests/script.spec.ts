@@ -81,12 +81,14 @@ test('a homework claim turns green, and the link carries the code', async ({ pag
   await expect(page.getByTestId('homework')).toHaveAttribute('data-met', 'true');
   await waitForIdle(page);
 
-  // The teacher opens the link: the same code, the same verdict.
+  // The teacher opens the link: the same code, the same verdict, the same values (the run is the same).
   const link = page.url();
+  const values = await page.getByTestId('homework-claim').allTextContents();
   const teacher = await browser.newPage();
   await teacher.goto(link);
   await waitForIdle(teacher);
   await expect(teacher.getByTestId('homework')).toHaveAttribute('data-met', 'true');
+  expect(await teacher.getByTestId('homework-claim').allTextContents()).toEqual(values);
   await expect(teacher.getByTestId('script-code').locator('.cm-content')).toContainText(
     'a gang domain (vars.gang',
   );

@@ -45,7 +45,9 @@ fn goals(doc: &Value, seed: u64) -> Vec<(bool, String)> {
 fn with_reference(id: &str) -> Value {
     let mut doc = homework(id);
     let k = student(&doc);
-    let source = std::fs::read_to_string(root().join(format!("cli/tests/homework/{id}.rhai"))).unwrap();
+    let source =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/homework/{id}.rhai")))
+            .unwrap();
     doc["policies"][k]["params"]["source"] = json!(source);
     doc
 }
