@@ -1,5 +1,5 @@
 // Script policies in the page (DESIGN.md 10): a template edited in the policy editor, broken (the syntax error
-// marked at its line), mended (the column re-runs), and a homework whose goal claim turns green once the
+// marked at its line, kept over a reload), mended (the column re-runs), and a homework whose goal claim turns green once the
 // student's policy meets it, the share link carrying the student's code to whoever opens it.
 import { readFileSync } from 'node:fs';
 import { expect, openScenario, test, waitForIdle } from './helpers';
@@ -43,12 +43,22 @@ test('a template edited in the page: an error at its line, mended, the column re
   // The column keeps its last run while the script does not compile.
   await expect(column).toHaveAttribute('data-run', firstRun!);
 
+  // A reload keeps the broken script (the tab's draft) and offers it back.
+  await page.waitForTimeout(500);
+  await page.reload();
+  await waitForIdle(page);
+  await page.getByTestId('script-restore').click();
+  await expect(error).toHaveAttribute('data-line', String(lines));
+  const reloadedRun = await column.getAttribute('data-run');
+  await code(page).click();
+  await page.keyboard.press('ControlOrMeta+End');
+
   // Mend it: the line becomes a valid statement; the column runs the new script once typing pauses.
   await page.keyboard.press('Home');
   await page.keyboard.press('Shift+End');
   await page.keyboard.insertText('let mended = 1;');
   await expect(error).toHaveCount(0);
-  await expect(column).not.toHaveAttribute('data-run', firstRun!);
+  await expect(column).not.toHaveAttribute('data-run', reloadedRun!);
   await expect(page.getByTestId('script-status')).toHaveAttribute('data-state', 'ok');
   await waitForIdle(page);
   await expect(column.getByTestId('timeline')).toBeVisible();

@@ -5,7 +5,7 @@
 // applied yet (a script that does not compile) is written to this tab's scenario draft, so a reload keeps it.
 import { lazy, memo, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Json } from '../lib/share';
-import { DRAFT_PREFIX, pushHistory, tabId, writeDraft, type Draft } from '../lib/drafts';
+import { DRAFT_PREFIX, pushHistory, readDraft, tabId, writeDraft, type Draft } from '../lib/drafts';
 import {
   scriptPolicies,
   scriptProblem,
@@ -87,6 +87,17 @@ export const PolicyEditor = memo(function PolicyEditor({
   /** The scenario validation's message for the last applied edit, if it failed. */
   const [invalid, setInvalid] = useState<string | null>(null);
   const [key] = useState(draftKey);
+  /**
+   * This policy's script in the tab's draft when it differs from the one on screen: edits not applied before a
+   * reload (a script that did not compile yet), offered back.
+   */
+  const [kept] = useState(() => {
+    const ls = localStore();
+    const d = ls && readDraft(ls, key);
+    const mine = d ? scriptPolicies(d.text).find((p) => p.id === policy) : undefined;
+    return mine && applied && mine.source !== applied.source ? mine : null;
+  });
+  const [keptShown, setKeptShown] = useState(kept !== null);
 
   // Another policy, or its source changed from outside (the scenario editor, a draft restored): follow it.
   const seen = useRef<{ policy: string; source: string; vars: string } | null>(null);
@@ -209,6 +220,25 @@ export const PolicyEditor = memo(function PolicyEditor({
           Close
         </button>
       </header>
+      {keptShown && kept && kept.id === policy && (
+        <p className="notice" data-testid="script-kept">
+          Your edits to this script from before the reload were not applied (they may not compile yet).{' '}
+          <button
+            type="button"
+            data-testid="script-restore"
+            onClick={() => {
+              setSource(kept.source);
+              setVars(kept.vars);
+              setKeptShown(false);
+            }}
+          >
+            Bring them back
+          </button>{' '}
+          <button type="button" onClick={() => setKeptShown(false)}>
+            Dismiss
+          </button>
+        </p>
+      )}
       <p className="muted">
         Rhai, with the hooks of DESIGN.md section 10 (<code>do_schedule</code> is required). Checked as you
         type; the column re-runs when typing pauses.
