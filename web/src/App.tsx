@@ -2,7 +2,7 @@
 // policies side by side on one playhead, and the scenario's claims checked over all of its policies. The shell
 // only wires the hooks of ./app together (scenario runs, columns, playback, share link, keys, lessons) and lays
 // out the views.
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { findEntry } from './lib/scenarios';
 import { MAX_COLUMNS } from './lib/url';
 import { parseShareUrl } from './lib/share';
@@ -22,7 +22,7 @@ import { PolicyColumn } from './components/PolicyColumn';
 import { Transport } from './components/Transport';
 import { Editor } from './components/Editor';
 import { ExportPanel } from './components/ExportPanel';
-import { PolicyEditor, TemplateMenu } from './components/PolicyEditor';
+import { TemplateMenu } from './components/TemplateMenu';
 import { addScriptPolicy, scriptPolicies, templateFor, type ScriptTemplate } from './lib/script';
 import { HomeworkPlayer, LessonPicker, LessonPlayer } from './components/Lessons';
 import { findHomework } from './lib/lessons';
@@ -39,6 +39,9 @@ import { useShortcuts } from './app/useShortcuts';
 import { useShareUrl } from './app/useShareUrl';
 import { useTestingIdle } from './app/useTestingIdle';
 import { FIRST_FRAME, useMarkWhenDrawn } from './lib/marks';
+
+/** The policy editor, loaded when first opened (it loads CodeMirror in turn): the first download stays as it was. */
+const PolicyEditor = lazy(() => import('./components/PolicyEditor'));
 
 export function App() {
   const [urlState] = useState(() => parseShareUrl(window.location.search, window.location.hash));
@@ -436,21 +439,23 @@ export function App() {
               {open.includes('script') && current && scriptScenario && (
                 <div id="panel-script">
                   {editedScript ? (
-                    <PolicyEditor
-                      scenario={scriptScenario}
-                      policy={editedScript}
-                      templates={templates}
-                      checkScript={checkScript}
-                      onApply={applyScript}
-                      onNew={(t) => newScript(t, `Script: ${t.title}`)}
-                      onPick={setScriptPolicy}
-                      failure={failures[editedScript] ?? null}
-                      running={
-                        rerunning.includes(editedScript) || (!runs[editedScript] && !failures[editedScript])
-                      }
-                      onError={addError}
-                      onClose={closeScript}
-                    />
+                    <Suspense fallback={<p className="muted">Loading the policy editor…</p>}>
+                      <PolicyEditor
+                        scenario={scriptScenario}
+                        policy={editedScript}
+                        templates={templates}
+                        checkScript={checkScript}
+                        onApply={applyScript}
+                        onNew={(t) => newScript(t, `Script: ${t.title}`)}
+                        onPick={setScriptPolicy}
+                        failure={failures[editedScript] ?? null}
+                        running={
+                          rerunning.includes(editedScript) || (!runs[editedScript] && !failures[editedScript])
+                        }
+                        onError={addError}
+                        onClose={closeScript}
+                      />
+                    </Suspense>
                   ) : (
                     <section
                       className="editor policy-editor"

@@ -6,6 +6,7 @@
 import { lazy, memo, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Json } from '../lib/share';
 import { DRAFT_PREFIX, pushHistory, readDraft, tabId, writeDraft, type Draft } from '../lib/drafts';
+import { TemplateMenu } from './TemplateMenu';
 import {
   scriptPolicies,
   scriptProblem,
@@ -65,7 +66,7 @@ function localStore(): Storage | null {
   }
 }
 
-export const PolicyEditor = memo(function PolicyEditor({
+const PolicyEditor = memo(function PolicyEditor({
   scenario,
   policy,
   templates,
@@ -340,31 +341,4 @@ function VarsJson({
   );
 }
 
-/** "New scheduler from template": one more scripted column, running a copy of the template. */
-export function TemplateMenu({
-  templates,
-  onNew,
-}: {
-  templates: readonly ScriptTemplate[] | null;
-  onNew: (template: ScriptTemplate) => void;
-}) {
-  return (
-    <select
-      aria-label="New scheduler from template"
-      data-testid="script-template"
-      value=""
-      disabled={!templates || templates.length === 0}
-      onChange={(e) => {
-        const t = templates?.find((x) => x.id === e.target.value);
-        if (t) onNew(t);
-      }}
-    >
-      <option value="">New scheduler from template…</option>
-      {templates?.map((t) => (
-        <option key={t.id} value={t.id} title={t.description}>
-          {t.title}
-        </option>
-      ))}
-    </select>
-  );
-}
+export default PolicyEditor;
