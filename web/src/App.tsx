@@ -2,13 +2,13 @@
 // policies side by side on one playhead, and the scenario's claims checked over all of its policies. The shell
 // only wires the hooks of ./app together (scenario runs, columns, playback, share link, keys, lessons) and lays
 // out the views.
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { findEntry } from './lib/scenarios';
 import { MAX_COLUMNS } from './lib/url';
 import { parseShareUrl } from './lib/share';
 import { PresentingContext, ThemeContext, useTheme } from './lib/theme';
 import { nextSpeed } from './lib/speed';
-import { columnId, parseColumnId, registryColumnId, SCHEDULERS } from './lib/columns';
+import { columnId, insertColumn, parseColumnId, registryColumnId, SCHEDULERS } from './lib/columns';
 import { claimPolicies, scenarioFocus } from './lib/focus';
 import { sameJson } from './lib/editorSchema';
 import { ClaimsPanel } from './components/ClaimsPanel';
@@ -22,7 +22,10 @@ import { PolicyColumn } from './components/PolicyColumn';
 import { Transport } from './components/Transport';
 import { Editor } from './components/Editor';
 import { ExportPanel } from './components/ExportPanel';
-import { LessonPicker, LessonPlayer } from './components/Lessons';
+import { TemplateMenu } from './components/TemplateMenu';
+import { addScriptPolicy, scriptPolicies, templateFor, type ScriptTemplate } from './lib/script';
+import { HomeworkPlayer, LessonPicker, LessonPlayer } from './components/Lessons';
+import { findHomework } from './lib/lessons';
 import { SharePanel } from './components/SharePanel';
 import { ScenarioSummary } from './components/ScenarioSummary';
 import { KeyFigures } from './components/KeyFigures';
@@ -36,6 +39,9 @@ import { useShortcuts } from './app/useShortcuts';
 import { useShareUrl } from './app/useShareUrl';
 import { useTestingIdle } from './app/useTestingIdle';
 import { FIRST_FRAME, useMarkWhenDrawn } from './lib/marks';
+
+/** The policy editor, loaded when first opened (it loads CodeMirror in turn): the first download stays as it was. */
+const PolicyEditor = lazy(() => import('./components/PolicyEditor'));
 
 export function App() {
   const [urlState] = useState(() => parseShareUrl(window.location.search, window.location.hash));
@@ -62,6 +68,8 @@ export function App() {
     ablated,
     ablating,
     runError,
+    failures,
+    rerunning,
     progress,
     loading,
     querying,
@@ -77,7 +85,7 @@ export function App() {
     jump: playback.jump,
     openEntry: scenario.openEntry,
   });
-  const { lesson, currentLesson } = lessons;
+  const { lesson, currentLesson, currentHomework } = lessons;
 
   const policies = useMemo(() => current?.doc.policies ?? [], [current]);
   const stated = useMemo(() => current?.doc.claims ?? [], [current]);
@@ -101,6 +109,83 @@ export function App() {
     },
     [policies, stated],
   );
+
+  // Script policies (DESIGN.md 10): the templates, once the first run is in (not on the cold start's path), and
+  // which scripted policy the policy editor edits.
+  const [templates, setTemplates] = useState<ScriptTemplate[] | null>(null);
+  const anyRun = Object.keys(runs).length > 0;
+  useEffect(() => {
+    if (!anyRun || templates) return;
+    client
+      .scriptTemplates()
+      .then(setTemplates)
+      .catch((e: unknown) => addError(`The script templates could not be loaded: ${String(e)}`));
+  }, [anyRun, templates, client, addError]);
+  const [scriptPolicy, setScriptPolicy] = useState<string | null>(null);
+  const scripts = useMemo(() => (current ? scriptPolicies(current.text) : []), [current]);
+  // The policy edited: the one chosen, else (a link that opened the editor) the first scripted column.
+  const editedScript =
+    scripts.find((p) => p.id === scriptPolicy)?.id ??
+    scripts.find((p) => columns.includes(p.id))?.id ??
+    scripts[0]?.id ??
+    null;
+  const { updatePolicies } = scenario;
+  /** Adds a scripted policy running a copy of `template` as a column, and opens it in the policy editor. */
+  const newScript = useCallback(
+    (template: Pick<ScriptTemplate, 'source' | 'vars'>, label: string, replace?: number) => {
+      if (!current) return;
+      const added = addScriptPolicy(current.text, template, label);
+      void updatePolicies(added.text, [added.id], () => {
+        const at = replace === undefined ? columns.length : replace + 1;
+        changeColumns(insertColumn(columns, at, added.id, MAX_COLUMNS));
+        setScriptPolicy(added.id);
+        togglePanel('script', true);
+      }).then((problem) => problem && addError(`The new scripted policy was not added: ${problem}`));
+    },
+    [current, columns, changeColumns, updatePolicies, togglePanel, addError],
+  );
+  /** "Edit as script" on column `i`: its own script when it runs one, else a copy of the matching template. */
+  const editAsScript = useCallback(
+    (i: number) => {
+      const id = columns[i];
+      if (!id) return;
+      if (scripts.some((p) => p.id === id)) {
+        setScriptPolicy(id);
+        togglePanel('script', true);
+        return;
+      }
+      const ref = parseColumnId(id);
+      const scheduler = ref?.scheduler ?? current?.doc.policies.find((p) => p.id === ref?.policy)?.scheduler;
+      const template = templates && templateFor(templates, scheduler);
+      if (!template) {
+        addError('The script templates are not loaded yet; try again in a moment.');
+        return;
+      }
+      newScript(template, `Script from ${labelOf(id)}`, i);
+    },
+    [columns, scripts, current, templates, newScript, addError, labelOf, togglePanel],
+  );
+  const applyScript = useCallback(
+    (text: string, policy: string) => updatePolicies(text, [policy]),
+    [updatePolicies],
+  );
+  const checkScript = useCallback((source: string) => client.checkScript(source), [client]);
+  const closeScript = useCallback(() => togglePanel('script', false), [togglePanel]);
+  const openScript = useCallback(
+    (id: string) => {
+      setScriptPolicy(id);
+      togglePanel('script', true);
+    },
+    [togglePanel],
+  );
+  const scriptScenario = useMemo(() => current && { text: current.text, name: current.name }, [current]);
+  // A homework opens the policy editor on the student's policy.
+  const homeworkPolicy = currentHomework?.policy ?? null;
+  const editHomework = useCallback(() => {
+    if (!homeworkPolicy) return;
+    setScriptPolicy(homeworkPolicy);
+    togglePanel('script', true);
+  }, [homeworkPolicy, togglePanel]);
   const ready = current !== null && columns.some((c) => runs[c]);
   const firstRun = shown.map(({ policy }) => runs[policy]).find((r) => r !== undefined);
 
@@ -120,8 +205,9 @@ export function App() {
     presenting,
     setPresenting,
   });
-  // Runs, claims, ablations or replays in flight: the tests' idle flag and a lesson's placing wait for none.
-  const inFlight = busy || querying || ablating;
+  // Runs (an edited script's too), claims, ablations or replays in flight: the tests' idle flag and a lesson's
+  // placing wait for none.
+  const inFlight = busy || querying || ablating || rerunning.length > 0;
   useTestingIdle({
     testing,
     inFlight,
@@ -217,7 +303,7 @@ export function App() {
             <h1>schedlab</h1>
             <span className="muted tagline">hypervisor CPU scheduling, side by side</span>
             <nav className="tools" aria-label="Tools">
-              {(['lessons', 'editor', 'export', 'share'] as const).map((p) => (
+              {(['lessons', 'editor', 'script', 'export', 'share'] as const).map((p) => (
                 <button
                   key={p}
                   type="button"
@@ -227,7 +313,15 @@ export function App() {
                   onClick={() => togglePanel(p)}
                   disabled={p !== 'lessons' && !current}
                 >
-                  {{ lessons: 'Lessons', editor: 'Edit', export: 'Export', share: 'Share link' }[p]}
+                  {
+                    {
+                      lessons: 'Lessons',
+                      editor: 'Edit',
+                      script: 'Script',
+                      export: 'Export',
+                      share: 'Share link',
+                    }[p]
+                  }
                 </button>
               ))}
               <button
@@ -292,6 +386,18 @@ export function App() {
                   settled={!inFlight}
                 />
               )}
+              {currentHomework && (
+                <HomeworkPlayer
+                  homework={currentHomework}
+                  missing={lessons.missing}
+                  claims={claims}
+                  running={busy || rerunning.includes(currentHomework.policy)}
+                  failure={failures[currentHomework.policy] ?? null}
+                  labelOf={labelOf}
+                  onEdit={editHomework}
+                  onExit={lessons.exit}
+                />
+              )}
               {open.includes('lessons') && (
                 <div id="panel-lessons">
                   <LessonPicker
@@ -300,6 +406,12 @@ export function App() {
                     onPick={(id) => {
                       togglePanel('lessons', false);
                       lessons.goToStep(id, 0);
+                      // A homework opens the policy editor on the student's policy.
+                      const hw = findHomework(id);
+                      if (hw) {
+                        setScriptPolicy(hw.policy);
+                        togglePanel('script', true);
+                      }
                     }}
                   />
                 </div>
@@ -324,6 +436,50 @@ export function App() {
                   />
                 </div>
               )}
+              {open.includes('script') && current && scriptScenario && (
+                <div id="panel-script">
+                  {editedScript ? (
+                    <Suspense fallback={<p className="muted">Loading the policy editor…</p>}>
+                      <PolicyEditor
+                        scenario={scriptScenario}
+                        policy={editedScript}
+                        templates={templates}
+                        checkScript={checkScript}
+                        onApply={applyScript}
+                        onNew={(t) => newScript(t, `Script: ${t.title}`)}
+                        onPick={setScriptPolicy}
+                        failure={failures[editedScript] ?? null}
+                        running={
+                          rerunning.includes(editedScript) || (!runs[editedScript] && !failures[editedScript])
+                        }
+                        onError={addError}
+                        onClose={closeScript}
+                      />
+                    </Suspense>
+                  ) : (
+                    <section
+                      className="editor policy-editor"
+                      data-testid="policy-editor"
+                      aria-label="Policy editor"
+                    >
+                      <header className="editor-head">
+                        <h2>Script a scheduler</h2>
+                        <TemplateMenu
+                          templates={templates}
+                          onNew={(t) => newScript(t, `Script: ${t.title}`)}
+                        />
+                        <button type="button" onClick={closeScript}>
+                          Close
+                        </button>
+                      </header>
+                      <p className="muted">
+                        This scenario has no scripted policy yet: start one from a template, or use “Edit as
+                        script” on a column.
+                      </p>
+                    </section>
+                  )}
+                </div>
+              )}
               {open.includes('editor') && (
                 <div id="panel-editor">
                   <Editor
@@ -332,6 +488,7 @@ export function App() {
                     onRun={submitOwn}
                     onError={addError}
                     onClose={closeEditor}
+                    onEditScript={openScript}
                   />
                 </div>
               )}
@@ -461,6 +618,7 @@ export function App() {
                           </select>
                         </>
                       )}
+                      <TemplateMenu templates={templates} onNew={(t) => newScript(t, `Script: ${t.title}`)} />
                       <span className="muted keys">
                         Keys: Space play · ←/→ previous/next decision · +/− zoom · [/] speed
                         {columns.length > 2 ? ' · 1-4 show/hide columns' : ''}
@@ -482,7 +640,12 @@ export function App() {
                           ablated={ablated[policy]}
                           policies={policies}
                           run={runs[policy]}
-                          failed={runs[policy] ? null : (ablated[policy]?.error ?? runError)}
+                          failed={
+                            runs[policy] ? null : (failures[policy] ?? ablated[policy]?.error ?? runError)
+                          }
+                          scripted={scripts.some((p) => p.id === policy)}
+                          rerunning={rerunning.includes(policy)}
+                          onEditScript={() => editAsScript(i)}
                           durationMs={durationMs}
                           playhead={playhead}
                           onViewChange={playback.onViewChange}

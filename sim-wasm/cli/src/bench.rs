@@ -60,6 +60,9 @@ pub struct BenchRow {
     pub focus_seconds: f64,
     /// That over one batch run's wall time: what seeing a window's detail costs next to running untraced.
     pub focus_vs_batch: f64,
+    /// The script scheduler's cost: the fair-share template's batch run over native Credit's with default
+    /// parameters, on this scenario's host, both measured here, back to back (wall time ratio).
+    pub script_vs_credit: f64,
 }
 
 /// Runs every policy of the scenario once; returns (events, wall seconds).
@@ -131,6 +134,31 @@ fn time_replay(sc: &Scenario) -> Result<(f64, f64, (usize, usize)), SimError> {
     Ok((run_wall.max(1e-9), focus_wall, kept.unwrap_or((0, 0))))
 }
 
+/// The fair-share template's batch wall time over native Credit's (default parameters) on the scenario's host.
+fn time_script(sc: &Scenario) -> Result<f64, SimError> {
+    use schedsim_core::policy::script::TEMPLATES;
+    use schedsim_core::scenario::PolicySpec;
+    let Some(t) = TEMPLATES.iter().find(|t| t.id == "fair_share") else { return Ok(0.0) };
+    let spec = |id: &str, scheduler: &str, params| PolicySpec {
+        id: id.into(),
+        label: None,
+        scheduler: scheduler.into(),
+        params,
+    };
+    let mut pair = sc.clone();
+    pair.policies = vec![spec("credit", "credit", serde_json::json!({})), spec("script", "script", t.params())];
+    pair.changes.clear();
+    let batch = SimOptions { trace: false, ..SimOptions::default() };
+    let wall = |id: &str| -> Result<f64, SimError> {
+        let t0 = Instant::now();
+        let mut sim = Simulation::with_options(&pair, id, batch)?;
+        sim.run()?;
+        Ok(t0.elapsed().as_secs_f64().max(1e-9))
+    };
+    let credit = wall("credit")?;
+    Ok(wall("script")? / credit)
+}
+
 /// Runs every policy of the scenario once recording the trace (as the page does), then once more without it,
 /// and measures both; `relative_speed` is left at 1 for [`set_relative`].
 pub fn run(sc: &Scenario) -> Result<BenchRow, SimError> {
@@ -173,6 +201,7 @@ pub fn run(sc: &Scenario) -> Result<BenchRow, SimError> {
         checkpoint_bytes,
         focus_seconds: focus_wall / runs,
         focus_vs_batch: focus_wall / batch_wall,
+        script_vs_credit: time_script(sc)?,
     })
 }
 
@@ -210,6 +239,7 @@ mod tests {
             checkpoint_bytes: 0,
             focus_seconds: 0.0,
             focus_vs_batch: 0.0,
+            script_vs_credit: 0.0,
         }
     }
 

@@ -190,6 +190,8 @@ pub struct Tally {
     pub passed: usize,
     pub failed: usize,
     pub not_reproduced: usize,
+    /// Homework goals (reported, never failed).
+    pub goals: usize,
 }
 
 /// The lines `schedsim check` prints, and the tally. `show_seeds` adds per-seed counts (with `--seeds`).
@@ -209,6 +211,7 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                 let pass = o.passes();
                 let stale = nr && reproduced(&c.text);
                 let mark = match (nr, pass) {
+                    _ if c.goal() => "goal",
                     (false, true) => "ok  ",
                     (false, false) => "FAIL",
                     (true, _) if stale => "FAIL",
@@ -217,6 +220,7 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                 match mark {
                     "ok  " => t.passed += 1,
                     "n/r " => t.not_reproduced += 1,
+                    "goal" => t.goals += 1,
                     _ => t.failed += 1,
                 }
                 let policy = c.subject().unwrap_or("");

@@ -565,6 +565,9 @@ fn check_cmd(
             t.not_reproduced
         ));
     }
+    if t.goals > 0 {
+        text.push_str(&format!("homework goals: {} (judged on the starting scripts; not failed)\n", t.goals));
+    }
     text.push_str(&format!("claims: {} passed, {} failed\n", t.passed, t.failed + usize::from(stale)));
     emit(&text);
     Ok(if t.failed == 0 && !stale { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -592,6 +592,8 @@ pub struct Claim {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub without: Option<Ablation>,
     /// `not_reproduced`: the paper's result does not come out of the model (see `reason`); reported, not failed.
+    /// `goal`: a homework's goal for a policy the student writes (the file's starting script need not meet it);
+    /// judged and reported like any claim, not failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ClaimStatus>,
     /// What the paper reports for this statement (value and figure), for the fidelity table.
@@ -618,6 +620,9 @@ pub enum ClaimStatus {
     /// The paper's result is not reproduced by the model; the claim stays as a finding, with `paper` and
     /// `reason`.
     NotReproduced,
+    /// A homework's goal: what the student's policy should achieve. The scenario ships a starting script that
+    /// need not meet it, so `check` reports it and does not fail it.
+    Goal,
 }
 
 /// The most a `higher`/`lower` claim's factor may be.
@@ -650,6 +655,11 @@ impl Claim {
     /// Whether the claim is kept as a finding the model does not reproduce.
     pub fn not_reproduced(&self) -> bool {
         self.status == Some(ClaimStatus::NotReproduced)
+    }
+
+    /// Whether the claim is a homework's goal (judged, reported, never failed by `check`).
+    pub fn goal(&self) -> bool {
+        self.status == Some(ClaimStatus::Goal)
     }
 
     /// Every policy whose run the claim reads.

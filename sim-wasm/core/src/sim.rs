@@ -55,6 +55,9 @@ pub enum SimError {
     },
     /// The engine caught an inconsistency, such as a policy choosing a vCPU that runs elsewhere.
     Engine(String),
+    /// The policy stopped the run: a script policy's runtime error, limit or bad return value (the text names the
+    /// policy, the hook, the simulated time and the script line).
+    Policy(String),
     EventBudget {
         events: u64,
         at_ns: u64,
@@ -68,6 +71,7 @@ impl fmt::Display for SimError {
             SimError::Options(e) => write!(f, "invalid run option: {e}"),
             SimError::PolicySetup { policy, error } => write!(f, "policy '{policy}' cannot be set up: {error}"),
             SimError::Engine(e) => write!(f, "engine fault: {e}"),
+            SimError::Policy(e) => f.write_str(e),
             SimError::EventBudget { events, at_ns } => write!(
                 f,
                 "run stopped: {events} events by {:.3} ms of simulated time exceeds the event budget (a runaway scenario?)",
@@ -337,7 +341,14 @@ impl Simulation {
         let vcpu_dom: Vec<DomId> = b.vcpus.iter().map(|v| v.dom).collect();
         let vcpu_name: Vec<String> = b.vcpus.iter().map(|v| v.name.clone()).collect();
         let types: Vec<_> = scenario.domains.iter().map(|d| d.kind).collect();
-        let setup = registry::Setup { params: &spec.params, pcpus, domains: &b.dom_info, types: &types };
+        let setup = registry::Setup {
+            params: &spec.params,
+            pcpus,
+            domains: &b.dom_info,
+            types: &types,
+            seed: scenario.seed,
+            policy_id,
+        };
         let policy = registry::build(&spec.scheduler, &setup)
             .map_err(|error| SimError::PolicySetup { policy: policy_id.to_string(), error })?;
         let slop = policy.timers().timer_slop;
@@ -582,6 +593,10 @@ impl Simulation {
         if self.finished {
             return Ok(true);
         }
+        // A fault while the host booted (a script's init or init_vcpu), before any event.
+        if let Some(e) = self.policy.take_fault() {
+            return Err(SimError::Policy(e));
+        }
         for _ in 0..max_events {
             let limit = self.replay.as_ref().map_or(self.end, |r| r.next_stop().min(self.end));
             let Some((at, ev)) = self.queue.pop_before(limit) else {
@@ -623,6 +638,9 @@ impl Simulation {
             }
             self.apply_actions();
             self.snapshot_runqueues();
+            if let Some(e) = self.policy.take_fault() {
+                return Err(SimError::Policy(e));
+            }
         }
         Ok(())
     }
@@ -1221,4 +1239,4 @@ impl Simulation {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

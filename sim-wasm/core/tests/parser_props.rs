@@ -222,7 +222,8 @@ fn apply(doc: &mut Value, at: usize, m: &Mutation) {
         }
         Mutation::RenameKeys(suffix) => {
             if let Some(Value::Object(o)) = doc.pointer_mut(ptr) {
-                let renamed: Map<String, Value> = std::mem::take(o).into_iter().map(|(k, v)| (k + suffix, v)).collect();
+                let renamed: Map<String, Value> =
+                    std::mem::take(o).into_iter().map(|(k, v)| (k + suffix.as_str(), v)).collect();
                 *o = renamed;
             }
         }

@@ -130,6 +130,46 @@ pub fn run_report(scenario_json: &str, policies_json: &str, deterministic: bool)
     Ok(report::to_json_string(&rep))
 }
 
+/// The script policy's templates (DESIGN.md 10) as JSON text `[{"id", "title", "description", "source", "vars"}]`,
+/// for the page's "New scheduler from template".
+#[wasm_bindgen(js_name = scriptTemplates)]
+pub fn script_templates() -> String {
+    templates_json().to_string()
+}
+
+/// [`script_templates`] as a JSON value, so native tests can call it.
+fn templates_json() -> serde_json::Value {
+    use schedsim_core::policy::script::TEMPLATES;
+    serde_json::Value::Array(
+        TEMPLATES
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "id": t.id,
+                    "title": t.title,
+                    "description": t.description,
+                    "source": t.source,
+                    "vars": serde_json::from_str::<serde_json::Value>(t.vars).unwrap_or_default(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// Compiles a script policy's Rhai source without running it: undefined when it compiles, else its first syntax
+/// error as JSON text `{"line", "column", "message"}` (line and column 1-based), so the editor marks it as typed.
+#[wasm_bindgen(js_name = checkScript)]
+pub fn check_script(source: &str) -> Option<String> {
+    script_problem(source).map(|v| v.to_string())
+}
+
+/// [`check_script`] as a JSON value, so native tests can call it.
+fn script_problem(source: &str) -> Option<serde_json::Value> {
+    schedsim_core::policy::script::check_source(source)
+        .err()
+        .map(|e| serde_json::json!({ "line": e.line, "column": e.column, "message": e.message }))
+}
+
 /// Evaluates the scenario's claims over run objects produced by [`Simulation::report_json`] (a JSON array).
 #[wasm_bindgen]
 pub fn evaluate_claims(scenario_json: &str, runs_json: &str) -> Result<String, JsError> {
@@ -358,6 +398,22 @@ mod tests {
     use super::*;
 
     const FIG7A: &str = include_str!("../../../scenarios/p000-fig7a-idd-starvation.json");
+
+    #[test]
+    fn script_templates_compile_and_a_syntax_error_names_its_line() {
+        let templates = templates_json();
+        let list = templates.as_array().unwrap();
+        assert!(list.len() >= 3, "the three templates");
+        for t in list {
+            let source = t["source"].as_str().unwrap();
+            assert_eq!(script_problem(source), None, "template {} compiles", t["id"]);
+            assert!(t["vars"].is_object(), "template {} has its vars", t["id"]);
+        }
+        let e = script_problem("fn do_schedule(p, cur, runnable) {\n    let x = ;\n}\n").unwrap();
+        assert_eq!(e["line"], 2);
+        assert!(e["column"].as_u64().unwrap() >= 1);
+        assert!(!e["message"].as_str().unwrap().is_empty());
+    }
 
     #[test]
     fn cost_is_the_cores_estimate_with_its_words() {

@@ -1,7 +1,7 @@
 // Guided lessons: which lesson and step is on screen, and moving between steps. A step on the scenario already
 // shown only moves the playhead (and the columns); a step on another scenario loads it.
 import { useCallback, useState } from 'react';
-import { findLesson, PENDING_SCENARIOS, type Lesson } from '../lib/lessons';
+import { findHomework, findLesson, PENDING_SCENARIOS, type Homework, type Lesson } from '../lib/lessons';
 import { findEntry, type ScenarioEntry, type ScenarioIndex } from '../lib/scenarios';
 import type { View } from '../lib/view';
 import type { Current, Restore } from './useScenarioRuns';
@@ -27,6 +27,8 @@ export interface Lessons {
   readonly lesson: LessonAt | null;
   /** The lesson itself, when one is on. */
   readonly currentLesson: Lesson | undefined;
+  /** The homework, when one is on (its id is `lesson.id`, at step 0). */
+  readonly currentHomework: Homework | undefined;
   /** Why the step's views show the previous scenario (its scenario is not in this build), if so. */
   readonly missing: string | null;
   readonly goToStep: (id: string, step: number) => void;
@@ -50,7 +52,9 @@ export function useLessons({
   openEntry,
 }: LessonsDeps): Lessons {
   const [lesson, setLesson] = useState<LessonAt | null>(() =>
-    initial.lesson && findLesson(initial.lesson) ? { id: initial.lesson, step: initial.step } : null,
+    initial.lesson && (findLesson(initial.lesson) || findHomework(initial.lesson))
+      ? { id: initial.lesson, step: findHomework(initial.lesson) ? 0 : initial.step }
+      : null,
   );
   const [missing, setMissing] = useState<string | null>(null);
   /** Picks on predict steps, by `lesson:step`. */
@@ -59,6 +63,26 @@ export function useLessons({
   /** Shows a lesson step: loads its scenario when another is on screen, else only moves the playhead. */
   const goToStep = useCallback(
     (id: string, step: number) => {
+      const hw = findHomework(id);
+      if (hw) {
+        setLesson({ id, step: 0 });
+        const entry = index && findEntry(index, hw.scenario);
+        if (!entry) {
+          setMissing(
+            `This homework uses the scenario "${hw.scenario}", which is not in this build's library.`,
+          );
+          return;
+        }
+        setMissing(null);
+        const cols = [hw.policy, hw.against];
+        // The homework's scenario already on screen keeps the student's code (an edited scenario included).
+        if (current?.id === entry.id) {
+          if (cols.join() !== columns.join()) changeColumns(cols);
+          return;
+        }
+        openEntry(entry, cols);
+        return;
+      }
       const l = findLesson(id);
       const s = l?.steps[step];
       if (!l || !s) return;
@@ -85,6 +109,7 @@ export function useLessons({
   );
 
   const currentLesson = lesson ? findLesson(lesson.id) : undefined;
+  const currentHomework = lesson ? findHomework(lesson.id) : undefined;
   const stepBy = useCallback(
     (delta: 1 | -1) => {
       if (!lesson || !currentLesson) return;
@@ -107,6 +132,7 @@ export function useLessons({
   return {
     lesson,
     currentLesson,
+    currentHomework,
     missing,
     goToStep,
     stepBy: lesson && currentLesson ? stepBy : null,

@@ -1,8 +1,8 @@
-// The tool panels of the page shell (lessons, editor, export, share link), which a share link remembers as open.
+// The tool panels of the page shell (lessons, editor, policy script, export, share link), which a share link remembers as open.
 import { useCallback, useState } from 'react';
 
-export type Panel = 'editor' | 'export' | 'share' | 'lessons';
-const PANELS: readonly Panel[] = ['editor', 'export', 'share', 'lessons'];
+export type Panel = 'editor' | 'export' | 'share' | 'lessons' | 'script';
+const PANELS: readonly Panel[] = ['editor', 'export', 'share', 'lessons', 'script'];
 
 export interface Panels {
   readonly open: readonly Panel[];

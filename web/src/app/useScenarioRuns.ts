@@ -102,6 +102,10 @@ export interface ScenarioRuns {
   readonly ablating: boolean;
   /** Why the current scenario's runs stopped, if they failed. */
   readonly runError: string | null;
+  /** Why a policy's run failed, by policy id (a script's runtime error): the other columns keep their runs. */
+  readonly failures: Readonly<Record<string, string>>;
+  /** A policy's run is re-running after an edit of its script (`updatePolicies`), by policy id. */
+  readonly rerunning: readonly string[];
   /** Overall progress of the runs (0..1) while they run, else null. */
   readonly progress: number | null;
   /** A scenario is being loaded (boot, a library pick, a draft, a lesson step). */
@@ -120,6 +124,18 @@ export interface ScenarioRuns {
   readonly runDraft: (text: string, name: string, columns: readonly string[], restore: Restore) => void;
   /** Stops the runs in flight (a long scenario should never hold the page hostage). */
   readonly cancelRuns: () => void;
+  /**
+   * Puts `text` on screen, a scenario that differs from the one shown only in the policies `ids` (added, or
+   * their params changed: a script edited), and runs those alone: the other columns keep their runs, and the
+   * claims are judged again over all of them. Resolves with the simulator's message when the text is invalid
+   * (nothing changes then), else null once the runs are done. `onShown` is called once the text is on screen
+   * (a new policy may then become a column).
+   */
+  readonly updatePolicies: (
+    text: string,
+    ids: readonly string[],
+    onShown?: () => void,
+  ) => Promise<string | null>;
 }
 
 export function useScenarioRuns({
@@ -137,6 +153,15 @@ export function useScenarioRuns({
   const [runs, setRuns] = useState<Readonly<Record<string, RunResult>>>({});
   const [claims, setClaims] = useState<ClaimResult[] | null>(null);
   const [runError, setRunError] = useState<string | null>(null);
+  const [failures, setFailures] = useState<Readonly<Record<string, string>>>({});
+  const [rerunning, setRerunning] = useState<readonly string[]>([]);
+  /** The runs on screen, for judging claims after a partial re-run. */
+  const runsRef = useRef<Readonly<Record<string, RunResult>>>({});
+  useEffect(() => {
+    runsRef.current = runs;
+  }, [runs]);
+  /** The latest partial re-run of each policy (a newer edit makes an older run's answer stale). */
+  const rerunRef = useRef(new Map<string, number>());
   const [progress, setProgress] = useState<number | null>(null);
   const [busyOps, setBusyOps] = useState(1); // the boot sequence counts as one
   const [querying, setQuerying] = useState(false);
@@ -229,6 +254,9 @@ export function useScenarioRuns({
       setAblated({});
       setClaims(null);
       setRunError(null);
+      setFailures({});
+      setRerunning([]);
+      rerunRef.current.clear();
       setProgress(0);
       load(doc.duration_ms, restore.time, restore.view);
 
@@ -241,6 +269,12 @@ export function useScenarioRuns({
           onRun: (run) => {
             markRun(run.policy, run.timing);
             if (live()) setRuns((prev) => ({ ...prev, [run.policy]: run }));
+          },
+          // A policy that fails (a script's runtime error) says why in its column; the others run on.
+          onFail: (policy, e) => {
+            if (!live()) return;
+            addError(`${origin.name}: the run of ${policy} failed: ${message(e)}`);
+            setFailures((prev) => ({ ...prev, [policy]: message(e) }));
           },
         });
         if (!live()) return true;
@@ -460,6 +494,58 @@ export function useScenarioRuns({
     [track, start, clearErrors, current],
   );
 
+  const updatePolicies = useCallback(
+    async (text: string, ids: readonly string[], onShown?: () => void): Promise<string | null> => {
+      const shown = current;
+      if (!shown) return 'no scenario on screen';
+      const problem = await client.validate(text);
+      if (problem !== null) return problem;
+      if (genRef.current !== shown.key) return null; // another scenario came meanwhile
+      const doc = JSON.parse(text) as ScenarioDoc;
+      const gen = shown.key;
+      const mine = new Map(ids.map((id) => [id, (rerunRef.current.get(id) ?? 0) + 1]));
+      for (const [id, n] of mine) rerunRef.current.set(id, n);
+      const live = (id: string) => genRef.current === gen && rerunRef.current.get(id) === mine.get(id);
+      setCurrent((c) => (c && c.key === gen ? { ...c, text, doc } : c));
+      setFailures((prev) => Object.fromEntries(Object.entries(prev).filter(([p]) => !ids.includes(p))));
+      setRerunning((prev) => [...new Set([...prev, ...ids])]);
+      onShown?.();
+      const old = ids.map((id) => runsRef.current[id]?.runId).filter((r): r is string => r !== undefined);
+      try {
+        await client.runAll(text, ids, chooseBucketMs(doc.duration_ms), {
+          onRun: (run) => {
+            if (!live(run.policy)) return;
+            runsRef.current = { ...runsRef.current, [run.policy]: run };
+            setRuns((prev) => ({ ...prev, [run.policy]: run }));
+          },
+          onFail: (policy, e) => {
+            if (!live(policy)) return;
+            const drop = (prev: Readonly<Record<string, RunResult>>) =>
+              Object.fromEntries(Object.entries(prev).filter(([p]) => p !== policy));
+            runsRef.current = drop(runsRef.current);
+            setRuns(drop);
+            setFailures((prev) => ({ ...prev, [policy]: message(e) }));
+          },
+        });
+        if (!ids.every(live)) return null;
+        // The replaced runs are no longer drawn: free them in their workers.
+        client.release(old);
+        // The claims over every policy's latest run.
+        const reports = doc.policies.map((p) => runsRef.current[p.id]?.report).filter((r) => r !== undefined);
+        const checked = await client.claims(text, reports);
+        if (ids.every(live)) setClaims(checked);
+      } catch (e) {
+        if (e instanceof Cancelled || genRef.current !== gen) return null;
+        addError(`Running the edited policy failed: ${message(e)}`);
+      } finally {
+        // A newer edit of the same policy clears its own flag.
+        setRerunning((prev) => prev.filter((p) => !(mine.has(p) && rerunRef.current.get(p) === mine.get(p))));
+      }
+      return null;
+    },
+    [client, current, addError],
+  );
+
   const cancelRuns = useCallback(() => {
     genRef.current++;
     client.cancel();
@@ -477,6 +563,8 @@ export function useScenarioRuns({
     ablated,
     ablating: ablating > 0,
     runError,
+    failures,
+    rerunning,
     progress,
     loading: busyOps > 0,
     querying,
@@ -484,5 +572,6 @@ export function useScenarioRuns({
     openEntry,
     runDraft,
     cancelRuns,
+    updatePolicies,
   };
 }

@@ -21,7 +21,7 @@ import {
 import { SCENARIO_SCHEMA, parseProblems, sameJson, setIn, type Problem } from '../lib/editorSchema';
 import { download, slug } from '../lib/exports';
 import type { Json } from '../lib/share';
-import { SchemaField, type Key } from './SchemaFields';
+import { EditScriptContext, SchemaField, type Key } from './SchemaFields';
 import {
   DRAFT_PREFIX,
   HISTORY_KEY,
@@ -86,6 +86,8 @@ interface Props {
   readonly onRun: (text: string, name: string) => void;
   readonly onError: (message: string) => void;
   readonly onClose: () => void;
+  /** Opens the policy editor on the scripted policy `id` (a script policy's source field offers it). */
+  readonly onEditScript?: (id: string) => void;
 }
 
 /** No problems: one array, so the memoised form sees no change. */
@@ -127,7 +129,14 @@ export function lineNumbers(text: string): string {
 }
 
 /** Memoised: the page re-renders on every playhead frame; the editor only when its inputs change. */
-export const Editor = memo(function Editor({ current, validate, onRun, onError, onClose }: Props) {
+export const Editor = memo(function Editor({
+  current,
+  validate,
+  onRun,
+  onError,
+  onClose,
+  onEditScript,
+}: Props) {
   const [key] = useState(draftKey);
   /** The JSON view is shown (a large scenario's starts folded; the user's choice otherwise stays). */
   const [showJson, setShowJson] = useState(true);
@@ -284,6 +293,18 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
     [setDraft],
   );
 
+  /** The form's "Open in the policy editor" on policy `k` of the draft. */
+  const editScript = useCallback(
+    (k: number) => {
+      const d = latest.current.doc;
+      const policies = d && typeof d === 'object' && !Array.isArray(d) ? d.policies : null;
+      const p = Array.isArray(policies) ? policies[k] : null;
+      const id = p && typeof p === 'object' && !Array.isArray(p) ? p.id : null;
+      if (typeof id === 'string') onEditScript?.(id);
+    },
+    [onEditScript],
+  );
+
   const onFile = async (e: ChangeEvent<HTMLInputElement>) => {
     const input = e.currentTarget;
     const file = input.files?.[0];
@@ -415,7 +436,9 @@ export const Editor = memo(function Editor({ current, validate, onRun, onError, 
       )}
       <div className="editor-body">
         <div className="editor-form" data-testid="editor-form" data-scroll-root="">
-          <FormView doc={formDoc} problems={problems} onChange={edit} />
+          <EditScriptContext.Provider value={onEditScript ? editScript : null}>
+            <FormView doc={formDoc} problems={problems} onChange={edit} />
+          </EditScriptContext.Provider>
         </div>
         <div className="editor-json">
           {showJson && (

@@ -2,7 +2,9 @@
 // step's views (outlined on screen, listed here for screen readers) and moves through the steps; the page
 // (App) loads scenarios and moves the playhead.
 import { useEffect, useRef } from 'react';
-import { LESSONS, nextLesson, type Lesson } from '../lib/lessons';
+import { HOMEWORK, LESSONS, nextLesson, type Homework, type Lesson } from '../lib/lessons';
+import type { ClaimResult } from '../sim/types';
+import { claimValueLines } from '../lib/format';
 
 interface PickerProps {
   readonly onPick: (id: string) => void;
@@ -39,8 +41,124 @@ export function LessonPicker({ onPick, onClose, available }: PickerProps) {
           );
         })}
       </ul>
+      <h3>Homework</h3>
+      <p className="muted">
+        Write a scheduler in the page for which the claims hold; the link carries your code.
+      </p>
+      <ul>
+        {HOMEWORK.map((h) => (
+          <li key={h.id}>
+            <button
+              type="button"
+              data-testid="homework-start"
+              data-lesson={h.id}
+              onClick={() => onPick(h.id)}
+            >
+              Paper {h.paper}: {h.title}
+            </button>{' '}
+            <span className="muted">
+              {h.summary}
+              {available(h.scenario) ? '' : ' (its scenario is not in this build yet)'}
+            </span>
+          </li>
+        ))}
+      </ul>
       <button type="button" onClick={onClose}>
         Close
+      </button>
+    </section>
+  );
+}
+
+interface HomeworkProps {
+  readonly homework: Homework;
+  /** Why its scenario cannot be shown, if it cannot. */
+  readonly missing: string | null;
+  /** The scenario's claims as judged (null while its runs are in flight). */
+  readonly claims: readonly ClaimResult[] | null;
+  /** The student's policy is running again after an edit. */
+  readonly running: boolean;
+  /** Why the student's last run failed, if it did. */
+  readonly failure: string | null;
+  readonly labelOf: (policy: string) => string;
+  /** Opens the policy editor on the student's policy. */
+  readonly onEdit: () => void;
+  readonly onExit: () => void;
+}
+
+/** Homework: the goal, and each goal claim holding or failing on the student's latest run, with its values. */
+export function HomeworkPlayer({
+  homework,
+  missing,
+  claims,
+  running,
+  failure,
+  labelOf,
+  onEdit,
+  onExit,
+}: HomeworkProps) {
+  const goal = homework.claims.map((k) => claims?.[k]);
+  const judged = !running && claims !== null;
+  const met = judged && goal.every((c) => c?.holds === true);
+  return (
+    <section
+      className="lesson homework"
+      data-testid="homework"
+      data-lesson={homework.id}
+      data-met={judged ? String(met) : undefined}
+      aria-label="Homework"
+    >
+      <div className="lesson-head">
+        <span className="muted">
+          Paper {homework.paper} · homework · your policy beside {labelOf(homework.against)}
+        </span>
+        <button type="button" data-testid="homework-exit" className="lesson-exit" onClick={onExit}>
+          End homework
+        </button>
+      </div>
+      <h2 data-testid="lesson-title">{homework.title}</h2>
+      <p data-testid="homework-goal">{homework.goal}</p>
+      <p className="muted">Hint: {homework.hint}</p>
+      {missing && (
+        <p className="notice" role="alert" data-testid="lesson-missing">
+          {missing}
+        </p>
+      )}
+      <ul className="homework-claims" aria-live="polite">
+        {homework.claims.map((k, i) => {
+          const c = goal[i];
+          const state = !judged || !c ? 'pending' : c.holds ? 'holds' : 'fails';
+          return (
+            <li
+              key={k}
+              className={state}
+              data-testid="homework-claim"
+              data-holds={state === 'pending' ? undefined : String(c!.holds)}
+            >
+              <span className="verdict" aria-label={state}>
+                {state === 'pending' ? '…' : c!.holds ? '✓' : '✗'}
+              </span>{' '}
+              {c?.text ?? `claim ${k}`}
+              {judged && c && (
+                <span className="claim-values">
+                  {c.error ? c.error : claimValueLines(c.values).join(' · ')}
+                </span>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      <p data-testid="homework-status" role="status">
+        {failure
+          ? `Your policy's run stopped: ${failure}`
+          : !judged
+            ? 'Running your policy…'
+            : met
+              ? 'Goal met: every claim holds. Share the link to hand it in.'
+              : 'Not yet: edit your policy; the claims are judged again after each run.'}
+      </p>
+      <button type="button" data-testid="homework-edit" onClick={onEdit}>
+        Edit your policy
       </button>
     </section>
   );

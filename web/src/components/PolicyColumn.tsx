@@ -39,6 +39,12 @@ interface Props {
   readonly onRemove?: () => void;
   /** Shown before the label: the column's number (its 1-4 shortcut). */
   readonly index: number;
+  /** The column runs a scripted policy (DESIGN.md 10). */
+  readonly scripted?: boolean;
+  /** Its script was edited and the column is running it again (the last run stays until the new one is in). */
+  readonly rerunning?: boolean;
+  /** Opens the policy editor: on the column's script, or on a new scripted copy of the column. */
+  readonly onEditScript?: () => void;
 }
 
 /** Memoised: while playing only the views subscribed to the playhead re-render, never the column. */
@@ -57,11 +63,22 @@ export const PolicyColumn = memo(function PolicyColumn({
   onSeek,
   onRemove,
   index,
+  scripted = false,
+  rerunning = false,
+  onEditScript,
 }: Props) {
   const plain = policies.some((p) => p.id === policy);
   const scheduler = parseColumnId(policy)?.scheduler;
   return (
-    <section className="policy-column" data-testid="policy-column" data-policy={policy} aria-label={label}>
+    <section
+      className="policy-column"
+      data-testid="policy-column"
+      data-policy={policy}
+      data-scripted={scripted || undefined}
+      data-run={run?.runId}
+      data-rerunning={rerunning || undefined}
+      aria-label={label}
+    >
       <header>
         <h2>
           <span className="col-number" title={`Column ${index + 1}`}>
@@ -84,6 +101,21 @@ export const PolicyColumn = memo(function PolicyColumn({
             </option>
           ))}
         </select>
+        {onEditScript && (
+          <button
+            type="button"
+            className="edit-script"
+            data-testid="edit-as-script"
+            onClick={onEditScript}
+            title={
+              scripted
+                ? 'Edit this column’s script'
+                : 'A new column running this scheduler as a script you can edit (from its template)'
+            }
+          >
+            {scripted ? 'Edit script' : 'Edit as script'}
+          </button>
+        )}
         {onRemove && (
           <button
             type="button"
@@ -111,6 +143,11 @@ export const PolicyColumn = memo(function PolicyColumn({
           error={ablated?.error ?? null}
         />
       )}
+      {rerunning && run && (
+        <p className="muted rerun-note" data-testid="column-rerunning">
+          Running the edited script…
+        </p>
+      )}
       {run ? (
         <>
           <RunQueues client={client} run={run} playhead={playhead} />
@@ -135,8 +172,12 @@ export const PolicyColumn = memo(function PolicyColumn({
           )}
           <MetricsTable meta={run.meta} report={run.report} />
         </>
+      ) : failed ? (
+        <p className="muted placeholder run-failed" data-testid="column-failed" role="alert">
+          No run: {failed}
+        </p>
       ) : (
-        <p className="muted placeholder">{failed ? `No run: ${failed}` : 'Running…'}</p>
+        <p className="muted placeholder">Running…</p>
       )}
     </section>
   );

@@ -1,7 +1,16 @@
 // Form controls generated from scenarios/schema.json (lib/editorSchema.ts): one control per field, each with
 // the simulator's errors for its path shown beneath it. A long list (a host's hundreds of domains) renders only
 // the items in view of the form's scroll box (`data-scroll-root`), so typing stays fast in a large scenario.
-import { useCallback, useId, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useId,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react';
 import { defaultRangeExtractor, useVirtualizer, type Range } from '@tanstack/react-virtual';
 import {
   childPath,
@@ -14,6 +23,15 @@ import {
 import type { Json } from '../lib/share';
 
 export type Key = string | number;
+
+/**
+ * Opens the policy editor on the scenario's policy `index` (a script policy's source field offers it); null
+ * where the form has no policy editor to open.
+ */
+export const EditScriptContext = createContext<((index: number) => void) | null>(null);
+
+/** A script policy's source: `policies[K].params.source`. */
+const SCRIPT_SOURCE = /^policies\[(\d+)\]\.params\.source$/;
 
 interface FieldProps {
   readonly schema: SchemaNode;
@@ -106,6 +124,8 @@ export function SchemaField(props: FieldProps): ReactNode {
   const errId = `${id}-err`;
   const type = typeOf(n);
   const set = (v: Json | undefined) => onChange(keys, v);
+  const editScript = useContext(EditScriptContext);
+  const scriptOf = SCRIPT_SOURCE.exec(path);
 
   if (
     n.properties &&
@@ -159,6 +179,29 @@ export function SchemaField(props: FieldProps): ReactNode {
         placeholder={n.default !== undefined ? String(n.default) : ''}
         onChange={set}
       />
+    );
+  } else if (type === 'string' && scriptOf) {
+    // A script: its lines kept (a one-line box would flatten them), and the policy editor a click away.
+    control = (
+      <div className="script-source-field">
+        <textarea
+          {...common}
+          rows={8}
+          spellCheck={false}
+          wrap="off"
+          value={typeof value === 'string' ? value : ''}
+          onChange={(e) => set(e.target.value)}
+        />
+        {editScript && (
+          <button
+            type="button"
+            data-testid="edit-script-source"
+            onClick={() => editScript(Number(scriptOf[1]))}
+          >
+            Open in the policy editor
+          </button>
+        )}
+      </div>
     );
   } else if (type === 'string') {
     control = (

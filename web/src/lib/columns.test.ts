@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   columnId,
+  insertColumn,
   columnProblem,
   parseColumnId,
   registryColumnId,
@@ -56,5 +57,13 @@ describe('registry columns', () => {
     expect(parseColumnId('nosuch~d')).toBeNull();
     expect(columnProblem('credit2~d', ['credit'], [])).toBeNull();
     expect(registryPolicy('sedf').scheduler).toBe('sedf');
+  });
+});
+
+describe('insertColumn', () => {
+  it('inserts after a column, the last other one giving way at the limit', () => {
+    expect(insertColumn(['a', 'b'], 1, 's', 4)).toEqual(['a', 's', 'b']);
+    expect(insertColumn(['a', 'b', 'c', 'd'], 2, 's', 4)).toEqual(['a', 'b', 's', 'c']);
+    expect(insertColumn(['a', 'b', 'c', 'd'], 4, 's', 4)).toEqual(['a', 'b', 'c', 's']);
   });
 });

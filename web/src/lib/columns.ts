@@ -22,12 +22,15 @@ export interface ColumnRef {
   readonly scheduler?: string;
 }
 
-/** The schedulers of the simulator's registry (the schema's list, kept equal to the registry by a Rust test). */
+/**
+ * The schedulers of the simulator's registry (the schema's list, kept equal to the registry by a Rust test) that
+ * run with default parameters: not "script", whose source is its parameter (it comes from a template instead).
+ */
 export const SCHEDULERS: readonly string[] = (() => {
   const schema = JSON.parse(schemaText) as {
     $defs: { policy: { properties: { scheduler: { enum: string[] } } } };
   };
-  return schema.$defs.policy.properties.scheduler.enum;
+  return schema.$defs.policy.properties.scheduler.enum.filter((k) => k !== 'script');
 })();
 
 /** Marks a registry column: SCHEDULER~d. */
@@ -88,4 +91,17 @@ export function columnProblem(
   if (ref.ablation !== null && !claims[ref.ablation]?.without)
     return `claim ${ref.ablation} of this scenario names no ablation ("${id}")`;
   return null;
+}
+
+/**
+ * The columns with `id` inserted at `at`; when that makes more than `max`, the last other column gives way.
+ */
+export function insertColumn(columns: readonly string[], at: number, id: string, max: number): string[] {
+  const next = [...columns.slice(0, at), id, ...columns.slice(at)];
+  while (next.length > max) {
+    let k = next.length - 1;
+    if (next[k] === id) k--;
+    next.splice(k, 1);
+  }
+  return next;
 }

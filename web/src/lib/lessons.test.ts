@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LESSONS, nextLesson, PENDING_SCENARIOS } from './lessons';
+import { findHomework, findLesson, HOMEWORK, LESSONS, nextLesson, PENDING_SCENARIOS } from './lessons';
 import { parseIndex } from './scenarios';
 
 const dir = new URL('../../../scenarios/', import.meta.url);
@@ -130,5 +130,36 @@ describe('lessons that teach (issue 17)', () => {
 
   it('lead from each lesson to the next', () => {
     for (const [i, l] of LESSONS.entries()) expect(nextLesson(l.id)?.id, l.id).toBe(LESSONS[i + 1]?.id);
+  });
+});
+
+describe('homework', () => {
+  it('names a homework scenario of the library, its scripted student policy, and goal claims', () => {
+    expect(HOMEWORK.length).toBeGreaterThanOrEqual(2);
+    for (const h of HOMEWORK) {
+      const entry = index.scenarios.find((e) => e.id === h.scenario);
+      expect(entry, h.id).toBeDefined();
+      expect(entry!.kind, h.id).toBe('homework');
+      expect(findHomework(h.id)).toBe(h);
+      expect(findLesson(h.id), `${h.id}: not also a lesson id`).toBeUndefined();
+      const doc = JSON.parse(readFileSync(new URL(entry!.file, dir), 'utf8')) as {
+        policies: { id: string; scheduler: string }[];
+        claims: Claim[];
+      };
+      expect(doc.policies.find((p) => p.id === h.policy)?.scheduler, h.id).toBe('script');
+      expect(
+        doc.policies.map((p) => p.id),
+        h.id,
+      ).toContain(h.against);
+      expect(h.claims.length, h.id).toBeGreaterThan(0);
+      for (const k of h.claims) {
+        expect(doc.claims[k]?.status, `${h.id} claim ${k}`).toBe('goal');
+        expect(doc.claims[k]?.policy, `${h.id} claim ${k}`).toBe(h.policy);
+      }
+      // Every goal claim of the file is one the page shows.
+      doc.claims.forEach((c, k) => {
+        if (c.status === 'goal') expect(h.claims, `${h.id} claim ${k}`).toContain(k);
+      });
+    }
   });
 });

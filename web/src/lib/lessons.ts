@@ -559,6 +559,76 @@ export const LESSONS: readonly Lesson[] = [
   },
 ];
 
+/**
+ * Homework, the lesson kind whose task is "write a policy for which these claims hold": the page states the
+ * goal, opens the policy editor on the student's scripted policy (the scenario ships it with a starting
+ * template), runs it beside `against`, and shows each goal claim of the scenario hold or fail with its values
+ * (judged by the simulator, as every claim). The share link carries the student's code (a scenario edit).
+ */
+export interface Homework {
+  readonly id: string;
+  /** Paper number in papers/README.md. */
+  readonly paper: Lesson['paper'];
+  readonly title: string;
+  readonly summary: string;
+  /** The task, as the page states it. */
+  readonly goal: string;
+  /** A hint for where to start (the hooks that matter). */
+  readonly hint: string;
+  /** Library scenario id: it carries the student's policy and the goal claims. */
+  readonly scenario: string;
+  /** The student's scripted policy (scheduler "script"). */
+  readonly policy: string;
+  /** The policy it runs beside (a column), which fails the goal. */
+  readonly against: string;
+  /** Indices of the scenario claims that are the goal (status "goal"). */
+  readonly claims: readonly number[];
+}
+
+export const HOMEWORK: readonly Homework[] = [
+  {
+    id: 'hw-mixed-response',
+    paper: '000',
+    title: 'Answer the mixed domain at once, and stay fair',
+    summary:
+      'Paper 000: write a scheduler under which a server beside a busy loop answers within 5 ms, with fair shares.',
+    goal:
+      "Write a policy under which the 'mixed' domain (a TCP echo server beside a busy loop, five CPU-bound " +
+      'domains, one pCPU) answers its requests within 5 ms on average, while every busy domain keeps its fair ' +
+      "share: Jain's index at least 0.99. Credit, in the other column, makes each request wait for the mixed " +
+      'vCPU’s turn behind 30 ms slices.',
+    hint:
+      'The mixed vCPU never blocks, so wake() never sees it; event_sent(from, to) tells you when dom0 has a ' +
+      'packet for it. A short turn then costs little CPU.',
+    scenario: 'hw-mixed-response',
+    policy: 'student',
+    against: 'credit',
+    claims: [0, 1],
+  },
+  {
+    id: 'hw-barrier-makespan',
+    paper: '001',
+    title: 'Co-schedule a spin-barrier job, and stay fair',
+    summary:
+      'Paper 001: write a scheduler under which a barrier job steps as fast as co-scheduling lets it, with fair shares.',
+    goal:
+      'Write a policy under which the 4-vCPU job, whose threads spin at a barrier after every 10 ms step, ' +
+      'completes at least 27 steps in the second (co-scheduling gets 30 from its 3 in 10 slots), while every ' +
+      'domain keeps its weighted fair share within 0.02. Under Credit its vCPUs run at different times and spin.',
+    hint:
+      'Run the job’s four vCPUs in the same slots on all four pCPUs (timer_at and resched every pCPU at once), ' +
+      'often enough for its weight and no more.',
+    scenario: 'hw-barrier-makespan',
+    policy: 'student',
+    against: 'credit',
+    claims: [0, 1],
+  },
+];
+
+export function findHomework(id: string): Homework | undefined {
+  return HOMEWORK.find((h) => h.id === id);
+}
+
 export function findLesson(id: string): Lesson | undefined {
   return LESSONS.find((l) => l.id === id);
 }

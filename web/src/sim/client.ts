@@ -10,6 +10,7 @@ import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import type { QueryArgs, QueryName, QueryResult, WorkerApi } from './worker';
 import type { Ablation, ClaimResult, Cost, RunReport, RunResult } from './types';
 import { markOnce } from '../lib/marks';
+import type { ScriptProblem, ScriptTemplate } from '../lib/script';
 
 let compiled: Promise<WebAssembly.Module | null> | null = null;
 
@@ -96,6 +97,11 @@ export interface RunAllCallbacks {
   readonly onProgress?: (fraction: number) => void;
   /** Each run as soon as it finishes (any order). */
   readonly onRun?: (run: RunResult) => void;
+  /**
+   * A policy's run failed (a script's runtime error, a bad parameter): with this callback the other policies
+   * still run and the result lists only the runs that finished; without it the first failure rejects the lot.
+   */
+  readonly onFail?: (policy: string, error: unknown) => void;
 }
 
 export class SimClient {
@@ -156,6 +162,16 @@ export class SimClient {
     return this.onHelper((api) => api.validate(json));
   }
 
+  /** The simulator's script templates. */
+  scriptTemplates(): Promise<ScriptTemplate[]> {
+    return this.onHelper((api) => api.scriptTemplates());
+  }
+
+  /** null when the script compiles, else its syntax error with line and column. */
+  checkScript(source: string): Promise<ScriptProblem | null> {
+    return this.onHelper((api) => api.checkScript(source));
+  }
+
   claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
     return this.onHelper((api) => api.claims(json, reports));
   }
@@ -170,7 +186,10 @@ export class SimClient {
     return this.onHelper((api) => api.ablation(json, k));
   }
 
-  /** Runs every policy (at most poolSize at once); resolves with the runs in `policies` order. */
+  /**
+   * Runs every policy (at most poolSize at once); resolves with the runs in `policies` order (those that
+   * finished, when `callbacks.onFail` takes the failures).
+   */
   async runAll(
     json: string,
     policies: readonly string[],
@@ -209,7 +228,10 @@ export class SimClient {
           callbacks.onRun?.(run);
         } catch (e) {
           if (!(e instanceof Cancelled) && this.runners[k] === slot) this.drop(slot);
-          throw e;
+          if (e instanceof Cancelled || !callbacks.onFail || abort !== this.abort) throw e;
+          fractions[i] = 1;
+          report();
+          callbacks.onFail(policy, e);
         } finally {
           this.busy.delete(slot);
         }
@@ -218,7 +240,17 @@ export class SimClient {
 
     const lanes = Math.max(1, Math.min(this.poolSize, policies.length));
     await Promise.all(Array.from({ length: lanes }, (_, k) => lane(k)));
-    return results;
+    return results.filter((r) => r !== undefined);
+  }
+
+  /** Frees the named finished runs in the workers that keep them (runs replaced on screen). */
+  release(runIds: readonly string[]): void {
+    for (const id of runIds) {
+      const slot = this.handles.get(id);
+      if (!slot) continue;
+      this.handles.delete(id);
+      void slot.api.release([id]).catch(() => {});
+    }
   }
 
   /** Terminates a runner and forgets the runs it kept. */

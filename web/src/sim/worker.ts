@@ -6,9 +6,11 @@ import * as Comlink from 'comlink';
 import init, {
   Simulation,
   ablation_json,
+  checkScript,
   estimate_cost,
   evaluate_claims,
   last_panic,
+  scriptTemplates,
   validate_scenario,
   warm_up,
 } from './pkg/schedsim_wasm.js';
@@ -17,6 +19,7 @@ import { selectWindow, type DecisionWindow } from '../lib/decisions';
 import type { RunQueueChange } from '../lib/runqueueSteps';
 import { laneBuffers, splitSegments } from '../lib/series';
 import { defaultView, detailWindow } from '../lib/view';
+import type { ScriptProblem, ScriptTemplate } from '../lib/script';
 import type {
   Ablation,
   Cost,
@@ -361,6 +364,21 @@ const api = {
       if (e instanceof WebAssembly.RuntimeError) throw explain(e);
       return message(e);
     }
+  },
+
+  /** The simulator's script templates (DESIGN.md 10), for "New scheduler from template". */
+  async scriptTemplates(): Promise<ScriptTemplate[]> {
+    await ready;
+    return explained(() => parse<ScriptTemplate[]>(scriptTemplates()));
+  },
+
+  /** null when the Rhai source compiles, else its first syntax error with its line and column. */
+  async checkScript(source: string): Promise<ScriptProblem | null> {
+    await ready;
+    return explained(() => {
+      const problem = checkScript(source);
+      return problem == null ? null : parse<ScriptProblem>(problem);
+    });
   },
 
   /** Runs one policy to the end and keeps the run as `runId` until `release`. */

@@ -15,6 +15,7 @@ pub mod credit2;
 pub mod gang;
 pub mod hybrid;
 pub mod registry;
+pub mod script;
 pub mod sedf;
 pub mod xenco;
 
@@ -388,6 +389,11 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     /// changed, so the engine records run-queue snapshots only when something moved. One slice for all pCPUs:
     /// the engine checks them after every event.
     fn runqueue_versions(&self) -> &[u64];
+    /// An error that stops the run, taken once (a script policy's runtime error or bad return value, worded for
+    /// the user). The engine asks after every event; native policies have none.
+    fn take_fault(&mut self) -> Option<String> {
+        None
+    }
 }
 
 dyn_clone::clone_trait_object!(Policy);

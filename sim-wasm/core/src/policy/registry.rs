@@ -7,7 +7,7 @@
 //! The table is also the scenario file's [`SchedulerRules`]: the file format (`scenario.rs`) checks what any
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
 
-use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, sedf, xenco, DomainInfo, Policy};
+use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, script, sedf, xenco, DomainInfo, Policy};
 use crate::scenario::{DomainType, Scenario, SchedulerRules};
 use serde::Serialize;
 use serde_json::Value;
@@ -36,6 +36,10 @@ pub struct Setup<'a> {
     pub domains: &'a [DomainInfo],
     /// Each domain's scenario `type` (paper 001).
     pub types: &'a [DomainType],
+    /// The scenario's seed (a policy's own random stream derives from it).
+    pub seed: u64,
+    /// The policy's id in the scenario, for its messages.
+    pub policy_id: &'a str,
 }
 
 /// One scheduler.
@@ -140,6 +144,13 @@ pub static SCHEDULERS: &[Scheduler] = &[
         check_param: xenco::check_param,
         check_scenario: |sc, i, p| check_named(sc, i, p, xenco::check_params),
     },
+    Scheduler {
+        name: "script",
+        caps: PLAIN,
+        build: script::build,
+        check_param: script::check_param,
+        check_scenario: script::check_scenario,
+    },
 ];
 
 /// The scheduler with this name.
@@ -215,7 +226,11 @@ mod tests {
         }
         assert!(lookup("gang").unwrap().caps.co_schedules && !lookup("credit").unwrap().caps.co_schedules);
         assert!(lookup("nope").is_none());
-        assert!(build("nope", &Setup { params: &Value::Null, pcpus: 1, domains: &[], types: &[] }).is_err());
+        assert!(build(
+            "nope",
+            &Setup { params: &Value::Null, pcpus: 1, domains: &[], types: &[], seed: 1, policy_id: "p" }
+        )
+        .is_err());
     }
 
     /// The rules the scenario format hands over: co-scheduling needs, type changes naming domains, run-time

@@ -390,7 +390,32 @@ mod tests {
             ("p002-io-cpu-xballoon.json", "xballoon", 700),
         ];
         for (file, policy, ms) in cases {
-            let sc = load(file, ms);
+            assert_replays_equal_the_trace(file, &load(file, ms), policy, ms);
+        }
+    }
+
+    /// A scripted column replays exactly too: the fair-share template (its state is a Rhai map, copied with the
+    /// checkpoints) on paper 000's Fig. 10 host, with network I/O.
+    #[test]
+    fn replayed_windows_equal_the_full_trace_for_a_script() {
+        let file = "p000-fig10-partial-boost.json";
+        let mut sc = load(file, 700);
+        let t = crate::policy::script::TEMPLATES.iter().find(|t| t.id == "fair_share").unwrap();
+        sc.policies = vec![crate::scenario::PolicySpec {
+            id: "fs".into(),
+            label: None,
+            scheduler: "script".into(),
+            params: t.params(),
+        }];
+        sc.changes.clear();
+        sc.claims.clear();
+        assert_replays_equal_the_trace(file, &sc, "fs", 700);
+    }
+
+    /// The body of the replay-equals-trace tests for one policy of a scenario run for `ms`.
+    fn assert_replays_equal_the_trace(file: &str, sc: &Scenario, policy: &str, ms: u64) {
+        {
+            let sc = sc.clone();
             let full = run(&sc, policy, Detail::Full);
             let mut replay = run(&sc, policy, Detail::Replay { checkpoint_every_ns: 100 * MS });
             let det = RunOptions { deterministic: true, ..RunOptions::default() };

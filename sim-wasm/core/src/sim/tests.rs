@@ -7,7 +7,7 @@ use crate::sim::timing::TIMER_SLOP;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-fn scenario(mut v: Value) -> Scenario {
+pub(crate) fn scenario(mut v: Value) -> Scenario {
     // A test that sets a driver domain's costs isolates one mechanism from the host profile: a sensitivity study.
     let costs = v["domains"].as_array().is_some_and(|ds| ds.iter().any(|d| d.get("costs").is_some()));
     if costs && v.get("sensitivity").is_none() {
@@ -18,7 +18,7 @@ fn scenario(mut v: Value) -> Scenario {
 
 /// Runs with a host whose mechanisms cost nothing, so that a test sees exactly the CPU its workloads ask for;
 /// the tests of the cost profile itself pass it explicitly.
-fn run(sc: &Scenario, policy: &str) -> Simulation {
+pub(crate) fn run(sc: &Scenario, policy: &str) -> Simulation {
     let opts = SimOptions { costs: crate::costs::HostCosts::FREE, ..SimOptions::default() };
     let mut sim = Simulation::with_options(sc, policy, opts).unwrap();
     sim.run().unwrap();
@@ -116,7 +116,7 @@ fn assert_cap_respected(sim: &Simulation, sc: &Scenario) {
     }
 }
 
-fn cpu_task(name: &str) -> Value {
+pub(crate) fn cpu_task(name: &str) -> Value {
     json!({ "name": name, "workload": { "type": "cpu" } })
 }
 
@@ -170,27 +170,37 @@ fn arb_scenario() -> impl Strategy<Value = Value> {
 }
 
 /// The scenario once per implemented scheduler, each with policy "p": Credit with the given (random)
-/// parameters, every other scheduler with its defaults. One scenario each (a scenario holds at most 8 policies),
-/// so a scheduler added to the registry is covered without editing this. A co-scheduler is left out
-/// where validation rejects the host (a co-scheduled domain with more vCPUs than pCPUs cannot run at all).
-fn under_every_scheduler(v: &Value, credit_params: &Value) -> Vec<(String, Scenario)> {
+/// parameters, every other scheduler with its defaults, and the script scheduler once per template (named
+/// `script:ID`). One scenario each (a scenario holds at most 8 policies), so a scheduler added to the registry is
+/// covered without editing this. A co-scheduler is left out where validation rejects the host (a co-scheduled
+/// domain with more vCPUs than pCPUs cannot run at all).
+pub(crate) fn under_every_scheduler(v: &Value, credit_params: &Value) -> Vec<(String, Scenario)> {
     crate::policy::registry::SCHEDULERS
         .iter()
-        .filter_map(|s| {
-            let (name, mut v) = (s.name, v.clone());
-            let params = if name == "credit" { credit_params.clone() } else { json!({}) };
-            v["policies"] = json!([{ "id": "p", "scheduler": name, "params": params }]);
-            v["sensitivity"] = json!("random hosts: backend costs drawn by the property test");
-            match Scenario::from_value(v) {
-                Ok(sc) => Some((name.to_string(), sc)),
-                Err(e) if s.caps.co_schedules && e.to_string().contains("co-scheduled") => None,
-                Err(e) => panic!("test scenario invalid under {name}: {e}"),
-            }
+        .flat_map(|s| {
+            let name = s.name;
+            let params: Vec<(String, Value)> = match name {
+                "credit" => vec![(name.to_string(), credit_params.clone())],
+                "script" => {
+                    crate::policy::script::TEMPLATES.iter().map(|t| (format!("script:{}", t.id), t.params())).collect()
+                }
+                _ => vec![(name.to_string(), json!({}))],
+            };
+            params.into_iter().filter_map(move |(label, params)| {
+                let mut v = v.clone();
+                v["policies"] = json!([{ "id": "p", "scheduler": name, "params": params }]);
+                v["sensitivity"] = json!("random hosts: backend costs drawn by the property test");
+                match Scenario::from_value(v) {
+                    Ok(sc) => Some((label, sc)),
+                    Err(e) if s.caps.co_schedules && e.to_string().contains("co-scheduled") => None,
+                    Err(e) => panic!("test scenario invalid under {label}: {e}"),
+                }
+            })
         })
         .collect()
 }
 
-fn assert_invariants(sim: &Simulation) {
+pub(crate) fn assert_invariants(sim: &Simulation) {
     assert_cpu_conserved(sim);
     assert_no_double_running(sim);
     assert_io_conserved(sim);
@@ -659,7 +669,7 @@ fn pb_ratio_zero_is_plain_credit() {
 }
 
 /// Shares of CPU-bound domains on one pCPU, from the report's per-domain CPU [fraction of the measured time].
-fn shares(sim: &Simulation) -> Vec<f64> {
+pub(crate) fn shares(sim: &Simulation) -> Vec<f64> {
     let span = (sim.end.0 - sim.warmup.0) as f64 * sim.host.pcpus.len() as f64;
     sim.measure.dom_metrics.iter().map(|m| m.cpu_ns as f64 / span).collect()
 }

@@ -1,0 +1,268 @@
+//! Script policy tests: the templates against native Credit's shares, the sandbox's limits, and each kind of
+//! error a script can make (its message names the hook, the time and the line). The registry-wide properties
+//! (invariants on random hosts, determinism, every library scenario) cover the templates through
+//! `sim::tests::under_every_scheduler`, and the replay test through `sim::replay`'s.
+
+use super::*;
+use crate::scenario::Scenario;
+use crate::sim::tests::{cpu_task, run, scenario, shares};
+use crate::sim::{SimError, SimOptions, Simulation};
+use serde_json::json;
+
+fn template(id: &str) -> &'static Template {
+    TEMPLATES.iter().find(|t| t.id == id).unwrap()
+}
+
+/// CPU-bound domains of `(vcpus, weight, cap)` on `pcpus`, under native Credit ("credit") and a template
+/// ("script").
+fn hogs(pcpus: u32, doms: &[(u32, u32, u32)], tmpl: &str) -> Scenario {
+    let domains: Vec<Value> = doms
+        .iter()
+        .enumerate()
+        .map(|(i, &(n, weight, cap))| {
+            let tasks: Vec<Value> =
+                (0..n).map(|k| json!({ "name": format!("t{k}"), "vcpu": k, "workload": { "type": "cpu" } })).collect();
+            json!({ "name": format!("d{i}"), "vcpus": n, "weight": weight, "cap_pct": cap, "tasks": tasks })
+        })
+        .collect();
+    scenario(json!({
+        "schema": 1, "id": "h", "title": "h", "seed": 3, "duration_ms": 3000, "warmup_ms": 500,
+        "host": { "pcpus": pcpus },
+        "domains": domains,
+        "policies": [
+            { "id": "credit", "scheduler": "credit" },
+            { "id": "script", "scheduler": "script", "params": template(tmpl).params() }
+        ]
+    }))
+}
+
+/// The fair-share template's per-domain shares are native Credit's within 0.02: weights 100/300/600 on two
+/// pCPUs, and a domain capped at 35% among uncapped ones.
+#[test]
+fn fair_share_template_matches_credit() {
+    for doms in [&[(2, 100, 0), (2, 300, 0), (2, 600, 0)][..], &[(1, 256, 35), (1, 256, 0), (1, 256, 0)][..]] {
+        let sc = hogs(2, doms, "fair_share");
+        let (native, script) = (shares(&run(&sc, "credit")), shares(&run(&sc, "script")));
+        for (a, b) in native.iter().zip(&script) {
+            assert!((a - b).abs() <= 0.02, "{doms:?}: credit {native:?}, script {script:?}");
+        }
+    }
+}
+
+/// Round robin shares equally whatever the weights; EDF gives each vCPU its reservation (here 10 of 40 ms on a
+/// pCPU of its own, with spare time off) and, with spare time on, the pCPU's whole time.
+#[test]
+fn round_robin_and_edf_do_what_they_say() {
+    let sc = hogs(1, &[(1, 100, 0), (1, 300, 0), (1, 600, 0)], "round_robin");
+    let s = shares(&run(&sc, "script"));
+    assert!(s.iter().all(|x| (x - 1.0 / 3.0).abs() < 0.01), "{s:?}");
+    let mut sc = hogs(2, &[(1, 256, 0), (1, 256, 0)], "edf");
+    sc.policies[1].params["vars"]["extra"] = json!(false);
+    let s = shares(&run(&sc, "script"));
+    // Each domain's share of the host's two pCPUs: 10/40 of one.
+    assert!(s.iter().all(|x| (x - 0.125).abs() < 0.005), "{s:?}");
+    sc.policies[1].params["vars"]["extra"] = json!(true);
+    let s = shares(&run(&sc, "script"));
+    assert!(s.iter().all(|x| (x - 0.5).abs() < 0.005), "{s:?}");
+}
+
+/// A one-domain host under a script, for the error cases.
+fn scripted(source: &str, vars: Value) -> Result<Scenario, String> {
+    Scenario::from_value(json!({
+        "schema": 1, "id": "e", "title": "e", "seed": 1, "duration_ms": 200,
+        "host": { "pcpus": 2 },
+        "domains": [{ "name": "a", "vcpus": 2, "tasks": [cpu_task("x"), cpu_task("y")] }],
+        "policies": [{ "id": "mine", "scheduler": "script", "params": { "source": source, "vars": vars } }]
+    }))
+    .map_err(|e| e.to_string())
+}
+
+/// The run's error for a script that should fail.
+fn run_error(source: &str) -> String {
+    let sc = scripted(source, json!({})).unwrap_or_else(|e| panic!("invalid: {e}"));
+    let mut sim = Simulation::with_options(&sc, "mine", SimOptions::default()).unwrap();
+    match sim.run() {
+        Err(e @ SimError::Policy(_)) => e.to_string(),
+        other => panic!("expected a policy fault, got {other:?} from {source}"),
+    }
+}
+
+/// A scheduler that runs whatever is runnable on its pCPU (vCPU v on pCPU v % 2), with the decision `ret`
+/// (an expression over `v`, the chosen vCPU) so a test can return something wrong.
+fn picker(ret: &str) -> String {
+    format!(
+        "fn init(host) {{ this.q = [[], []]; }}\n\
+         fn wake(v, cause) {{ this.q[v % 2].push(v); resched(v % 2); }}\n\
+         fn sleep(v) {{ let i = this.q[v % 2].index_of(v); if i >= 0 {{ this.q[v % 2].remove(i); }} }}\n\
+         fn do_schedule(p, cur, runnable) {{\n\
+             if cur != () && runnable {{ this.q[p].push(cur); }}\n\
+             if this.q[p].is_empty() {{ return #{{ next: () }}; }}\n\
+             let v = this.q[p].shift();\n\
+             {ret}\n\
+         }}\n"
+    )
+}
+
+#[test]
+fn a_good_picker_runs() {
+    let sc = scripted(&picker("#{ next: v, slice_us: 1000, reason: `v${v}` }"), json!({})).unwrap();
+    let sim = run(&sc, "mine");
+    let s = shares(&sim);
+    assert!((s[0] - 1.0).abs() < 0.01, "{s:?}");
+}
+
+/// Each sandbox limit and runtime error stops the run with one message naming the policy, the hook, the
+/// simulated time and the line.
+#[test]
+fn limits_and_runtime_errors_stop_the_run() {
+    let cases = [
+        // An endless loop.
+        // A limit hit between statements names the hook's line.
+        (picker("loop { }"), "do_schedule at 0.000 ms, line 4: more than 2000000 operations"),
+        // A 10^8-element array is refused before it is allocated.
+        (
+            picker("let a = []; a.pad(100000000, 0); #{ next: v, slice_us: 1000 }"),
+            "do_schedule at 0.000 ms, line 4: Size of array",
+        ),
+        // Deep recursion.
+        (
+            format!("fn f(n) {{ f(n + 1) }}\n{}", picker("f(0)")),
+            "do_schedule at 0.000 ms, line 5: more than 48 nested calls",
+        ),
+        // A runtime type error.
+        (picker("let x = 1 + \"a\" * 2; x"), "do_schedule at 0.000 ms, line 8: Function not found"),
+        (
+            format!(
+                "fn tick(p) {{ throw \"tick failed\"; }}\nfn timers() {{ #{{ tick_us: 10000 }} }}\n{}",
+                picker("#{ next: v, slice_us: 100000 }")
+            ),
+            "tick at 10.",
+        ),
+    ];
+    for (src, want) in cases {
+        let e = run_error(&src);
+        assert!(e.starts_with("script policy 'mine': "), "{e}");
+        assert!(e.contains(want), "want '{want}' in: {e}");
+        assert_eq!(e.lines().count(), 1, "one line: {e}");
+    }
+}
+
+/// Each kind of bad return value stops the run, naming what is wrong and the hook's line.
+#[test]
+fn bad_returns_stop_the_run() {
+    let cases = [
+        ("42", "do_schedule at 0.000 ms, line 4: returned i64 (42), not #{ next"),
+        ("#{ next: 9, slice_us: 1000 }", "next: 9 is not a vCPU"),
+        ("#{ next: -1, slice_us: 1000 }", "next: -1 is not a vCPU"),
+        ("#{ next: v, slice_us: 0 }", "slice_us: 0 us is not in 1..10000000"),
+        ("#{ next: v, slice_us: 100000000 }", "slice_us: 100000000 us is not in"),
+        ("#{ next: v, slice_us: 1.5 }", "slice_us: an integer number of microseconds"),
+        ("#{ next: v }", "slice_us is missing"),
+        ("#{ next: v, slice_ms: 10 }", "key 'slice_ms'"),
+        // A vCPU that runs elsewhere: vCPU 0 is picked on both pCPUs.
+        (
+            "if p == 1 && running(0) == 0 { #{ next: 0, slice_us: 1000 } } else { #{ next: v, slice_us: 1000 } }",
+            "runs on pCPU 0",
+        ),
+    ];
+    for (ret, want) in cases {
+        let e = run_error(&picker(ret));
+        assert!(e.starts_with("script policy 'mine': do_schedule at "), "{e}");
+        assert!(e.contains(want), "want '{want}' in: {e}");
+    }
+    // A blocked vCPU: one that never woke (a domain with an idle vCPU).
+    let src = "fn wake(v, cause) { resched(0); }\nfn do_schedule(p, cur, runnable) { #{ next: 1, slice_us: 1000 } }";
+    let sc = Scenario::from_value(json!({
+        "schema": 1, "id": "e", "title": "e", "seed": 1, "duration_ms": 100, "host": { "pcpus": 1 },
+        "domains": [{ "name": "a", "vcpus": 2, "tasks": [cpu_task("x")] }],
+        "policies": [{ "id": "mine", "scheduler": "script", "params": { "source": src } }]
+    }))
+    .unwrap();
+    let e = Simulation::new(&sc, "mine").unwrap().run().unwrap_err().to_string();
+    assert!(e.contains("next: vCPU 1 (a.v1) is not runnable"), "{e}");
+    // A paused vCPU: the script pauses vCPU 0 and then picks it.
+    let e = run_error(&picker("pause(0); #{ next: 0, slice_us: 1000 }"));
+    assert!(e.contains("is not runnable") || e.contains("runs on pCPU"), "{e}");
+    // init_vcpu out of range, timers and the views of the wrong shape.
+    let e = run_error(&format!("fn init_vcpu(v) {{ 7 }}\n{}", picker("#{ next: v, slice_us: 1000 }")));
+    assert!(e.contains("init_vcpu at 0.000 ms, line 1: returned 7, not a pCPU (0..2) or ()"), "{e}");
+    let e = run_error(&format!("fn timers() {{ #{{ tick_us: 1 }} }}\n{}", picker("#{ next: v, slice_us: 1000 }")));
+    assert!(e.contains("timers at 0.000 ms, line 1: tick_us: 1 is not a period"), "{e}");
+    for (view, want) in [
+        ("fn runqueue(p) { 5 }", "runqueue at 0.000 ms, line 1: returned i64, not an array"),
+        ("fn runqueue(p) { [0, 77] }", "runqueue at 0.000 ms, line 1: 77 is not a vCPU"),
+        ("fn vcpu_state(v) { \"UNDER\" }", "vcpu_state at 0.000 ms, line 1: returned string"),
+        ("fn vcpu_state(v) { #{ pri: 3 } }", "vcpu_state at 0.000 ms, line 1: pri: a string"),
+    ] {
+        let sc = scripted(&format!("{view}\n{}", picker("#{ next: v, slice_us: 1000 }")), json!({})).unwrap();
+        // The views are read only when the run is traced.
+        let mut sim =
+            Simulation::with_options(&sc, "mine", SimOptions { trace: true, ..SimOptions::default() }).unwrap();
+        let e = sim.run().unwrap_err().to_string();
+        assert!(e.contains(want), "want '{want}' in: {e}");
+    }
+}
+
+/// A syntax error is a load error with its line and column; so is a hook with the wrong parameters or no
+/// do_schedule.
+#[test]
+fn syntax_errors_are_load_errors() {
+    let e = scripted("fn do_schedule(p, cur, runnable) {\n  let x = ;\n}", json!({})).unwrap_err();
+    assert!(e.contains("policies[0].params.source: line 2, column 11: "), "{e}");
+    let e = check_source("fn do_schedule(p, cur, runnable) {\n  let x = ;\n}").unwrap_err();
+    assert_eq!((e.line, e.column), (2, 11), "{e:?}");
+    let e = scripted("fn do_schedule(p) { () }", json!({})).unwrap_err();
+    assert!(e.contains("line 1, column 1: fn do_schedule takes 3 parameters (p, cur, runnable), not 1"), "{e}");
+    let e = scripted("fn wake(v) { }\nfn do_schedule(p, c, r) { () }", json!({})).unwrap_err();
+    assert!(e.contains("fn wake takes 2 parameters"), "{e}");
+    let e = scripted("fn tick(p) { }", json!({})).unwrap_err();
+    assert!(e.contains("no fn do_schedule"), "{e}");
+    for t in TEMPLATES {
+        check_source(t.source).unwrap_or_else(|e| panic!("{}: {e}", t.id));
+    }
+}
+
+/// Vars: in `this.vars`, changed by scenario changes (checked at load: the var exists, the type fits).
+#[test]
+fn vars_change_at_run_time() {
+    let src = "fn wake(v, cause) { resched(0); }\n\
+               fn do_schedule(p, cur, runnable) { log(p, `slice ${this.vars.slice_ms}`); \
+               #{ next: 0, slice_us: this.vars.slice_ms * 1000 } }";
+    let load = |changes: Value| {
+        Scenario::from_value(json!({
+            "schema": 1, "id": "v", "title": "v", "seed": 1, "duration_ms": 100, "host": { "pcpus": 1 },
+            "domains": [{ "name": "a", "tasks": [cpu_task("x")] }],
+            "policies": [{ "id": "mine", "scheduler": "script", "params": { "source": src, "vars": { "slice_ms": 10 } } }],
+            "changes": changes
+        }))
+        .map_err(|e| e.to_string())
+    };
+    let e = load(json!([{ "at_ms": 50, "policy": "mine", "param": "vars.nope", "value": 1 }])).unwrap_err();
+    assert!(e.contains("changes[0].param: policy 'mine' has no var 'nope'"), "{e}");
+    let e = load(json!([{ "at_ms": 50, "policy": "mine", "param": "vars.slice_ms", "value": "x" }])).unwrap_err();
+    assert!(
+        e.contains("changes[0].value: var 'slice_ms' of policy 'mine' is a number, the change gives a string"),
+        "{e}"
+    );
+    let e = load(json!([{ "at_ms": 50, "policy": "mine", "param": "slice_ms", "value": 1 }])).unwrap_err();
+    assert!(e.contains("only vars change at run time"), "{e}");
+    let sc = load(json!([{ "at_ms": 50, "policy": "mine", "param": "vars.slice_ms", "value": 20 }])).unwrap();
+    let mut sim = Simulation::with_options(&sc, "mine", SimOptions { trace: true, ..SimOptions::default() }).unwrap();
+    sim.run().unwrap();
+    let said: Vec<String> = sim.trace().decisions(0, u64::MAX, usize::MAX).iter().map(|d| d.text.to_string()).collect();
+    assert!(said.iter().any(|r| r.contains("slice 10")) && said.iter().any(|r| r.contains("slice 20")), "{said:?}");
+}
+
+/// `random()` is the run's seeded stream: the same seed gives the same picks, another seed others.
+#[test]
+fn random_is_seeded() {
+    let src = "fn wake(v, cause) { resched(v); }\n\
+               fn do_schedule(p, cur, runnable) { #{ next: p, slice_us: 100 + to_int(random() * 1000.0) } }";
+    let at = |seed: u64| {
+        let mut sc = scripted(src, json!({})).unwrap();
+        sc.seed = seed;
+        run(&sc, "mine").trace().decisions(0, u64::MAX, 50).iter().map(|d| d.t_ns).collect::<Vec<_>>()
+    };
+    assert_eq!(at(1), at(1));
+    assert_ne!(at(1), at(2));
+}
