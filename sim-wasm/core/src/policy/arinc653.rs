@@ -9,7 +9,7 @@
 //! order, as Xen gives each of dom0's vCPUs a 10 ms window at boot (DEFAULT_TIMESLICE).
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -178,7 +178,12 @@ impl Policy for Arinc653 {
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
-        VcpuSched { pri: if self.awake[v.0] { "READY" } else { "BLOCKED" }, credit: None }
+        let pri = if self.awake[v.0] {
+            Pri::new(PriClass::Reserved, "READY")
+        } else {
+            Pri::new(PriClass::Blocked, "BLOCKED")
+        };
+        VcpuSched { pri, credit: None }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {

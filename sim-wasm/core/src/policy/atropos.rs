@@ -11,7 +11,7 @@
 //! hint bounds its wait). One queue pair per pCPU, no load balancing.
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
@@ -332,10 +332,10 @@ impl Policy for Atropos {
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
         let c = &self.vcpus[v.0];
         let pri = match c.st {
-            St::Run => "RUN",
-            St::Wait => "WAIT",
-            St::Unblocked => "UNBLOCKED",
-            St::Blocked => "BLOCKED",
+            St::Run => Pri::new(PriClass::Reserved, "RUN"),
+            St::Wait => Pri::new(PriClass::Waiting, "WAIT"),
+            St::Unblocked => Pri::new(PriClass::Waiting, "UNBLOCKED"),
+            St::Blocked => Pri::new(PriClass::Blocked, "BLOCKED"),
         };
         VcpuSched { pri, credit: Some(c.remain / 1000) }
     }

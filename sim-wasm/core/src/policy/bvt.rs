@@ -7,7 +7,7 @@
 //! only (no caps); one run queue per pCPU and no load balancing, as in Xen.
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::{Map, Value};
@@ -289,7 +289,9 @@ impl Policy for Bvt {
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
-        VcpuSched { pri: if self.vcpus[v.0].warping { "WARP" } else { "BVT" }, credit: Some(self.evt(v)) }
+        let pri =
+            if self.vcpus[v.0].warping { Pri::new(PriClass::Boost, "WARP") } else { Pri::new(PriClass::Other, "BVT") };
+        VcpuSched { pri, credit: Some(self.evt(v)) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {

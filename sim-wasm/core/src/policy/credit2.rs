@@ -15,7 +15,7 @@
 //! own queue is empty also pulls the best waiting vCPU of the longest other queue.
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -454,7 +454,7 @@ impl Policy for Credit2 {
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
-        VcpuSched { pri: "CREDIT", credit: Some(self.vcpus[v.0].credit / 1000) }
+        VcpuSched { pri: Pri::new(PriClass::Other, "CREDIT"), credit: Some(self.vcpus[v.0].credit / 1000) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {

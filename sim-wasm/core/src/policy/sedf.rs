@@ -13,7 +13,7 @@
 //! Placement is static (round robin over pCPUs, no load balancing, as in Xen's SEDF).
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::time::{ms_to_ns, Nanos};
 use serde_json::{Map, Value};
@@ -752,13 +752,13 @@ impl Sedf {
     pub fn sched_label(&self, v: VcpuId) -> VcpuSched {
         let c = &self.vcpus[v.0];
         let pri = match (c.q, c.run) {
-            (_, RunKind::ExtraPen) => "L0",
-            (_, RunKind::ExtraUtil) => "L1",
-            (OnQ::Run, _) => "EDF",
-            (OnQ::Wait, _) if c.extraq[PEN_Q] => "WAIT+L0",
-            (OnQ::Wait, _) if c.extraq[UTIL_Q] => "WAIT+L1",
-            (OnQ::Wait, _) => "WAIT",
-            (OnQ::None, _) => "ASLEEP",
+            (_, RunKind::ExtraPen) => Pri::new(PriClass::Extra, "L0"),
+            (_, RunKind::ExtraUtil) => Pri::new(PriClass::Extra, "L1"),
+            (OnQ::Run, _) => Pri::new(PriClass::Reserved, "EDF"),
+            (OnQ::Wait, _) if c.extraq[PEN_Q] => Pri::new(PriClass::Waiting, "WAIT+L0"),
+            (OnQ::Wait, _) if c.extraq[UTIL_Q] => Pri::new(PriClass::Waiting, "WAIT+L1"),
+            (OnQ::Wait, _) => Pri::new(PriClass::Waiting, "WAIT"),
+            (OnQ::None, _) => Pri::new(PriClass::Blocked, "ASLEEP"),
         };
         // Slice left in this period [us].
         VcpuSched { pri, credit: Some((c.budget() / 1000) as i64) }
@@ -825,7 +825,7 @@ impl Policy for Sedf {
             ctx.resched(p);
         }
         let name = &ctx.host.vcpu_name[v.0];
-        let label = self.sched_label(v).pri;
+        let label = self.sched_label(v).pri.label;
         ctx.note(p, |w| write!(w, "{name} woke on {cause}: {label}"));
     }
 

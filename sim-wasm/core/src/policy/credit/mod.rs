@@ -19,7 +19,8 @@ pub mod xballoon;
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::{self, Versions};
 use crate::policy::{
-    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU,
+    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause,
+    MASTER_PCPU,
 };
 use crate::time::Nanos;
 use serde_json::Value;
@@ -282,6 +283,16 @@ pub trait Selection: dyn_clone::DynClone + crate::size::HeapSize {
 }
 
 dyn_clone::clone_trait_object!(Selection);
+
+/// A priority as the views show it.
+fn pri_of(p: i8) -> Pri {
+    match p {
+        PRI_BOOST => Pri::new(PriClass::Boost, "BOOST"),
+        PRI_UNDER => Pri::new(PriClass::Under, "UNDER"),
+        PRI_OVER => Pri::new(PriClass::Over, "OVER"),
+        _ => Pri::new(PriClass::Idle, "IDLE"),
+    }
+}
 
 fn pri_name(p: i8) -> &'static str {
     match p {
@@ -1059,7 +1070,8 @@ impl Policy for Credit {
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
         let c = &self.vcpus[v.0];
-        VcpuSched { pri: if c.parked { "PARKED" } else { pri_name(c.pri) }, credit: Some(c.credit) }
+        let pri = if c.parked { Pri::new(PriClass::Parked, "PARKED") } else { pri_of(c.pri) };
+        VcpuSched { pri, credit: Some(c.credit) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
@@ -1200,7 +1212,7 @@ mod tests {
         c.account(&mut h.ctx(Nanos::from_ms(60)));
         assert_eq!(c.credit(VcpuId(0)), -140);
         assert!(h.actions.contains(&Action::Pause(VcpuId(0))));
-        assert_eq!(c.vcpu_sched(VcpuId(0)).pri, "PARKED");
+        assert_eq!(c.vcpu_sched(VcpuId(0)).pri, Pri::new(PriClass::Parked, "PARKED"));
     }
 
     /// Version presets apply first and explicit keys override them.
