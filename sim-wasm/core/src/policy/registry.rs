@@ -7,7 +7,7 @@
 //! The table is also the scenario file's [`SchedulerRules`]: the file format (`scenario.rs`) checks what any
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
 
-use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, sedf, xenco, DomainInfo, Policy};
+use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, params, sedf, xenco, DomainInfo, Policy};
 use crate::scenario::{DomainType, Scenario, SchedulerRules};
 use serde::Serialize;
 use serde_json::Value;
@@ -50,6 +50,9 @@ pub struct Scheduler {
     /// Checks policy `i`'s parameters and changes against the rest of the scenario at load time, pushing each
     /// problem with its field path.
     pub check_scenario: fn(sc: &Scenario, i: usize, problems: &mut Vec<String>),
+    /// The `$defs` its declared parameter struct generates for `scenarios/schema.json` (`params::defs`), if its
+    /// parameters are declared so (the others' `$defs` are written by hand).
+    pub params_defs: Option<fn() -> Vec<(String, Value)>>,
 }
 
 /// Boxes a concrete policy's constructor result.
@@ -76,6 +79,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(credit::Credit::new(s.params, s.pcpus, s.domains)),
         check_param: |k, v| credit::CreditParams::default().set(k, v),
         check_scenario: no_scenario_check,
+        params_defs: None,
     },
     Scheduler {
         name: "credit2",
@@ -83,6 +87,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(credit2::Credit2::new(s.params, s.pcpus, s.domains)),
         check_param: |k, v| credit2::Credit2Params::default().set(k, v),
         check_scenario: no_scenario_check,
+        params_defs: Some(params::defs::<credit2::Credit2Params>),
     },
     Scheduler {
         name: "sedf",
@@ -90,6 +95,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(sedf::Sedf::new(s.params, s.pcpus, s.domains)),
         check_param: |k, v| sedf::SedfParams::default().set(k, v),
         check_scenario: |sc, i, p| check_named(sc, i, p, |v, names| sedf::check_params(v, names, &[])),
+        params_defs: None,
     },
     Scheduler {
         name: "bvt",
@@ -97,6 +103,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(bvt::Bvt::new(s.params, s.pcpus, s.domains)),
         check_param: |k, v| bvt::BvtParams::default().set(k, v),
         check_scenario: no_scenario_check,
+        params_defs: None,
     },
     Scheduler {
         name: "atropos",
@@ -104,6 +111,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(atropos::Atropos::new(s.params, s.pcpus, s.domains)),
         check_param: atropos::check_param,
         check_scenario: no_scenario_check,
+        params_defs: None,
     },
     Scheduler {
         name: "arinc653",
@@ -111,6 +119,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(arinc653::Arinc653::new(s.params, s.pcpus, s.domains)),
         check_param: |k, _| Err(format!("arinc653: the schedule is fixed at boot ('{k}' cannot change at run time)")),
         check_scenario: no_scenario_check,
+        params_defs: None,
     },
     Scheduler {
         name: "enhanced",
@@ -118,6 +127,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(credit::enhanced::new(s.params, s.pcpus, s.domains)),
         check_param: credit::enhanced::check_param,
         check_scenario: no_scenario_check,
+        params_defs: None,
     },
     Scheduler {
         name: "hybrid",
@@ -125,6 +135,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(hybrid::Hybrid::new(s.params, s.pcpus, s.domains, s.types)),
         check_param: |k, v| hybrid::HybridParams::default().set(k, v),
         check_scenario: |sc, i, p| hybrid::check_scenario(sc, i, false, p),
+        params_defs: None,
     },
     Scheduler {
         name: "gang",
@@ -132,6 +143,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(gang::Gang::new(s.params, s.pcpus, s.domains)),
         check_param: gang::check_param,
         check_scenario: |sc, i, p| hybrid::check_scenario(sc, i, true, p),
+        params_defs: None,
     },
     Scheduler {
         name: "xenco",
@@ -139,6 +151,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(xenco::Xenco::new(s.params, s.pcpus, s.domains)),
         check_param: xenco::check_param,
         check_scenario: |sc, i, p| check_named(sc, i, p, xenco::check_params),
+        params_defs: None,
     },
 ];
 
@@ -204,6 +217,34 @@ mod tests {
         listed.sort_unstable();
         ours.sort_unstable();
         assert_eq!(listed, ours);
+    }
+
+    /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten
+    /// with `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs` after a declaration changes.
+    #[test]
+    fn schema_defs_match_the_declarations() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/schema.json");
+        let text = std::fs::read_to_string(&path).expect("scenarios/schema.json");
+        let mut schema: Value = serde_json::from_str(&text).unwrap();
+        let defs = schema.get_mut("$defs").and_then(Value::as_object_mut).expect("$defs");
+        let mut stale = Vec::new();
+        for (name, def) in SCHEDULERS.iter().filter_map(|s| s.params_defs).flat_map(|f| f()) {
+            if defs.get(&name) != Some(&def) {
+                stale.push(name.clone());
+                defs.insert(name, def);
+            }
+        }
+        if stale.is_empty() {
+            return;
+        }
+        if std::env::var_os("SCHEDSIM_BLESS").is_some() {
+            std::fs::write(&path, serde_json::to_string_pretty(&schema).unwrap() + "\n").unwrap();
+            return;
+        }
+        panic!(
+            "scenarios/schema.json's $defs {stale:?} differ from the parameter structs they are generated from; \
+             regenerate them with SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs"
+        );
     }
 
     #[test]
