@@ -108,6 +108,11 @@ fn tidy(v: &mut Value) {
         }
     }
     m.extend(old);
+    // A map's schema for its values (a per-domain table) reads best after the map's own description.
+    if m.get("additionalProperties").is_some_and(Value::is_object) {
+        let values = m.shift_remove("additionalProperties").expect("present");
+        m.insert("additionalProperties".to_string(), values);
+    }
 }
 
 /// The `$defs` entries `P` adds to the scenario schema: its own definition under [`Params::DEF`], then the
@@ -182,9 +187,9 @@ fn deref<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
 
 /// The keys an object schema declares, for messages.
 fn known(node: &Value) -> String {
-    node.get("properties").and_then(Value::as_object).map_or(String::new(), |m| {
-        m.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
-    })
+    node.get("properties")
+        .and_then(Value::as_object)
+        .map_or(String::new(), |m| m.keys().map(String::as_str).collect::<Vec<_>>().join(", "))
 }
 
 /// The schema of the parameter at `path`, or an error naming the part that is no parameter.
@@ -362,7 +367,10 @@ mod tests {
         set(&mut d, "slice_ms", &json!(10)).unwrap();
         assert_eq!(d.slice_ms, 10);
         assert_eq!(set(&mut d, "slice_ms", &json!(0)).unwrap_err(), "slice_ms: expected an integer in 1..=100, got 0");
-        assert_eq!(set(&mut d, "slice_ms", &json!(1.5)).unwrap_err(), "slice_ms: expected an integer in 1..=100, got 1.5");
+        assert_eq!(
+            set(&mut d, "slice_ms", &json!(1.5)).unwrap_err(),
+            "slice_ms: expected an integer in 1..=100, got 1.5"
+        );
         assert_eq!(set(&mut d, "mode", &json!("x")).unwrap_err(), "mode: expected \"fast\" or \"slow\", got \"x\"");
         assert_eq!(
             set(&mut d, "nope", &json!(1)).unwrap_err(),
@@ -402,8 +410,11 @@ mod tests {
         assert_eq!(defs.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["demo_params", "Mode", "Part"]);
         let s = &defs[0].1;
         assert_eq!(s["additionalProperties"], json!(false));
-        assert_eq!(s["properties"]["slice_ms"], json!({
-            "description": "Slice [ms].", "type": "integer", "minimum": 1, "maximum": 100, "default": 30 }));
+        assert_eq!(
+            s["properties"]["slice_ms"],
+            json!({
+            "description": "Slice [ms].", "type": "integer", "minimum": 1, "maximum": 100, "default": 30 })
+        );
         assert!(s.pointer("/properties/part/default").is_none(), "{s}");
     }
 }

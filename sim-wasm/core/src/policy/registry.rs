@@ -77,9 +77,9 @@ pub static SCHEDULERS: &[Scheduler] = &[
         name: "credit",
         caps: INFERS,
         build: |s| boxed(credit::Credit::new(s.params, s.pcpus, s.domains)),
-        check_param: |k, v| credit::CreditParams::default().set(k, v),
+        check_param: credit::CreditSpec::check_param,
         check_scenario: no_scenario_check,
-        params_defs: None,
+        params_defs: Some(params::defs::<credit::CreditSpec>),
     },
     Scheduler {
         name: "credit2",
