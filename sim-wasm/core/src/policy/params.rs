@@ -28,6 +28,9 @@ pub trait Params: Serialize + DeserializeOwned + JsonSchema + Default {
     /// before its other keys whatever their order, and setting it at run time starts again from its defaults.
     const PRESET: Option<&'static str> = None;
 
+    /// Keys a run-time change may not set (they shape what the policy builds at boot).
+    const FIXED: &'static [&'static str] = &[];
+
     /// The defaults under the preset `value` (checked against the schema already).
     fn preset(_value: &Value) -> Result<Self, String> {
         Ok(Self::default())
@@ -144,6 +147,15 @@ pub fn from_value<P: Params>(v: &Value) -> Result<P, String> {
         set(&mut p, k, val)?;
     }
     Ok(p)
+}
+
+/// A run-time change (scenario `changes`): [`set`], except for the keys fixed at boot and what is inside them.
+pub fn change<P: Params>(p: &mut P, param: &str, value: &Value) -> Result<(), String> {
+    let top = param.split('.').next().unwrap_or(param);
+    if P::FIXED.contains(&top) {
+        return Err(format!("{param}: fixed at boot"));
+    }
+    set(p, param, value)
 }
 
 /// Sets one parameter by its dotted path, checked against the declaration; `p` is unchanged on error.

@@ -93,9 +93,9 @@ pub static SCHEDULERS: &[Scheduler] = &[
         name: "sedf",
         caps: PLAIN,
         build: |s| boxed(sedf::Sedf::new(s.params, s.pcpus, s.domains)),
-        check_param: |k, v| sedf::SedfParams::default().set(k, v),
+        check_param: sedf::SedfParams::check_change,
         check_scenario: |sc, i, p| check_named(sc, i, p, |v, names| sedf::check_params(v, names, &[])),
-        params_defs: None,
+        params_defs: Some(params::defs::<sedf::SedfParams>),
     },
     Scheduler {
         name: "bvt",

@@ -75,7 +75,7 @@ pub fn check_param(param: &str, v: &Value) -> Result<(), String> {
     if XencoOpts::default().set(param, v)? {
         return Ok(());
     }
-    SedfParams::default().set(param, v)
+    SedfParams::check_change(param, v)
 }
 
 /// Per-domain I/O book-keeping [packets] and the transmit predictor's times [ns].
