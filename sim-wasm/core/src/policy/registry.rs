@@ -101,9 +101,9 @@ pub static SCHEDULERS: &[Scheduler] = &[
         name: "bvt",
         caps: PLAIN,
         build: |s| boxed(bvt::Bvt::new(s.params, s.pcpus, s.domains)),
-        check_param: |k, v| bvt::BvtParams::default().set(k, v),
+        check_param: bvt::BvtParams::check_change,
         check_scenario: no_scenario_check,
-        params_defs: None,
+        params_defs: Some(params::defs::<bvt::BvtParams>),
     },
     Scheduler {
         name: "atropos",
