@@ -111,7 +111,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(atropos::Atropos::new(s.params, s.pcpus, s.domains)),
         check_param: atropos::check_param,
         check_scenario: no_scenario_check,
-        params_defs: None,
+        params_defs: Some(params::defs::<atropos::AtroposParams>),
     },
     Scheduler {
         name: "arinc653",
