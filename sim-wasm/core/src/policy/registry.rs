@@ -52,8 +52,11 @@ pub struct Scheduler {
     pub check_scenario: fn(sc: &Scenario, i: usize, problems: &mut Vec<String>),
     /// The `$defs` its declared parameter struct generates for `scenarios/schema.json` (`params::defs`), if its
     /// parameters are declared so (the others' `$defs` are written by hand).
-    pub params_defs: Option<fn() -> Vec<(String, Value)>>,
+    pub params_defs: Option<ParamsDefs>,
 }
+
+/// Generates a scheduler's `$defs` entries: (name, schema) pairs.
+pub type ParamsDefs = fn() -> Vec<(String, Value)>;
 
 /// Boxes a concrete policy's constructor result.
 fn boxed<P: Policy + 'static>(r: Result<P, String>) -> Result<Box<dyn Policy>, String> {
