@@ -41,7 +41,7 @@ pub trait Params: Serialize + DeserializeOwned + JsonSchema + Default {
         Ok(())
     }
 
-    /// The generated schema, built once per type (see [`declare`]).
+    /// The generated schema, built once per type: implement it with `crate::params_schema!()`.
     fn schema() -> &'static Value;
 }
 

@@ -2,7 +2,10 @@
 //! (co-scheduling, task beliefs, Lag view). Everything that used to ask "is this scheduler called gang?" asks
 //! this table instead: building a policy, checking a scenario's policies and changes, and the capabilities the
 //! trace's `Meta` hands to the page. Adding a scheduler is one policy file, one row here and its entry in
-//! `scenarios/schema.json` (a test keeps the schema's scheduler list equal to this table).
+//! `scenarios/schema.json` (a test keeps the schema's scheduler list equal to this table). Its parameters are best
+//! declared as a [`params::Params`] struct: the row's `params_defs` then generates its `$defs` (rewritten with
+//! `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs`), and `params::from_value` / `params::change` check
+//! files and run-time changes against the same declaration.
 //!
 //! The table is also the scenario file's [`SchedulerRules`]: the file format (`scenario.rs`) checks what any
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
