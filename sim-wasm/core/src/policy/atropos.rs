@@ -88,7 +88,6 @@ pub struct AtroposParams {
 impl Params for AtroposParams {
     const SCHEDULER: &'static str = "atropos";
     const DEF: &'static str = "atropos_params";
-    crate::params_schema!();
 }
 
 /// One domain's reservation; a key left out takes the default of its kind of domain.

@@ -48,7 +48,6 @@ impl Params for BvtParams {
     const SCHEDULER: &'static str = "bvt";
     const DEF: &'static str = "bvt_params";
     const FIXED: &'static [&'static str] = &["domains"];
-    crate::params_schema!();
 }
 
 impl BvtParams {

@@ -68,7 +68,6 @@ impl Default for Credit2Params {
 impl Params for Credit2Params {
     const SCHEDULER: &'static str = "credit2";
     const DEF: &'static str = "credit2_params";
-    crate::params_schema!();
 }
 
 impl Credit2Params {

@@ -41,11 +41,23 @@ pub trait Params: Serialize + DeserializeOwned + JsonSchema + Default {
         Ok(())
     }
 
-    /// The generated schema, built once per type: implement it with `crate::params_schema!()`.
-    fn schema() -> &'static Value;
+    /// The schema the checks read: the scenario schema (`scenarios/schema.json`, compiled in), whose `$defs`
+    /// [`Params::DEF`] is generated from this declaration and kept equal to it by a test. Reading the committed
+    /// file rather than generating the schema at run time keeps the generator out of the wasm module.
+    /// A declaration that is not in the scenario schema (a test's) generates it: `crate::params_schema!()`.
+    fn schema() -> &'static Value {
+        scenario_schema()
+    }
 }
 
-/// Implements [`Params::schema`] with a schema generated once and kept.
+/// The scenario schema, parsed once.
+pub fn scenario_schema() -> &'static Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| serde_json::from_str(crate::scenario::SCHEMA_JSON).expect("scenarios/schema.json is JSON"))
+}
+
+/// Implements [`Params::schema`] with a schema generated once and kept, for a declaration that is not in the
+/// scenario schema.
 #[macro_export]
 macro_rules! params_schema {
     () => {
@@ -121,7 +133,7 @@ fn tidy(v: &mut Value) {
 /// The `$defs` entries `P` adds to the scenario schema: its own definition under [`Params::DEF`], then the
 /// nested types it refers to under their names.
 pub fn defs<P: Params>() -> Vec<(String, Value)> {
-    let mut root = P::schema().clone();
+    let mut root = generate::<P>();
     let nested = root.as_object_mut().and_then(|m| m.remove("$defs"));
     let mut out = vec![(P::DEF.to_string(), root)];
     if let Some(Value::Object(m)) = nested {
@@ -161,8 +173,9 @@ pub fn change<P: Params>(p: &mut P, param: &str, value: &Value) -> Result<(), St
 /// Sets one parameter by its dotted path, checked against the declaration; `p` is unchanged on error.
 pub fn set<P: Params>(p: &mut P, param: &str, value: &Value) -> Result<(), String> {
     let root = P::schema();
+    let start = root.pointer(&format!("/$defs/{}", P::DEF)).unwrap_or(root);
     let path: Vec<&str> = param.split('.').collect();
-    let node = locate(root, root, &path, P::SCHEDULER)?;
+    let node = locate(root, start, &path, P::SCHEDULER)?;
     check(root, node, param, value)?;
     if Some(param) == P::PRESET {
         *p = P::preset(value)?;

@@ -3,14 +3,14 @@
 //! this table instead: building a policy, checking a scenario's policies and changes, and the capabilities the
 //! trace's `Meta` hands to the page. Adding a scheduler is one policy file, one row here and its entry in
 //! `scenarios/schema.json` (a test keeps the schema's scheduler list equal to this table). Its parameters are best
-//! declared as a [`params::Params`] struct: the row's `params_defs` then generates its `$defs` (rewritten with
-//! `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs`), and `params::from_value` / `params::change` check
-//! files and run-time changes against the same declaration.
+//! declared as a [`super::params::Params`] struct listed in this module's test `DECLARED`: its `$defs` are then generated
+//! (rewritten with `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs`), and `params::from_value` /
+//! `params::change` check files and run-time changes against the same declaration.
 //!
 //! The table is also the scenario file's [`SchedulerRules`]: the file format (`scenario.rs`) checks what any
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
 
-use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, params, sedf, xenco, DomainInfo, Policy};
+use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, sedf, xenco, DomainInfo, Policy};
 use crate::scenario::{DomainType, Scenario, SchedulerRules};
 use serde::Serialize;
 use serde_json::Value;
@@ -53,13 +53,7 @@ pub struct Scheduler {
     /// Checks policy `i`'s parameters and changes against the rest of the scenario at load time, pushing each
     /// problem with its field path.
     pub check_scenario: fn(sc: &Scenario, i: usize, problems: &mut Vec<String>),
-    /// The `$defs` its declared parameter struct generates for `scenarios/schema.json` (`params::defs`), if its
-    /// parameters are declared so (the others' `$defs` are written by hand).
-    pub params_defs: Option<ParamsDefs>,
 }
-
-/// Generates a scheduler's `$defs` entries: (name, schema) pairs.
-pub type ParamsDefs = fn() -> Vec<(String, Value)>;
 
 /// Boxes a concrete policy's constructor result.
 fn boxed<P: Policy + 'static>(r: Result<P, String>) -> Result<Box<dyn Policy>, String> {
@@ -85,7 +79,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(credit::Credit::new(s.params, s.pcpus, s.domains)),
         check_param: credit::CreditSpec::check_param,
         check_scenario: no_scenario_check,
-        params_defs: Some(params::defs::<credit::CreditSpec>),
     },
     Scheduler {
         name: "credit2",
@@ -93,7 +86,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(credit2::Credit2::new(s.params, s.pcpus, s.domains)),
         check_param: |k, v| credit2::Credit2Params::default().set(k, v),
         check_scenario: no_scenario_check,
-        params_defs: Some(params::defs::<credit2::Credit2Params>),
     },
     Scheduler {
         name: "sedf",
@@ -101,7 +93,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(sedf::Sedf::new(s.params, s.pcpus, s.domains)),
         check_param: sedf::SedfParams::check_change,
         check_scenario: |sc, i, p| check_named(sc, i, p, |v, names| sedf::check_params(v, names, &[])),
-        params_defs: Some(params::defs::<sedf::SedfParams>),
     },
     Scheduler {
         name: "bvt",
@@ -109,7 +100,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(bvt::Bvt::new(s.params, s.pcpus, s.domains)),
         check_param: bvt::BvtParams::check_change,
         check_scenario: no_scenario_check,
-        params_defs: Some(params::defs::<bvt::BvtParams>),
     },
     Scheduler {
         name: "atropos",
@@ -117,7 +107,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(atropos::Atropos::new(s.params, s.pcpus, s.domains)),
         check_param: atropos::check_param,
         check_scenario: no_scenario_check,
-        params_defs: Some(params::defs::<atropos::AtroposParams>),
     },
     Scheduler {
         name: "arinc653",
@@ -125,7 +114,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(arinc653::Arinc653::new(s.params, s.pcpus, s.domains)),
         check_param: |k, _| Err(format!("arinc653: the schedule is fixed at boot ('{k}' cannot change at run time)")),
         check_scenario: no_scenario_check,
-        params_defs: None,
     },
     Scheduler {
         name: "enhanced",
@@ -133,7 +121,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(credit::enhanced::new(s.params, s.pcpus, s.domains)),
         check_param: credit::enhanced::check_param,
         check_scenario: no_scenario_check,
-        params_defs: None,
     },
     Scheduler {
         name: "hybrid",
@@ -141,7 +128,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(hybrid::Hybrid::new(s.params, s.pcpus, s.domains, s.types)),
         check_param: |k, v| hybrid::HybridParams::default().set(k, v),
         check_scenario: |sc, i, p| hybrid::check_scenario(sc, i, false, p),
-        params_defs: None,
     },
     Scheduler {
         name: "gang",
@@ -149,7 +135,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(gang::Gang::new(s.params, s.pcpus, s.domains)),
         check_param: gang::check_param,
         check_scenario: |sc, i, p| hybrid::check_scenario(sc, i, true, p),
-        params_defs: None,
     },
     Scheduler {
         name: "xenco",
@@ -157,7 +142,6 @@ pub static SCHEDULERS: &[Scheduler] = &[
         build: |s| boxed(xenco::Xenco::new(s.params, s.pcpus, s.domains)),
         check_param: xenco::check_param,
         check_scenario: |sc, i, p| check_named(sc, i, p, xenco::check_params),
-        params_defs: None,
     },
 ];
 
@@ -211,6 +195,7 @@ impl SchedulerRules for Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::params;
     use serde_json::json;
 
     /// The schema's scheduler enum and this table name the same schedulers (a new scheduler needs both).
@@ -225,6 +210,17 @@ mod tests {
         assert_eq!(listed, ours);
     }
 
+    /// The schedulers whose parameters are declared as a [`params::Params`] struct: their `$defs` in
+    /// `scenarios/schema.json` are generated (the others' are written by hand). Only tests generate schemas, so
+    /// the generator stays out of the wasm module.
+    const DECLARED: &[fn() -> Vec<(String, Value)>] = &[
+        params::defs::<credit::CreditSpec>,
+        params::defs::<credit2::Credit2Params>,
+        params::defs::<sedf::SedfParams>,
+        params::defs::<bvt::BvtParams>,
+        params::defs::<atropos::AtroposParams>,
+    ];
+
     /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten
     /// with `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs` after a declaration changes.
     #[test]
@@ -234,7 +230,7 @@ mod tests {
         let mut schema: Value = serde_json::from_str(&text).unwrap();
         let defs = schema.get_mut("$defs").and_then(Value::as_object_mut).expect("$defs");
         let mut stale = Vec::new();
-        for (name, def) in SCHEDULERS.iter().filter_map(|s| s.params_defs).flat_map(|f| f()) {
+        for (name, def) in DECLARED.iter().flat_map(|f| f()) {
             if defs.get(&name) != Some(&def) {
                 stale.push(name.clone());
                 defs.insert(name, def);

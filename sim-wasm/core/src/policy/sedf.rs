@@ -133,8 +133,6 @@ impl Params for SedfParams {
         }
         self.guests.as_ref().map_or(Ok(()), |g| g.check("guests"))
     }
-
-    crate::params_schema!();
 }
 
 impl SedfParams {

@@ -159,8 +159,6 @@ impl Params for CreditSpec {
     fn check(&self) -> Result<(), String> {
         self.resolve().map(drop)
     }
-
-    crate::params_schema!();
 }
 
 impl CreditSpec {
