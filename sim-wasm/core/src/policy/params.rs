@@ -307,8 +307,27 @@ fn check(root: &Value, node: &Value, label: &str, value: &Value) -> Result<(), S
             _ => Err(format!("{label}: expected a number{}, got {value}", range(node))),
         },
         Some("string") if !value.is_string() => Err(format!("{label}: expected a string, got {value}")),
+        Some("array") => {
+            let list = value.as_array().ok_or_else(|| format!("{label}: expected an array, got {value}"))?;
+            if let Some(most) = node.get("maxItems").and_then(Value::as_u64) {
+                if list.len() as u64 > most {
+                    return Err(format!("{label}: at most {most} entries, got {}", list.len()));
+                }
+            }
+            match node.get("items") {
+                Some(items) => {
+                    list.iter().enumerate().try_for_each(|(i, x)| check(root, items, &format!("{label}[{i}]"), x))
+                }
+                None => Ok(()),
+            }
+        }
         Some("object") => {
             let obj = value.as_object().ok_or_else(|| format!("{label}: expected an object, got {value}"))?;
+            for key in node.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+                if !obj.contains_key(key) {
+                    return Err(format!("{label}.{key}: required"));
+                }
+            }
             let props = node.get("properties").and_then(Value::as_object);
             let extra = node.get("additionalProperties");
             for (k, x) in obj {
@@ -350,6 +369,17 @@ mod tests {
         part: Option<Part>,
         /// Anything (a script's own variables).
         vars: BTreeMap<String, Value>,
+        /// A list.
+        #[schemars(length(max = 2))]
+        list: Vec<Item>,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Item {
+        name: String,
+        #[schemars(range(min = 1))]
+        len: u64,
     }
 
     #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -370,7 +400,7 @@ mod tests {
 
     impl Default for Demo {
         fn default() -> Demo {
-            Demo { slice_ms: 30, mode: Mode::Fast, part: None, vars: BTreeMap::new() }
+            Demo { slice_ms: 30, mode: Mode::Fast, part: None, vars: BTreeMap::new(), list: Vec::new() }
         }
     }
 
@@ -399,7 +429,7 @@ mod tests {
         assert_eq!(set(&mut d, "mode", &json!("x")).unwrap_err(), "mode: expected \"fast\" or \"slow\", got \"x\"");
         assert_eq!(
             set(&mut d, "nope", &json!(1)).unwrap_err(),
-            "unknown demo parameter 'nope' (known: slice_ms, mode, part, vars)"
+            "unknown demo parameter 'nope' (known: slice_ms, mode, part, vars, list)"
         );
         assert_eq!(d.slice_ms, 10, "a failed set leaves the parameters as they were");
         // An optional part starts from its defaults when one key of it is set; an object replaces it.
@@ -419,6 +449,13 @@ mod tests {
         set(&mut d, "vars", &json!({ "a": "b" })).unwrap();
         assert_eq!(d.vars.get("a"), Some(&json!("b")));
         assert_eq!(d.vars.len(), 1);
+        // A list's entries are checked one by one, with their place in the label.
+        set(&mut d, "list", &json!([{ "name": "a", "len": 1 }])).unwrap();
+        assert_eq!(d.list, vec![Item { name: "a".into(), len: 1 }]);
+        let bad = json!([{ "name": "a", "len": 1 }, { "name": "b", "len": 0 }]);
+        assert_eq!(set(&mut d, "list", &bad).unwrap_err(), "list[1].len: expected an integer >= 1, got 0");
+        assert_eq!(set(&mut d, "list", &json!([{ "len": 2 }])).unwrap_err(), "list[0].name: required");
+        assert_eq!(set(&mut d, "list", &json!([{}, {}, {}])).unwrap_err(), "list: at most 2 entries, got 3");
     }
 
     #[test]
@@ -432,7 +469,7 @@ mod tests {
     #[test]
     fn the_schema_carries_docs_ranges_and_defaults() {
         let defs = defs::<Demo>();
-        assert_eq!(defs.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["demo_params", "Mode", "Part"]);
+        assert_eq!(defs.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["demo_params", "Mode", "Part", "Item"]);
         let s = &defs[0].1;
         assert_eq!(s["additionalProperties"], json!(false));
         assert_eq!(

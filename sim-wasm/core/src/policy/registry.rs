@@ -219,6 +219,7 @@ mod tests {
         params::defs::<sedf::SedfParams>,
         params::defs::<bvt::BvtParams>,
         params::defs::<atropos::AtroposParams>,
+        params::defs::<arinc653::Arinc653Params>,
     ];
 
     /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten
