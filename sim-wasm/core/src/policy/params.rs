@@ -130,6 +130,9 @@ fn tidy(v: &mut Value) {
     }
 }
 
+/// A declaration's [`defs`], as a list of declarations holds it.
+pub type DefsOf = fn() -> Vec<(String, Value)>;
+
 /// The `$defs` entries `P` adds to the scenario schema: its own definition under [`Params::DEF`], then the
 /// nested types it refers to under their names.
 pub fn defs<P: Params>() -> Vec<(String, Value)> {

@@ -213,7 +213,7 @@ mod tests {
     /// The schedulers whose parameters are declared as a [`params::Params`] struct: their `$defs` in
     /// `scenarios/schema.json` are generated (the others' are written by hand). Only tests generate schemas, so
     /// the generator stays out of the wasm module.
-    const DECLARED: &[fn() -> Vec<(String, Value)>] = &[
+    const DECLARED: &[params::DefsOf] = &[
         params::defs::<credit::CreditSpec>,
         params::defs::<credit2::Credit2Params>,
         params::defs::<sedf::SedfParams>,
