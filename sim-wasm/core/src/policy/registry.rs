@@ -220,6 +220,7 @@ mod tests {
         params::defs::<bvt::BvtParams>,
         params::defs::<atropos::AtroposParams>,
         params::defs::<arinc653::Arinc653Params>,
+        params::defs::<xenco::XencoParams>,
     ];
 
     /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten
