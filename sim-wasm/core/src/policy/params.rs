@@ -5,13 +5,19 @@
 //! - the scheduler's `$defs` in `scenarios/schema.json` ([`defs`]; a test regenerates them and fails when the
 //!   committed file differs, `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs` rewrites it), which
 //!   the scenario loader validates files against and the page's editor builds its form from;
-//! - the checks of a file's `params` and of a run-time change ([`from_value`], [`set`]): the value is checked
-//!   against the part of the generated schema the parameter's path names (so with the same ranges), then written
-//!   into the serialized struct, which is deserialized back.
+//! - the checks of a file's `params` and of a run-time change ([`from_value`], [`set`], [`change`]): the value is
+//!   checked against the part of those `$defs` the parameter's path names (so with the same ranges; the module
+//!   reads the committed file, which the test keeps equal to the declaration, so the wasm module carries no schema
+//!   generator), then written into the serialized struct, which is deserialized back.
 //!
 //! A parameter path is dotted: `tavs.pb_ratio` is the key `pb_ratio` of the object `tavs`, and a free map (a
 //! per-domain table, a script's `vars`) takes any key: `tavs.domains.web.io_threshold_us`, `vars.slice_ms`.
 //! Setting an object replaces it (the keys it leaves out get their defaults).
+//!
+//! Declaring a scheduler's parameters: derive `Serialize, Deserialize, JsonSchema` with
+//! `#[serde(default, deny_unknown_fields)]`, implement `Default` and [`Params`] (its name, its `$defs` name, keys
+//! fixed at boot), list `params::defs::<T>` in the registry test's `DECLARED`, and bless the schema. A free-form
+//! table (a script policy's `vars`) is a map to `serde_json::Value`: any key, any value.
 
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::de::DeserializeOwned;
