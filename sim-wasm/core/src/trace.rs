@@ -1,6 +1,7 @@
 //! The recorded trace the UI replays: per-pCPU schedule segments (vCPU and guest task) and every scheduling
 //! decision with its one-line reason. Views derive what they draw (share over time, Gantt lanes) from it.
 
+use crate::policy::PriClass;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -197,6 +198,42 @@ impl Labels {
     }
 }
 
+/// Interned priority labels, like [`Labels`] but owning the ones made at run time (a script policy's words). A
+/// script could make a new word at every call: past [`PriLabels::MAX`] distinct ones, the rest are stored as
+/// [`PriLabels::OVERFLOW`] rather than growing without bound.
+#[derive(Debug, Clone, Default)]
+struct PriLabels(Vec<Cow<'static, str>>);
+
+impl PriLabels {
+    /// Most distinct labels kept (one index is the overflow's).
+    const MAX: usize = u8::MAX as usize;
+    /// What a label past the first `MAX` is stored as.
+    const OVERFLOW: &'static str = "…";
+
+    // The Cow, not a &str: a new static label is kept borrowed, with no copy.
+    #[allow(clippy::ptr_arg)]
+    fn id(&mut self, label: &Cow<'static, str>) -> u8 {
+        if let Some(i) = self.0.iter().position(|l| l == label) {
+            return i as u8;
+        }
+        if self.0.len() < Self::MAX {
+            self.0.push(label.clone());
+            return (self.0.len() - 1) as u8;
+        }
+        match self.0.iter().position(|l| l == Self::OVERFLOW) {
+            Some(i) => i as u8,
+            None => {
+                self.0.push(Cow::Borrowed(Self::OVERFLOW));
+                Self::MAX as u8
+            }
+        }
+    }
+
+    fn get(&self, id: u8) -> Cow<'static, str> {
+        self.0[id as usize].clone()
+    }
+}
+
 /// An [`IoRec`] as stored (24 bytes instead of 56): its kind and phase interned in the trace's labels.
 #[derive(Debug, Clone, Copy)]
 struct IoCell {
@@ -215,12 +252,14 @@ struct TaskCell {
     state: u8,
 }
 
-/// An [`RqEntry`] as stored (16 bytes instead of 40); `vcpu` is [`NO_VCPU`] in the running slot of an idle pCPU.
+/// An [`RqEntry`] as stored (16 bytes instead of 48); `vcpu` is [`NO_VCPU`] in the running slot of an idle pCPU.
+/// The label is interned in the trace's priority labels; the class is kept beside it (it fits the padding).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct RqCell {
     credit: i64,
     vcpu: u32,
     pri: u8,
+    class: PriClass,
     has_credit: bool,
 }
 
@@ -257,8 +296,11 @@ impl RqLane {
 #[cfg_attr(test, derive(ts_rs::TS), ts(rename = "RunQueueEntry", optional_fields))]
 pub struct RqEntry {
     pub vcpu: u32,
-    /// Priority class label (BOOST, UNDER, OVER, PARKED, ...).
-    pub pri: &'static str,
+    /// The policy's priority label (BOOST, UNDER, OVER, PARKED, L0, CON, ...): what the view shows.
+    #[cfg_attr(test, ts(as = "String"))]
+    pub pri: Cow<'static, str>,
+    /// What the label means, whichever policy gave it: what the view styles it by.
+    pub class: PriClass,
     /// Credit in the policy's units, when it has credits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub credit: Option<i64>,
@@ -385,6 +427,8 @@ pub struct Trace {
     runqueues: Vec<RqLane>,
     /// The labels the stored records name by index.
     labels: Labels,
+    /// The priority labels run-queue cells name by index.
+    pri_labels: PriLabels,
     /// Reused to turn a snapshot's entries into cells before comparing it with the last.
     rq_scratch: Vec<RqCell>,
     /// Spin stretches in the order they were charged (so by `end`).
@@ -432,6 +476,7 @@ impl Trace {
             decisions_dropped: 0,
             runqueues: vec![RqLane::default(); pcpus],
             labels: Labels::default(),
+            pri_labels: PriLabels::default(),
             rq_scratch: Vec::new(),
             spins: Vec::new(),
             max_spin_ns: 0,
@@ -473,6 +518,7 @@ impl Trace {
         d.runqueues = std::mem::replace(&mut self.runqueues, vec![RqLane::default(); self.pcpus]);
         // The stored records name labels by index; this trace keeps its own for what it records next.
         d.labels = self.labels.clone();
+        d.pri_labels = self.pri_labels.clone();
         d.spins = std::mem::take(&mut self.spins);
         d.max_spin_ns = std::mem::take(&mut self.max_spin_ns);
         d.used_bytes = std::mem::take(&mut self.used_bytes);
@@ -664,12 +710,13 @@ impl Trace {
         }
         let mut cells = std::mem::take(&mut self.rq_scratch);
         cells.clear();
-        let idle = RqCell { credit: 0, vcpu: NO_VCPU, pri: 0, has_credit: false };
-        let labels = &mut self.labels;
+        let idle = RqCell { credit: 0, vcpu: NO_VCPU, pri: 0, class: PriClass::Other, has_credit: false };
+        let labels = &mut self.pri_labels;
         let mut cell = |e: &RqEntry| RqCell {
             credit: e.credit.unwrap_or(0),
             vcpu: e.vcpu,
-            pri: labels.id(e.pri),
+            pri: labels.id(&e.pri),
+            class: e.class,
             has_credit: e.credit.is_some(),
         };
         cells.push(running.as_ref().map_or(idle, &mut cell));
@@ -711,7 +758,8 @@ impl Trace {
         let lane = &self.runqueues[p];
         let entry = |c: &RqCell| RqEntry {
             vcpu: c.vcpu,
-            pri: self.labels.get(c.pri),
+            pri: self.pri_labels.get(c.pri),
+            class: c.class,
             credit: c.has_credit.then_some(c.credit),
         };
         let (running, queued) = lane.entries(i);
@@ -1145,7 +1193,16 @@ impl Trace {
     }
 }
 
-crate::size::no_heap!(Segment, Decision, Facts, IoRec, TaskRec, BeliefRec, BoostRec, RqEntry);
+crate::size::no_heap!(Segment, Decision, Facts, IoRec, TaskRec, BeliefRec, BoostRec);
+
+impl crate::size::HeapSize for RqEntry {
+    fn heap_size(&self) -> usize {
+        match &self.pri {
+            Cow::Borrowed(_) => 0,
+            Cow::Owned(s) => s.capacity(),
+        }
+    }
+}
 crate::size::no_heap!(FactKind, IoCell, TaskCell, RqCell, RqRec);
 crate::size::heap_size!(RqSnap { queued });
 crate::size::heap_size!(RqLane { recs, cells });
@@ -1170,6 +1227,7 @@ crate::size::heap_size!(VcpuUsage { cells });
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Pri;
 
     #[test]
     fn contiguous_equal_segments_merge() {
@@ -1234,7 +1292,7 @@ mod tests {
 
     /// Two vCPUs on one pCPU over 100 ns: v0 runs, then queues behind v1, which spins 35-60; both block at the end.
     fn two_vcpus_one_pcpu() -> Trace {
-        let e = |vcpu| RqEntry { vcpu, pri: "UNDER", credit: None };
+        let e = |vcpu| RqEntry { vcpu, pri: "UNDER".into(), class: PriClass::Under, credit: None };
         let mut t = Trace::new(1, vec![0, 0], 1, 100);
         t.push_runqueue(0, 0, Some(e(0)), &[]);
         t.push_runqueue(0, 10, Some(e(0)), &[e(1)]);
@@ -1314,10 +1372,37 @@ mod tests {
         assert_eq!(t.io_delivery_counts(0, 100, 4, (10, 40)), vec![1, 1, 0, 0]);
     }
 
+    /// A snapshot keeps each entry's label and class in a 16-byte cell, run-time labels too; a policy making
+    /// ever new labels (a script) has the ones past the table's size stored as one overflow label.
+    #[test]
+    fn runqueue_cells_keep_label_and_class() {
+        assert_eq!(std::mem::size_of::<RqCell>(), 16);
+        let mut t = Trace::new(1, vec![0; 300], 1, 100);
+        let made = |vcpu: u32, label: String| {
+            let p = Pri::from_label(label);
+            RqEntry { vcpu, pri: p.label, class: p.class, credit: Some(-3) }
+        };
+        let boost = RqEntry { vcpu: 1, pri: "WARP".into(), class: PriClass::Boost, credit: None };
+        t.push_runqueue(0, 0, Some(made(0, "mine".into())), &[boost.clone(), made(2, "over".into())]);
+        let s = t.runqueues_at(0)[0].clone().unwrap();
+        assert_eq!(s.running, Some(made(0, "mine".into())));
+        assert_eq!(s.running.as_ref().unwrap().class, PriClass::Other);
+        assert_eq!(s.queued, vec![boost, made(2, "over".into())]);
+        assert_eq!(s.queued[1].class, PriClass::Over);
+        let json = serde_json::to_value(&s.queued[0]).unwrap();
+        assert_eq!(json, serde_json::json!({ "vcpu": 1, "pri": "WARP", "class": "boost" }));
+        let many: Vec<RqEntry> = (0..300).map(|i| made(i, format!("L{i}"))).collect();
+        t.push_runqueue(0, 10, None, &many);
+        let s = t.runqueues_at(10)[0].clone().unwrap();
+        assert_eq!(s.queued[200].pri, "L200");
+        assert_eq!(s.queued[299].pri, PriLabels::OVERFLOW);
+    }
+
     /// Changes within one instant are kept as steps (up to a few), and a window lists every pCPU's in time order.
     #[test]
     fn runqueue_changes_keep_the_steps_of_an_instant() {
-        let e = |vcpu, pri| RqEntry { vcpu, pri, credit: None };
+        let e =
+            |vcpu, pri: &'static str| RqEntry { vcpu, pri: pri.into(), class: PriClass::of_label(pri), credit: None };
         let mut t = Trace::new(2, vec![0, 0, 0], 1, 100);
         t.push_runqueue(0, 0, Some(e(0, "UNDER")), &[e(1, "UNDER")]);
         t.push_runqueue(1, 5, None, &[]);
@@ -1353,7 +1438,10 @@ mod tests {
         const N: usize = 10_000;
         let mut t = Trace::detail_only(1, vec![0; 4], 1);
         t.set_vcpu_names(Arc::from(vec!["a".to_string(), "b".into(), "c".into(), "d".into()]));
-        let e = |vcpu, credit| RqEntry { vcpu, pri: if credit > 0 { "UNDER" } else { "OVER" }, credit: Some(credit) };
+        let e = |vcpu, credit| {
+            let pri = if credit > 0 { Pri::new(PriClass::Under, "UNDER") } else { Pri::new(PriClass::Over, "OVER") };
+            RqEntry { vcpu, pri: pri.label, class: pri.class, credit: Some(credit) }
+        };
         for k in 0..N as u64 {
             let c = k as i64 % 600 - 300;
             t.push_runqueue(0, k, Some(e(k as u32 % 4, c)), &[e(1, c + 1), e(2, -c), e(3, 7)]);

@@ -373,7 +373,7 @@ impl Simulation {
         js_sys::Float64Array::from(flat.as_slice())
     }
 
-    /// Every pCPU's run queue at a time (ns): `[{"t_ns", "running": {"vcpu","pri","credit"}|null, "queued": [...]}|null]`.
+    /// Every pCPU's run queue at a time (ns): `[{"t_ns", "running": {"vcpu","pri","class","credit"}|null, "queued": [...]}|null]`.
     pub fn runqueues_json(&self, t_ns: f64) -> String {
         serde_json::to_string(&self.inner.detail().runqueues_at(t_ns.max(0.0) as u64)).unwrap_or_default()
     }

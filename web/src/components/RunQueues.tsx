@@ -31,6 +31,7 @@ import {
   GAP,
   chipText,
   ellipsize,
+  priStyle,
   queueRow,
   rowKey,
   slotAt,
@@ -189,7 +190,7 @@ function drawRow(
     if (!at) return [];
     const vcpu = meta.vcpus[e.vcpu];
     const color = domainColor((vcpu && meta.domains[vcpu.domain]?.color_index) ?? e.vcpu);
-    const pri = e.pri.toLowerCase();
+    const pri = priStyle(e.class);
     return [{ e, at, color, running: row.running && i === 0, name: vcpu?.name ?? `vCPU ${e.vcpu}`, pri }];
   });
   const border = colors.dark ? 'rgba(255, 255, 255, 0.16)' : 'rgba(0, 0, 0, 0.12)';
@@ -216,14 +217,14 @@ function drawRow(
     ctx.globalAlpha = at.alpha;
     ctx.fillText(fit(ctx, `${running ? '▶ ' : ''}${name}`, maxW), at.x + 9, at.y + CHIP_H / 2 - 7);
   }
-  // Priority class in bold (BOOST in the warning colour, OVER and PARKED quiet), then the credit.
-  const quiet = (pri: string) => pri === 'over' || pri === 'parked';
+  // The policy's label in bold, styled by its class (priStyle), then the credit.
+  const tone = { bad: colors.bad, muted: colors.muted, fg: colors.fg };
   for (const italic of [false, true]) {
     ctx.font = `${italic ? 'italic ' : ''}600 12px ${font}`;
     for (const { at, e, pri } of chips) {
-      if ((pri === 'parked') !== italic) continue;
+      if (pri.italic !== italic) continue;
       ctx.globalAlpha = at.alpha;
-      ctx.fillStyle = pri === 'boost' ? colors.bad : quiet(pri) ? colors.muted : colors.fg;
+      ctx.fillStyle = tone[pri.tone];
       ctx.fillText(e.pri, at.x + 9, at.y + CHIP_H / 2 + 8);
     }
   }
@@ -235,7 +236,7 @@ function drawRow(
     if (e.credit === undefined) continue;
     const w = priW.get(e.pri) ?? 0;
     ctx.globalAlpha = at.alpha;
-    ctx.fillStyle = quiet(pri) ? colors.muted : colors.fg;
+    ctx.fillStyle = pri.tone === 'muted' ? colors.muted : colors.fg;
     // Squeezed rather than cut when a long credit does not fit: the number is what the chip is read for.
     ctx.fillText(` · ${e.credit}`, at.x + 9 + w, at.y + CHIP_H / 2 + 8, Math.max(1, CHIP_W - 11 - w));
   }
@@ -297,6 +298,7 @@ const RowDom = memo(
                   data-testid="rq-chip"
                   data-vcpu={e.vcpu}
                   data-pri={e.pri}
+                  data-pri-class={e.class}
                   data-running={running}
                   data-slot={i + first}
                   title={title}

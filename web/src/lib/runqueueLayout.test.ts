@@ -6,6 +6,7 @@ import {
   GAP,
   chipText,
   ellipsize,
+  priStyle,
   queueRow,
   rowKey,
   slotAt,
@@ -32,8 +33,8 @@ describe('run-queue layout', () => {
   });
 
   it('puts the running vCPU first, and an idle box first on an idle pCPU', () => {
-    const a = { vcpu: 1, pri: 'UNDER', credit: 10 };
-    const b = { vcpu: 2, pri: 'BOOST' };
+    const a = { vcpu: 1, pri: 'UNDER', class: 'under', credit: 10 } as const;
+    const b = { vcpu: 2, pri: 'BOOST', class: 'boost' } as const;
     expect(queueRow({ t_ns: 0, running: a, queued: [b] })).toEqual({
       entries: [a, b],
       idle: false,
@@ -55,10 +56,27 @@ describe('run-queue layout', () => {
       vcpus: [{ name: 'web.v0', domain: 0 }],
       domains: [{ name: 'web' }],
     } as unknown as Meta;
-    expect(chipText(meta, { vcpu: 0, pri: 'OVER', credit: -5 }, 2, false).title).toBe(
+    expect(chipText(meta, { vcpu: 0, pri: 'OVER', class: 'over', credit: -5 }, 2, false).title).toBe(
       'web.v0 (web) queued 2: OVER, -5 credit',
     );
-    expect(chipText(meta, { vcpu: 0, pri: 'BOOST' }, 0, true).title).toBe('web.v0 (web) running: BOOST');
+    expect(chipText(meta, { vcpu: 0, pri: 'BOOST', class: 'boost' }, 0, true).title).toBe(
+      'web.v0 (web) running: BOOST',
+    );
+  });
+
+  it('keys a row by class as well as label', () => {
+    const row = (cls: 'under' | 'other') =>
+      queueRow({ t_ns: 0, running: null, queued: [{ vcpu: 0, pri: 'X', class: cls }] });
+    expect(rowKey(row('under'))).not.toBe(rowKey(row('other')));
+  });
+
+  it('styles a label by its class, not its words', () => {
+    expect(priStyle('boost')).toEqual({ tone: 'bad', italic: false });
+    expect(priStyle('over')).toEqual({ tone: 'muted', italic: false });
+    expect(priStyle('parked')).toEqual({ tone: 'muted', italic: true });
+    for (const cls of ['under', 'reserved', 'extra', 'waiting', 'blocked', 'idle', 'other'] as const) {
+      expect(priStyle(cls)).toEqual({ tone: 'fg', italic: false });
+    }
   });
 
   it('cuts long names with an ellipsis to fit', () => {

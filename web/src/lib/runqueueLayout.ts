@@ -1,6 +1,6 @@
 // Where each run-queue chip sits (slot -> position) and which chip a pointer is on (position -> slot): the run
 // queues are drawn on canvas, so hovering needs the inverse of the layout.
-import type { Meta, RunQueueEntry, RunQueueSnap } from '../sim/types';
+import type { Meta, PriClass, RunQueueEntry, RunQueueSnap } from '../sim/types';
 
 export const CHIP_W = 92;
 export const CHIP_H = 34;
@@ -40,7 +40,7 @@ export function queueRow(snap: RunQueueSnap | null): QueueRow {
 
 /** Everything a row draws, as one string: rows whose key did not change are not redrawn. */
 export function rowKey(row: QueueRow): string {
-  return `${row.idle ? 'i' : ''}${row.entries.map((e) => `${e.vcpu}:${e.pri}:${e.credit ?? ''}`).join(',')}`;
+  return `${row.idle ? 'i' : ''}${row.entries.map((e) => `${e.vcpu}:${e.class}:${e.pri}:${e.credit ?? ''}`).join(',')}`;
 }
 
 /** The chip's name and what its hover says (and the accessible list reads). */
@@ -66,4 +66,13 @@ export function ellipsize(text: string, maxW: number, measure: (s: string) => nu
   let n = text.length;
   while (n > 0 && measure(`${text.slice(0, n)}…`) > maxW) n--;
   return `${text.slice(0, n)}…`;
+}
+
+/**
+ * How a chip's priority label is drawn, by the class the policy gave it (never by the label's words, so a new
+ * policy's labels get the same look): BOOST in the warning colour, OVER and PARKED quiet, PARKED in italics.
+ */
+export function priStyle(cls: PriClass): { tone: 'bad' | 'muted' | 'fg'; italic: boolean } {
+  const tone = cls === 'boost' ? 'bad' : cls === 'over' || cls === 'parked' ? 'muted' : 'fg';
+  return { tone, italic: cls === 'parked' };
 }

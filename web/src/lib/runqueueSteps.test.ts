@@ -3,7 +3,11 @@ import type { RunQueueEntry } from '../sim/types';
 import { queueRow, rowKey, type QueueRow } from './runqueueLayout';
 import { decompose, planSteps, trimBacklog, type RunQueueChange } from './runqueueSteps';
 
-const e = (vcpu: number, pri = 'UNDER'): RunQueueEntry => ({ vcpu, pri });
+const e = (vcpu: number, pri = 'UNDER'): RunQueueEntry => ({
+  vcpu,
+  pri,
+  class: pri === 'BOOST' ? 'boost' : 'under',
+});
 const snap = (running: RunQueueEntry | null, ...queued: RunQueueEntry[]) =>
   queueRow({ t_ns: 0, running, queued });
 /** A row as text: "*running" then the queue, e.g. "*0 1 2"; "idle 1" when nothing runs. */
@@ -28,7 +32,7 @@ describe('run-queue steps', () => {
     expect(decompose(snap(e(0), e(1)), snap(e(0), e(3), e(1))).map(show)).toEqual(['*0 3 1']);
     // A credit update only.
     const a = snap(e(0));
-    const b = snap({ vcpu: 0, pri: 'UNDER', credit: 5 });
+    const b = snap({ vcpu: 0, pri: 'UNDER', class: 'under', credit: 5 });
     expect(decompose(a, b)).toEqual([b]);
     expect(decompose(a, a)).toEqual([]);
   });

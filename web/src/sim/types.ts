@@ -5,6 +5,7 @@ export type { BeliefRec } from './generated/BeliefRec';
 export type { BoostBucket } from './generated/BoostBucket';
 export type { BoostRec } from './generated/BoostRec';
 export type { Caps } from './generated/Caps';
+export type { PriClass } from './generated/PriClass';
 export type { ClaimResult } from './generated/ClaimResult';
 export type { Decision } from './generated/Decision';
 export type { DomainReport } from './generated/DomainReport';

@@ -9,9 +9,12 @@
 //! order, as Xen gives each of dom0's vCPUs a 10 ms window at boot (DEFAULT_TIMESLICE).
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::params::{self, Params};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Window length when no schedule is given (DEFAULT_TIMESLICE) [ns].
@@ -35,56 +38,71 @@ pub struct Arinc653 {
     versions: Versions,
 }
 
+/// ARINC 653 (thesis 003 3.2.3; Xen sched_arinc653.c): a repeating major frame of fixed windows; only a window's
+/// vCPU runs in it, on its own pCPU; unused window time is idle. Without a schedule every vCPU gets one 10 ms
+/// window in vCPU order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Arinc653Params {
+    /// Length of the major frame [us]; at least the sum of the windows (default: that sum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", range(min = 1, max = 3_600_000_000u64))]
+    pub major_frame_us: Option<u64>,
+    /// Minor frames in order from the start of the major frame.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<WindowSpec>", length(max = 4096))]
+    pub schedule: Option<Vec<WindowSpec>>,
+}
+
+impl Params for Arinc653Params {
+    const SCHEDULER: &'static str = "arinc653";
+    const DEF: &'static str = "arinc653_params";
+}
+
+/// One minor frame as a scenario gives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(inline)]
+pub struct WindowSpec {
+    /// Domain that owns the window.
+    pub domain: String,
+    /// Which of the domain's vCPUs.
+    #[serde(default)]
+    pub vcpu: u64,
+    /// Window length [us].
+    #[schemars(range(min = 1, max = 3_600_000_000u64))]
+    pub runtime_us: u64,
+}
+
 /// Reads the schedule: every error names the entry and field.
 fn parse(params: &Value, domains: &[DomainInfo]) -> Result<(Vec<Window>, Nanos), String> {
+    let p: Arinc653Params = params::from_value(params)?;
     let mut windows = Vec::new();
     let mut at = Nanos::ZERO;
-    let mut major = None;
-    if let Some(obj) = common::object("arinc653", params)? {
-        for (k, v) in obj {
-            match k.as_str() {
-                "major_frame_us" => major = Some(common::us("arinc653.major_frame_us", v, 1, 3_600_000_000)?),
-                "schedule" => {
-                    let list = v.as_array().ok_or_else(|| format!("arinc653.schedule: expected an array, got {v}"))?;
-                    for (i, e) in list.iter().enumerate() {
-                        let f = |name: &str| format!("arinc653.schedule[{i}].{name}");
-                        let name = e
-                            .get("domain")
-                            .and_then(Value::as_str)
-                            .ok_or_else(|| format!("{}: expected a domain name", f("domain")))?;
-                        let d = domains
-                            .iter()
-                            .find(|d| d.name == name)
-                            .ok_or_else(|| format!("{}: no domain named '{name}'", f("domain")))?;
-                        let k = match e.get("vcpu") {
-                            None => 0,
-                            Some(x) => common::int(&f("vcpu"), x, 0, d.vcpus.len() as u64 - 1)? as usize,
-                        };
-                        let len = common::us(
-                            &f("runtime_us"),
-                            e.get("runtime_us").unwrap_or(&Value::Null),
-                            1,
-                            3_600_000_000,
-                        )?;
-                        if let Some(extra) = e
-                            .as_object()
-                            .and_then(|o| o.keys().find(|k| !matches!(k.as_str(), "domain" | "vcpu" | "runtime_us")))
-                        {
-                            return Err(format!("{}: unknown (known: domain, vcpu, runtime_us)", f(extra)));
-                        }
-                        windows.push(Window { vcpu: d.vcpus[k], start: at, len });
-                        at += len;
-                    }
+    let major = p.major_frame_us.map(Nanos::from_us);
+    match &p.schedule {
+        Some(list) => {
+            for (i, e) in list.iter().enumerate() {
+                let f = |name: &str| format!("arinc653.schedule[{i}].{name}");
+                let d = domains
+                    .iter()
+                    .find(|d| d.name == e.domain)
+                    .ok_or_else(|| format!("{}: no domain named '{}'", f("domain"), e.domain))?;
+                let last = d.vcpus.len() as u64 - 1;
+                if e.vcpu > last {
+                    return Err(format!("{}: expected an integer in 0..={last}, got {}", f("vcpu"), e.vcpu));
                 }
-                other => return Err(format!("unknown arinc653 parameter '{other}' (known: schedule, major_frame_us)")),
+                let len = Nanos::from_us(e.runtime_us);
+                windows.push(Window { vcpu: d.vcpus[e.vcpu as usize], start: at, len });
+                at += len;
             }
         }
-    }
-    if params.get("schedule").is_none() {
-        for d in domains {
-            for &v in &d.vcpus {
-                windows.push(Window { vcpu: v, start: at, len: DEFAULT_WINDOW });
-                at += DEFAULT_WINDOW;
+        None => {
+            for d in domains {
+                for &v in &d.vcpus {
+                    windows.push(Window { vcpu: v, start: at, len: DEFAULT_WINDOW });
+                    at += DEFAULT_WINDOW;
+                }
             }
         }
     }
@@ -178,7 +196,12 @@ impl Policy for Arinc653 {
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
-        VcpuSched { pri: if self.awake[v.0] { "READY" } else { "BLOCKED" }, credit: None }
+        let pri = if self.awake[v.0] {
+            Pri::new(PriClass::Reserved, "READY")
+        } else {
+            Pri::new(PriClass::Blocked, "BLOCKED")
+        };
+        VcpuSched { pri, credit: None }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
@@ -239,6 +262,12 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("major_frame_us"), "{e}");
+        // The declaration's checks: a window's length, the keys it may have.
+        let e = parse(&serde_json::json!({"schedule": [{"domain": "a", "runtime_us": 0}]}), &doms()).unwrap_err();
+        assert_eq!(e, "schedule[0].runtime_us: expected an integer in 1..=3600000000, got 0");
+        let e =
+            parse(&serde_json::json!({"schedule": [{"domain": "a", "runtime_us": 1, "x": 1}]}), &doms()).unwrap_err();
+        assert!(e.starts_with("schedule[0]: unknown parameter 'x'"), "{e}");
         // Without a schedule: one 10 ms window per vCPU.
         let (w, major) = parse(&Value::Null, &doms()).unwrap();
         assert_eq!((w.len(), major), (3, Nanos::from_ms(30)));

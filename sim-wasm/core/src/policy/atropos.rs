@@ -11,10 +11,14 @@
 //! hint bounds its wait). One queue pair per pCPU, no load balancing.
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::params::{self, Params};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
-use serde_json::{Map, Value};
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fmt::Write;
 
 /// Shortest allocation and the slack quantum (BESTEFFORT_QUANTUM) [ns].
@@ -53,17 +57,13 @@ impl Reservation {
         }
     }
 
-    fn from(driver: bool, obj: Option<&Map<String, Value>>, name: &str) -> Result<Reservation, String> {
+    fn from(driver: bool, s: Option<&AtroposDomain>, name: &str) -> Result<Reservation, String> {
         let mut r = Reservation::default_for(driver);
-        for (k, v) in obj.into_iter().flatten() {
-            let at = format!("atropos.domains.{name}.{k}");
-            match k.as_str() {
-                "slice_us" => r.slice = common::us(&at, v, 0, 3_600_000_000)?,
-                "period_us" => r.period = common::us(&at, v, 100, 3_600_000_000)?,
-                "latency_us" => r.latency = common::us(&at, v, 100, 3_600_000_000)?,
-                "xtratime" => r.xtratime = common::boolean(&at, v)?,
-                _ => return Err(format!("{at}: unknown (known: slice_us, period_us, latency_us, xtratime)")),
-            }
+        if let Some(s) = s {
+            r.slice = s.slice_us.map_or(r.slice, Nanos::from_us);
+            r.period = s.period_us.map_or(r.period, Nanos::from_us);
+            r.latency = s.latency_us.map_or(r.latency, Nanos::from_us);
+            r.xtratime = s.xtratime.unwrap_or(r.xtratime);
         }
         // at_adjdom's checks.
         if r.slice > r.period {
@@ -74,6 +74,44 @@ impl Reservation {
         }
         Ok(r)
     }
+}
+
+/// Atropos (thesis 003 3.2.2; Xen 2.0 sched_atropos.c): slice per period by earliest deadline; slack in 5 ms
+/// quanta round robin to domains with xtratime; after a long block the period shrinks to the latency hint.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct AtroposParams {
+    /// Per-domain reservations by domain name.
+    pub domains: IndexMap<String, AtroposDomain>,
+}
+
+impl Params for AtroposParams {
+    const SCHEDULER: &'static str = "atropos";
+    const DEF: &'static str = "atropos_params";
+}
+
+/// One domain's reservation; a key left out takes the default of its kind of domain.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(inline)]
+pub struct AtroposDomain {
+    /// Guaranteed CPU per period [us]. Defaults: driver domain 15000, others 10000.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", range(min = 0, max = 3_600_000_000u64), extend("default" = 10000))]
+    pub slice_us: Option<u64>,
+    /// Period [us]. Defaults: driver domain 20000, others 10000000 (best effort).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", range(min = 100, max = 3_600_000_000u64), extend("default" = 10_000_000))]
+    pub period_us: Option<u64>,
+    /// Latency hint [us]: after a long block the domain runs within this. Defaults: driver domain 5000, others
+    /// 10000000.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", range(min = 100, max = 3_600_000_000u64), extend("default" = 10_000_000))]
+    pub latency_us: Option<u64>,
+    /// Accepts slack (extra) time beyond its slice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool", extend("default" = true))]
+    pub xtratime: Option<bool>,
 }
 
 /// Checks a run-time change: Atropos has none besides the per-domain table fixed at boot.
@@ -119,16 +157,14 @@ pub struct Atropos {
 
 impl Atropos {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Atropos, String> {
-        if let Some(obj) = common::object("atropos", params)? {
-            if let Some(k) = obj.keys().find(|k| *k != "domains") {
-                return Err(format!("unknown atropos parameter '{k}' (known: domains)"));
-            }
+        let p: AtroposParams = params::from_value(params)?;
+        if let Some(name) = p.domains.keys().find(|n| !domains.iter().any(|d| &&d.name == n)) {
+            return Err(format!("atropos.domains.{name}: no domain named '{name}'"));
         }
-        let per = common::per_domain("atropos", params, domains)?;
         let place = common::spread(domains.iter().map(|d| d.vcpus.len()).sum(), pcpus);
         let mut vcpus = Vec::new();
-        for (d, info) in domains.iter().enumerate() {
-            let res = Reservation::from(info.is_driver, per[d], &info.name)?;
+        for info in domains {
+            let res = Reservation::from(info.is_driver, p.domains.get(&info.name), &info.name)?;
             for v in &info.vcpus {
                 vcpus.push(AVcpu {
                     res,
@@ -332,10 +368,10 @@ impl Policy for Atropos {
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
         let c = &self.vcpus[v.0];
         let pri = match c.st {
-            St::Run => "RUN",
-            St::Wait => "WAIT",
-            St::Unblocked => "UNBLOCKED",
-            St::Blocked => "BLOCKED",
+            St::Run => Pri::new(PriClass::Reserved, "RUN"),
+            St::Wait => Pri::new(PriClass::Waiting, "WAIT"),
+            St::Unblocked => Pri::new(PriClass::Waiting, "UNBLOCKED"),
+            St::Blocked => Pri::new(PriClass::Blocked, "BLOCKED"),
         };
         VcpuSched { pri, credit: Some(c.remain / 1000) }
     }
@@ -355,3 +391,24 @@ impl Policy for Atropos {
 
 crate::size::no_heap!(AVcpu);
 crate::size::heap_size!(Atropos { vcpus, runq, waitq, rrobin, versions });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A file's reservations are checked against AtroposParams' declaration, then against the period.
+    #[test]
+    fn params_are_checked_by_their_declaration() {
+        let doms = [DomainInfo { name: "a".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: true }];
+        let slice = |v: Value| Atropos::new(&v, 1, &doms).map(|a| a.vcpus[0].res.slice);
+        assert_eq!(slice(json!({})).unwrap(), Nanos::from_ms(15));
+        assert_eq!(slice(json!({"domains": {"a": {"slice_us": 2000}}})).unwrap(), Nanos::from_ms(2));
+        assert_eq!(slice(json!({"domains": {"b": {}}})).unwrap_err(), "atropos.domains.b: no domain named 'b'");
+        let long = json!({"domains": {"a": {"slice_us": 30000}}});
+        assert_eq!(slice(long).unwrap_err(), "atropos.domains.a.slice_us: longer than the period");
+        let e = slice(json!({"domains": {"a": {"period_us": 10}}})).unwrap_err();
+        assert_eq!(e, "domains.a.period_us: expected an integer in 100..=3600000000, got 10");
+        assert!(slice(json!({"quantum": 1})).unwrap_err().starts_with("unknown atropos parameter 'quantum'"));
+    }
+}

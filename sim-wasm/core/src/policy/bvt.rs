@@ -7,43 +7,84 @@
 //! only (no caps); one run queue per pCPU and no load balancing, as in Xen.
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::params::{self, Params};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
-use serde_json::{Map, Value};
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fmt::Write;
 
 /// `mcu_advance` of a domain of the default weight 256 (others get 2560 / weight), in thousandths: virtual time
 /// is kept 1000 times finer than Xen's so weights that do not divide 2560 are still honoured exactly.
 const DEFAULT_ADVANCE: u64 = 10_000;
 
-/// Host-wide tunables; defaults from Xen's BVT.
-#[derive(Debug, Clone, PartialEq)]
+/// Borrowed Virtual Time (thesis 003 3.2.1; Xen 2.0 sched_bvt.c). Lowest effective virtual time runs; warping
+/// domains wake with their time set back by warp.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct BvtParams {
-    /// Minimum charging unit [us] (Xen: 100).
+    /// Minimum charging unit [us]: virtual time advances in whole MCUs.
+    #[schemars(range(min = 1, max = 10_000))]
     pub mcu_us: u64,
-    /// Context-switch allowance C [us] (Xen: 5000).
+    /// Context-switch allowance C [us]: the running vCPU keeps the CPU until its virtual time passes the next
+    /// one's by this much.
+    #[schemars(range(min = 0, max = 1_000_000))]
     pub ctx_allow_us: u64,
+    /// Per-domain settings by domain name.
+    pub domains: IndexMap<String, BvtDomain>,
 }
 
 impl Default for BvtParams {
+    /// Xen's.
     fn default() -> BvtParams {
-        BvtParams { mcu_us: 100, ctx_allow_us: 5000 }
+        BvtParams { mcu_us: 100, ctx_allow_us: 5000, domains: IndexMap::new() }
     }
+}
+
+impl Params for BvtParams {
+    const SCHEDULER: &'static str = "bvt";
+    const DEF: &'static str = "bvt_params";
+    const FIXED: &'static [&'static str] = &["domains"];
 }
 
 impl BvtParams {
-    pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        match param {
-            "mcu_us" => self.mcu_us = common::int(param, v, 1, 10_000)?,
-            "ctx_allow_us" => self.ctx_allow_us = common::int(param, v, 0, 1_000_000)?,
-            other => return Err(format!("unknown bvt parameter '{other}' (known: mcu_us, ctx_allow_us, domains)")),
-        }
-        Ok(())
+    /// Checks a run-time change (the per-domain settings are fixed at boot).
+    pub fn check_change(param: &str, v: &Value) -> Result<(), String> {
+        params::change(&mut BvtParams::default(), param, v)
     }
 }
 
-/// A domain's BVT settings.
+/// One domain's BVT settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(inline)]
+pub struct BvtDomain {
+    /// Virtual time per MCU (inverse of weight); default 2560 / weight, so 10 at weight 256.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", range(min = 1, max = 100_000), extend("default" = 10))]
+    pub mcu_advance: Option<u64>,
+    /// Warp [us of virtual time at advance 10]; 0 = never warps. A warping domain wakes with its effective time
+    /// set back by this.
+    #[schemars(range(min = 0, max = 10_000_000))]
+    pub warp_us: u64,
+    /// Longest CPU time a warp lasts [ms] (Xen: 2000).
+    #[schemars(range(min = 1, max = 3_600_000))]
+    pub warp_limit_ms: u64,
+    /// Time a domain must stay unwarped after a warp ran out before it may warp again [ms] (Xen: 1000).
+    #[schemars(range(min = 0, max = 3_600_000))]
+    pub unwarp_req_ms: u64,
+}
+
+impl Default for BvtDomain {
+    fn default() -> BvtDomain {
+        BvtDomain { mcu_advance: None, warp_us: 0, warp_limit_ms: 2000, unwarp_req_ms: 1000 }
+    }
+}
+
+/// A domain's BVT settings as the policy runs with them.
 #[derive(Debug, Clone, PartialEq)]
 struct DomBvt {
     /// Virtual time per MCU of CPU (inverse of weight) [thousandths of Xen's unit].
@@ -57,24 +98,13 @@ struct DomBvt {
 }
 
 impl DomBvt {
-    fn from(weight: u32, obj: Option<&Map<String, Value>>, name: &str) -> Result<DomBvt, String> {
-        let mut d = DomBvt {
-            mcu_advance: (DEFAULT_ADVANCE * 256 / u64::from(weight.max(1))).max(1),
-            warp_us: 0,
-            warp_limit_ms: 2000,
-            unwarp_req_ms: 1000,
-        };
-        for (k, v) in obj.into_iter().flatten() {
-            let at = format!("bvt.domains.{name}.{k}");
-            match k.as_str() {
-                "mcu_advance" => d.mcu_advance = common::int(&at, v, 1, 100_000)? * 1000,
-                "warp_us" => d.warp_us = common::int(&at, v, 0, 10_000_000)?,
-                "warp_limit_ms" => d.warp_limit_ms = common::int(&at, v, 1, 3_600_000)?,
-                "unwarp_req_ms" => d.unwarp_req_ms = common::int(&at, v, 0, 3_600_000)?,
-                _ => return Err(format!("{at}: unknown (known: mcu_advance, warp_us, warp_limit_ms, unwarp_req_ms)")),
-            }
+    fn from(weight: u32, s: &BvtDomain) -> DomBvt {
+        DomBvt {
+            mcu_advance: s.mcu_advance.map_or((DEFAULT_ADVANCE * 256 / u64::from(weight.max(1))).max(1), |a| a * 1000),
+            warp_us: s.warp_us,
+            warp_limit_ms: s.warp_limit_ms,
+            unwarp_req_ms: s.unwarp_req_ms,
         }
-        Ok(d)
     }
 }
 
@@ -106,18 +136,12 @@ pub struct Bvt {
 
 impl Bvt {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Bvt, String> {
-        let mut p = BvtParams::default();
-        if let Some(obj) = common::object("bvt", params)? {
-            for (k, v) in obj.iter().filter(|(k, _)| *k != "domains") {
-                p.set(k, v)?;
-            }
+        let p: BvtParams = params::from_value(params)?;
+        if let Some(name) = p.domains.keys().find(|n| !domains.iter().any(|d| &&d.name == n)) {
+            return Err(format!("bvt.domains.{name}: no domain named '{name}'"));
         }
-        let per = common::per_domain("bvt", params, domains)?;
-        let doms = domains
-            .iter()
-            .zip(&per)
-            .map(|(d, o)| DomBvt::from(d.weight, *o, &d.name))
-            .collect::<Result<Vec<_>, _>>()?;
+        let plain = BvtDomain::default();
+        let doms = domains.iter().map(|d| DomBvt::from(d.weight, p.domains.get(&d.name).unwrap_or(&plain))).collect();
         let place = common::spread(domains.iter().map(|d| d.vcpus.len()).sum(), pcpus);
         let mut vcpus = Vec::new();
         for (d, info) in domains.iter().enumerate() {
@@ -285,11 +309,13 @@ impl Policy for Bvt {
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
-        self.params.set(param, value)
+        params::change(&mut self.params, param, value)
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
-        VcpuSched { pri: if self.vcpus[v.0].warping { "WARP" } else { "BVT" }, credit: Some(self.evt(v)) }
+        let pri =
+            if self.vcpus[v.0].warping { Pri::new(PriClass::Boost, "WARP") } else { Pri::new(PriClass::Other, "BVT") };
+        VcpuSched { pri, credit: Some(self.evt(v)) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
@@ -305,3 +331,25 @@ impl Policy for Bvt {
 
 crate::size::no_heap!(DomBvt, BVcpu);
 crate::size::heap_size!(Bvt { doms, vcpus, runq, versions });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Files and changes are checked against BvtParams' declaration; the per-domain table is fixed at boot.
+    #[test]
+    fn params_are_checked_by_their_declaration() {
+        let doms = [DomainInfo { name: "a".into(), weight: 512, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false }];
+        let bvt = |v: Value| Bvt::new(&v, 1, &doms).map(|b| (b.params.mcu_us, b.doms[0].mcu_advance));
+        assert_eq!(bvt(json!({})).unwrap(), (100, 5000));
+        assert_eq!(bvt(json!({"mcu_us": 50, "domains": {"a": {"mcu_advance": 7}}})).unwrap(), (50, 7000));
+        assert_eq!(bvt(json!({"domains": {"b": {}}})).unwrap_err(), "bvt.domains.b: no domain named 'b'");
+        assert_eq!(bvt(json!({"mcu_us": 0})).unwrap_err(), "mcu_us: expected an integer in 1..=10000, got 0");
+        assert!(BvtParams::check_change("ctx_allow_us", &json!(10)).is_ok());
+        assert_eq!(
+            BvtParams::check_change("domains.a.warp_us", &json!(10)).unwrap_err(),
+            "domains.a.warp_us: fixed at boot"
+        );
+    }
+}

@@ -14,10 +14,13 @@
 //! over (credit2.c's `balance_load`, simplified to counts instead of decaying load averages); an idle pCPU whose
 //! own queue is empty also pulls the best waiting vCPU of the longest other queue.
 
-use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::common::Versions;
+use super::params::{self, Params};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -30,49 +33,50 @@ pub const CARRYOVER_MAX: i64 = 500_000;
 /// Shortest slice (CSCHED2_MIN_TIMER) [ns].
 pub const MIN_TIMER: Nanos = Nanos::from_us(500);
 
-/// Tunables; defaults are current Xen's.
-#[derive(Debug, Clone, PartialEq)]
+/// Xen Credit2 (thesis 003 3.2.6; xen/common/sched/credit2.c). Credit in ns of CPU, burnt at max_weight/weight
+/// of wall time; reset to +10 ms when the best candidate has none left; no BOOST; a woken vCPU preempts the pCPU
+/// running the vCPU with the least credit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct Credit2Params {
-    /// A running vCPU keeps its pCPU at least this long [us]; 0 = off (Xen 4.8+: 1000).
+    /// A running vCPU keeps its pCPU at least this long [us]; 0 = off (Xen 4.8+: 1000; Credit2 had none in Xen
+    /// 4.4).
+    #[schemars(range(min = 0, max = 500_000))]
     pub ratelimit_us: u64,
-    /// Longest slice (CSCHED2_MAX_TIMER) [us]: 10000 since Xen 4.8, 2000 before (the thesis ran 4.4).
+    /// Longest slice [us] (CSCHED2_MAX_TIMER): 10000 since Xen 4.8, 2000 before (the thesis ran Xen 4.4.1).
+    #[schemars(range(min = 500, max = 1_000_000))]
     pub max_timer_us: u64,
-    /// A waiting vCPU of another pCPU must lead by this much credit to be taken (CSCHED2_MIGRATE_RESIST) [us].
+    /// Credit lead a vCPU that last ran on another pCPU needs to be taken or to preempt there [us]
+    /// (CSCHED2_MIGRATE_RESIST).
+    #[schemars(range(min = 0, max = 100_000))]
     pub migrate_resist_us: u64,
-    /// pCPUs per run queue; 0 = one run queue for the whole host.
+    /// pCPUs per run queue; 0 = one run queue for the host (Xen's one per socket on one socket). A waking vCPU
+    /// joins the least loaded run queue. Between run queues: at each credit reset a queue with two or more
+    /// runnable vCPUs more than the lightest hands it its lowest-credit waiting vCPU; an idle pCPU with an empty
+    /// queue pulls the best waiting vCPU of the longest other queue.
+    #[schemars(range(min = 0, max = 256))]
     pub runqueue_pcpus: u64,
 }
 
 impl Default for Credit2Params {
+    /// Current Xen's.
     fn default() -> Credit2Params {
         Credit2Params { ratelimit_us: 1000, max_timer_us: 10_000, migrate_resist_us: 500, runqueue_pcpus: 0 }
     }
 }
 
+impl Params for Credit2Params {
+    const SCHEDULER: &'static str = "credit2";
+    const DEF: &'static str = "credit2_params";
+}
+
 impl Credit2Params {
     pub fn from_value(v: &Value) -> Result<Credit2Params, String> {
-        let mut p = Credit2Params::default();
-        if let Some(obj) = common::object("credit2", v)? {
-            for (k, val) in obj {
-                p.set(k, val)?;
-            }
-        }
-        Ok(p)
+        params::from_value(v)
     }
 
     pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        match param {
-            "ratelimit_us" => self.ratelimit_us = common::int(param, v, 0, 500_000)?,
-            "max_timer_us" => self.max_timer_us = common::int(param, v, 500, 1_000_000)?,
-            "migrate_resist_us" => self.migrate_resist_us = common::int(param, v, 0, 100_000)?,
-            "runqueue_pcpus" => self.runqueue_pcpus = common::int(param, v, 0, 256)?,
-            other => {
-                return Err(format!(
-                    "unknown credit2 parameter '{other}' (known: ratelimit_us, max_timer_us, migrate_resist_us, runqueue_pcpus)"
-                ))
-            }
-        }
-        Ok(())
+        params::set(self, param, v)
     }
 }
 
@@ -454,7 +458,7 @@ impl Policy for Credit2 {
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
-        VcpuSched { pri: "CREDIT", credit: Some(self.vcpus[v.0].credit / 1000) }
+        VcpuSched { pri: Pri::new(PriClass::Other, "CREDIT"), credit: Some(self.vcpus[v.0].credit / 1000) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {

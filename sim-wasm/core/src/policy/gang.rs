@@ -10,7 +10,7 @@
 
 use super::common::Versions;
 use super::hybrid::{share_by_weight, HybridParams};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -266,7 +266,7 @@ impl Policy for Gang {
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
         let pe = self.doms[self.vcpu_dom[v.0]].pe;
-        VcpuSched { pri: "GANG", credit: Some(pe / 1000) }
+        VcpuSched { pri: Pri::new(PriClass::Other, "GANG"), credit: Some(pe / 1000) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {

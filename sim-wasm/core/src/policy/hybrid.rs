@@ -29,7 +29,7 @@
 //! without hurting anyone's entitlement). Caps are not part of the paper's scheduler: `cap_pct` is ignored here.
 
 use super::common::Versions;
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::{DomainType, Scenario};
 use crate::time::Nanos;
@@ -218,6 +218,11 @@ fn type_name(con: bool) -> &'static str {
     } else {
         "HIT"
     }
+}
+
+/// A vCPU's domain type as its priority label: co-scheduled (concurrent) or not (high-throughput).
+fn type_pri(con: bool) -> Pri {
+    Pri::new(PriClass::Other, type_name(con))
 }
 
 impl Hybrid {
@@ -731,7 +736,7 @@ impl Policy for Hybrid {
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
-        VcpuSched { pri: type_name(self.con(v)), credit: Some(self.vcpus[v.0].pe / 1000) }
+        VcpuSched { pri: type_pri(self.con(v)), credit: Some(self.vcpus[v.0].pe / 1000) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {

@@ -14,6 +14,7 @@ pub mod credit;
 pub mod credit2;
 pub mod gang;
 pub mod hybrid;
+pub mod params;
 pub mod registry;
 pub mod script;
 pub mod sedf;
@@ -24,6 +25,7 @@ use crate::time::Nanos;
 pub use crate::trace::{Facts, FACT_ARGS};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 
 /// Why the engine wakes a vCPU (`Policy::wake`); shown in reasons as [`WakeCause::as_str`] says.
@@ -300,11 +302,80 @@ pub enum IoKind {
     Block,
 }
 
+/// What a priority label means, whichever policy gave it: the views style a label by its class (the warning colour
+/// for a boost, quiet for a vCPU over its share), so a new policy's labels look like the old ones that mean the
+/// same. Closed: a policy picks the nearest; `Other` is for labels no class fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub enum PriClass {
+    /// Boosted ahead of its class for an event (Credit's BOOST, BVT's warp).
+    Boost,
+    /// Within its share (Credit's UNDER).
+    Under,
+    /// Past its share (Credit's OVER).
+    Over,
+    /// Paused by the policy (a cap or a CPU balloon).
+    Parked,
+    /// Entitled to run now by a reservation (SEDF's EDF queue, Atropos running, ARINC 653 ready).
+    Reserved,
+    /// Running in time left over by the reservations (SEDF's extra-time queues L0/L1).
+    Extra,
+    /// Runnable but waiting for its next period (SEDF WAIT, Atropos WAIT and UNBLOCKED).
+    Waiting,
+    /// Neither runnable nor queued (SEDF ASLEEP, Atropos and ARINC 653 BLOCKED).
+    Blocked,
+    /// The idle vCPU's class (Credit's IDLE).
+    Idle,
+    /// A label no other class fits (Credit2's CREDIT, BVT, gangs, a script's own words).
+    #[default]
+    Other,
+}
+
+impl PriClass {
+    /// The class a free label names (a script policy's own words): Credit's four classes and the words above by
+    /// their usual labels, case-insensitively; anything else is `Other`.
+    pub fn of_label(label: &str) -> PriClass {
+        const KNOWN: &[(&str, PriClass)] = &[
+            ("BOOST", PriClass::Boost),
+            ("UNDER", PriClass::Under),
+            ("OVER", PriClass::Over),
+            ("IDLE", PriClass::Idle),
+            ("PARKED", PriClass::Parked),
+            ("BLOCKED", PriClass::Blocked),
+            ("WAIT", PriClass::Waiting),
+        ];
+        KNOWN.iter().find(|(l, _)| l.eq_ignore_ascii_case(label)).map_or(PriClass::Other, |&(_, c)| c)
+    }
+}
+
+/// A vCPU's priority as a policy reports it: the policy's own word for it (`label`: "BOOST", "L0", "CON") and
+/// what that word means to the views (`class`). Built-in policies' labels are static; a script's are made at run
+/// time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pri {
+    pub class: PriClass,
+    pub label: Cow<'static, str>,
+}
+
+impl Pri {
+    /// A built-in label of a known class.
+    pub const fn new(class: PriClass, label: &'static str) -> Pri {
+        Pri { class, label: Cow::Borrowed(label) }
+    }
+
+    /// A label made at run time, classed by [`PriClass::of_label`].
+    pub fn from_label(label: impl Into<Cow<'static, str>>) -> Pri {
+        let label = label.into();
+        Pri { class: PriClass::of_label(&label), label }
+    }
+}
+
 /// A vCPU as the policy sees it, for the trace and the run-queue view.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VcpuSched {
-    /// Priority class label, e.g. "BOOST", "UNDER", "OVER".
-    pub pri: &'static str,
+    /// Priority: the policy's label and its class.
+    pub pri: Pri,
     /// Remaining credit (policy units), when the policy has credits.
     pub credit: Option<i64>,
 }
@@ -399,3 +470,23 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
 dyn_clone::clone_trait_object!(Policy);
 
 crate::size::heap_size!(DomainInfo { name, vcpus });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A free label (a script's) gets the class its usual word names, whatever its case; others are `Other`.
+    #[test]
+    fn free_labels_are_classed_by_their_words() {
+        assert_eq!(PriClass::of_label("BOOST"), PriClass::Boost);
+        assert_eq!(PriClass::of_label("under"), PriClass::Under);
+        assert_eq!(PriClass::of_label("Over"), PriClass::Over);
+        assert_eq!(PriClass::of_label("IDLE"), PriClass::Idle);
+        assert_eq!(PriClass::of_label("PARKED"), PriClass::Parked);
+        assert_eq!(PriClass::of_label("L2"), PriClass::Other);
+        assert_eq!(PriClass::of_label(""), PriClass::Other);
+        let p = Pri::from_label(String::from("boost"));
+        assert_eq!((p.class, p.label.as_ref()), (PriClass::Boost, "boost"));
+        assert_eq!(serde_json::to_value(PriClass::Reserved).unwrap(), "reserved");
+    }
+}

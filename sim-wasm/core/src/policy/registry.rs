@@ -2,7 +2,10 @@
 //! (co-scheduling, task beliefs, Lag view). Everything that used to ask "is this scheduler called gang?" asks
 //! this table instead: building a policy, checking a scenario's policies and changes, and the capabilities the
 //! trace's `Meta` hands to the page. Adding a scheduler is one policy file, one row here and its entry in
-//! `scenarios/schema.json` (a test keeps the schema's scheduler list equal to this table).
+//! `scenarios/schema.json` (a test keeps the schema's scheduler list equal to this table). Its parameters are best
+//! declared as a [`super::params::Params`] struct listed in this module's test `DECLARED`: its `$defs` are then generated
+//! (rewritten with `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs`), and `params::from_value` /
+//! `params::change` check files and run-time changes against the same declaration.
 //!
 //! The table is also the scenario file's [`SchedulerRules`]: the file format (`scenario.rs`) checks what any
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
@@ -78,7 +81,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
         name: "credit",
         caps: INFERS,
         build: |s| boxed(credit::Credit::new(s.params, s.pcpus, s.domains)),
-        check_param: |k, v| credit::CreditParams::default().set(k, v),
+        check_param: credit::CreditSpec::check_param,
         check_scenario: no_scenario_check,
     },
     Scheduler {
@@ -92,14 +95,14 @@ pub static SCHEDULERS: &[Scheduler] = &[
         name: "sedf",
         caps: PLAIN,
         build: |s| boxed(sedf::Sedf::new(s.params, s.pcpus, s.domains)),
-        check_param: |k, v| sedf::SedfParams::default().set(k, v),
+        check_param: sedf::SedfParams::check_change,
         check_scenario: |sc, i, p| check_named(sc, i, p, |v, names| sedf::check_params(v, names, &[])),
     },
     Scheduler {
         name: "bvt",
         caps: PLAIN,
         build: |s| boxed(bvt::Bvt::new(s.params, s.pcpus, s.domains)),
-        check_param: |k, v| bvt::BvtParams::default().set(k, v),
+        check_param: bvt::BvtParams::check_change,
         check_scenario: no_scenario_check,
     },
     Scheduler {
@@ -203,6 +206,7 @@ impl SchedulerRules for Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::params;
     use serde_json::json;
 
     /// The schema's scheduler enum and this table name the same schedulers (a new scheduler needs both).
@@ -215,6 +219,47 @@ mod tests {
         listed.sort_unstable();
         ours.sort_unstable();
         assert_eq!(listed, ours);
+    }
+
+    /// The schedulers whose parameters are declared as a [`params::Params`] struct: their `$defs` in
+    /// `scenarios/schema.json` are generated (the others' are written by hand). Only tests generate schemas, so
+    /// the generator stays out of the wasm module.
+    const DECLARED: &[params::DefsOf] = &[
+        params::defs::<credit::CreditSpec>,
+        params::defs::<credit2::Credit2Params>,
+        params::defs::<sedf::SedfParams>,
+        params::defs::<bvt::BvtParams>,
+        params::defs::<atropos::AtroposParams>,
+        params::defs::<arinc653::Arinc653Params>,
+        params::defs::<xenco::XencoParams>,
+    ];
+
+    /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten
+    /// with `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs` after a declaration changes.
+    #[test]
+    fn schema_defs_match_the_declarations() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/schema.json");
+        let text = std::fs::read_to_string(&path).expect("scenarios/schema.json");
+        let mut schema: Value = serde_json::from_str(&text).unwrap();
+        let defs = schema.get_mut("$defs").and_then(Value::as_object_mut).expect("$defs");
+        let mut stale = Vec::new();
+        for (name, def) in DECLARED.iter().flat_map(|f| f()) {
+            if defs.get(&name) != Some(&def) {
+                stale.push(name.clone());
+                defs.insert(name, def);
+            }
+        }
+        if stale.is_empty() {
+            return;
+        }
+        if std::env::var_os("SCHEDSIM_BLESS").is_some() {
+            std::fs::write(&path, serde_json::to_string_pretty(&schema).unwrap() + "\n").unwrap();
+            return;
+        }
+        panic!(
+            "scenarios/schema.json's $defs {stale:?} differ from the parameter structs they are generated from; \
+             regenerate them with SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs"
+        );
     }
 
     #[test]

@@ -12,10 +12,14 @@
 //! extra time (UNBLOCK_EXTRA_SUPPORT, the mode compiled into Xen 3.0); one that wakes later starts a new period.
 //! Placement is static (round robin over pCPUs, no load balancing, as in Xen's SEDF).
 
-use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::common::Versions;
+use super::params::{self, Params};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::time::{ms_to_ns, Nanos};
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt::Write;
 
@@ -35,134 +39,130 @@ const IDLE_FOREVER: u64 = 1_000_000_000;
 const PEN_Q: usize = 0;
 const UTIL_Q: usize = 1;
 
-/// One domain's SEDF settings as a scenario gives them (`params.domains.NAME` or `params.guests`).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// One domain's SEDF settings (xm sched-sedf). period_ms with slice_ms: a reservation of slice every period
+/// (time-driven). weight without period_ms and with extratime: a weighted share of the extra time only. weight
+/// otherwise: weight mode, a slice of a 100 ms period proportional to the weight, from what the time-driven
+/// domains leave (less 5 ms).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(rename = "sedf_domain")]
 pub struct DomSpec {
-    /// Period [ns].
-    pub period: Option<u64>,
-    /// Slice reserved in each period [ns].
-    pub slice: Option<u64>,
-    /// Latency hint: after a long block the period shrinks to this and doubles back each period [ns]; 0 = off.
-    pub latency: u64,
-    /// Eligible for extra time (EXTRA_AWARE).
+    /// Period [ms].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = 0.1, max = 10_000))]
+    pub period_ms: Option<f64>,
+    /// CPU reserved in every period [ms]; at most the period; 0 = extra time only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = 0, max = 10_000))]
+    pub slice_ms: Option<f64>,
+    /// Latency hint [ms]: after a long block the period shrinks to this (same utilisation) and doubles back each
+    /// period; 0 = off.
+    #[schemars(range(min = 0, max = 10_000))]
+    pub latency_ms: f64,
+    /// May run in extra time (the L0 penalty and L1 utilisation queues) once its slice is used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool", extend("default" = true))]
     pub extratime: Option<bool>,
-    /// Weight: with extra time and no period, an extra-time weight; otherwise a share of a 100 ms period.
+    /// Weight (see above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32", range(min = 1, max = 65_535))]
     pub weight: Option<u32>,
 }
 
 impl DomSpec {
-    fn from_value(path: &str, v: &Value) -> Result<DomSpec, String> {
-        let obj = v.as_object().ok_or_else(|| format!("{path}: expected an object, got {v}"))?;
-        let mut s = DomSpec::default();
-        for (k, val) in obj {
-            s.set(&format!("{path}.{k}"), k, val)?;
-        }
-        if let (Some(sl), Some(p)) = (s.slice, s.period) {
-            if sl > p {
-                return Err(format!("{path}.slice_ms: the slice is longer than the period"));
-            }
-        }
-        Ok(s)
+    /// Period [ns].
+    fn period(&self) -> Option<u64> {
+        self.period_ms.map(ms_to_ns)
+    }
+    /// Slice reserved in each period [ns].
+    fn slice(&self) -> Option<u64> {
+        self.slice_ms.map(ms_to_ns)
+    }
+    /// Latency hint [ns]; 0 = off.
+    fn latency(&self) -> u64 {
+        ms_to_ns(self.latency_ms)
     }
 
-    fn set(&mut self, path: &str, key: &str, v: &Value) -> Result<(), String> {
-        let ms = |lo: f64, hi: f64| -> Result<u64, String> {
-            v.as_f64()
-                .filter(|x| (lo..=hi).contains(x))
-                .map(ms_to_ns)
-                .ok_or_else(|| format!("{path}: expected a number of ms in {lo}..={hi}, got {v}"))
-        };
-        match key {
-            "period_ms" => self.period = Some(ms(0.1, 10_000.0)?),
-            "slice_ms" => self.slice = Some(ms(0.0, 10_000.0)?),
-            "latency_ms" => self.latency = ms(0.0, 10_000.0)?,
-            "extratime" => {
-                self.extratime = Some(common::boolean(path, v)?)
-            }
-            "weight" => {
-                // The bound keeps it within u32.
-                self.weight = Some(common::int(path, v, 1, 65_535)? as u32)
-            }
-            other => {
-                return Err(format!(
-                    "{path}: unknown SEDF domain setting '{other}' (known: period_ms, slice_ms, latency_ms, extratime, weight)"
-                ))
-            }
+    /// The slice fits the period; `path` names the entry in errors.
+    fn check(&self, path: &str) -> Result<(), String> {
+        match (self.slice(), self.period()) {
+            (Some(sl), Some(p)) if sl > p => Err(format!("{path}.slice_ms: the slice is longer than the period")),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
-/// SEDF's parameters: per-domain reservations; domains not named get Xen's defaults.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Which Xen release's creation defaults apply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub enum SedfVersion {
+    #[default]
+    #[serde(rename = "3.0")]
+    V3_0,
+    #[serde(rename = "4.x")]
+    V4,
+}
+
+/// Xen's SEDF. Domains not named get Xen's defaults, which depend on version: in Xen 3.0 ("3.0", the default) the
+/// first driver domain (dom0) gets 15 ms every 20 ms with extra time and an extra-time score by utilisation,
+/// guests are best effort (no slice, extra time with extra weight 1, period 100 ms); in Xen 4.1-4.5 ("4.x") every
+/// domain, dom0 included, is created best effort with extra weight 1. Extra time is handed out in 500 us quanta.
+/// No admission control, as in Xen.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct SedfParams {
+    /// Which release's creation defaults apply to domains not named in domains: "3.0" (dom0 15 ms every 20 ms)
+    /// or "4.x" (every domain best effort with extra weight 1, as Xen 4.1-4.5 create them). Fixed at boot.
+    pub version: SedfVersion,
     /// By domain name.
-    pub domains: Vec<(String, DomSpec)>,
-    /// For every guest domain not named in `domains` (else best effort, as Xen creates them).
+    pub domains: IndexMap<String, DomSpec>,
+    /// For every guest domain not named in domains.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DomSpec")]
     pub guests: Option<DomSpec>,
-    /// Xen 4.x defaults (`version: "4.x"`): `sedf_alloc_vdata` of 4.1-4.5 creates every vCPU, dom0's too, best
-    /// effort with extra weight 1, so dom0 has no reservation and shares extra time equally with the guests.
-    /// Xen 3.0 (the default here, paper 004) gave dom0 15 ms every 20 ms and, its extra weight left 0, an L1 score
-    /// by utilisation that wins about 96 of every 97 extra quanta against a best-effort guest. Xen 4.x also takes a
-    /// vCPU off the L0 (penalty) queue after one extra-time run, repaid or not.
-    pub xen4: bool,
+}
+
+impl Params for SedfParams {
+    const SCHEDULER: &'static str = "sedf";
+    const DEF: &'static str = "sedf_params";
+    const FIXED: &'static [&'static str] = &["version"];
+
+    fn check(&self) -> Result<(), String> {
+        for (name, s) in &self.domains {
+            s.check(&format!("domains.{name}"))?;
+        }
+        self.guests.as_ref().map_or(Ok(()), |g| g.check("guests"))
+    }
 }
 
 impl SedfParams {
     /// Reads the SEDF keys of a policy's `params`; `extra` names keys a scheduler built on SEDF reads itself.
     pub fn from_value(v: &Value, extra: &[&str]) -> Result<SedfParams, String> {
-        let mut p = SedfParams::default();
-        let Some(obj) = v.as_object() else { return Ok(p) };
-        for (k, val) in obj {
-            match k.as_str() {
-                "domains" => p.set_domains(val)?,
-                "guests" => p.guests = Some(DomSpec::from_value("guests", val)?),
-                "version" => {
-                    p.xen4 = match val.as_str() {
-                        Some("3.0") => false,
-                        Some("4.x") => true,
-                        _ => return Err(format!("version: expected \"3.0\" or \"4.x\", got {val}")),
-                    }
-                }
-                k if extra.contains(&k) => {}
-                other => {
-                    return Err(format!("unknown SEDF parameter '{other}' (known: version, domains, guests{})", {
-                        extra.iter().map(|e| format!(", {e}")).collect::<String>()
-                    }))
-                }
+        match v {
+            Value::Object(m) if extra.iter().any(|k| m.contains_key(*k)) => {
+                let own: Map<String, Value> = m
+                    .iter()
+                    .filter(|(k, _)| !extra.contains(&k.as_str()))
+                    .map(|(k, x)| (k.clone(), x.clone()))
+                    .collect();
+                params::from_value(&Value::Object(own))
             }
+            _ => params::from_value(v),
         }
-        Ok(p)
     }
 
-    fn set_domains(&mut self, v: &Value) -> Result<(), String> {
-        let obj: &Map<String, Value> = v.as_object().ok_or_else(|| format!("domains: expected an object, got {v}"))?;
-        for (name, spec) in obj {
-            let s = DomSpec::from_value(&format!("domains.{name}"), spec)?;
-            self.domains.retain(|(n, _)| n != name);
-            self.domains.push((name.clone(), s));
-        }
-        Ok(())
+    /// Xen 4.x defaults (`version: "4.x"`): `sedf_alloc_vdata` of 4.1-4.5 creates every vCPU, dom0's too, best
+    /// effort with extra weight 1, so dom0 has no reservation and shares extra time equally with the guests.
+    /// Xen 3.0 (the default here, paper 004) gave dom0 15 ms every 20 ms and, its extra weight left 0, an L1 score
+    /// by utilisation that wins about 96 of every 97 extra quanta against a best-effort guest. Xen 4.x also takes a
+    /// vCPU off the L0 (penalty) queue after one extra-time run, repaid or not.
+    fn xen4(&self) -> bool {
+        self.version == SedfVersion::V4
     }
 
-    /// Sets one run-time parameter: `domains.NAME.KEY` or `guests.KEY`.
-    pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        let parts: Vec<&str> = param.split('.').collect();
-        match parts.as_slice() {
-            ["domains", name, key] => {
-                let i = match self.domains.iter().position(|(n, _)| n == name) {
-                    Some(i) => i,
-                    None => {
-                        self.domains.push((name.to_string(), DomSpec::default()));
-                        self.domains.len() - 1
-                    }
-                };
-                self.domains[i].1.set(param, key, v)
-            }
-            ["guests", key] => self.guests.get_or_insert_with(DomSpec::default).set(param, key, v),
-            ["version"] => Err("version: fixed at boot (it selects the defaults domains are created with)".into()),
-            _ => Err(format!("unknown SEDF run-time parameter '{param}' (known: domains.NAME.KEY, guests.KEY)")),
-        }
+    /// Checks a run-time change (`domains.NAME.KEY`, `guests.KEY`; the version is fixed at boot).
+    pub fn check_change(param: &str, v: &Value) -> Result<(), String> {
+        params::change(&mut SedfParams::default(), param, v)
     }
 }
 
@@ -205,12 +205,14 @@ fn resolve(spec: Option<&DomSpec>, is_dom0: bool, path: &str) -> Result<Resv, St
         });
     };
     let extra = s.extratime.unwrap_or(true);
-    let r = match (s.weight, s.period) {
+    let r = match (s.weight, s.period()) {
         // Weight-driven with extra time only (sedf_adjdom): a weighted share of the spare time.
         (Some(w), None) if extra => Resv { extraweight: w, ..best_effort },
-        (Some(w), _) => Resv { period: WEIGHT_PERIOD, slice: 0, latency: s.latency, extra, weight: w, extraweight: 0 },
+        (Some(w), _) => {
+            Resv { period: WEIGHT_PERIOD, slice: 0, latency: s.latency(), extra, weight: w, extraweight: 0 }
+        }
         (None, Some(p)) => {
-            Resv { period: p, slice: s.slice.unwrap_or(0), latency: s.latency, extra, weight: 0, extraweight: 0 }
+            Resv { period: p, slice: s.slice().unwrap_or(0), latency: s.latency(), extra, weight: 0, extraweight: 0 }
         }
         (None, None) => return Err(format!("{path}: give period_ms (with slice_ms) or weight")),
     };
@@ -353,13 +355,13 @@ impl Sedf {
         let dom0 = self.domains.iter().position(|d| d.is_driver);
         let mut resv = Vec::with_capacity(self.domains.len());
         for (d, info) in self.domains.iter().enumerate() {
-            let named = self.params.domains.iter().find(|(n, _)| n == &info.name).map(|(_, s)| s);
+            let named = self.params.domains.get(&info.name);
             let (spec, path) = match named {
                 Some(s) => (Some(s), format!("domains.{}", info.name)),
                 None if Some(d) != dom0 => (self.params.guests.as_ref(), "guests".to_string()),
                 None => (None, String::new()),
             };
-            resv.push(resolve(spec, Some(d) == dom0 && !self.params.xen4, &path)?);
+            resv.push(resolve(spec, Some(d) == dom0 && !self.params.xen4(), &path)?);
         }
         // Weight mode (sedf_adjust_weights): per pCPU, the time-driven domains' utilisation projected on a weight
         // period is set aside; the rest less a safety margin is divided by weight.
@@ -520,7 +522,7 @@ impl Sedf {
         let head = self.extraq[self.vcpus[v.0].processor.0][i].first().map(|u| self.vcpus[u.0].score[i]);
         let mut oldscore = head.map_or(self.vcpus[v.0].score[i], |h| h.min(self.vcpus[v.0].score[i]));
         let mut requeue = true;
-        let xen4 = self.params.xen4;
+        let xen4 = self.params.xen4();
         let c = &mut self.vcpus[v.0];
         if i == PEN_Q {
             c.short_block_lost -= ran as i64;
@@ -752,13 +754,13 @@ impl Sedf {
     pub fn sched_label(&self, v: VcpuId) -> VcpuSched {
         let c = &self.vcpus[v.0];
         let pri = match (c.q, c.run) {
-            (_, RunKind::ExtraPen) => "L0",
-            (_, RunKind::ExtraUtil) => "L1",
-            (OnQ::Run, _) => "EDF",
-            (OnQ::Wait, _) if c.extraq[PEN_Q] => "WAIT+L0",
-            (OnQ::Wait, _) if c.extraq[UTIL_Q] => "WAIT+L1",
-            (OnQ::Wait, _) => "WAIT",
-            (OnQ::None, _) => "ASLEEP",
+            (_, RunKind::ExtraPen) => Pri::new(PriClass::Extra, "L0"),
+            (_, RunKind::ExtraUtil) => Pri::new(PriClass::Extra, "L1"),
+            (OnQ::Run, _) => Pri::new(PriClass::Reserved, "EDF"),
+            (OnQ::Wait, _) if c.extraq[PEN_Q] => Pri::new(PriClass::Waiting, "WAIT+L0"),
+            (OnQ::Wait, _) if c.extraq[UTIL_Q] => Pri::new(PriClass::Waiting, "WAIT+L1"),
+            (OnQ::Wait, _) => Pri::new(PriClass::Waiting, "WAIT"),
+            (OnQ::None, _) => Pri::new(PriClass::Blocked, "ASLEEP"),
         };
         // Slice left in this period [us].
         VcpuSched { pri, credit: Some((c.budget() / 1000) as i64) }
@@ -778,7 +780,7 @@ impl Sedf {
 
     pub fn set(&mut self, param: &str, value: &Value) -> Result<(), String> {
         let mut params = self.params.clone();
-        params.set(param, value)?;
+        params::change(&mut params, param, value)?;
         let old = std::mem::replace(&mut self.params, params);
         if let Err(e) = self.apply_params() {
             self.params = old;
@@ -825,7 +827,7 @@ impl Policy for Sedf {
             ctx.resched(p);
         }
         let name = &ctx.host.vcpu_name[v.0];
-        let label = self.sched_label(v).pri;
+        let label = self.sched_label(v).pri.label;
         ctx.note(p, |w| write!(w, "{name} woke on {cause}: {label}"));
     }
 
@@ -921,6 +923,30 @@ pub(crate) mod tests {
     /// An extra-time run taken out of turn (xenco's preference) lowers the others' L1 scores by no more than their
     /// head's: none goes below zero, and a best-effort vCPU that slept meanwhile reaches the head within one round of
     /// the others.
+    /// Files and changes are checked against SedfParams' declaration: ranges, the slice within the period, the
+    /// version fixed at boot.
+    #[test]
+    fn params_are_checked_by_their_declaration() {
+        use super::{SedfParams, SedfVersion};
+        let p =
+            SedfParams::from_value(&json!({"version": "4.x", "domains": {"a": {"period_ms": 10, "slice_ms": 2}}}), &[])
+                .unwrap();
+        assert_eq!(p.version, SedfVersion::V4);
+        assert_eq!(p.domains["a"].slice_ms, Some(2.0));
+        let long = json!({"domains": {"a": {"period_ms": 1, "slice_ms": 2}}});
+        assert_eq!(
+            SedfParams::from_value(&long, &[]).unwrap_err(),
+            "domains.a.slice_ms: the slice is longer than the period"
+        );
+        let e = SedfParams::from_value(&json!({"guests": {"period_ms": 0}}), &[]).unwrap_err();
+        assert_eq!(e, "guests.period_ms: expected a number in 0.1..=10000, got 0");
+        assert!(SedfParams::from_value(&json!({"reception": true}), &["reception"]).is_ok());
+        assert_eq!(SedfParams::check_change("version", &json!("4.x")).unwrap_err(), "version: fixed at boot");
+        assert!(SedfParams::check_change("domains.a.weight", &json!(3)).is_ok());
+        assert!(SedfParams::check_change("domains.a.weight", &json!(0)).is_err());
+        assert!(SedfParams::check_change("guests.nope", &json!(0)).unwrap_err().contains("unknown parameter 'nope'"));
+    }
+
     #[test]
     fn out_of_turn_extra_runs_keep_the_round_robin() {
         use super::{DomainInfo, RunKind, Sedf, SedfParams, EXTRA_QUANTUM, UTIL_Q};

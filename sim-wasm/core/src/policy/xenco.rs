@@ -14,10 +14,13 @@
 //! driver-domain preference and the anticipation are options (the paper's Table 2), and so is letting a vCPU
 //! woken in the period it blocked in keep the rest of its slice (which the preference needs to act on it).
 
-use super::common;
-use super::sedf::{RunKind, Sedf, SedfParams, EXTRA_QUANTUM};
+use super::params::{self, Params};
+use super::sedf::{DomSpec, RunKind, Sedf, SedfParams, SedfVersion, EXTRA_QUANTUM};
 use super::{Ctx, Decision, DomainInfo, IoKind, Policy, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Shortest preferential run worth a context switch [ns].
@@ -32,50 +35,86 @@ pub struct XencoOpts {
     pub resume_on_wake: bool,
 }
 
-impl Default for XencoOpts {
-    fn default() -> XencoOpts {
-        XencoOpts { dom0_preference: true, anticipation: true, reception: true, resume_on_wake: true }
+/// Communication-aware SEDF (paper 004, section 3): SEDF's reservations, plus the greedy choice, among the domains
+/// that still have slice in their period, of the one whose running serves the most packets, taken only when no
+/// reservation can be missed for it. Options switch the paper's optimisations (Table 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct XencoParams {
+    /// Which release's creation defaults apply to domains not named in domains: "3.0" (dom0 15 ms every 20 ms)
+    /// or "4.x" (every domain best effort with extra weight 1, as Xen 4.1-4.5 create them). Fixed at boot.
+    pub version: SedfVersion,
+    /// By domain name (as for sedf).
+    pub domains: IndexMap<String, DomSpec>,
+    /// For every guest domain not named in domains.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DomSpec")]
+    pub guests: Option<DomSpec>,
+    /// Count the driver domain's reception (NIC interrupts) and transmission (packets guests queued) intensity,
+    /// so it is picked when most packets wait on it (004 3.4).
+    pub dom0_preference: bool,
+    /// Count a guest's anticipated transmission intensity: the packets it sent in its last transmitting run,
+    /// while within the interval between its last two transmissions (last-value predictor, 004 3.3).
+    pub anticipation: bool,
+    /// Count a guest's reception intensity: packets the driver domain handed it that it has not yet processed
+    /// (004 3.2).
+    pub reception: bool,
+    /// A domain woken in the period it blocked in keeps the rest of its slice (so it can be preferred while it
+    /// has slice left, 004 3.2) instead of SEDF's forfeit-and-compensate.
+    pub resume_on_wake: bool,
+}
+
+impl Default for XencoParams {
+    fn default() -> XencoParams {
+        XencoParams {
+            version: SedfVersion::default(),
+            domains: IndexMap::new(),
+            guests: None,
+            dom0_preference: true,
+            anticipation: true,
+            reception: true,
+            resume_on_wake: true,
+        }
+    }
+}
+
+impl Params for XencoParams {
+    const SCHEDULER: &'static str = "xenco";
+    const DEF: &'static str = "xenco_params";
+    const FIXED: &'static [&'static str] = &["version"];
+
+    fn check(&self) -> Result<(), String> {
+        self.sedf().check()
+    }
+}
+
+impl XencoParams {
+    /// SEDF's part.
+    fn sedf(&self) -> SedfParams {
+        SedfParams { version: self.version, domains: self.domains.clone(), guests: self.guests.clone() }
+    }
+
+    fn opts(&self) -> XencoOpts {
+        XencoOpts {
+            dom0_preference: self.dom0_preference,
+            anticipation: self.anticipation,
+            reception: self.reception,
+            resume_on_wake: self.resume_on_wake,
+        }
     }
 }
 
 const OPT_KEYS: [&str; 4] = ["dom0_preference", "anticipation", "reception", "resume_on_wake"];
 
-impl XencoOpts {
-    pub fn set(&mut self, param: &str, v: &Value) -> Result<bool, String> {
-        let slot = match param {
-            "dom0_preference" => &mut self.dom0_preference,
-            "anticipation" => &mut self.anticipation,
-            "reception" => &mut self.reception,
-            "resume_on_wake" => &mut self.resume_on_wake,
-            _ => return Ok(false),
-        };
-        *slot = common::boolean(param, v)?;
-        Ok(true)
-    }
-
-    fn from_value(v: &Value) -> Result<XencoOpts, String> {
-        let mut o = XencoOpts::default();
-        if let Some(obj) = v.as_object() {
-            for (k, val) in obj {
-                o.set(k, val)?;
-            }
-        }
-        Ok(o)
-    }
-}
-
 /// Checks xenco's parameters at load (see [`super::sedf::check_params`]).
 pub fn check_params(v: &Value, names: &[&str]) -> Result<(), String> {
-    XencoOpts::from_value(v)?;
+    params::from_value::<XencoParams>(v)?;
     super::sedf::check_params(v, names, &OPT_KEYS)
 }
 
 /// Checks a run-time parameter of xenco.
 pub fn check_param(param: &str, v: &Value) -> Result<(), String> {
-    if XencoOpts::default().set(param, v)? {
-        return Ok(());
-    }
-    SedfParams::default().set(param, v)
+    params::change(&mut XencoParams::default(), param, v)
 }
 
 /// Per-domain I/O book-keeping [packets] and the transmit predictor's times [ns].
@@ -108,8 +147,9 @@ pub struct Xenco {
 
 impl Xenco {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Xenco, String> {
-        let opts = XencoOpts::from_value(params)?;
-        let mut sedf = Sedf::with_params(SedfParams::from_value(params, &OPT_KEYS)?, pcpus, domains)?;
+        let p: XencoParams = params::from_value(params)?;
+        let opts = p.opts();
+        let mut sedf = Sedf::with_params(p.sedf(), pcpus, domains)?;
         sedf.resume_short_unblock = opts.resume_on_wake;
         Ok(Xenco {
             sedf,
@@ -313,11 +353,21 @@ impl Policy for Xenco {
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
-        if self.opts.set(param, value)? {
-            self.sedf.resume_short_unblock = self.opts.resume_on_wake;
-            return Ok(());
+        if !OPT_KEYS.contains(&param) {
+            return self.sedf.set_param(param, value);
         }
-        self.sedf.set_param(param, value)
+        let mut p = XencoParams::default();
+        params::change(&mut p, param, value)?;
+        let on = p.opts();
+        let slot = match param {
+            "dom0_preference" => (&mut self.opts.dom0_preference, on.dom0_preference),
+            "anticipation" => (&mut self.opts.anticipation, on.anticipation),
+            "reception" => (&mut self.opts.reception, on.reception),
+            _ => (&mut self.opts.resume_on_wake, on.resume_on_wake),
+        };
+        *slot.0 = slot.1;
+        self.sedf.resume_short_unblock = self.opts.resume_on_wake;
+        Ok(())
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
@@ -362,6 +412,31 @@ mod tests {
 
     /// The preference never costs a reservation: CPU-bound domains get their slice in every period, however much
     /// the communicating domains are preferred.
+    /// xenco's options and SEDF's keys are checked against XencoParams' declaration, at load and at run time.
+    #[test]
+    fn params_are_checked_by_their_declaration() {
+        use super::{check_param, Xenco};
+        use crate::policy::Policy;
+        assert!(check_param("reception", &json!(false)).is_ok());
+        assert_eq!(check_param("reception", &json!(1)).unwrap_err(), "reception: expected true or false, got 1");
+        assert_eq!(check_param("version", &json!("4.x")).unwrap_err(), "version: fixed at boot");
+        assert!(check_param("domains.dom0.weight", &json!(2)).is_ok());
+        let doms = [crate::policy::DomainInfo {
+            name: "a".into(),
+            weight: 256,
+            cap_pct: 0,
+            vcpus: vec![crate::model::VcpuId(0)],
+            is_driver: false,
+        }];
+        let mut x = Xenco::new(&json!({"resume_on_wake": false, "domains": {"a": {"weight": 3}}}), 1, &doms).unwrap();
+        assert!(!x.sedf.resume_short_unblock);
+        x.set_param("resume_on_wake", &json!(true)).unwrap();
+        assert!(x.sedf.resume_short_unblock && x.opts.resume_on_wake && x.opts.reception);
+        assert!(x.set_param("reception", &json!("no")).is_err());
+        let long = json!({"domains": {"a": {"period_ms": 1, "slice_ms": 2}}});
+        assert!(Xenco::new(&long, 1, &doms).is_err());
+    }
+
     #[test]
     fn reservations_hold_under_preference() {
         // Late timers may shorten a period by the overrun carried from the one before (see SEDF's own test).

@@ -88,7 +88,7 @@ impl Simulation {
             let policy = &self.policy;
             let entry = |v: VcpuId| {
                 let s = policy.vcpu_sched(v);
-                RqEntry { vcpu: v.0 as u32, pri: s.pri, credit: s.credit }
+                RqEntry { vcpu: v.0 as u32, pri: s.pri.label, class: s.pri.class, credit: s.credit }
             };
             let running = running.map(entry);
             self.rec.rq_scratch.clear();

@@ -1100,7 +1100,7 @@ fn balloon_never_runs_while_an_event_is_pending() {
             if sim.host.vcpus[v.0].paused {
                 paused_steps += 1;
                 if !sim.host.vcpus[v.0].pending.is_empty() {
-                    assert_eq!(sim.vcpu_sched(v).pri, "PARKED", "{sched}: balloon pause with an event pending");
+                    assert_eq!(sim.vcpu_sched(v).pri.label, "PARKED", "{sched}: balloon pause with an event pending");
                 }
             }
         }

@@ -14,7 +14,7 @@
 //! both the gain under stress and the extra context switches come from (003 4.5).
 //! The extra examinations and migrations cost context switches too, which the report counts.
 
-use super::{Credit, CreditParams, Selection, PRI_BOOST, PRI_OVER};
+use super::{Credit, CreditSpec, Selection, PRI_BOOST, PRI_OVER};
 use crate::model::PcpuId;
 use crate::policy::{common, Ctx, DomainInfo};
 use serde_json::Value;
@@ -56,7 +56,7 @@ pub fn check_param(param: &str, value: &Value) -> Result<(), String> {
     if OWN_KEYS.contains(&param) {
         return Err(format!("enhanced.{param}: fixed at boot"));
     }
-    CreditParams::default().set(param, value)
+    CreditSpec::check_param(param, value)
 }
 
 impl Selection for Rule {

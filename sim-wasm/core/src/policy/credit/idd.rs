@@ -2,20 +2,10 @@
 //! lifts the driver domain to the guest's priority until it is descheduled) and KeepOnRunQ (4.2: a vCPU preempted
 //! by the driver domain goes back to the head of its priority class, not the tail). Both are `idd.*` parameters.
 
-use super::{pri_name, Credit, CreditParams};
+use super::{pri_name, Credit};
 use crate::model::{PcpuId, VcpuId};
 use crate::policy::Ctx;
-use serde_json::Value;
 use std::fmt::Write;
-
-/// Sets every key of an `idd` object (`{"priority_inheritance": true, ...}`) as `idd.KEY`.
-pub(super) fn set_all(params: &mut CreditParams, v: &Value) -> Result<(), String> {
-    let obj = v.as_object().ok_or_else(|| format!("idd: expected an object, got {v}"))?;
-    for (k, val) in obj {
-        params.set(&format!("idd.{k}"), val)?;
-    }
-    Ok(())
-}
 
 impl Credit {
     /// Priority inheritance: an event from a guest vCPU to a driver-domain vCPU of lower priority lifts the

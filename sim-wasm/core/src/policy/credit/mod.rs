@@ -17,14 +17,18 @@ pub mod tavs;
 pub mod xballoon;
 
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
-use crate::policy::common::{self, Versions};
+use crate::policy::common::Versions;
+use crate::policy::params::{self, Params};
 use crate::policy::{
-    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, Timers, VcpuSched, WakeCause, MASTER_PCPU,
+    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause,
+    MASTER_PCPU,
 };
 use crate::time::Nanos;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt::Write;
-use tavs::{Evidence, Inference, Portmap, TavsParams};
+use tavs::{Evidence, Inference, Portmap, TavsParams, TavsSpec};
 use xballoon::{XBalloon, XbEffect};
 
 /// Priorities, as in credit.c: higher runs first.
@@ -39,15 +43,154 @@ const CREDITS_PER_MSEC: i64 = 10;
 const MIN_TIMER: Nanos = Nanos::from_us(100);
 
 /// How CPU use is charged in credits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum Accounting {
-    /// Elapsed time at every schedule and tick, 10 credits per ms (4.x; also 000's modified 3.2).
+    // Elapsed time at every schedule and tick, 10 credits per ms (4.x; also 000's modified 3.2).
     Exact,
-    /// 100 credits taken from whichever vCPU is running when a tick fires (stock 3.0/3.2 sampling).
+    // 100 credits taken from whichever vCPU is running when a tick fires (stock 3.0/3.2 sampling).
     Tick,
 }
 
-/// Tunables of the credit scheduler. `version` presets select a release's behaviour; later keys override it.
+/// A Xen release whose Credit behaviour a preset reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(inline)]
+pub enum CreditVersion {
+    #[serde(rename = "3.0.3")]
+    V3_0_3,
+    #[serde(rename = "3.2")]
+    V3_2,
+    #[serde(rename = "4.x")]
+    V4,
+}
+
+/// Driver-domain-aware scheduling (paper 000, 4.2).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(inline)]
+pub struct IddSpec {
+    /// The driver domain inherits the priority of a guest that sends it a request (Algorithm 2), until
+    /// descheduled.
+    pub priority_inheritance: bool,
+    /// A vCPU preempted by the driver domain goes back to the head of its priority list, not the tail.
+    pub keep_on_runq: bool,
+}
+
+/// Xen's Credit scheduler (credit1) with paper 000's task-aware scheduling and driver-domain extensions and
+/// paper 002's xBalloon.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct CreditSpec {
+    /// Preset for a Xen release: 3.0.3 (no BOOST, tick-sampled accounting), 3.2 (BOOST, tick-sampled), 4.x (exact
+    /// accounting, 1 ms ratelimit, credit halved on deactivation). Other keys override it. Without it: 3.2 with
+    /// exact accounting, as paper 000 ran it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "CreditVersion")]
+    pub version: Option<CreditVersion>,
+    /// BOOST on wake of an UNDER vCPU (Xen 3.0.4 and later).
+    pub boost: bool,
+    /// Charge elapsed time (exact) or 100 credits to whoever runs at each tick (3.x sampling).
+    pub accounting: Accounting,
+    /// Time slice and accounting period [ms]; the tick is a third of it.
+    #[schemars(range(min = 1, max = 1000))]
+    pub tslice_ms: u64,
+    /// Minimum run time before preemption [us] (Xen 4.2 default 1000); 0 = off.
+    #[schemars(range(min = 0, max = 500_000))]
+    pub ratelimit_us: u64,
+    /// Boost a vCPU on every event sent to it, whatever its priority or state (the naive scheme of paper 000 Fig.
+    /// 1b).
+    pub aggressive_boost: bool,
+    /// Credit's upper bound on credits (csched_acct: a vCPU past one slice of credit stops earning and has its
+    /// credit cut). Every Xen release has it; false is a model ablation, not a Xen setting, that shows what the
+    /// bound costs weighted shares.
+    pub credit_ceiling: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "TavsSpec")]
+    pub tavs: Option<TavsSpec>,
+    /// xBalloon (paper 002): semi-work-conserving scheduling with the guests' CPU balloons (guest.balloon). At
+    /// each accounting period a balloon is re-armed; while it runs its vCPU is paused and burns no credit, any
+    /// event unpauses it at once, and once the vCPU has spent period x (1 - its Credit share) off-CPU behind its
+    /// balloon (the balloon's run time: the CPU it reserves for later) the balloon sleeps and the VM is
+    /// work-conserving until the next period. An uncapped VM's balloon also sleeps when a pCPU idles while it is
+    /// paused (nobody competes: see xballoon_idle_release).
+    pub xballoon: bool,
+    /// With xballoon: when a pCPU goes idle while an uncapped vCPU's balloon pauses it, the balloon sleeps until
+    /// the next period (the CPU it gives back goes to nobody, so the VM is not CPU-constrained and the reservation
+    /// protects nothing). false is an ablation: the balloon reserves whatever the load.
+    pub xballoon_idle_release: bool,
+    pub idd: IddSpec,
+}
+
+impl Default for CreditSpec {
+    /// Xen 3.2 as paper 000 ran it: BOOST, 30 ms slices, no rate limit, fine-grained accounting.
+    fn default() -> CreditSpec {
+        CreditSpec {
+            version: None,
+            boost: true,
+            accounting: Accounting::Exact,
+            tslice_ms: 30,
+            ratelimit_us: 0,
+            aggressive_boost: false,
+            credit_ceiling: true,
+            tavs: None,
+            xballoon: false,
+            xballoon_idle_release: true,
+            idd: IddSpec::default(),
+        }
+    }
+}
+
+impl Params for CreditSpec {
+    const SCHEDULER: &'static str = "credit";
+    const DEF: &'static str = "credit_params";
+    const PRESET: Option<&'static str> = Some("version");
+
+    fn preset(value: &Value) -> Result<CreditSpec, String> {
+        let version: CreditVersion = serde_json::from_value(value.clone()).map_err(|e| format!("version: {e}"))?;
+        let d = CreditSpec { version: Some(version), ..CreditSpec::default() };
+        Ok(match version {
+            CreditVersion::V3_0_3 => CreditSpec { boost: false, accounting: Accounting::Tick, ..d },
+            CreditVersion::V3_2 => CreditSpec { accounting: Accounting::Tick, ..d },
+            CreditVersion::V4 => CreditSpec { ratelimit_us: 1000, ..d },
+        })
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.resolve().map(drop)
+    }
+}
+
+impl CreditSpec {
+    /// The tunables the policy runs with.
+    pub fn resolve(&self) -> Result<CreditParams, String> {
+        let v4 = self.version == Some(CreditVersion::V4);
+        Ok(CreditParams {
+            boost: self.boost,
+            tslice_ms: self.tslice_ms,
+            ratelimit_us: self.ratelimit_us,
+            accounting: self.accounting,
+            halve_on_deactivate: v4,
+            aggressive_boost: self.aggressive_boost,
+            tavs: self.tavs.as_ref().map(TavsSpec::resolve).transpose()?,
+            idd_priority_inheritance: self.idd.priority_inheritance,
+            keep_on_runq: self.idd.keep_on_runq,
+            xballoon: self.xballoon,
+            xballoon_idle_release: self.xballoon_idle_release,
+            master_ticker: v4,
+            tick_suspend: v4,
+            credit_ceiling: self.credit_ceiling,
+        })
+    }
+
+    /// Checks a run-time change of `param` (on the defaults).
+    pub fn check_param(param: &str, value: &Value) -> Result<(), String> {
+        params::set(&mut CreditSpec::default(), param, value)
+    }
+}
+
+/// Tunables of the credit scheduler as it runs with them: what [`CreditSpec`] (the declaration, with its
+/// defaults and presets) resolves to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreditParams {
     /// BOOST a vCPU woken while UNDER (3.0.4 and later; 3.0.3 had none).
@@ -83,90 +226,16 @@ pub struct CreditParams {
 }
 
 impl Default for CreditParams {
-    /// Xen 3.2 as paper 000 ran it: BOOST, 30 ms slices, no rate limit, fine-grained accounting.
+    /// [`CreditSpec`]'s defaults.
     fn default() -> CreditParams {
-        CreditParams {
-            boost: true,
-            tslice_ms: 30,
-            ratelimit_us: 0,
-            accounting: Accounting::Exact,
-            halve_on_deactivate: false,
-            master_ticker: false,
-            tick_suspend: false,
-            credit_ceiling: true,
-            aggressive_boost: false,
-            tavs: None,
-            idd_priority_inheritance: false,
-            keep_on_runq: false,
-            xballoon: false,
-            xballoon_idle_release: true,
-        }
+        CreditSpec::default().resolve().expect("the defaults resolve")
     }
 }
 
 impl CreditParams {
-    /// Reads `params` of a scenario policy (already checked by the schema).
+    /// Reads `params` of a scenario policy.
     pub fn from_value(v: &Value) -> Result<CreditParams, String> {
-        let mut p = CreditParams::default();
-        if let Some(obj) = v.as_object() {
-            // The preset first, so explicit keys override it whatever their order in the file.
-            if let Some(ver) = obj.get("version") {
-                p.set("version", ver)?;
-            }
-            for (k, val) in obj.iter().filter(|(k, _)| *k != "version") {
-                p.set(k, val)?;
-            }
-        }
-        Ok(p)
-    }
-
-    /// Sets one parameter by name.
-    pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        let int = |lo: u64, hi: u64| common::int(param, v, lo, hi);
-        let boolean = || common::boolean(param, v);
-        match param {
-            "boost" => self.boost = boolean()?,
-            "tslice_ms" => self.tslice_ms = int(1, 1000)?,
-            "ratelimit_us" => self.ratelimit_us = int(0, 500_000)?,
-            "tavs" => self.tavs = Some(TavsParams::from_value(v)?),
-            "idd" => idd::set_all(self, v)?,
-            "idd.priority_inheritance" => self.idd_priority_inheritance = boolean()?,
-            "idd.keep_on_runq" => self.keep_on_runq = boolean()?,
-            p if p.starts_with("tavs.") => self.tavs.get_or_insert_with(TavsParams::default).set(&p[5..], v)?,
-            "xballoon" => self.xballoon = boolean()?,
-            "xballoon_idle_release" => self.xballoon_idle_release = boolean()?,
-            "aggressive_boost" => self.aggressive_boost = boolean()?,
-            "credit_ceiling" => self.credit_ceiling = boolean()?,
-            "accounting" => {
-                self.accounting = match v.as_str() {
-                    Some("exact") => Accounting::Exact,
-                    Some("tick") => Accounting::Tick,
-                    _ => return Err(format!("accounting: expected \"exact\" or \"tick\", got {v}")),
-                }
-            }
-            "version" => {
-                *self = match v.as_str() {
-                    Some("3.0.3") => {
-                        CreditParams { boost: false, accounting: Accounting::Tick, ..CreditParams::default() }
-                    }
-                    Some("3.2") => CreditParams { accounting: Accounting::Tick, ..CreditParams::default() },
-                    Some("4.x") => CreditParams {
-                        ratelimit_us: 1000,
-                        halve_on_deactivate: true,
-                        master_ticker: true,
-                        tick_suspend: true,
-                        ..CreditParams::default()
-                    },
-                    _ => return Err(format!("version: expected \"3.0.3\", \"3.2\" or \"4.x\", got {v}")),
-                }
-            }
-            other => {
-                return Err(format!(
-                    "unknown credit parameter '{other}' (known: version, boost, tslice_ms, ratelimit_us, accounting, aggressive_boost, credit_ceiling, tavs, idd, xballoon, xballoon_idle_release)"
-                ))
-            }
-        }
-        Ok(())
+        params::from_value::<CreditSpec>(v)?.resolve()
     }
 
     fn tslice(&self) -> Nanos {
@@ -216,6 +285,8 @@ struct CDom {
 
 #[derive(Clone)]
 pub struct Credit {
+    /// The parameters as declared and changed (what run-time changes apply to), and what they resolve to.
+    spec: CreditSpec,
     params: CreditParams,
     vcpus: Vec<CVcpu>,
     doms: Vec<CDom>,
@@ -283,6 +354,16 @@ pub trait Selection: dyn_clone::DynClone + crate::size::HeapSize {
 
 dyn_clone::clone_trait_object!(Selection);
 
+/// A priority as the views show it.
+fn pri_of(p: i8) -> Pri {
+    match p {
+        PRI_BOOST => Pri::new(PriClass::Boost, "BOOST"),
+        PRI_UNDER => Pri::new(PriClass::Under, "UNDER"),
+        PRI_OVER => Pri::new(PriClass::Over, "OVER"),
+        _ => Pri::new(PriClass::Idle, "IDLE"),
+    }
+}
+
 fn pri_name(p: i8) -> &'static str {
     match p {
         PRI_BOOST => "BOOST",
@@ -294,7 +375,8 @@ fn pri_name(p: i8) -> &'static str {
 
 impl Credit {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Credit, String> {
-        let params = CreditParams::from_value(params)?;
+        let spec = params::from_value::<CreditSpec>(params)?;
+        let params = spec.resolve()?;
         let xb = XBalloon::new(params.tslice(), pcpus, domains);
         let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
         let (ev, fallback) = Self::evidence(&params, domains)?;
@@ -319,6 +401,7 @@ impl Credit {
             }
         }
         Ok(Credit {
+            spec,
             params,
             vcpus,
             doms: domains.iter().map(|d| CDom { weight: d.weight, cap_pct: d.cap_pct, active: Vec::new() }).collect(),
@@ -1049,17 +1132,20 @@ impl Policy for Credit {
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
         // On a copy, so that a change naming no domain of the scenario leaves the policy as it was.
-        let mut params = self.params.clone();
-        params.set(param, value)?;
+        let mut spec = self.spec.clone();
+        params::set(&mut spec, param, value)?;
+        let params = spec.resolve()?;
         let (ev, fallback) = Self::evidence(&params, &self.domains)?;
         self.inf.set_evidence(ev, fallback);
+        self.spec = spec;
         self.params = params;
         Ok(())
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
         let c = &self.vcpus[v.0];
-        VcpuSched { pri: if c.parked { "PARKED" } else { pri_name(c.pri) }, credit: Some(c.credit) }
+        let pri = if c.parked { Pri::new(PriClass::Parked, "PARKED") } else { pri_of(c.pri) };
+        VcpuSched { pri, credit: Some(c.credit) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
@@ -1200,7 +1286,7 @@ mod tests {
         c.account(&mut h.ctx(Nanos::from_ms(60)));
         assert_eq!(c.credit(VcpuId(0)), -140);
         assert!(h.actions.contains(&Action::Pause(VcpuId(0))));
-        assert_eq!(c.vcpu_sched(VcpuId(0)).pri, "PARKED");
+        assert_eq!(c.vcpu_sched(VcpuId(0)).pri, Pri::new(PriClass::Parked, "PARKED"));
     }
 
     /// Version presets apply first and explicit keys override them.

@@ -11,9 +11,11 @@
 
 use super::{write_partial_boost, Credit, Tickled, PRI_BOOST};
 use crate::model::{TaskId, VcpuId};
-use crate::policy::{common, BoostMark, Ctx, DomainInfo, Facts};
+use crate::policy::{BoostMark, Ctx, DomainInfo, Facts};
 use crate::time::Nanos;
-use serde_json::{Map, Value};
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
 /// Tunables of Algorithm 1, the inference of I/O-bound tasks (defaults from paper 000, section 5).
@@ -45,55 +47,217 @@ impl Default for Evidence {
     }
 }
 
-/// A number parameter in `lo..=hi`, or an error naming it by `label`.
-fn number(label: &str, v: &Value, lo: f64, hi: f64) -> Result<f64, String> {
-    v.as_f64()
-        .filter(|x| (lo..=hi).contains(x))
-        .ok_or_else(|| format!("{label}: expected a number in {lo}..={hi}, got {v}"))
-}
-
-/// The keys of `Evidence`, the ones `tavs.domains.NAME` may override.
-const EVIDENCE_KEYS: [&str; 6] =
-    ["io_threshold_us", "positive_ev", "negative_ev", "bel_threshold", "belief_min", "belief_max"];
-
 impl Evidence {
-    /// Sets one inference tunable; `label` names it in errors. `Ok(false)` if `param` is none of them.
-    fn set(&mut self, label: &str, param: &str, v: &Value) -> Result<bool, String> {
-        let num = |lo: f64, hi: f64| number(label, v, lo, hi);
-        match param {
-            "io_threshold_us" => self.io_threshold = Nanos((num(0.0, 1e6)? * 1000.0).round() as u64),
-            "positive_ev" => self.positive_ev = num(0.0, 1e6)? as i64,
-            "negative_ev" => self.negative_ev = num(0.0, 1e6)? as i64,
-            "bel_threshold" => self.bel_threshold = num(-1e6, 1e6)? as i64,
-            "belief_min" => self.belief_min = num(-1e6, 1e6)? as i64,
-            "belief_max" => self.belief_max = num(-1e6, 1e6)? as i64,
-            _ => return Ok(false),
+    /// The tunables as a scenario gives them (times in microseconds, evidence as numbers truncated to whole
+    /// belief units).
+    fn from_spec(io_threshold_us: f64, positive_ev: f64, negative_ev: f64, bel: f64, min: f64, max: f64) -> Evidence {
+        Evidence {
+            io_threshold: Nanos((io_threshold_us * 1000.0).round() as u64),
+            positive_ev: positive_ev as i64,
+            negative_ev: negative_ev as i64,
+            bel_threshold: bel as i64,
+            belief_min: min as i64,
+            belief_max: max as i64,
         }
-        Ok(true)
     }
 
-    /// A copy with a domain's overrides applied.
-    fn with(&self, name: &str, overrides: &Map<String, Value>) -> Result<Evidence, String> {
+    /// A copy with a domain's overrides applied; `label` names the domain's entry in errors.
+    fn with(&self, label: &str, o: &EvidenceOverrides) -> Result<Evidence, String> {
         let mut e = self.clone();
-        for (k, v) in overrides {
-            if !e.set(&format!("tavs.domains.{name}.{k}"), k, v)? {
-                return Err(format!(
-                    "tavs.domains.{name}: unknown parameter '{k}' (per domain: {})",
-                    EVIDENCE_KEYS.join(", ")
-                ));
+        let us = |x: f64| Nanos((x * 1000.0).round() as u64);
+        if let Some(x) = o.io_threshold_us {
+            e.io_threshold = us(x);
+        }
+        for (field, given) in [
+            (&mut e.positive_ev, o.positive_ev),
+            (&mut e.negative_ev, o.negative_ev),
+            (&mut e.bel_threshold, o.bel_threshold),
+            (&mut e.belief_min, o.belief_min),
+            (&mut e.belief_max, o.belief_max),
+        ] {
+            if let Some(x) = given {
+                *field = x as i64;
             }
         }
         if e.belief_min > e.belief_max {
-            return Err(format!(
-                "tavs.domains.{name}: belief_min {} is above belief_max {}",
-                e.belief_min, e.belief_max
-            ));
+            return Err(format!("{label}: belief_min {} is above belief_max {}", e.belief_min, e.belief_max));
         }
         Ok(e)
     }
 }
 
-/// Tunables of task-aware scheduling (defaults from paper 000, section 5).
+/// Network correlation of partial boosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+pub enum Correlation {
+    // Boost on any pending event (NC).
+    #[default]
+    None,
+    // Boost only for ports whose packets have been waking I/O-bound tasks (3.5.2).
+    Portmap,
+}
+
+/// Task-aware VM scheduling (paper 000, 3.2-3.4): infer I/O-bound guest tasks from address-space switches and
+/// partially boost a vCPU with a pending event for one. Defaults from the paper.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(inline)]
+pub struct TavsSpec {
+    /// Fraction of a vCPU's CPU use partial boosting may take; 0 = plain Credit.
+    #[schemars(range(min = 0, max = 1))]
+    pub pb_ratio: f64,
+    /// IOthreshold [us]: a run after an event no longer than this is I/O-bound evidence (2000 for GUI guests).
+    /// Per domain in domains.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub io_threshold_us: f64,
+    /// PositiveEv: belief added for a run no longer than IOthreshold right after an event (Algorithm 1). Per
+    /// domain in domains.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub positive_ev: f64,
+    /// NegativeEv: belief taken for a run longer than IOthreshold. Per domain in domains.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub negative_ev: f64,
+    /// BelThreshold: a task is I/O-bound when its degree of belief exceeds this. Per domain in domains.
+    #[schemars(range(min = -1_000_000, max = 1_000_000))]
+    pub bel_threshold: f64,
+    /// Lower clamp of the degree of belief. Per domain in domains.
+    #[schemars(range(min = -1_000_000, max = 1_000_000))]
+    pub belief_min: f64,
+    /// Upper clamp of the degree of belief. Per domain in domains.
+    #[schemars(range(min = -1_000_000, max = 1_000_000))]
+    pub belief_max: f64,
+    /// Longest a partial boost lasts [ms].
+    #[schemars(range(min = 0, max = 1000))]
+    pub max_boost_ms: f64,
+    /// Network correlation: none (NC) boosts on any pending event; portmap boosts only for ports whose packets
+    /// have been waking I/O-bound tasks (000 3.5.2).
+    pub correlation: Correlation,
+    /// Hypervisor CPU per observed guest address-space switch, charged to the running vCPU [ns] (5.5's tracking
+    /// overhead). 30 ns is about 100 cycles at 3 GHz: a paravirtualized guest's CR3 load already traps to Xen, so
+    /// tracking adds only Algorithm 1's bookkeeping; an HVM guest's extra VMEXIT costs 1000+ cycles.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub track_cost_ns: f64,
+    /// End a partial boost when the guest, its pending events handled, returns to a task that is not I/O-bound
+    /// without a task switch (000 3.4: the boost covers handling the event). false = only a task switch or the 10
+    /// ms cap ends it (an ablation).
+    pub revoke_on_resume: bool,
+    /// The vCPU a partial boost preempts is requeued at the head of its priority class, not the tail, so a short
+    /// burst of event handling does not cost it its turn (KeepOnRunQ's rule, 000 4.2, applied to the partial
+    /// boost's preemption; the paper does not say where that vCPU goes). Without it a driver domain preempted
+    /// mid-pass by the boost it caused waits behind every CPU-bound slice. false = Credit's requeue at the tail
+    /// (an ablation).
+    pub preempted_keeps_place: bool,
+    /// Bits of each port's saturating counter (implies correlation portmap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32", range(min = 1, max = 8), extend("default" = 2))]
+    pub portmap_bits: Option<u32>,
+    /// Block correlation (000 3.5.1): a block request is marked I/O-bound when one of the last N tasks scheduled
+    /// on the vCPU before the request reached the driver is I/O-bound, and only a marked request's completion
+    /// partially boosts; 0 = no block correlation (NC).
+    #[schemars(range(min = 0, max = 64))]
+    pub inspection_window: u32,
+    /// Per-domain inference tunables by domain name (paper 000 tracks a Windows guest with a 2 ms IOthreshold
+    /// beside Linux guests at 0.5 ms). Each entry overrides only the keys it gives; the keys above are the default
+    /// for every domain. A change may set one with the param tavs.domains.NAME.KEY.
+    pub domains: IndexMap<String, EvidenceOverrides>,
+}
+
+/// One domain's inference tunables; a key left out keeps the policy-wide value.
+// The ranges are the policy-wide keys' (a test keeps them equal).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(inline)]
+pub struct EvidenceOverrides {
+    /// IOthreshold [us]: a run after an event no longer than this is I/O-bound evidence (2000 for GUI guests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = 0, max = 1_000_000))]
+    pub io_threshold_us: Option<f64>,
+    /// PositiveEv: belief added for a run no longer than IOthreshold right after an event (Algorithm 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = 0, max = 1_000_000))]
+    pub positive_ev: Option<f64>,
+    /// NegativeEv: belief taken for a run longer than IOthreshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = 0, max = 1_000_000))]
+    pub negative_ev: Option<f64>,
+    /// BelThreshold: a task is I/O-bound when its degree of belief exceeds this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = -1_000_000, max = 1_000_000))]
+    pub bel_threshold: Option<f64>,
+    /// Lower clamp of the degree of belief.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = -1_000_000, max = 1_000_000))]
+    pub belief_min: Option<f64>,
+    /// Upper clamp of the degree of belief.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = -1_000_000, max = 1_000_000))]
+    pub belief_max: Option<f64>,
+}
+
+impl Default for TavsSpec {
+    fn default() -> TavsSpec {
+        TavsSpec {
+            pb_ratio: 0.125,
+            io_threshold_us: 500.0,
+            positive_ev: 5.0,
+            negative_ev: 20.0,
+            bel_threshold: 20.0,
+            belief_min: -100.0,
+            belief_max: 300.0,
+            max_boost_ms: 10.0,
+            correlation: Correlation::None,
+            track_cost_ns: 30.0,
+            revoke_on_resume: true,
+            preempted_keeps_place: true,
+            portmap_bits: None,
+            inspection_window: 0,
+            domains: IndexMap::new(),
+        }
+    }
+}
+
+impl TavsSpec {
+    /// The tunables the policy runs with; checks the belief clamps, policy-wide and per domain.
+    pub fn resolve(&self) -> Result<TavsParams, String> {
+        let evidence = Evidence::from_spec(
+            self.io_threshold_us,
+            self.positive_ev,
+            self.negative_ev,
+            self.bel_threshold,
+            self.belief_min,
+            self.belief_max,
+        );
+        if evidence.belief_min > evidence.belief_max {
+            return Err(format!(
+                "tavs: belief_min {} is above belief_max {}",
+                evidence.belief_min, evidence.belief_max
+            ));
+        }
+        for (name, o) in &self.domains {
+            evidence.with(&format!("tavs.domains.{name}"), o)?;
+        }
+        // Counter bits given imply portmap correlation (the schema says so); portmap alone uses 2-bit counters.
+        let portmap_bits = match (self.correlation, self.portmap_bits) {
+            (_, Some(b)) => Some(b),
+            (Correlation::Portmap, None) => Some(2),
+            (Correlation::None, None) => None,
+        };
+        Ok(TavsParams {
+            pb_ratio: self.pb_ratio,
+            evidence,
+            domains: self.domains.clone(),
+            max_boost: Nanos((self.max_boost_ms * 1e6).round() as u64),
+            portmap_bits,
+            inspection_window: self.inspection_window as usize,
+            track_cost: Nanos(self.track_cost_ns.round() as u64),
+            revoke_on_resume: self.revoke_on_resume,
+            preempted_keeps_place: self.preempted_keeps_place,
+        })
+    }
+}
+
+/// Tunables of task-aware scheduling as the policy runs with them (declared, with their defaults, by [`TavsSpec`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TavsParams {
     /// Fraction of a vCPU's CPU use that partial boosting may take (0 = plain Credit).
@@ -102,7 +266,7 @@ pub struct TavsParams {
     pub evidence: Evidence,
     /// Per-domain overrides of `evidence`, by domain name, as given (`tavs.domains.NAME.KEY`); only the keys given
     /// are overridden, so a later change of the policy-wide value still reaches the others.
-    pub domains: Map<String, Value>,
+    pub domains: IndexMap<String, EvidenceOverrides>,
     /// Longest a partial boost may last [ns] (a tick).
     pub max_boost: Nanos,
     /// Network correlation: `None` boosts on any pending event (NC); `Some(n)` keeps an n-bit saturating
@@ -129,103 +293,16 @@ pub struct TavsParams {
     pub preempted_keeps_place: bool,
 }
 
-impl Default for TavsParams {
-    fn default() -> TavsParams {
-        TavsParams {
-            pb_ratio: 0.125,
-            evidence: Evidence::default(),
-            domains: Map::new(),
-            max_boost: Nanos::from_ms(10),
-            portmap_bits: None,
-            inspection_window: 0,
-            track_cost: Nanos(30),
-            revoke_on_resume: true,
-            preempted_keeps_place: true,
-        }
-    }
-}
-
 impl TavsParams {
-    pub fn from_value(v: &Value) -> Result<TavsParams, String> {
-        let mut p = TavsParams::default();
-        match v {
-            Value::Object(obj) => {
-                for (k, val) in obj {
-                    p.set(k, val)?;
-                }
-            }
-            Value::Null => {}
-            other => return Err(format!("tavs: expected an object, got {other}")),
-        }
-        Ok(p)
-    }
-
-    pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        let num = |lo: f64, hi: f64| number(&format!("tavs.{param}"), v, lo, hi);
-        if self.evidence.set(&format!("tavs.{param}"), param, v)? {
-            if self.evidence.belief_min > self.evidence.belief_max {
-                return Err(format!(
-                    "tavs: belief_min {} is above belief_max {}",
-                    self.evidence.belief_min, self.evidence.belief_max
-                ));
-            }
-            return Ok(());
-        }
-        match param {
-            "pb_ratio" => self.pb_ratio = num(0.0, 1.0)?,
-            "domains" => {
-                let map = v.as_object().ok_or_else(|| format!("tavs.domains: expected an object, got {v}"))?;
-                for (name, o) in map {
-                    self.set_domain(name, o)?;
-                }
-            }
-            p if p.starts_with("domains.") => {
-                // A change of one domain's tunable: `domains.NAME.KEY`.
-                let (name, key) =
-                    p[8..].rsplit_once('.').ok_or_else(|| format!("tavs.{p}: expected domains.NAME.KEY"))?;
-                self.set_domain(name, &serde_json::json!({ key: v }))?;
-            }
-            "max_boost_ms" => self.max_boost = Nanos((num(0.0, 1000.0)? * 1e6).round() as u64),
-            "correlation" => match v.as_str() {
-                Some("none") => self.portmap_bits = None,
-                Some("portmap") => self.portmap_bits = Some(self.portmap_bits.unwrap_or(2)),
-                _ => return Err(format!("tavs.correlation: expected \"none\" or \"portmap\", got {v}")),
-            },
-            "portmap_bits" => self.portmap_bits = Some(num(1.0, 8.0)? as u32),
-            "inspection_window" => self.inspection_window = num(0.0, 64.0)? as usize,
-            "track_cost_ns" => self.track_cost = Nanos(num(0.0, 1e6)?.round() as u64),
-            "revoke_on_resume" => self.revoke_on_resume = common::boolean(&format!("tavs.{param}"), v)?,
-            "preempted_keeps_place" => self.preempted_keeps_place = common::boolean(&format!("tavs.{param}"), v)?,
-            other => {
-                return Err(format!(
-                    "unknown tavs parameter '{other}' (known: pb_ratio, io_threshold_us, positive_ev, negative_ev, \
-                     bel_threshold, belief_min, belief_max, max_boost_ms, correlation, portmap_bits, inspection_window, \
-                     track_cost_ns, revoke_on_resume, preempted_keeps_place, domains)"
-                ))
-            }
-        }
-        Ok(())
-    }
-
-    /// Adds a domain's overrides (checked now; the name is checked against the scenario by `per_vcpu`).
-    fn set_domain(&mut self, name: &str, v: &Value) -> Result<(), String> {
-        let o = v.as_object().ok_or_else(|| format!("tavs.domains.{name}: expected an object, got {v}"))?;
-        let mut merged = self.domains.get(name).and_then(Value::as_object).cloned().unwrap_or_default();
-        merged.extend(o.iter().map(|(k, x)| (k.clone(), x.clone())));
-        self.evidence.with(name, &merged)?;
-        self.domains.insert(name.to_string(), Value::Object(merged));
-        Ok(())
-    }
-
     /// The inference tunables of each vCPU: its domain's overrides over the policy-wide ones.
     pub fn per_vcpu(&self, domains: &[DomainInfo]) -> Result<Vec<Evidence>, String> {
-        let per = common::by_domain_name("tavs", &self.domains, domains)?;
         let mut out = vec![self.evidence.clone(); domains.iter().map(|d| d.vcpus.len()).sum()];
-        for (d, o) in domains.iter().zip(per) {
-            let e = match o {
-                Some(o) => self.evidence.with(&d.name, o)?,
-                None => continue,
-            };
+        for (name, o) in &self.domains {
+            let d = domains
+                .iter()
+                .find(|d| &d.name == name)
+                .ok_or_else(|| format!("tavs.domains.{name}: no domain named '{name}'"))?;
+            let e = self.evidence.with(&format!("tavs.domains.{name}"), o)?;
             for v in &d.vcpus {
                 out[v.0] = e.clone();
             }
@@ -619,18 +696,44 @@ mod tests {
         assert!(!one.predicts_io(1, 0, 9), "a 1-bit counter forgets at once");
     }
 
+    /// Task-aware tunables as a Credit policy's `tavs` gives them.
+    fn tavs(v: serde_json::Value) -> Result<TavsParams, String> {
+        super::super::CreditParams::from_value(&serde_json::json!({ "tavs": v })).map(|p| p.tavs.unwrap())
+    }
+
     #[test]
     fn params_are_checked() {
-        assert!(TavsParams::from_value(&serde_json::json!({"pb_ratio": 2})).is_err());
-        assert!(TavsParams::from_value(&serde_json::json!({"belief_min": 10, "belief_max": 5})).is_err());
-        let p = TavsParams::from_value(&serde_json::json!({"io_threshold_us": 2000})).unwrap();
+        assert_eq!(
+            tavs(serde_json::json!({"pb_ratio": 2})).unwrap_err(),
+            "tavs.pb_ratio: expected a number in 0..=1, got 2"
+        );
+        assert!(tavs(serde_json::json!({"belief_min": 10, "belief_max": 5})).is_err());
+        let p = tavs(serde_json::json!({"io_threshold_us": 2000})).unwrap();
         assert_eq!(p.evidence.io_threshold, Nanos::from_ms(2));
         let bad_key = serde_json::json!({"domains": {"d1": {"pb_ratio": 0.5}}});
-        assert!(TavsParams::from_value(&bad_key)
-            .unwrap_err()
-            .contains("tavs.domains.d1: unknown parameter 'pb_ratio'"));
+        assert!(tavs(bad_key).unwrap_err().contains("tavs.domains.d1: unknown parameter 'pb_ratio'"));
         let bad_clamp = serde_json::json!({"belief_max": 50, "domains": {"d1": {"belief_min": 60}}});
-        assert!(TavsParams::from_value(&bad_clamp).is_err());
+        assert_eq!(tavs(bad_clamp).unwrap_err(), "tavs.domains.d1: belief_min 60 is above belief_max 50");
+        // Counter bits imply portmap correlation; portmap alone counts with 2 bits.
+        assert_eq!(tavs(serde_json::json!({"portmap_bits": 4})).unwrap().portmap_bits, Some(4));
+        assert_eq!(tavs(serde_json::json!({"correlation": "portmap"})).unwrap().portmap_bits, Some(2));
+        assert_eq!(tavs(serde_json::json!({})).unwrap().portmap_bits, None);
+    }
+
+    /// A domain's overrides are checked with the same ranges as the policy-wide keys they override.
+    #[test]
+    fn per_domain_ranges_are_the_policy_wide_ones() {
+        let schema = crate::policy::params::generate::<TavsSpec>();
+        let each = schema.pointer("/properties/domains/additionalProperties/properties").unwrap();
+        for (k, o) in each.as_object().unwrap() {
+            let wide = &schema["properties"][k];
+            assert_eq!(
+                (&o["minimum"], &o["maximum"], &o["type"]),
+                (&wide["minimum"], &wide["maximum"], &wide["type"]),
+                "{k}"
+            );
+        }
+        assert_eq!(each.as_object().unwrap().len(), 6);
     }
 
     fn two_domains() -> Vec<DomainInfo> {
@@ -650,7 +753,7 @@ mod tests {
     #[test]
     fn per_domain_evidence_changes_only_that_domain() {
         let params = serde_json::json!({"positive_ev": 4, "domains": {"d1": {"positive_ev": 10, "bel_threshold": 25}}});
-        let p = TavsParams::from_value(&params).unwrap();
+        let p = tavs(params.clone()).unwrap();
         let doms = two_domains();
         let mut inf = Inference::new(p.per_vcpu(&doms).unwrap(), p.evidence.clone());
         // Tasks 0 and 1 are I/O loops in d0 and d1; 2 and 3 their domains' busy loops.
@@ -671,8 +774,10 @@ mod tests {
         assert!(!inf.is_io_bound(TaskId(0)), "12 is below d0's BelThreshold 20");
         assert!(inf.is_io_bound(TaskId(1)), "30 is above d1's BelThreshold 25");
         // A change of d0's IOthreshold below the 300 us runs turns d0's next observation negative, not d1's.
-        let mut p2 = p.clone();
-        p2.set("domains.d0.io_threshold_us", &serde_json::json!(100)).unwrap();
+        let mut spec: super::super::CreditSpec =
+            crate::policy::params::from_value(&serde_json::json!({ "tavs": params })).unwrap();
+        crate::policy::params::set(&mut spec, "tavs.domains.d0.io_threshold_us", &serde_json::json!(100)).unwrap();
+        let p2 = spec.resolve().unwrap().tavs.unwrap();
         inf.set_evidence(p2.per_vcpu(&doms).unwrap(), p2.evidence.clone());
         for (v, io, cpu) in [(VcpuId(0), TaskId(0), TaskId(2)), (VcpuId(1), TaskId(1), TaskId(3))] {
             inf.vcpu_scheduled(v, true, now);
@@ -681,7 +786,7 @@ mod tests {
         }
         assert_eq!(inf.belief(TaskId(0)), 12 - 20);
         assert_eq!(inf.belief(TaskId(1)), 40);
-        let unknown = TavsParams::from_value(&serde_json::json!({"domains": {"nope": {}}})).unwrap();
+        let unknown = tavs(serde_json::json!({"domains": {"nope": {}}})).unwrap();
         assert!(unknown.per_vcpu(&doms).unwrap_err().contains("tavs.domains.nope"));
     }
 }

@@ -28,7 +28,7 @@ mod tests;
 pub use engine::ScriptError;
 pub use templates::{Template, TEMPLATES};
 
-use super::{Action, Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::{Action, Ctx, Decision, DomainInfo, Policy, Pri, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::rng::Stream;
 use crate::scenario::Scenario;
@@ -540,26 +540,15 @@ fn parse_timers(t: &Dynamic) -> Result<(Option<Nanos>, Option<Nanos>), String> {
     Ok(out)
 }
 
-/// A script's priority label as the views' class (kept in one place: the class type may change). Known names map
-/// to themselves; other labels are interned, up to a bound, beyond which they show as "OTHER".
-fn pri_class(label: &str) -> &'static str {
-    use std::sync::Mutex;
-    const KNOWN: &[&str] = &["BOOST", "UNDER", "OVER", "IDLE", "PARKED", "CREDIT", "GANG", ""];
-    if let Some(k) = KNOWN.iter().find(|k| **k == label) {
-        return k;
+/// A script's priority label as the views show it: classed by its name (BOOST, UNDER, OVER, ... style as Credit's
+/// do; see `PriClass::of_label`). Common labels borrow a static string; others are cut to 24 characters, since the
+/// trace interns the labels it keeps up to a bound.
+fn pri_of(label: &str) -> Pri {
+    const KNOWN: &[&str] = &["BOOST", "UNDER", "OVER", "IDLE", "PARKED", "BLOCKED", "WAIT", ""];
+    match KNOWN.iter().find(|k| **k == label) {
+        Some(k) => Pri::from_label(*k),
+        None => Pri::from_label(label.chars().take(24).collect::<String>()),
     }
-    static INTERNED: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    let Ok(mut interned) = INTERNED.lock() else { return "OTHER" };
-    if let Some(k) = interned.iter().find(|k| **k == label) {
-        return k;
-    }
-    if interned.len() >= 64 || label.len() > 24 {
-        return "OTHER";
-    }
-    // Bounded (64 labels of at most 24 bytes), so leaking them is a fixed cost.
-    let k: &'static str = Box::leak(label.to_string().into_boxed_str());
-    interned.push(k);
-    k
 }
 
 impl Policy for Script {
@@ -642,21 +631,21 @@ impl Policy for Script {
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
-        let none = VcpuSched { pri: "", credit: None };
-        let Some(s) = self.call_view(Hook::VcpuState, v.0 as i64) else { return none };
+        let none = || VcpuSched { pri: pri_of(""), credit: None };
+        let Some(s) = self.call_view(Hook::VcpuState, v.0 as i64) else { return none() };
         let Some(m) = s.read_lock::<Map>() else {
             self.bad_return(
                 Hook::VcpuState,
                 format!("returned {}, not #{{ pri: \"UNDER\", credit: N }}", s.type_name()),
             );
-            return none;
+            return none();
         };
-        let pri = match m.get("pri").map(|p| p.read_lock::<rhai::ImmutableString>().map(|s| pri_class(&s))) {
-            None => "",
+        let pri = match m.get("pri").map(|p| p.read_lock::<rhai::ImmutableString>().map(|s| pri_of(&s))) {
+            None => pri_of(""),
             Some(Some(p)) => p,
             Some(None) => {
                 self.bad_return(Hook::VcpuState, "pri: a string such as \"UNDER\"".to_string());
-                return none;
+                return none();
             }
         };
         let credit = match m.get("credit") {
@@ -668,14 +657,14 @@ impl Policy for Script {
                     Ok(f) if f.is_finite() && f.abs() < 9e18 => Some(f.round() as i64),
                     _ => {
                         self.bad_return(Hook::VcpuState, format!("credit: {c} is not a number"));
-                        return none;
+                        return none();
                     }
                 },
             },
         };
         if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), "pri" | "credit")) {
             self.bad_return(Hook::VcpuState, format!("returned a map with key '{k}' (the keys are pri, credit)"));
-            return none;
+            return none();
         }
         VcpuSched { pri, credit }
     }
