@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SCENARIOS
+from conftest import ROOT, SCENARIOS
 
 import schedsim
 
@@ -113,3 +113,37 @@ def test_max_events_stops_a_run_that_passes_its_estimate() -> None:
         schedsim.sweep(path, {}, policies=[policy], cache=False, workers=1, progress=False, max_events=estimated - 1)
     df = schedsim.sweep(path, {}, policies=[policy], cache=False, workers=1, progress=False, max_events=events)
     assert df["events"].tolist() == [events]
+
+
+TEMPLATES = ROOT / "sim-wasm" / "core" / "src" / "policy" / "script" / "templates"
+
+
+def test_scripts_run_as_the_cli_runs_them(cli: Path, short_scenario: dict[str, Any], tmp_path: Path) -> None:
+    """``scripts=`` gives a policy a Rhai source as ``run --script ID=PATH`` does: the same report, byte for byte;
+    a syntax error is a ScenarioError with its line and column, a runtime error a RuntimeError naming the hook."""
+    source = (TEMPLATES / "fair_share.rhai").read_text()
+    file = tmp_path / "sc.json"
+    file.write_text(json.dumps(short_scenario))
+    args = [
+        str(cli),
+        "run",
+        str(file),
+        "--deterministic",
+        "--policy",
+        "mine",
+        "--script",
+        f"mine={TEMPLATES / 'fair_share.rhai'}",
+    ]
+    native = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    mine = schedsim.run(short_scenario, policies=["mine"], deterministic=True, scripts={"mine": source})
+    assert mine == native
+    assert [r["policy"] for r in mine["runs"]] == ["mine"]
+    # An existing policy takes the script in place of its scheduler.
+    replaced = schedsim.run(short_scenario, policies=["credit"], deterministic=True, scripts={"credit": source})
+    assert replaced["runs"][0]["domains"] == mine["runs"][0]["domains"]
+    with pytest.raises(schedsim.ScenarioError, match=r"line 1, column"):
+        schedsim.run(short_scenario, scripts={"mine": "fn do_schedule(p, cur, runnable) {"})
+    with pytest.raises(RuntimeError, match=r"script policy 'mine': do_schedule at [0-9.]+ ms, line 1"):
+        schedsim.run(short_scenario, policies=["mine"], scripts={"mine": "fn do_schedule(p, c, r) { 1 / 0 }"})
+    with pytest.raises(TypeError, match="scripts"):
+        schedsim.run(short_scenario, scripts={"mine": 3})  # type: ignore[dict-item]

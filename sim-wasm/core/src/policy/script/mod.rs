@@ -576,6 +576,16 @@ impl Policy for Script {
 
     fn wake(&mut self, v: VcpuId, cause: WakeCause, ctx: &mut Ctx) {
         self.runnable[v.0] = true;
+        if !self.shared.defined[Hook::Wake as usize] {
+            // Without a `wake` hook the idle pCPUs look for work, so a script of `do_schedule` alone (the one hook
+            // the contract requires) runs what becomes runnable.
+            for p in 0..self.pcpus {
+                if ctx.host.running[p].is_none() {
+                    ctx.resched(PcpuId(p));
+                }
+            }
+            return;
+        }
         let cause = rhai::ImmutableString::from(cause.to_string());
         self.call(Hook::Wake, ctx, 0, (v.0 as i64, cause));
     }

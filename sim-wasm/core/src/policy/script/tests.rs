@@ -49,6 +49,26 @@ fn fair_share_template_matches_credit() {
     }
 }
 
+/// Each template's own defaults (merged in `init`, so the file runs as it is from `--script`) are the vars it is
+/// offered with: a run with no vars equals one with the template's vars, and changing a var changes the run.
+#[test]
+fn template_defaults_are_its_vars() {
+    for t in TEMPLATES {
+        let with = |vars: Value| {
+            let mut sc = hogs(2, &[(2, 100, 0), (1, 300, 0)], t.id);
+            sc.policies[1].params["vars"] = vars;
+            let r = run(&sc, "script");
+            (shares(&r), r.events())
+        };
+        let given: Value = serde_json::from_str(t.vars).unwrap();
+        assert_eq!(with(json!({})), with(given.clone()), "{}", t.id);
+        let (key, v) = given.as_object().unwrap().iter().find(|(_, v)| v.is_number()).unwrap();
+        let mut other = given.clone();
+        other[key] = json!(v.as_f64().unwrap() * 2.0);
+        assert_ne!(with(json!({})).1, with(other).1, "{}: {key} changes nothing", t.id);
+    }
+}
+
 /// Round robin shares equally whatever the weights; EDF gives each vCPU its reservation (here 10 of 40 ms on a
 /// pCPU of its own, with spare time off) and, with spare time on, the pCPU's whole time.
 #[test]
