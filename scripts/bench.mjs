@@ -13,7 +13,13 @@ const pkg = `${root}web/src/sim/pkg`;
 const { initSync, run_report, Simulation } = await import(`${pkg}/schedsim_wasm.js`);
 initSync({ module: readFileSync(`${pkg}/schedsim_wasm_bg.wasm`) });
 
-const FILES = ['scenarios/bench-small.json', 'scenarios/bench-large.json'];
+const FILES = [
+  'scenarios/bench-small.json',
+  'scenarios/bench-large.json',
+  'scenarios/p000-fig10-partial-boost.json',
+];
+/** The scenario the script scheduler's cost is taken on (a paper's host; `schedsim bench` skips large ones). */
+const SCRIPTED = 'p000-fig10-partial-boost';
 /** The scenario the ratios are taken on. */
 const LARGE = 'scenarios/bench-large.json';
 /** Checkpoint interval and focused window, as in `schedsim bench` [ms]. */
@@ -72,6 +78,7 @@ for (const p of doc.policies) {
   sim.free();
 }
 
+const scripted = JSON.parse(native).find((r) => r.scenario === SCRIPTED);
 const rows = [
   ['native untraced / floor (events per second)', large.batch_vs_floor],
   ['wasm / native, untraced (speed)', nativeBatchS / wasmBatchS],
@@ -83,6 +90,9 @@ const rows = [
 ];
 console.log(`\n${doc.id} (${doc.duration_ms / 1000} s simulated), ratios from this run:`);
 for (const [name, value] of rows) console.log(`  ${name.padEnd(56)} ${value.toFixed(3)}`);
+console.log(
+  `  ${'fair-share script / native Credit on ' + SCRIPTED + ' (time)'} ${scripted.script_vs_credit.toFixed(1)}`,
+);
 console.log(
   `  (native untraced ${nativeBatchS.toFixed(2)} s, floor ${(large.events / large.floor_events_per_second).toFixed(2)} s, ` +
     `wasm untraced ${wasmBatchS.toFixed(2)} s (warm ${wasmWarmS.toFixed(2)} s), wasm focus ${wasmFocusS.toFixed(3)} s; ` +

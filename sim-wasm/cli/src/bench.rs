@@ -61,8 +61,10 @@ pub struct BenchRow {
     /// That over one batch run's wall time: what seeing a window's detail costs next to running untraced.
     pub focus_vs_batch: f64,
     /// The script scheduler's cost: the fair-share template's batch run over native Credit's with default
-    /// parameters, on this scenario's host, both measured here (wall time ratio, best of five alternated pairs).
-    pub script_vs_credit: f64,
+    /// parameters, on this scenario's host, both measured here (wall time ratio, best of five alternated pairs);
+    /// `null` for a scenario estimated above [`SCRIPT_BENCH_EVENTS`] per run, where the script's runs would take
+    /// minutes (the ratio is a property of the interpreter, measured on a paper-sized host).
+    pub script_vs_credit: Option<f64>,
 }
 
 /// Runs every policy of the scenario once; returns (events, wall seconds).
@@ -134,11 +136,17 @@ fn time_replay(sc: &Scenario) -> Result<(f64, f64, (usize, usize)), SimError> {
     Ok((run_wall.max(1e-9), focus_wall, kept.unwrap_or((0, 0))))
 }
 
+/// Largest estimated run [events] on which `bench` times the fair-share template against Credit.
+pub const SCRIPT_BENCH_EVENTS: u64 = 5_000_000;
+
 /// The fair-share template's batch wall time over native Credit's (default parameters) on the scenario's host.
-fn time_script(sc: &Scenario) -> Result<f64, SimError> {
+fn time_script(sc: &Scenario) -> Result<Option<f64>, SimError> {
+    if schedsim_core::cost::estimate(sc, &[]).events_per_run > SCRIPT_BENCH_EVENTS {
+        return Ok(None);
+    }
     use schedsim_core::policy::script::TEMPLATES;
     use schedsim_core::scenario::PolicySpec;
-    let Some(t) = TEMPLATES.iter().find(|t| t.id == "fair_share") else { return Ok(0.0) };
+    let Some(t) = TEMPLATES.iter().find(|t| t.id == "fair_share") else { return Ok(None) };
     let spec = |id: &str, scheduler: &str, params| PolicySpec {
         id: id.into(),
         label: None,
@@ -161,7 +169,7 @@ fn time_script(sc: &Scenario) -> Result<f64, SimError> {
         credit = credit.min(wall("credit")?);
         script = script.min(wall("script")?);
     }
-    Ok(script / credit)
+    Ok(Some(script / credit))
 }
 
 /// Runs every policy of the scenario once recording the trace (as the page does), then once more without it,
@@ -244,7 +252,7 @@ mod tests {
             checkpoint_bytes: 0,
             focus_seconds: 0.0,
             focus_vs_batch: 0.0,
-            script_vs_credit: 0.0,
+            script_vs_credit: None,
         }
     }
 

@@ -451,7 +451,7 @@ fn real_main() -> Result<ExitCode, String> {
                 let mut text = String::new();
                 for r in &rows {
                     text.push_str(&format!(
-                        "{:<28} {:>10.1} sim s/wall s ({:.1} without trace, {:.2} of the floor; 1 s replayed in {:.3} s) {:>12.0} events/s {:>8.1} MB peak RSS {:>12} events {:>8.3} s wall {:>8.2}x\n",
+                        "{:<28} {:>10.1} sim s/wall s ({:.1} without trace, {:.2} of the floor; 1 s replayed in {:.3} s) {:>12.0} events/s {:>8.1} MB peak RSS {:>12} events {:>8.3} s wall {:>8.2}x{}\n",
                         r.scenario,
                         r.sim_seconds_per_wall_second,
                         r.batch_sim_seconds_per_wall_second,
@@ -461,7 +461,8 @@ fn real_main() -> Result<ExitCode, String> {
                         r.peak_rss_mb,
                         r.events,
                         r.wall_seconds,
-                        r.relative_speed
+                        r.relative_speed,
+                        r.script_vs_credit.map(|x| format!(" (fair-share script: {x:.1}x Credit's time)")).unwrap_or_default()
                     ));
                 }
                 emit(&text);
