@@ -15,7 +15,7 @@
 //! own queue is empty also pulls the best waiting vCPU of the longest other queue.
 
 use super::common::{self, Versions};
-use super::{Ctx, Decision, DomainInfo, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, Policy, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -469,6 +469,11 @@ impl Policy for Credit2 {
 
     fn runqueue_versions(&self) -> &[u64] {
         self.versions.all()
+    }
+
+    fn share_rule(&self) -> ShareBasis {
+        // Each vCPU burns credit at max_weight / weight: weights count per vCPU.
+        ShareBasis::VcpuWeight
     }
 }
 

@@ -16,7 +16,7 @@
 
 use super::common;
 use super::sedf::{RunKind, Sedf, SedfParams, EXTRA_QUANTUM};
-use super::{Ctx, Decision, DomainInfo, IoKind, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, IoKind, Policy, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use serde_json::Value;
 
@@ -330,6 +330,10 @@ impl Policy for Xenco {
 
     fn runqueue_versions(&self) -> &[u64] {
         self.sedf.runqueue_versions()
+    }
+
+    fn share_rule(&self) -> ShareBasis {
+        self.sedf.share_rule()
     }
 }
 

@@ -15,9 +15,15 @@ cpu_ms: number,
  */
 cpu_share: number, 
 /**
- * Weighted max-min share of the host if every domain were busy (0..1).
+ * Weighted max-min share of the host by domain weight if every domain were busy (0..1), whatever the policy.
  */
 fair_share: number, 
+/**
+ * Its entitlement under the rule of the policy that ran (`fairness.rule`), if every domain were busy (0..1):
+ * by domain weight (Credit 3.x, the hybrid's per-VM weight), by weight x vCPUs (Credit 4.x, Credit2), or the
+ * CPU its reservations guarantee (SEDF).
+ */
+entitled_share: number, 
 /**
  * Times a pCPU switched to one of its vCPUs.
  */
