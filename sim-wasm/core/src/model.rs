@@ -393,9 +393,30 @@ pub struct StreamClient {
     pub level: f64,
     pub updated: Nanos,
     pub playing: bool,
+    /// When playback first started; None while it never has.
+    pub started_at: Option<Nanos>,
     pub underruns: u64,
     /// When the buffer runs dry at the current playback rate, while playing.
     pub empty: Timer,
+}
+
+impl StreamClient {
+    /// How long a client may wait for playback to start before that counts as an under-run: twice the time the
+    /// stream at its own bit rate takes to fill the half buffer playback starts at. A client receiving less than
+    /// half its rate from the start misses it. (The papers give no start-up budget; this is the one choice.)
+    pub fn startup_budget(&self) -> Nanos {
+        Nanos(2 * (self.capacity / 2) * 8 * 1_000_000_000 / self.bps.max(1))
+    }
+
+    /// Playback did not start within the start-up budget of a run that lasted `end`: it started late, or never
+    /// did and the budget is spent.
+    pub fn missed_startup(&self, end: Nanos) -> bool {
+        let budget = self.startup_budget();
+        match self.started_at {
+            Some(at) => at > budget,
+            None => end > budget,
+        }
+    }
 }
 
 /// A FIFO disk: one request at a time, exponential seek/rotation plus transfer.

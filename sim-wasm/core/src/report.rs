@@ -112,9 +112,14 @@ pub struct DomainReport {
     /// I/O operation latencies [ms].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_latency_ms: Option<Summary>,
-    /// Stream buffer underruns; only for domains with a stream.
+    /// Stream under-runs; only for domains with a stream: a client's buffer running dry while it played (in the
+    /// window), and each client whose playback did not start within its start-up budget (twice the time its own
+    /// bit rate takes to fill the half buffer playback starts at), or never started.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub underruns: Option<u64>,
+    /// Stream clients that never started playback in the run; only for domains with a stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled_clients: Option<u64>,
     /// Hypervisor time spent tracking switches to its tasks (task-aware scheduling) [ms]; omitted when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracking_ms: Option<f64>,
@@ -407,12 +412,8 @@ impl Simulation {
         let (entitled, wc_entitled) = match &rule {
             ShareBasis::DomainWeight => (fair.clone(), Some(wc_fair.clone())),
             ShareBasis::VcpuWeight => {
-                let w: Vec<u32> = self
-                    .host
-                    .dom_info
-                    .iter()
-                    .map(|d| d.weight.saturating_mul(d.vcpus.len() as u32))
-                    .collect();
+                let w: Vec<u32> =
+                    self.host.dom_info.iter().map(|d| d.weight.saturating_mul(d.vcpus.len() as u32)).collect();
                 (fair_shares(pcpus, &w, &bounds), Some(fair_shares(pcpus, &w, &wc_bounds)))
             }
             ShareBasis::Reserved(r) => {
@@ -512,6 +513,7 @@ impl Simulation {
                     round6(ns as f64 / 1e6 / measured_s)
                 }),
             };
+            let startup = if kinds.stream { self.stream_startup(crate::model::DomId(i)) } else { (0, 0) };
             let max_abs_lag_ms = (busy[i] && wc_fair[i] > 0.0).then(|| {
                 ratios.push(share / wc_fair[i]);
                 // The paper's per-vCPU Lag (equation 1), its largest magnitude at any time in the window.
@@ -528,8 +530,12 @@ impl Simulation {
             if let (Some(wc), Some(rl)) = (&wc_entitled, &rule_lags) {
                 if busy[i] && wc[i] > 0.0 {
                     rule_ratios.push(share / wc[i]);
-                    let worst =
-                        info.vcpus.iter().flat_map(|v| rl.lag_ns[v.0].iter().map(|l| l.unsigned_abs())).max().unwrap_or(0);
+                    let worst = info
+                        .vcpus
+                        .iter()
+                        .flat_map(|v| rl.lag_ns[v.0].iter().map(|l| l.unsigned_abs()))
+                        .max()
+                        .unwrap_or(0);
                     rule_max_lag_ms = rule_max_lag_ms.max(round6(worst as f64 / 1e6));
                 }
             }
@@ -543,7 +549,8 @@ impl Simulation {
                 event_latency_ms: Summary::of(&m.event_latency_ns),
                 throughput: (throughput != Throughput::default()).then_some(throughput),
                 io_latency_ms: Summary::of(&m.io_latency_ns),
-                underruns: kinds.stream.then_some(m.underruns),
+                underruns: kinds.stream.then(|| m.underruns + startup.0),
+                stalled_clients: kinds.stream.then_some(startup.1),
                 tracking_ms: (m.tracking_ns > 0).then(|| round6(m.tracking_ns as f64 / 1e6)),
                 dropped: (m.dropped > 0).then_some(m.dropped),
                 busy: busy[i],

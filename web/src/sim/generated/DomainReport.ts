@@ -45,9 +45,15 @@ throughput?: Throughput,
  */
 io_latency_ms?: Summary, 
 /**
- * Stream buffer underruns; only for domains with a stream.
+ * Stream under-runs; only for domains with a stream: a client's buffer running dry while it played (in the
+ * window), and each client whose playback did not start within its start-up budget (twice the time its own
+ * bit rate takes to fill the half buffer playback starts at), or never started.
  */
 underruns?: number, 
+/**
+ * Stream clients that never started playback in the run; only for domains with a stream.
+ */
+stalled_clients?: number, 
 /**
  * Hypervisor time spent tracking switches to its tasks (task-aware scheduling) [ms]; omitted when none.
  */

@@ -19,8 +19,7 @@ pub mod xballoon;
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::{self, Versions};
 use crate::policy::{
-    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, ShareBasis, Timers, VcpuSched, WakeCause,
-    MASTER_PCPU,
+    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, ShareBasis, Timers, VcpuSched, WakeCause, MASTER_PCPU,
 };
 use crate::time::Nanos;
 use serde_json::Value;
