@@ -329,7 +329,7 @@ fn real_main() -> Result<ExitCode, String> {
             let outcomes = check::run_all(&files, seeds, jobs_or_default(jobs), cost::DEFAULT_MAX_EVENTS)?;
             // The same runs' claim lines on stderr, so one run both writes the table and says what failed.
             let (text, t) = check::render(&outcomes, true);
-            eprint!("{text}claims: {} passed, {} failed, {} not reproduced\n", t.passed, t.failed, t.not_reproduced);
+            eprintln!("{text}claims: {} passed, {} failed, {} not reproduced", t.passed, t.failed, t.not_reproduced);
             let md =
                 check::fidelity_markdown(&outcomes, &FidelityFiles { figures, doc: PathBuf::new() }.figures()?, seeds);
             match out {
