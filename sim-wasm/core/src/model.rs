@@ -590,6 +590,29 @@ mod tests {
         Link { free_at, ns_per_byte: 80.0, latency: 100_000, jitter_ns, rng, last_arrival, queued, queue_limit: 1000 }
     }
 
+    /// A 3 Mbit/s client with a 64 KiB buffer starts at 32 KiB, which its own rate fills in 87.4 ms: its start-up
+    /// budget is twice that. Starting within it is no under-run; later, or never once the budget is spent, is.
+    #[test]
+    fn startup_budget_is_twice_the_fill_time() {
+        let client = |started_at: Option<Nanos>| StreamClient {
+            server: TaskId(0),
+            bps: 3_000_000,
+            capacity: 64 * 1024,
+            level: 0.0,
+            updated: Nanos::ZERO,
+            playing: started_at.is_some(),
+            started_at,
+            underruns: 0,
+            empty: Timer::default(),
+        };
+        let budget = client(None).startup_budget();
+        assert_eq!(budget, Nanos(2 * 32 * 1024 * 8 * 1_000_000_000 / 3_000_000));
+        assert!(!client(Some(Nanos(budget.0))).missed_startup(Nanos::from_ms(5000)));
+        assert!(client(Some(Nanos(budget.0 + 1))).missed_startup(Nanos::from_ms(5000)));
+        assert!(!client(None).missed_startup(budget), "the budget is not spent yet");
+        assert!(client(None).missed_startup(Nanos::from_ms(5000)));
+    }
+
     /// The sending NIC holds at most its queue's packets: sent faster than the wire carries, the rest are dropped
     /// until the queue drains, and those it takes arrive in order, a serialisation time apart.
     #[test]
