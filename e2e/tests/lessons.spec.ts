@@ -57,7 +57,7 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
     ['p000-idd', 4],
     ['p001-coscheduling', 5],
     ['p002-xballoon', 4],
-    ['p003-schedulers', 4],
+    ['p003-schedulers', 5],
     ['p004-streaming', 5],
   ] as const) {
     test(`${id}: the lesson text and the views each step points at are on screen`, async ({ page }) => {

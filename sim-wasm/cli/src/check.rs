@@ -210,11 +210,12 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                 let nr = c.not_reproduced();
                 let pass = o.passes();
                 let stale = nr && reproduced(&c.text);
+                let bad_reason = c.reason_defect();
                 let mark = match (nr, pass) {
                     _ if c.goal() => "goal",
                     (false, true) => "ok  ",
                     (false, false) => "FAIL",
-                    (true, _) if stale => "FAIL",
+                    (true, _) if stale || bad_reason.is_some() => "FAIL",
                     (true, _) => "n/r ",
                 };
                 match mark {
@@ -247,6 +248,9 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                     } else {
                         format!("without '{}': still holds {still}/{n}", ab.label)
                     });
+                }
+                if let Some(why) = bad_reason {
+                    notes.push(format!("not reproduced, but {why}: state the mechanism and the model's cause"));
                 }
                 if nr {
                     notes.push(match (stale, pass) {
@@ -338,8 +342,14 @@ fn values_cell(results: &[ClaimResult], most: usize) -> String {
             }
         }
     }
+    // Seeds on which the claim could not be judged (a metric missing: a job that never finished, a run without
+    // the quantity): their numbers are not there, so no mean is shown over the seeds that had them.
+    let unjudged: Vec<&ClaimResult> = results.iter().filter(|r| r.error.is_some()).collect();
+    let note = unjudged.first().map(|r| {
+        format!("not judged on {} of {} seeds: {}", unjudged.len(), results.len(), r.error.as_deref().unwrap_or(""))
+    });
     if order.is_empty() {
-        return "—".into();
+        return note.unwrap_or_else(|| "—".into());
     }
     let mut parts: Vec<String> = order
         .iter()
@@ -347,12 +357,18 @@ fn values_cell(results: &[ClaimResult], most: usize) -> String {
         .map(|key| {
             let (who, path) = key;
             let name = if path.is_empty() { who.clone() } else { format!("{who} `{path}`") };
-            format!("{name} {}", spread(&series[key]))
+            let xs = &series[key];
+            if xs.len() < results.len() {
+                format!("{name} missing on {} of {} seeds", results.len() - xs.len(), results.len())
+            } else {
+                format!("{name} {}", spread(xs))
+            }
         })
         .collect();
     if order.len() > most {
         parts.push(format!("(+{} more)", order.len() - most));
     }
+    parts.extend(note);
     parts.join("; ")
 }
 
@@ -461,6 +477,16 @@ pub fn fidelity_markdown(outcomes: &[FileOutcome], figures: &Value, seeds: u64) 
             };
             if let Some(ab) = &c.without {
                 let _ = write!(result, "; without {}: {}", ab.label, values_cell(&base.on_ablation, 3));
+            }
+            if c.not_reproduced() {
+                // Whether switching the credited mechanism off moves the claim's numbers at all: a mechanism whose
+                // ablation changes nothing does not act in this setting.
+                let moved = base.on_scenario.iter().zip(&base.on_ablation).any(|(a, b)| a.values != b.values);
+                result.push_str(match (&c.without, moved) {
+                    (None, _) => "; no ablation",
+                    (Some(_), true) => "; its ablation changes the figures",
+                    (Some(_), false) => "; **its ablation changes nothing**",
+                });
             }
             let _ = writeln!(
                 md,

@@ -366,6 +366,9 @@ fn real_main() -> Result<ExitCode, String> {
             let files: Vec<(PathBuf, Scenario)> =
                 scenario_files(&paths)?.into_iter().map(|f| load(&f).map(|sc| (f, sc))).collect::<Result<_, _>>()?;
             let outcomes = check::run_all(&files, seeds, jobs_or_default(jobs), cost::DEFAULT_MAX_EVENTS)?;
+            // The same runs' claim lines on stderr, so one run both writes the table and says what failed.
+            let (text, t) = check::render(&outcomes, true);
+            eprintln!("{text}claims: {} passed, {} failed, {} not reproduced", t.passed, t.failed, t.not_reproduced);
             let md =
                 check::fidelity_markdown(&outcomes, &FidelityFiles { figures, doc: PathBuf::new() }.figures()?, seeds);
             match out {

@@ -66,7 +66,32 @@ impl From<&str> for Unjudged {
     }
 }
 
+/// A job that never finished has no `makespan_ms`; a claim on makespans must see that rather than judge only the
+/// jobs that finished (a `*` pattern would silently skip it). Names the first unfinished job the pattern covers.
+fn unfinished(run: &Value, metric: &str) -> Option<String> {
+    let jobs = metric.strip_suffix(".makespan_ms")?;
+    let done = resolve(run, &format!("{jobs}.phases_done"));
+    let finished = resolve(run, metric);
+    done.into_iter()
+        .map(|(path, _)| path.trim_end_matches(".phases_done").to_string())
+        .find(|job| !finished.iter().any(|(p, _)| p.trim_end_matches(".makespan_ms") == job))
+}
+
 fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> {
+    // Every run the claim reads: a job it covers that did not finish fails it, whatever the other numbers say.
+    for id in [c.lower.as_ref(), c.higher.as_ref(), c.than.as_ref(), c.policy.as_ref()].into_iter().flatten() {
+        if let Some(run) = run_of(runs, id) {
+            let metric =
+                if Some(id) == c.than.as_ref() { c.than_metric.as_deref().unwrap_or(&c.metric) } else { &c.metric };
+            if let Some(job) = unfinished(run, metric) {
+                return Err(Unjudged::Absent(format!("{job} did not finish in the run of '{id}' (no makespan_ms)")));
+            }
+        }
+    }
+    judge_finished(c, runs)
+}
+
+fn judge_finished(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> {
     let missing = |id: &str| format!("no run of policy '{id}' in the report");
     let nothing = |id: &str| Unjudged::Absent(format!("metric '{}' matches nothing in the run of '{id}'", c.metric));
     let mut values = Map::new();
@@ -225,6 +250,24 @@ mod tests {
             json!({"policy":"b","domains":{"x":{"cpu_share":0.30,"fair_share":0.25,"response_ms":{"mean":5.0}},
                                             "y":{"cpu_share":0.70,"fair_share":0.75}}}),
         ]
+    }
+
+    /// A job without a makespan (it never finished) fails a claim on makespans, named or matched by `*`.
+    #[test]
+    fn an_unfinished_job_fails_a_makespan_claim() {
+        let runs = vec![
+            json!({"policy":"a","jobs":{"d/x":{"makespan_ms":500.0,"phases_done":10},"d/y":{"phases_done":3}}}),
+            json!({"policy":"b","jobs":{"d/x":{"makespan_ms":900.0,"phases_done":10},"d/y":{"makespan_ms":900.0,"phases_done":10}}}),
+        ];
+        let star = claim(json!({"text":"t","metric":"jobs.*.makespan_ms","lower":"a","than":"b"}));
+        match judge(&star, &runs) {
+            Err(Unjudged::Absent(e)) => assert!(e.contains("jobs.d/y did not finish"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        let bound = claim(json!({"text":"t","metric":"jobs.*.makespan_ms","policy":"a","at_most":1000}));
+        assert!(judge(&bound, &runs).is_err());
+        let finished = claim(json!({"text":"t","metric":"jobs.*.makespan_ms","policy":"b","at_most":1000}));
+        assert!(judge(&finished, &runs).unwrap().0);
     }
 
     #[test]

@@ -393,9 +393,30 @@ pub struct StreamClient {
     pub level: f64,
     pub updated: Nanos,
     pub playing: bool,
+    /// When playback first started; None while it never has.
+    pub started_at: Option<Nanos>,
     pub underruns: u64,
     /// When the buffer runs dry at the current playback rate, while playing.
     pub empty: Timer,
+}
+
+impl StreamClient {
+    /// How long a client may wait for playback to start before that counts as an under-run: twice the time the
+    /// stream at its own bit rate takes to fill the half buffer playback starts at. A client receiving less than
+    /// half its rate from the start misses it. (The papers give no start-up budget; this is the one choice.)
+    pub fn startup_budget(&self) -> Nanos {
+        Nanos(2 * (self.capacity / 2) * 8 * 1_000_000_000 / self.bps.max(1))
+    }
+
+    /// Playback did not start within the start-up budget of a run that lasted `end`: it started late, or never
+    /// did and the budget is spent.
+    pub fn missed_startup(&self, end: Nanos) -> bool {
+        let budget = self.startup_budget();
+        match self.started_at {
+            Some(at) => at > budget,
+            None => end > budget,
+        }
+    }
 }
 
 /// A FIFO disk: one request at a time, exponential seek/rotation plus transfer.
@@ -567,6 +588,29 @@ mod tests {
         let rng = Stream::new(seed, "wire");
         let (free_at, last_arrival, queued) = (Nanos::ZERO, Nanos::ZERO, VecDeque::new());
         Link { free_at, ns_per_byte: 80.0, latency: 100_000, jitter_ns, rng, last_arrival, queued, queue_limit: 1000 }
+    }
+
+    /// A 3 Mbit/s client with a 64 KiB buffer starts at 32 KiB, which its own rate fills in 87.4 ms: its start-up
+    /// budget is twice that. Starting within it is no under-run; later, or never once the budget is spent, is.
+    #[test]
+    fn startup_budget_is_twice_the_fill_time() {
+        let client = |started_at: Option<Nanos>| StreamClient {
+            server: TaskId(0),
+            bps: 3_000_000,
+            capacity: 64 * 1024,
+            level: 0.0,
+            updated: Nanos::ZERO,
+            playing: started_at.is_some(),
+            started_at,
+            underruns: 0,
+            empty: Timer::default(),
+        };
+        let budget = client(None).startup_budget();
+        assert_eq!(budget, Nanos(2 * 32 * 1024 * 8 * 1_000_000_000 / 3_000_000));
+        assert!(!client(Some(Nanos(budget.0))).missed_startup(Nanos::from_ms(5000)));
+        assert!(client(Some(Nanos(budget.0 + 1))).missed_startup(Nanos::from_ms(5000)));
+        assert!(!client(None).missed_startup(budget), "the budget is not spent yet");
+        assert!(client(None).missed_startup(Nanos::from_ms(5000)));
     }
 
     /// The sending NIC holds at most its queue's packets: sent faster than the wire carries, the rest are dropped

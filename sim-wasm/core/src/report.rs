@@ -7,6 +7,7 @@
 
 use crate::claims::{self, ClaimResult};
 use crate::metrics::{fair_shares, jain, round6, Summary};
+use crate::policy::ShareBasis;
 use crate::scenario::{Role, Scenario};
 use crate::sim::{SimError, SimOptions, Simulation};
 use crate::trace::LagSeries;
@@ -91,8 +92,12 @@ pub struct DomainReport {
     pub cpu_ms: f64,
     /// CPU used over the host's capacity (0..1).
     pub cpu_share: f64,
-    /// Weighted max-min share of the host if every domain were busy (0..1).
+    /// Weighted max-min share of the host by domain weight if every domain were busy (0..1), whatever the policy.
     pub fair_share: f64,
+    /// Its entitlement under the rule of the policy that ran (`fairness.rule`), if every domain were busy (0..1):
+    /// by domain weight (Credit 3.x, the hybrid's per-VM weight), by weight x vCPUs (Credit 4.x, Credit2), or the
+    /// CPU its reservations guarantee (SEDF).
+    pub entitled_share: f64,
     /// Times a pCPU switched to one of its vCPUs.
     pub context_switches: u64,
     /// Request response times [ms].
@@ -107,9 +112,14 @@ pub struct DomainReport {
     /// I/O operation latencies [ms].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_latency_ms: Option<Summary>,
-    /// Stream buffer underruns; only for domains with a stream.
+    /// Stream under-runs; only for domains with a stream: a client's buffer running dry while it played (in the
+    /// window), and each client whose playback did not start within its start-up budget (twice the time its own
+    /// bit rate takes to fill the half buffer playback starts at), or never started.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub underruns: Option<u64>,
+    /// Stream clients that never started playback in the run; only for domains with a stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled_clients: Option<u64>,
     /// Hypervisor time spent tracking switches to its tasks (task-aware scheduling) [ms]; omitted when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracking_ms: Option<f64>,
@@ -184,16 +194,27 @@ pub struct JobReport {
     pub spin_ms_by_vcpu: IndexMap<String, f64>,
 }
 
-/// Fairness over the busy domains; both keys omitted when no domain stayed busy.
+/// Fairness over the busy domains; the figures are omitted when no domain stayed busy.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 #[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct Fairness {
-    /// Jain's index of their share over their work-conserving entitlement.
+    /// Jain's index of their share over their work-conserving entitlement by `basis`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jain: Option<f64>,
-    /// Largest |Lag| of any of their vCPUs [ms].
+    /// Largest |Lag| of any of their vCPUs, entitled by `basis` [ms].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_abs_lag_ms: Option<f64>,
+    /// The rule `jain` and `max_abs_lag_ms` entitle by: always `domain_weight` (each domain's `fair_share`).
+    pub basis: &'static str,
+    /// The rule of the policy that ran (each domain's `entitled_share`): `domain_weight`, `vcpu_weight` or
+    /// `reservation`.
+    pub rule: &'static str,
+    /// Jain's index against the policy's own rule; omitted for reservations (a floor, not a division of the host).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jain_by_rule: Option<f64>,
+    /// Largest |Lag| against the policy's own rule [ms]; omitted as `jain_by_rule` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_abs_lag_ms_by_rule: Option<f64>,
 }
 
 /// Partial boosts in the measured window (paper 000).
@@ -342,6 +363,11 @@ struct Entitlements {
     busy: Vec<bool>,
     /// CPU used over the host's capacity.
     shares: Vec<f64>,
+    /// The policy's own rule ([`ShareBasis`]) and each domain's share of the host under it if every domain were
+    /// busy; for a weight rule also its work-conserving version (None for reservations: a floor, not a division).
+    rule: ShareBasis,
+    entitled: Vec<f64>,
+    wc_entitled: Option<Vec<f64>>,
 }
 
 impl Simulation {
@@ -381,20 +407,38 @@ impl Simulation {
         let wc_bounds: Vec<f64> =
             bounds.iter().enumerate().map(|(i, &b)| if busy[i] { b } else { b.min(shares[i] * pcpus) }).collect();
         let wc_fair = fair_shares(pcpus, &weights, &wc_bounds);
-        Entitlements { fair, wc_fair, busy, shares }
+
+        let rule = self.policy.share_rule();
+        let (entitled, wc_entitled) = match &rule {
+            ShareBasis::DomainWeight => (fair.clone(), Some(wc_fair.clone())),
+            ShareBasis::VcpuWeight => {
+                let w: Vec<u32> =
+                    self.host.dom_info.iter().map(|d| d.weight.saturating_mul(d.vcpus.len() as u32)).collect();
+                (fair_shares(pcpus, &w, &bounds), Some(fair_shares(pcpus, &w, &wc_bounds)))
+            }
+            ShareBasis::Reserved(r) => {
+                let e = (0..weights.len()).map(|i| r.get(i).copied().unwrap_or(0.0).min(bounds[i]) / pcpus).collect();
+                (e, None)
+            }
+        };
+        Entitlements { fair, wc_fair, busy, shares, rule, entitled, wc_entitled }
     }
 
     /// Paper 001's Lag (equation 1) of every vCPU over the measured window, at the usage record's bucket
     /// boundaries. w(V_i) is the domain's work-conserving entitlement (its weighted max-min share when it stayed
     /// busy, what it used otherwise), split equally among its vCPUs as the paper does.
     pub fn lag_series(&self) -> LagSeries {
-        let e = self.entitlements();
+        self.lag_against(&self.entitlements().wc_fair)
+    }
+
+    /// Lag with w(V_i) from `wc_share`, each domain's work-conserving share of the host.
+    fn lag_against(&self, wc_share: &[f64]) -> LagSeries {
         let pcpus = self.host.pcpus.len() as f64;
         let rates: Vec<f64> = self
             .host
             .vcpus
             .iter()
-            .map(|v| e.wc_fair[v.dom.0] * pcpus / self.host.dom_info[v.dom.0].vcpus.len().max(1) as f64)
+            .map(|v| wc_share[v.dom.0] * pcpus / self.host.dom_info[v.dom.0].vcpus.len().max(1) as f64)
             .collect();
         self.measure.usage.lag(&rates, self.warmup.0, self.end.0)
     }
@@ -428,8 +472,12 @@ impl Simulation {
         let measured_s = measured_ns as f64 / 1e9;
         let pcpus = self.host.pcpus.len() as f64;
         let host_ns = measured_ns as f64 * pcpus;
-        let Entitlements { fair, wc_fair, busy, shares } = self.entitlements();
-        let lags = self.lag_series();
+        let Entitlements { fair, wc_fair, busy, shares, rule, entitled, wc_entitled } = self.entitlements();
+        let lags = self.lag_against(&wc_fair);
+        // The same judged by the policy's own rule, when it divides the host by weight.
+        let rule_lags = wc_entitled.as_ref().map(|wc| self.lag_against(wc));
+        let mut rule_ratios = Vec::new();
+        let mut rule_max_lag_ms: f64 = 0.0;
         let per_s = |n: u64| round6(n as f64 / measured_s);
 
         let mut domains = IndexMap::new();
@@ -465,6 +513,7 @@ impl Simulation {
                     round6(ns as f64 / 1e6 / measured_s)
                 }),
             };
+            let startup = if kinds.stream { self.stream_startup(crate::model::DomId(i)) } else { (0, 0) };
             let max_abs_lag_ms = (busy[i] && wc_fair[i] > 0.0).then(|| {
                 ratios.push(share / wc_fair[i]);
                 // The paper's per-vCPU Lag (equation 1), its largest magnitude at any time in the window.
@@ -478,16 +527,30 @@ impl Simulation {
                 max_lag_ms = max_lag_ms.max(worst_ms);
                 worst_ms
             });
+            if let (Some(wc), Some(rl)) = (&wc_entitled, &rule_lags) {
+                if busy[i] && wc[i] > 0.0 {
+                    rule_ratios.push(share / wc[i]);
+                    let worst = info
+                        .vcpus
+                        .iter()
+                        .flat_map(|v| rl.lag_ns[v.0].iter().map(|l| l.unsigned_abs()))
+                        .max()
+                        .unwrap_or(0);
+                    rule_max_lag_ms = rule_max_lag_ms.max(round6(worst as f64 / 1e6));
+                }
+            }
             let d = DomainReport {
                 cpu_ms: round6(m.cpu_ns as f64 / 1e6),
                 cpu_share: round6(share),
                 fair_share: round6(fair[i]),
+                entitled_share: round6(entitled[i]),
                 context_switches: m.context_switches,
                 response_ms: Summary::of(&m.responses_ns),
                 event_latency_ms: Summary::of(&m.event_latency_ns),
                 throughput: (throughput != Throughput::default()).then_some(throughput),
                 io_latency_ms: Summary::of(&m.io_latency_ns),
-                underruns: kinds.stream.then_some(m.underruns),
+                underruns: kinds.stream.then(|| m.underruns + startup.0),
+                stalled_clients: kinds.stream.then_some(startup.1),
                 tracking_ms: (m.tracking_ns > 0).then(|| round6(m.tracking_ns as f64 / 1e6)),
                 dropped: (m.dropped > 0).then_some(m.dropped),
                 busy: busy[i],
@@ -538,9 +601,14 @@ impl Simulation {
             })
             .collect();
 
-        let fairness = match jain(&ratios) {
-            Some(j) => Fairness { jain: Some(round6(j)), max_abs_lag_ms: Some(round6(max_lag_ms)) },
-            None => Fairness::default(),
+        let by_rule = jain(&rule_ratios).filter(|_| wc_entitled.is_some());
+        let fairness = Fairness {
+            jain: jain(&ratios).map(round6),
+            max_abs_lag_ms: jain(&ratios).map(|_| round6(max_lag_ms)),
+            basis: ShareBasis::DomainWeight.name(),
+            rule: rule.name(),
+            jain_by_rule: by_rule.map(round6),
+            max_abs_lag_ms_by_rule: by_rule.map(|_| round6(rule_max_lag_ms)),
         };
 
         // Which driver domains exist is part of the run's shape, for the UI.

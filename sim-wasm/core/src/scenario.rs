@@ -662,6 +662,36 @@ impl Claim {
         self.status == Some(ClaimStatus::Goal)
     }
 
+    /// What is wrong with a `not_reproduced` claim's reason, if anything: a reason states the mechanism and the
+    /// model's cause, so that it stays true as work lands. It may not name a work item ("issue"), a branch ("on
+    /// main"), or say the cause is unknown ("not investigated"); it must exist.
+    pub fn reason_defect(&self) -> Option<&'static str> {
+        if !self.not_reproduced() {
+            return None;
+        }
+        let Some(reason) = self.reason.as_deref().filter(|r| !r.trim().is_empty()) else {
+            return Some("it gives no reason");
+        };
+        let r = reason.to_lowercase();
+        // Whole words only: "issues" (the verb) and "domain" are fine.
+        let word = |w: &str| {
+            r.match_indices(w).any(|(i, _)| {
+                let before = r[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+                let after = r[i + w.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric());
+                before && after
+            })
+        };
+        if word("issue") {
+            Some("its reason names a work item (\"issue\")")
+        } else if word("on main") || word("main branch") || word("held on main") {
+            Some("its reason names a branch (\"main\")")
+        } else if r.contains("not investigated") || r.contains("uninvestigated") {
+            Some("its reason says the cause was not investigated")
+        } else {
+            None
+        }
+    }
+
     /// Every policy whose run the claim reads.
     pub fn policies(&self) -> Vec<&str> {
         let bound = match &self.factor_at_most {
@@ -1203,6 +1233,22 @@ mod tests {
     const MINIMAL: &str = r#"{"schema":1,"id":"t","title":"t","seed":1,"duration_ms":1000,
         "host":{"pcpus":1},"domains":[{"name":"a","tasks":[{"name":"burn","workload":{"type":"cpu"}}]}],
         "policies":[{"id":"credit","scheduler":"credit"}]}"#;
+
+    /// A not-reproduced reason that names a work item, a branch or an uninvestigated cause is a defect.
+    #[test]
+    fn reasons_state_the_model_not_work_items() {
+        let defect = |reason: &str| {
+            let c: Claim = serde_json::from_value(serde_json::json!({"text":"t","metric":"m","policy":"p",
+                "at_most":1,"status":"not_reproduced","reason":reason}))
+            .unwrap();
+            c.reason_defect()
+        };
+        assert!(defect("out-of-phase pCPUs are issue 21").is_some());
+        assert!(defect("it held on main before").is_some());
+        assert!(defect("drifting timers, not investigated").is_some());
+        assert!(defect("").is_some());
+        assert_eq!(defect("the guest issues reads one at a time, so the domain's disk is idle 40% of the time"), None);
+    }
 
     fn with(patch: impl FnOnce(&mut Value)) -> Result<Scenario, ScenarioError> {
         let mut v: Value = serde_json::from_str(MINIMAL).unwrap();

@@ -230,7 +230,7 @@ pub struct Simulation {
     pub(crate) events: u64,
     event_budget: u64,
     finished: bool,
-    policy: Box<dyn Policy>,
+    pub(crate) policy: Box<dyn Policy>,
     /// What the host's mechanisms cost (switches, upcalls, the I/O path).
     pub(crate) costs: HostCosts,
     actions: Vec<Action>,

@@ -93,6 +93,14 @@ pub struct Stats {
     pub max: f64,
     /// Samples (seeds in which the metric was present).
     pub n: usize,
+    /// Seeds of the set in which it was missing (omitted when none). For a job's `makespan_ms` those are seeds in
+    /// which the job never finished: the mean is over the others only, and is not the job's makespan.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub missing: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Stats {
@@ -113,6 +121,7 @@ impl Stats {
             min: xs.iter().copied().fold(f64::INFINITY, f64::min),
             max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             n,
+            missing: 0,
         })
     }
 
@@ -124,6 +133,7 @@ impl Stats {
             min: round6(self.min),
             max: round6(self.max),
             n: self.n,
+            missing: self.missing,
         }
     }
 }
@@ -157,7 +167,7 @@ pub fn numeric_leaves(run: &Value) -> Vec<(String, f64)> {
 
 /// Per-metric stats over several run objects of one policy (one per seed): `{dotted path: Stats}`, paths in the
 /// order they first appear. A metric missing from some seeds (no responses in that seed) is summarised over the
-/// seeds that have it, and its `n` says how many.
+/// seeds that have it: its `n` says how many, its `missing` how many lacked it.
 pub fn aggregate(runs: &[&Value]) -> Map<String, Value> {
     let mut order: Vec<String> = Vec::new();
     let mut samples: std::collections::HashMap<String, Vec<f64>> = std::collections::HashMap::new();
@@ -172,7 +182,8 @@ pub fn aggregate(runs: &[&Value]) -> Map<String, Value> {
     }
     let mut out = Map::new();
     for path in order {
-        if let Some(s) = Stats::of(&samples[&path]) {
+        if let Some(mut s) = Stats::of(&samples[&path]) {
+            s.missing = runs.len() - s.n;
             out.insert(path, serde_json::to_value(s.rounded()).expect("stats serialise"));
         }
     }
@@ -345,6 +356,8 @@ mod tests {
         assert_eq!(agg["m"]["mean"], 2.0);
         assert_eq!(agg["m"]["n"], 2);
         assert_eq!(agg["r.mean"]["n"], 1);
+        assert_eq!(agg["r.mean"]["missing"], 1);
+        assert!(agg["m"].get("missing").is_none());
         assert!(agg["r.mean"].get("ci95").is_none());
         let keys: Vec<&String> = agg.keys().collect();
         assert_eq!(keys, ["m", "r.mean"]);

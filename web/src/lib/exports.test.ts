@@ -24,13 +24,14 @@ const report: RunReport = {
       cpu_ms: 10,
       cpu_share: 0.1,
       fair_share: 0.5,
+      entitled_share: 0.5,
       context_switches: 7,
       response_ms: { count: 2, mean: 1.5, p50: 1, p90: 2, p99: 2, max: 2 },
       busy: false,
     },
   },
   tasks: { 'web/srv': { cpu_ms: 10 } },
-  fairness: { jain: 0.9, max_abs_lag_ms: 1 },
+  fairness: { jain: 0.9, max_abs_lag_ms: 1, basis: 'domain_weight', rule: 'domain_weight' },
   claims: [{ text: 'web is fast', holds: true, policy: 'credit', values: {} }],
 };
 

@@ -10,12 +10,13 @@ const base: RunReport = {
   host: { busy_share: 1, context_switches: 0 },
   domains: {},
   tasks: {},
-  fairness: {},
+  fairness: { basis: 'domain_weight', rule: 'domain_weight' },
 };
 const domain = (extra: Partial<DomainReport>): DomainReport => ({
   cpu_ms: 1,
   cpu_share: 0.5,
   fair_share: 0.5,
+  entitled_share: 0.5,
   context_switches: 0,
   busy: true,
   ...extra,
@@ -26,7 +27,7 @@ describe('summaryColumns', () => {
     const a: RunReport = {
       ...base,
       domains: { d: domain({ underruns: 2 }), e: domain({ context_switches: 4 }) },
-      fairness: { jain: 0.99, max_abs_lag_ms: 3 },
+      fairness: { jain: 0.99, max_abs_lag_ms: 3, basis: 'domain_weight', rule: 'domain_weight' },
     };
     const b: RunReport = {
       ...base,

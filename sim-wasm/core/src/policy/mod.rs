@@ -465,6 +465,34 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     fn take_fault(&mut self) -> Option<String> {
         None
     }
+    /// How the policy divides the host among busy domains (the report's `entitled_share` and `fairness.rule`).
+    fn share_rule(&self) -> ShareBasis {
+        ShareBasis::DomainWeight
+    }
+}
+
+/// What a policy entitles a domain to when every domain is busy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShareBasis {
+    /// Weighted max-min by domain weight, bounded by the vCPUs and the cap (Credit 3.x, the hybrid's per-VM
+    /// weight, and every policy that weighs domains).
+    DomainWeight,
+    /// Weighted max-min by weight x vCPUs (Credit 4.1+, Credit2: weights count per vCPU).
+    VcpuWeight,
+    /// Reservations: each domain's reserved CPU in pCPUs (SEDF's slice / period over its vCPUs); extra time is
+    /// not an entitlement.
+    Reserved(Vec<f64>),
+}
+
+impl ShareBasis {
+    /// Its name in the report.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ShareBasis::DomainWeight => "domain_weight",
+            ShareBasis::VcpuWeight => "vcpu_weight",
+            ShareBasis::Reserved(_) => "reservation",
+        }
+    }
 }
 
 dyn_clone::clone_trait_object!(Policy);

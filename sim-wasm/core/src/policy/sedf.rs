@@ -12,9 +12,9 @@
 //! extra time (UNBLOCK_EXTRA_SUPPORT, the mode compiled into Xen 3.0); one that wakes later starts a new period.
 //! Placement is static (round robin over pCPUs, no load balancing, as in Xen's SEDF).
 
-use super::common::Versions;
 use super::params::{self, Params};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
+use super::common::Versions;
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::time::{ms_to_ns, Nanos};
 use indexmap::IndexMap;
@@ -863,6 +863,18 @@ impl Policy for Sedf {
 
     fn runqueue_versions(&self) -> &[u64] {
         self.versions.all()
+    }
+
+    fn share_rule(&self) -> ShareBasis {
+        // Each vCPU's reservation as set at boot (a latency hint shrinks the period only for a while).
+        let ndoms = self.vcpus.iter().map(|c| c.dom.0 + 1).max().unwrap_or(0);
+        let mut reserved = vec![0.0; ndoms];
+        for c in &self.vcpus {
+            if c.period_orig > 0 {
+                reserved[c.dom.0] += c.slice_orig as f64 / c.period_orig as f64;
+            }
+        }
+        ShareBasis::Reserved(reserved)
     }
 }
 

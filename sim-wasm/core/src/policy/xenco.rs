@@ -16,7 +16,7 @@
 
 use super::params::{self, Params};
 use super::sedf::{DomSpec, RunKind, Sedf, SedfParams, SedfVersion, EXTRA_QUANTUM};
-use super::{Ctx, Decision, DomainInfo, IoKind, Policy, Timers, VcpuSched, WakeCause};
+use super::{Ctx, Decision, DomainInfo, IoKind, Policy, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -380,6 +380,10 @@ impl Policy for Xenco {
 
     fn runqueue_versions(&self) -> &[u64] {
         self.sedf.runqueue_versions()
+    }
+
+    fn share_rule(&self) -> ShareBasis {
+        self.sedf.share_rule()
     }
 }
 

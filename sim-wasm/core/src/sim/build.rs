@@ -361,6 +361,7 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
                         level: 0.0,
                         updated: Nanos::ZERO,
                         playing: false,
+                        started_at: None,
                         underruns: 0,
                         empty: Timer::default(),
                     }));

@@ -44,6 +44,21 @@ pub(super) struct IoState {
 }
 
 impl Simulation {
+    /// A domain's stream clients at the end of the run: how many missed their start-up budget (started late or
+    /// never) and how many never played at all.
+    pub(crate) fn stream_startup(&self, dom: DomId) -> (u64, u64) {
+        let (mut missed, mut stalled) = (0, 0);
+        for p in &self.io.peers {
+            if let Peer::StreamClient(c) = p {
+                if self.guests.tasks[c.server.0].dom == dom {
+                    missed += u64::from(c.missed_startup(self.now));
+                    stalled += u64::from(c.started_at.is_none());
+                }
+            }
+        }
+        (missed, stalled)
+    }
+
     /// A guest task issues a block request. Without plugging it goes to the driver domain at once; with it, the
     /// request waits in the guest's queue until the unplug timer or the queue length releases the batch.
     pub(super) fn guest_block_submit(&mut self, v: VcpuId, item: DriverItem) {
@@ -453,6 +468,7 @@ impl Simulation {
                 c.updated = now;
                 if !c.playing && c.level >= c.capacity as f64 / 2.0 {
                     c.playing = true;
+                    c.started_at.get_or_insert(now);
                 }
                 if c.playing {
                     let empty_in = (c.level * 8.0 * 1e9 / c.bps as f64) as u64;

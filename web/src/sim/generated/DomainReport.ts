@@ -15,9 +15,15 @@ cpu_ms: number,
  */
 cpu_share: number, 
 /**
- * Weighted max-min share of the host if every domain were busy (0..1).
+ * Weighted max-min share of the host by domain weight if every domain were busy (0..1), whatever the policy.
  */
 fair_share: number, 
+/**
+ * Its entitlement under the rule of the policy that ran (`fairness.rule`), if every domain were busy (0..1):
+ * by domain weight (Credit 3.x, the hybrid's per-VM weight), by weight x vCPUs (Credit 4.x, Credit2), or the
+ * CPU its reservations guarantee (SEDF).
+ */
+entitled_share: number, 
 /**
  * Times a pCPU switched to one of its vCPUs.
  */
@@ -39,9 +45,15 @@ throughput?: Throughput,
  */
 io_latency_ms?: Summary, 
 /**
- * Stream buffer underruns; only for domains with a stream.
+ * Stream under-runs; only for domains with a stream: a client's buffer running dry while it played (in the
+ * window), and each client whose playback did not start within its start-up budget (twice the time its own
+ * bit rate takes to fill the half buffer playback starts at), or never started.
  */
 underruns?: number, 
+/**
+ * Stream clients that never started playback in the run; only for domains with a stream.
+ */
+stalled_clients?: number, 
 /**
  * Hypervisor time spent tracking switches to its tasks (task-aware scheduling) [ms]; omitted when none.
  */

@@ -20,8 +20,8 @@ use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::Versions;
 use crate::policy::params::{self, Params};
 use crate::policy::{
-    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause,
-    MASTER_PCPU,
+    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched,
+    WakeCause, MASTER_PCPU,
 };
 use crate::time::Nanos;
 use schemars::JsonSchema;
@@ -137,6 +137,26 @@ impl Default for CreditSpec {
             xballoon: false,
             xballoon_idle_release: true,
             idd: IddSpec::default(),
+        }
+    }
+}
+
+/// How `csched_acct` weighs a domain against the others. Xen 3.x (`__csched_vcpu_acct_start`) adds a domain's
+/// weight to the total once, when its first vCPU becomes active, and gives the domain credit_total x weight /
+/// weight_total split among its active vCPUs: domains share by weight whatever their vCPU counts. Xen 4.1 ("Make
+/// weight per-vcpu") adds the weight once per active vCPU: a domain's share is weight x active vCPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShareRule {
+    DomainWeight,
+    VcpuWeight,
+}
+
+impl ShareRule {
+    /// The rule of the release a policy's `params.version` names (3.x when it names none: the default is 3.2).
+    pub fn of(params: &Value) -> ShareRule {
+        match params.get("version").and_then(Value::as_str) {
+            Some("4.x") => ShareRule::VcpuWeight,
+            _ => ShareRule::DomainWeight,
         }
     }
 }
@@ -292,8 +312,10 @@ pub struct Credit {
     doms: Vec<CDom>,
     /// Domains with at least one active vCPU, in accounting order.
     active_doms: Vec<DomId>,
-    /// Sum of weight x active vCPUs over active domains.
+    /// Sum of the active domains' weights as the share rule counts them (see [`ShareRule`]).
     weight_total: u64,
+    /// How a domain's weight counts in the accounting, by the release its `version` names.
+    rule: ShareRule,
     credit_balance: i64,
     runq: Vec<Vec<VcpuId>>,
     /// Accounting epoch, and the epoch each pCPU last sorted its run queue in.
@@ -375,6 +397,7 @@ fn pri_name(p: i8) -> &'static str {
 
 impl Credit {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Credit, String> {
+        let params_value = params;
         let spec = params::from_value::<CreditSpec>(params)?;
         let params = spec.resolve()?;
         let xb = XBalloon::new(params.tslice(), pcpus, domains);
@@ -407,6 +430,7 @@ impl Credit {
             doms: domains.iter().map(|d| CDom { weight: d.weight, cap_pct: d.cap_pct, active: Vec::new() }).collect(),
             active_doms: Vec::new(),
             weight_total: 0,
+            rule: ShareRule::of(params_value),
             credit_balance: 0,
             runq: vec![Vec::new(); pcpus],
             epoch: 0,
@@ -504,26 +528,37 @@ impl Credit {
         c.last_burn = now;
     }
 
+    /// A domain's weight as the accounting counts it: once per active domain (3.x) or once per active vCPU (4.1+).
+    fn counted_weight(&self, d: DomId) -> u64 {
+        let dom = &self.doms[d.0];
+        match self.rule {
+            ShareRule::DomainWeight => u64::from(dom.weight) * u64::from(!dom.active.is_empty()),
+            ShareRule::VcpuWeight => u64::from(dom.weight) * dom.active.len() as u64,
+        }
+    }
+
     fn acct_start(&mut self, v: VcpuId) {
         let d = self.vcpus[v.0].dom;
         self.vcpus[v.0].active = true;
+        let before = self.counted_weight(d);
         let dom = &mut self.doms[d.0];
         dom.active.push(v);
-        self.weight_total += u64::from(dom.weight);
         if dom.active.len() == 1 {
             self.active_doms.push(d);
         }
+        self.weight_total += self.counted_weight(d) - before;
     }
 
     fn acct_stop(&mut self, v: VcpuId) {
         let d = self.vcpus[v.0].dom;
         self.vcpus[v.0].active = false;
+        let before = self.counted_weight(d);
         let dom = &mut self.doms[d.0];
         dom.active.retain(|&x| x != v);
-        self.weight_total -= u64::from(dom.weight);
         if dom.active.is_empty() {
             self.active_doms.retain(|&x| x != d);
         }
+        self.weight_total -= before - self.counted_weight(d);
     }
 
     /// FIFO within a priority class: after every queued vCPU of equal or higher priority.
@@ -1051,14 +1086,17 @@ impl Policy for Credit {
         let mut xtra = false;
         let order = self.active_doms.clone();
         for d in order {
-            let (weight, cap_pct, n) = {
+            let (cap_pct, n) = {
                 let dom = &self.doms[d.0];
-                (i64::from(dom.weight), i64::from(dom.cap_pct), dom.active.len() as i64)
+                (i64::from(dom.cap_pct), dom.active.len() as i64)
             };
-            weight_left -= weight * n;
+            // The domain's weight in competition with the other active domains' (3.x: its weight; 4.1+: its
+            // weight once per active vCPU); what it earns is then split equally among its active vCPUs.
+            let weight = self.counted_weight(d) as i64;
+            weight_left -= weight;
             let mut peak = n * per_tslice;
             if self.credit_balance < 0 {
-                peak += (-self.credit_balance * weight * n + weight_total - 1) / weight_total;
+                peak += (-self.credit_balance * weight + weight_total - 1) / weight_total;
             }
             let mut cap_v = 0;
             if cap_pct != 0 {
@@ -1066,7 +1104,7 @@ impl Policy for Credit {
                 peak = peak.min(cap_d);
                 cap_v = (cap_d + n - 1) / n;
             }
-            let mut fair = (credit_total * weight * n + weight_total - 1) / weight_total;
+            let mut fair = (credit_total * weight + weight_total - 1) / weight_total;
             if fair < peak {
                 xtra = true;
             } else {
@@ -1139,6 +1177,11 @@ impl Policy for Credit {
         self.inf.set_evidence(ev, fallback);
         self.spec = spec;
         self.params = params;
+        if param == "version" {
+            // Another release counts weights its own way: recount the active domains' total under its rule.
+            self.rule = ShareRule::of(&serde_json::json!({ "version": value }));
+            self.weight_total = (0..self.doms.len()).map(|d| self.counted_weight(DomId(d))).sum();
+        }
         Ok(())
     }
 
@@ -1154,6 +1197,13 @@ impl Policy for Credit {
 
     fn runqueue_versions(&self) -> &[u64] {
         self.versions.all()
+    }
+
+    fn share_rule(&self) -> ShareBasis {
+        match self.rule {
+            ShareRule::DomainWeight => ShareBasis::DomainWeight,
+            ShareRule::VcpuWeight => ShareBasis::VcpuWeight,
+        }
     }
 }
 
@@ -1270,6 +1320,29 @@ mod tests {
         c.account(&mut h.ctx(Nanos::from_ms(30)));
         assert_eq!((c.credit(VcpuId(0)), c.credit(VcpuId(1)), c.credit(VcpuId(2))), (75, 150, 75));
         assert!(c.vcpus.iter().all(|v| v.pri == PRI_UNDER));
+    }
+
+    /// Hand-worked share rules: equal weights, one domain of 1 vCPU and one of 3, on 2 pCPUs (600 credits). 3.x
+    /// weighs domains: 300 each, the 3-vCPU domain's split 100/100/100. 4.x weighs vCPUs: 150 for every vCPU.
+    #[test]
+    fn share_rule_follows_the_release() {
+        for (version, want) in [("3.2", [300, 100, 100, 100]), ("3.0.3", [300, 100, 100, 100]), ("4.x", [150; 4])] {
+            let params = serde_json::json!({ "version": version });
+            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 3)], 2, &params);
+            for v in 0..4 {
+                c.acct_start(VcpuId(v));
+            }
+            c.account(&mut h.ctx(Nanos::from_ms(30)));
+            let got: Vec<i64> = (0..4).map(|v| c.credit(VcpuId(v))).collect();
+            assert_eq!(got, want, "version {version}");
+        }
+        // No version is the default 3.2.
+        let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 3)], 2, &Value::Null);
+        for v in 0..4 {
+            c.acct_start(VcpuId(v));
+        }
+        c.account(&mut h.ctx(Nanos::from_ms(30)));
+        assert_eq!(c.credit(VcpuId(1)), 100);
     }
 
     /// A cap of 20% gives at most 60 credits per 30 ms and parks the vCPU once it is 60 credits in debt.
