@@ -14,9 +14,9 @@
 //! over (credit2.c's `balance_load`, simplified to counts instead of decaying load averages); an idle pCPU whose
 //! own queue is empty also pulls the best waiting vCPU of the longest other queue.
 
+use super::common::Versions;
 use super::params::{self, Params};
 use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
-use super::common::Versions;
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use schemars::JsonSchema;

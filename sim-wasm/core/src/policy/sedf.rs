@@ -12,9 +12,9 @@
 //! extra time (UNBLOCK_EXTRA_SUPPORT, the mode compiled into Xen 3.0); one that wakes later starts a new period.
 //! Placement is static (round robin over pCPUs, no load balancing, as in Xen's SEDF).
 
+use super::common::Versions;
 use super::params::{self, Params};
 use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
-use super::common::Versions;
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::time::{ms_to_ns, Nanos};
 use indexmap::IndexMap;
