@@ -6,7 +6,7 @@
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use schedsim_core::cost::{self, DEFAULT_MAX_EVENTS};
-use schedsim_core::grid::{self, Axis, Grid, GridError, GridSpec};
+use schedsim_core::grid::{self, Axis, Grid, GridError, GridSpec, LimitNames, Limits};
 use schedsim_core::report::{self, RunOptions};
 use schedsim_core::scenario::{Scenario, ScenarioError};
 use serde_json::{json, Map, Value};
@@ -182,11 +182,12 @@ fn describe(py: Python<'_>, scenario: &str) -> PyResult<String> {
     )
 }
 
-/// Builds and validates a sweep grid, refusing it if a combination's run is estimated above `max_events`. `axes` is
-/// JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario", "paths", "combos": [[values...]], "work":
-/// [[combination, seed, policy], ...]}` in grid order.
+/// Builds and validates a sweep grid, refusing it if it has more than `max_runs` runs, if a combination's run is
+/// estimated above `max_events` events or all its runs above `max_total_events` (the CLI's `--max-runs`,
+/// `--max-events`, `--max-total-events`). `axes` is JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario",
+/// "paths", "combos": [[values...]], "work": [[combination, seed, policy], ...]}` in grid order.
 #[pyfunction]
-#[pyo3(signature = (scenario, axes, seeds, policies, seed=None, duration_ms=None, max_events=None))]
+#[pyo3(signature = (scenario, axes, seeds, policies, seed=None, duration_ms=None, max_events=None, max_runs=None, max_total_events=None))]
 #[allow(clippy::too_many_arguments)]
 fn plan(
     py: Python<'_>,
@@ -197,9 +198,20 @@ fn plan(
     seed: Option<u64>,
     duration_ms: Option<u64>,
     max_events: Option<u64>,
+    max_runs: Option<u64>,
+    max_total_events: Option<u64>,
 ) -> PyResult<String> {
-    let max_events = limit(max_events)?;
-    let sc = parse(py, scenario)?;
+    let at_least_one = |n: Option<u64>, what: &str| match n {
+        Some(0) => Err(PyValueError::new_err(format!("{what}: must be at least 1"))),
+        _ => Ok(n),
+    };
+    let limits = Limits {
+        max_events: limit(max_events)?,
+        max_runs: at_least_one(max_runs, "max_runs")?.unwrap_or(grid::DEFAULT_MAX_RUNS),
+        max_total_events: at_least_one(max_total_events, "max_total_events")?
+            .unwrap_or(grid::DEFAULT_MAX_TOTAL_EVENTS),
+    };
+    parse(py, scenario)?;
     let base = parse_value(scenario, "scenario")?;
     let axes: Vec<(String, Vec<Value>)> = serde_json::from_value(parse_value(axes, "grid")?)
         .map_err(|e| PyValueError::new_err(format!("grid: expected [[path, [values]]]: {e}")))?;
@@ -215,18 +227,25 @@ fn plan(
         duration_ms,
         policies,
     };
+    let names = LimitNames {
+        max_events: "max_events=",
+        max_runs: "max_runs=",
+        max_total_events: "max_total_events=",
+    };
     let grid = py
-        .detach(|| Grid::new(&base, &spec))
+        .detach(|| Grid::new(&base, &spec, limits, names))
         .map_err(|e| grid_error(py, e))?;
-    py.detach(|| grid.within(max_events, "max_events="))
-        .map_err(PyValueError::new_err)?;
-    let work: Vec<Value> = grid
-        .work
-        .iter()
-        .map(|w| json!([w.combination, w.seed, w.policy]))
+    let combos: Vec<Value> = (0..grid.combinations())
+        .map(|c| Value::from(grid.combo(c)))
+        .collect();
+    let work: Vec<Value> = (0..grid.len())
+        .map(|r| {
+            let w = grid.item(r);
+            json!([w.combination, w.seed, w.policy])
+        })
         .collect();
     Ok(
-        json!({"scenario": sc.id, "paths": grid.paths, "combos": grid.combos, "work": work})
+        json!({"scenario": grid.scenario_id, "paths": grid.paths, "combos": combos, "work": work})
             .to_string(),
     )
 }

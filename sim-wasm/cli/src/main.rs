@@ -147,6 +147,14 @@ enum Cmd {
         /// Join the shards in DIR and print the whole sweep's table, as one run without --shard would.
         #[arg(long, value_name = "DIR", conflicts_with_all = ["file", "sets", "shard", "seed", "duration_ms", "policies", "metrics"])]
         merge: Option<PathBuf>,
+        /// Refuse a grid of more than N runs (combinations x seeds x policies) before anything is built
+        /// [default: 100000].
+        #[arg(long = "max-runs", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_runs: Option<u64>,
+        /// Refuse a grid whose runs are estimated above N events in all [default: 100000000000, about half an
+        /// hour on two cores].
+        #[arg(long = "max-total-events", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_total_events: Option<u64>,
         #[command(flatten)]
         scripts: Scripts,
         #[command(flatten)]
@@ -389,6 +397,8 @@ fn real_main() -> Result<ExitCode, String> {
             shard,
             out,
             merge,
+            max_runs,
+            max_total_events,
             scripts,
             limit,
         } => {
@@ -415,13 +425,16 @@ fn real_main() -> Result<ExitCode, String> {
                     metrics,
                     jobs: jobs_or_default(jobs),
                     shard,
-                    max_events: limit.events(),
+                    limits: sweep::Limits {
+                        max_events: limit.events(),
+                        max_runs: max_runs.unwrap_or(schedsim_core::grid::DEFAULT_MAX_RUNS),
+                        max_total_events: max_total_events.unwrap_or(schedsim_core::grid::DEFAULT_MAX_TOTAL_EVENTS),
+                    },
                 };
                 let failed = |e: String| format!("sweep {}: {e}", file.display());
                 let table = sweep::sweep(&base, &spec).map_err(|e| failed(e.to_string()))?;
                 if let (Some(dir), Some(s)) = (out, shard) {
-                    let id = sweep::sweep_id(&text, &spec);
-                    let path = sweep::write_shard(&dir, &table, &spec, id).map_err(failed)?;
+                    let path = sweep::write_shard(&dir, &table, &spec, &text).map_err(failed)?;
                     let n = table.rows.len();
                     eprintln!("schedsim sweep: shard {}/{}: {n} runs -> {}", s.index, s.count, path.display());
                     return Ok(ExitCode::SUCCESS);

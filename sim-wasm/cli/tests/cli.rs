@@ -329,3 +329,26 @@ fn files_are_read_with_a_size_limit_and_directories_skip_what_is_not_a_file() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("credit-cap"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A sweep runs what its table says: a field given twice (by name and by index) is refused, a duration that cuts
+/// off the file's `changes` is refused as the same duration in the file is, and a grid past the run limit is
+/// refused before anything is built, with its size and the option that allows it.
+#[test]
+fn sweeps_refuse_grids_that_would_not_run_what_they_say() {
+    let weights = scenario("credit-weights.json");
+    refuses(
+        &["sweep", &weights, "--set", "domains.heavy.weight=256,1024", "--set", "domains.1.weight=256"],
+        &["--set domains.1.weight", "same field as --set domains.heavy.weight", "domains.1.weight"],
+    );
+    let fig18 = scenario("p000-fig18-io-threshold.json");
+    refuses(&["sweep", &fig18, "--duration-ms", "10000"], &["--duration-ms: 10000", "changes[0].at_ms (20000)"]);
+    refuses(&["run", &fig18, "--duration-ms", "10000"], &["changes[0].at_ms (20000)"]);
+    let t = std::time::Instant::now();
+    let values: Vec<String> = (1..=1000).map(|n| n.to_string()).collect();
+    let set = format!("domains.heavy.weight={}", values.join(","));
+    refuses(
+        &["sweep", &weights, "--set", &set, "--seeds", "100000"],
+        &["runs (1000 combinations x 100000 seeds", "--max-runs"],
+    );
+    assert!(t.elapsed().as_secs() < 5, "refusing took {:?}", t.elapsed());
+}
