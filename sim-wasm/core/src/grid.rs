@@ -26,9 +26,10 @@ pub fn last_seed(base: u64, n: u64) -> Result<u64, String> {
     }
 }
 
-/// Runs one policy of a scenario to the end and returns its run object (claims not attached).
+/// Runs one policy of a scenario to the end and returns its run object (claims not attached). The page's trace is
+/// not recorded: a run object never reads it, and it can take more memory than the run itself.
 pub fn run_one(sc: &Scenario, policy: &str, opts: &RunOptions) -> Result<RunReport, String> {
-    let sim_opts = SimOptions { trace: true, max_events: opts.max_events, ..SimOptions::default() };
+    let sim_opts = SimOptions { trace: false, max_events: opts.max_events, ..SimOptions::default() };
     let mut sim = Simulation::with_options(sc, policy, sim_opts).map_err(|e| e.to_string())?;
     sim.run().map_err(|e| e.to_string())?;
     Ok(sim.run_report(opts))
@@ -411,27 +412,45 @@ impl<'a> Grid<'a> {
         let mut first_seeds = Vec::new();
         first_seeds.try_reserve_exact(combinations).map_err(|e| format!("the grid's {combinations} seeds: {e}"))?;
         let mut total: u64 = 0;
+        let over = |total: u64, seen: usize| {
+            // Refused as soon as the combinations seen pass the limit, the rest extrapolated from them, so a huge
+            // grid of costly points is not built whole just to be refused.
+            let all =
+                if seen < combinations { (total as f64 / seen as f64 * combinations as f64) as u64 } else { total };
+            let secs = all as f64 / cost::EVENTS_PER_WALL_SECOND;
+            let time = if secs < 120.0 { format!("{secs:.0} s") } else { format!("{:.0} min", secs / 60.0) };
+            let how = if seen < combinations {
+                format!("(the first {seen} of {combinations} combinations: ~{:.2e})", total as f64)
+            } else {
+                String::new()
+            };
+            format!(
+                "the grid's {runs} runs are estimated at ~{:.2e} events in all {how} (~{time} at {:.0}M events/s): \
+                 more than the limit of {} events for a sweep; pass {}{} to run it anyway",
+                all as f64,
+                cost::EVENTS_PER_WALL_SECOND / 1e6,
+                limits.max_total_events,
+                names.max_total_events,
+                all.saturating_mul(2)
+            )
+            .replace("  (", " (")
+        };
+        // First every combination's schema and estimate (cheap), then its policies built (dearer: a policy's
+        // parameters are checked when it is built), so an over-large grid is refused before the dearer pass.
         for c in 0..combinations {
-            let sc = grid.checked_scenario(c)?;
+            let sc = grid.scenario(c)?;
             let first = spec.seed.unwrap_or(sc.seed);
             last_seed(first, spec.seeds)?;
             first_seeds.push(first);
             let est = cost::within_naming(&sc, &grid.policies, limits.max_events, names.max_events)
                 .map_err(|e| format!("combination {c} ({}): {e}", describe(&grid.paths, &grid.combo(c))))?;
             total = total.saturating_add(est.events.saturating_mul(spec.seeds));
+            if total > limits.max_total_events {
+                return Err(over(total, c + 1).into());
+            }
         }
-        if total > limits.max_total_events {
-            return Err(format!(
-                "the grid's {runs} runs are estimated at ~{:.2e} events in all (~{:.0} min at {:.0}M events/s): more \
-                 than the limit of {} events for a sweep; pass {}{} to run it anyway",
-                total as f64,
-                total as f64 / cost::EVENTS_PER_WALL_SECOND / 60.0,
-                cost::EVENTS_PER_WALL_SECOND / 1e6,
-                limits.max_total_events,
-                names.max_total_events,
-                total.saturating_mul(2)
-            )
-            .into());
+        for c in 0..combinations {
+            grid.checked_scenario(c)?;
         }
         grid.first_seeds = first_seeds;
         grid.estimated_events = total;
