@@ -315,7 +315,7 @@ fn a_run_estimated_above_the_limit_is_refused_unless_allowed() {
 #[cfg(unix)]
 #[test]
 fn files_are_read_with_a_size_limit_and_directories_skip_what_is_not_a_file() {
-    refuses(&["run", "/dev/zero"], &["larger than the limit"]);
+    refuses(&["run", "/dev/zero"], &["not a regular file"]);
     let dir = std::env::temp_dir().join(format!("schedsim-cli-fifo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(scenario("credit-cap.json"), dir.join("credit-cap.json")).unwrap();
@@ -327,6 +327,17 @@ fn files_are_read_with_a_size_limit_and_directories_skip_what_is_not_a_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("skipping") && err.contains("trap.json") && err.contains("not a regular file"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("credit-cap"));
+    // Named directly, a FIFO is refused at once too, as a scenario file, a script or a shard manifest.
+    refuses(&["run", fifo.to_str().unwrap()], &["trap.json: not a regular file"]);
+    refuses(&["sweep", fifo.to_str().unwrap(), "--set", "host.pcpus=1"], &["trap.json: not a regular file"]);
+    // A byte order mark is skipped.
+    let bom = dir.join("bom.json");
+    let text = std::fs::read_to_string(scenario("credit-cap.json")).unwrap();
+    std::fs::write(&bom, format!("\u{feff}{text}")).unwrap();
+    let out = schedsim(&["run", bom.to_str().unwrap(), "--duration-ms", "2000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = schedsim(&["sweep", bom.to_str().unwrap(), "--set", "host.pcpus=1", "--duration-ms", "2000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
