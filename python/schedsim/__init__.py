@@ -1,10 +1,10 @@
 """schedsim: the hypervisor CPU scheduling simulator from Python.
 
 ``run`` simulates a scenario and returns its report (``estimate`` says beforehand what it will cost), ``check``
-evaluates its claims, and ``sweep`` runs a grid of
-scenario parameters (the paths of ``schedsim sweep --set``) over seeds and policies into a pandas DataFrame, in
-local processes or across a Dask cluster, caching every result on disk. A scenario is a file path, a JSON string
-or a dict. Reports are bit-for-bit those of the ``schedsim`` CLI and of the page (same core, integer time).
+evaluates its claims, and ``sweep`` runs a grid of scenario parameters (the paths of ``schedsim sweep --set``) over
+seeds and policies into a pandas DataFrame, on the simulator core's threads or across a Dask cluster, caching every
+result on disk. A scenario is a file path, a JSON string or a dict. Reports are bit-for-bit those of the
+``schedsim`` CLI and of the page (same core, integer time).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ __all__ = ["ScenarioError", "__version__", "check", "estimate", "run", "sweep"]
 
 
 def __getattr__(name: str) -> Any:
-    # pandas and the executors load on the first sweep, so Dask and process-pool workers, which import this package
-    # to reach the simulator, start fast.
+    # pandas loads on the first sweep, so Dask workers, which import this package to reach the simulator, start
+    # fast.
     if name == "sweep":
         from ._sweep import sweep
 

@@ -1,13 +1,15 @@
 """The sweep cache: every run's metrics on disk as Parquet, keyed by the simulator version, the scenario's content
 hash, the parameter values, the seed, the policy and the duration override, so a re-run computes only what is
-missing. Each write is a new part file (written under a temporary name, then renamed), so concurrent sweeps and
-interrupted ones never leave a broken file."""
+missing. Each write is a new part file (written under a temporary name, synced, renamed, and the directory synced),
+so concurrent sweeps and interrupted ones never leave a broken file; a part that cannot be read all the same (a disk
+fault, a hand edit) is reported, moved aside to ``damaged/`` and its runs computed again."""
 
 from __future__ import annotations
 
 import json
 import os
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any, Union
 
@@ -52,10 +54,34 @@ class Cache:
         if not self.dir.is_dir():
             return found
         for part in sorted(self.dir.glob("part-*.parquet")):
-            table = pq.read_table(part, columns=["key", "metrics"])
-            for key, metrics in zip(table.column("key").to_pylist(), table.column("metrics").to_pylist()):
-                found[key] = json.loads(metrics)
+            try:
+                table = pq.read_table(part, columns=["key", "metrics"])
+                rows = {
+                    str(key): json.loads(metrics)
+                    for key, metrics in zip(table.column("key").to_pylist(), table.column("metrics").to_pylist())
+                }
+                if not all(isinstance(m, dict) for m in rows.values()):
+                    raise ValueError("a row's metrics are not an object")
+            except Exception as e:
+                self._set_aside(part, e)
+                continue
+            found.update(rows)
         return found
+
+    def _set_aside(self, part: Path, error: Exception) -> None:
+        aside = self.dir / "damaged"
+        try:
+            aside.mkdir(exist_ok=True)
+            os.replace(part, aside / part.name)
+            where = f"moved to {aside / part.name}"
+        except OSError as e:
+            where = f"could not be moved aside ({e})"
+        warnings.warn(
+            f"schedsim cache: {part} is damaged ({type(error).__name__}: {error}); {where}; its runs are computed "
+            "again",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
     def save(self, rows: list[tuple[str, str, int, dict[str, Any]]]) -> None:
         """Writes ``(key, policy, seed, metrics)`` rows as one new part file."""
@@ -73,5 +99,15 @@ class Cache:
         )
         name = f"part-{uuid.uuid4().hex}.parquet"
         tmp = self.dir / f".{name}.tmp"
-        pq.write_table(table, tmp)
+        with open(tmp, "wb") as f:
+            pq.write_table(table, f)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, self.dir / name)
+        # The rename itself reaches the disk only when the directory is synced.
+        if hasattr(os, "O_DIRECTORY"):
+            fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Mapping
 from typing import Any, Union
 
@@ -35,9 +36,29 @@ def _scenario_text(scenario: Scenario) -> str:
     if isinstance(scenario, str) and scenario.lstrip().startswith("{"):
         return scenario
     if isinstance(scenario, (str, os.PathLike)):
-        with open(scenario, encoding="utf-8") as f:
-            return f.read()
+        return _read_limited(scenario)
     raise TypeError(f"scenario: expected a path, a JSON string or a dict, not {type(scenario).__name__}")
+
+
+def _read_limited(path: str | os.PathLike[str]) -> str:
+    """A scenario file read as the CLI reads it: a regular file only (a FIFO or device would block or never end)
+    and no larger than the scenario limit, checked before reading and while reading."""
+    limit: int = _core.MAX_SCENARIO_BYTES
+    # Looked at before opening: opening a FIFO blocks until someone writes to it.
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{os.fspath(path)}: not a regular file (a scenario is read from a file)")
+    if st.st_size > limit:
+        raise ValueError(f"{os.fspath(path)}: larger than the limit of {limit} bytes for a scenario file")
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{os.fspath(path)}: larger than the limit of {limit} bytes for a scenario file")
+    try:
+        # utf-8-sig: a byte order mark (as some Windows editors save) is skipped, as the CLI skips it.
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{os.fspath(path)}: not UTF-8 text: {e}") from None
 
 
 def content_hash(text: str) -> str:

@@ -1,18 +1,14 @@
-"""``sweep``: a grid of scenario parameters x seeds x policies, run in chunks on local processes or on a Dask
-cluster, every result cached on disk, returned as a pandas DataFrame in grid order."""
+"""``sweep``: a grid of scenario parameters x seeds x policies, run on the simulator core's own threads in this
+process or in chunks on a Dask cluster, every result cached on disk, returned as a pandas DataFrame in grid
+order."""
 
 from __future__ import annotations
 
-import atexit
 import json
 import math
-import multiprocessing
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import as_completed as futures_completed
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import pandas as pd
@@ -78,39 +74,67 @@ def _run_on_dask(client: Any, jobs: list[tuple[Chunk, list[list[Any]]]], args: t
         client.cancel(list(futures))
 
 
-_POOLS: dict[int, ProcessPoolExecutor] = {}
-
-
-def local_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` processes, started on first use and kept for the next sweeps of the session (a
-    process starts in about a second: it imports the caller's main module, as the spawn method does)."""
-    pool = _POOLS.get(workers)
-    if pool is None:
-        # spawn: safe whatever threads the caller runs (a Dask client, a notebook's); fork is not.
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-        _POOLS[workers] = pool
-    return pool
-
-
-@atexit.register
-def _close_pools() -> None:
-    for pool in _POOLS.values():
-        pool.shutdown(wait=True, cancel_futures=True)
-    _POOLS.clear()
+POLL_SECONDS = 0.2
+"""How often a local sweep hands finished runs to Python [s]: Ctrl-C is seen within this, the threads stop a few
+milliseconds later."""
 
 
 def _run_locally(workers: int, jobs: list[tuple[Chunk, list[list[Any]]]], args: tuple[Any, ...]) -> Iterator[Any]:
-    pool = local_pool(workers)
-    futures = {pool.submit(run_chunk, args[0], args[1], items, args[2], args[3]): chunk for chunk, items in jobs}
+    """Runs the jobs' items on ``workers`` threads of the simulator's core (the GIL released: no process pool, so a
+    script without a main guard, a notebook and ``python -`` all work), yielding ``([index], [metrics])`` as each
+    run finishes. On Ctrl-C (or any exception) the threads stop within a few milliseconds; the runs that finished
+    are yielded before the exception goes on, so the caller caches them."""
+    order = [i for chunk, _ in jobs for i in chunk]
+    items = [item for _, chunk_items in jobs for item in chunk_items]
+    job = _core.LocalSweep(args[0], args[1], json.dumps(items), workers, args[2], args[3])
     try:
-        for fut in futures_completed(futures):
-            yield futures[fut], fut.result()
-    except BrokenProcessPool:
-        _POOLS.pop(workers, None)
+        done = False
+        while not done:
+            done, finished = job.poll(POLL_SECONDS)
+            for k, metrics in finished:
+                yield [order[k]], [json.loads(metrics)]
+    except GeneratorExit:
+        raise
+    except BaseException:
+        job.stop()
+        # Runs that finished while the exception was on its way are kept too.
+        try:
+            _, finished = job.poll(0.0)
+        except Exception:
+            finished = []
+        for k, metrics in finished:
+            yield [order[k]], [json.loads(metrics)]
         raise
     finally:
-        for fut in futures:
-            fut.cancel()
+        job.stop()
+
+
+def _list_of_str(value: Any, what: str) -> list[str] | None:
+    """``value`` as a list of strings, refusing a bare string (which would be taken a character at a time)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{what}: expected a list of strings, not a string (write [{value!r}])")
+    out = list(value)
+    for v in out:
+        if not isinstance(v, str):
+            raise TypeError(f"{what}: expected strings, got {type(v).__name__} {v!r}")
+    return out
+
+
+def _grid_axes(grid: Mapping[str, Sequence[Any]]) -> list[list[Any]]:
+    if not isinstance(grid, Mapping):
+        raise TypeError(f"grid: expected a mapping of paths to lists of values, not {type(grid).__name__}")
+    axes = []
+    for path, values in grid.items():
+        if not isinstance(path, str):
+            raise TypeError(f"grid: a path must be a string, not {type(path).__name__} {path!r}")
+        if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, (Sequence, range)):
+            raise TypeError(
+                f"grid[{path!r}]: expected a list of values, not {type(values).__name__} (write [{values!r}])"
+            )
+        axes.append([path, list(values)])
+    return axes
 
 
 def sweep(
@@ -128,6 +152,8 @@ def sweep(
     workers: int | None = None,
     progress: bool = True,
     max_events: int | None = None,
+    max_runs: int | None = None,
+    max_total_events: int | None = None,
     scripts: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Runs every combination of ``grid`` x ``seeds`` seeds x ``policies`` and returns one row per run.
@@ -140,21 +166,34 @@ def sweep(
     Rows come in grid order (combination, seed, policy) with a column per grid path, ``seed``, ``policy`` and one
     per metric: every number of the run object by its dotted path (``domains.io.throughput.blocks_per_s``), or
     those matching ``metrics`` (patterns, ``*`` for any one key). Missing runs are computed in chunks across
-    ``client`` (a ``dask.distributed.Client``) or, without one, ``workers`` local processes (default: every core).
+    ``client`` (a ``dask.distributed.Client``) or, without one, ``workers`` threads of the simulator's core in this
+    process (default: every core; no process pool, so no ``if __name__ == "__main__"`` guard is needed).
     Results are cached under ``cache`` (True: ``$SCHEDSIM_CACHE`` or ``~/.cache/schedsim``; a path; False: none).
     ``df.attrs`` says how many runs were ``simulated`` and how many came from the cache (``cached``).
 
     ``max_events`` is ``schedsim sweep --max-events``: a combination whose run is estimated above that many events
     raises ``ValueError`` before anything runs, and a run that reaches it stops the sweep with a ``ValueError``
     naming its point (default 10^9). It does not enter the cache key: a run that completes under a limit is the
-    same run. ``scripts`` gives policies Rhai sources, as in ``run``; sweep a script's ``vars`` by their path
-    (``{"policies.mine.params.vars.slice_ms": [10, 30]}``).
+    same run. ``max_runs`` (default 100,000) and ``max_total_events`` (default 10^11) are ``--max-runs`` and
+    ``--max-total-events``: a grid past either raises ``ValueError`` with its figure before anything is built. A
+    metric pattern that matches nothing raises ``ValueError``; Ctrl-C stops a local sweep within a second, keeping
+    (and caching) every run that finished. ``scripts`` gives policies Rhai sources, as in ``run``; sweep a script's
+    ``vars`` by their path (``{"policies.mine.params.vars.slice_ms": [10, 30]}``).
     """
-    if seeds < 1:
-        raise ValueError("seeds: must be at least 1")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"seeds: expected a whole number of at least 1, not {seeds!r}")
+    policy_list = _list_of_str(policies, "policies") or []
+    metric_list = _list_of_str(metrics, "metrics")
+    for pattern in metric_list or []:
+        if not pattern or any(not part for part in pattern.split(".")):
+            raise ValueError(f"metrics: {pattern!r} is not a dotted path (e.g. domains.web.cpu_share)")
     text = scenario_json(scenario, scripts)
-    axes = [[path, list(values)] for path, values in grid.items()]
-    plan = json.loads(_core.plan(text, json.dumps(axes), seeds, list(policies or []), seed, duration_ms, max_events))
+    axes = _grid_axes(grid)
+    plan = json.loads(
+        _core.plan(
+            text, json.dumps(axes), seeds, policy_list, seed, duration_ms, max_events, max_runs, max_total_events
+        )
+    )
     paths: list[str] = plan["paths"]
     combos: list[list[Any]] = plan["combos"]
     work: list[list[Any]] = plan["work"]
@@ -188,16 +227,24 @@ def sweep(
                         store.save(pending)
                         pending, last_flush = [], time.monotonic()
             finally:
+                close = getattr(done, "close", None)
+                if close is not None:
+                    close()
                 if store:
                     store.save(pending)
 
     records = []
+    matched: set[str] = set()
     for i, (c, s, p) in enumerate(work):
         m = results[i]
-        if metrics is not None:
-            keys = list(m)
-            m = {k: m[k] for k, keep in zip(keys, _core.metric_matches(list(metrics), keys)) if keep}
+        if metric_list is not None:
+            names = list(m)
+            m = {k: m[k] for k, keep in zip(names, _core.metric_matches(metric_list, names)) if keep}
+            matched.update(m)
         records.append({**dict(zip(paths, combos[c])), "seed": s, "policy": p, **m})
+    for pattern in metric_list or []:
+        if work and not any(matches(pattern, k) for k in matched):
+            raise ValueError(f"metrics: {pattern!r} matches nothing in any run (a metric path, * for any one key)")
     df = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=[*paths, "seed", "policy"])
     df.attrs.update(scenario=plan["scenario"], version=version, simulated=len(missing), cached=len(work) - len(missing))
     return df

@@ -6,11 +6,17 @@
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use schedsim_core::cost::{self, DEFAULT_MAX_EVENTS};
-use schedsim_core::grid::{self, Axis, Grid, GridError, GridSpec};
+use schedsim_core::grid::{self, Axis, Grid, GridError, GridSpec, LimitNames, Limits};
 use schedsim_core::report::{self, RunOptions};
-use schedsim_core::scenario::{Scenario, ScenarioError};
+use schedsim_core::scenario::{Scenario, ScenarioError, MAX_SEED};
+use schedsim_core::sim::{SimOptions, Simulation};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// `schedsim._errors.ScenarioError(message, problems, context)`: a Python class, so it pickles across processes.
 fn scenario_error(py: Python<'_>, context: &str, e: &ScenarioError) -> PyErr {
@@ -49,8 +55,18 @@ fn limit(max_events: Option<u64>) -> PyResult<u64> {
     }
 }
 
+/// A seed the CLI would take (`--seed`: 0..=2^53-1, what JSON numbers hold exactly).
+fn check_seed(seed: Option<u64>) -> PyResult<()> {
+    match seed {
+        Some(s) if s > MAX_SEED => Err(PyValueError::new_err(format!(
+            "seed: {s} is above the largest seed, {MAX_SEED} (2^53-1)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn parse_value(text: &str, what: &str) -> PyResult<Value> {
-    serde_json::from_str(text)
+    schedsim_core::scenario::parse_strict(text)
         .map_err(|e| PyValueError::new_err(format!("{what}: not valid JSON: {e}")))
 }
 
@@ -127,6 +143,7 @@ fn run(
     deterministic: bool,
     max_events: Option<u64>,
 ) -> PyResult<String> {
+    check_seed(seed)?;
     let sc = scenario_for(py, scenario, &policies, variant)?;
     let max_events = limit(max_events)?;
     let opts = RunOptions {
@@ -182,11 +199,12 @@ fn describe(py: Python<'_>, scenario: &str) -> PyResult<String> {
     )
 }
 
-/// Builds and validates a sweep grid, refusing it if a combination's run is estimated above `max_events`. `axes` is
-/// JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario", "paths", "combos": [[values...]], "work":
-/// [[combination, seed, policy], ...]}` in grid order.
+/// Builds and validates a sweep grid, refusing it if it has more than `max_runs` runs, if a combination's run is
+/// estimated above `max_events` events or all its runs above `max_total_events` (the CLI's `--max-runs`,
+/// `--max-events`, `--max-total-events`). `axes` is JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario",
+/// "paths", "combos": [[values...]], "work": [[combination, seed, policy], ...]}` in grid order.
 #[pyfunction]
-#[pyo3(signature = (scenario, axes, seeds, policies, seed=None, duration_ms=None, max_events=None))]
+#[pyo3(signature = (scenario, axes, seeds, policies, seed=None, duration_ms=None, max_events=None, max_runs=None, max_total_events=None))]
 #[allow(clippy::too_many_arguments)]
 fn plan(
     py: Python<'_>,
@@ -197,9 +215,21 @@ fn plan(
     seed: Option<u64>,
     duration_ms: Option<u64>,
     max_events: Option<u64>,
+    max_runs: Option<u64>,
+    max_total_events: Option<u64>,
 ) -> PyResult<String> {
-    let max_events = limit(max_events)?;
-    let sc = parse(py, scenario)?;
+    let at_least_one = |n: Option<u64>, what: &str| match n {
+        Some(0) => Err(PyValueError::new_err(format!("{what}: must be at least 1"))),
+        _ => Ok(n),
+    };
+    let limits = Limits {
+        max_events: limit(max_events)?,
+        max_runs: at_least_one(max_runs, "max_runs")?.unwrap_or(grid::DEFAULT_MAX_RUNS),
+        max_total_events: at_least_one(max_total_events, "max_total_events")?
+            .unwrap_or(grid::DEFAULT_MAX_TOTAL_EVENTS),
+    };
+    check_seed(seed)?;
+    parse(py, scenario)?;
     let base = parse_value(scenario, "scenario")?;
     let axes: Vec<(String, Vec<Value>)> = serde_json::from_value(parse_value(axes, "grid")?)
         .map_err(|e| PyValueError::new_err(format!("grid: expected [[path, [values]]]: {e}")))?;
@@ -215,18 +245,25 @@ fn plan(
         duration_ms,
         policies,
     };
+    let names = LimitNames {
+        max_events: "max_events=",
+        max_runs: "max_runs=",
+        max_total_events: "max_total_events=",
+    };
     let grid = py
-        .detach(|| Grid::new(&base, &spec))
+        .detach(|| Grid::new(&base, &spec, limits, names))
         .map_err(|e| grid_error(py, e))?;
-    py.detach(|| grid.within(max_events, "max_events="))
-        .map_err(PyValueError::new_err)?;
-    let work: Vec<Value> = grid
-        .work
-        .iter()
-        .map(|w| json!([w.combination, w.seed, w.policy]))
+    let combos: Vec<Value> = (0..grid.combinations())
+        .map(|c| Value::from(grid.combo(c)))
+        .collect();
+    let work: Vec<Value> = (0..grid.len())
+        .map(|r| {
+            let w = grid.item(r);
+            json!([w.combination, w.seed, w.policy])
+        })
         .collect();
     Ok(
-        json!({"scenario": sc.id, "paths": grid.paths, "combos": grid.combos, "work": work})
+        json!({"scenario": grid.scenario_id, "paths": grid.paths, "combos": combos, "work": work})
             .to_string(),
     )
 }
@@ -306,6 +343,208 @@ fn run_points(
     Ok(Value::Array(out).to_string())
 }
 
+/// One sweep point run to the end on a worker thread, stopping within a few milliseconds of `cancel` being set:
+/// the run steps [`STEP_EVENTS`] events at a time and looks at the flag between steps.
+fn run_cancellable(
+    sc: &Scenario,
+    seed: u64,
+    policy: &str,
+    max_events: u64,
+    cancel: &AtomicBool,
+) -> Result<Option<Value>, String> {
+    let opts = RunOptions {
+        seed: Some(seed),
+        deterministic: true,
+        max_events: Some(max_events),
+        ..RunOptions::default()
+    };
+    let sc = report::with_overrides(sc, &opts)?;
+    // Nothing reads a sweep run's trace: it is not recorded.
+    let sim_opts = SimOptions {
+        trace: false,
+        max_events: Some(max_events),
+        ..SimOptions::default()
+    };
+    let mut sim = Simulation::with_options(&sc, policy, sim_opts).map_err(|e| e.to_string())?;
+    while !sim.step(STEP_EVENTS).map_err(|e| e.to_string())? {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(sim.run_report(&opts).to_value()))
+}
+
+/// Events a cancellable run steps between looks at its cancel flag: about a millisecond of simulation.
+const STEP_EVENTS: u64 = 20_000;
+
+/// What a worker thread sends back: the item's index and its metrics (JSON text), or the failure.
+type Finished = (usize, Result<String, GridError>);
+
+/// A local sweep running on the core's own threads, the GIL released (`schedsim.sweep` without a Dask client):
+/// `poll` hands back the runs finished so far, `cancel` stops every thread within a few milliseconds (Ctrl-C), and
+/// what finished before is kept. No process pool: nothing to import in a child, so a script without a main guard,
+/// a notebook and `python -` all work.
+#[pyclass]
+struct LocalSweep {
+    finished: Mutex<Receiver<Finished>>,
+    cancel: Arc<AtomicBool>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+#[pymethods]
+impl LocalSweep {
+    /// Starts `workers` threads over `items` (JSON `[[values, seed, policy], ...]`) of the grid `paths` over
+    /// `scenario`. Items are taken in order; after a failure no new item starts.
+    #[new]
+    #[pyo3(signature = (scenario, paths, items, workers, duration_ms=None, max_events=None))]
+    fn new(
+        scenario: &str,
+        paths: Vec<String>,
+        items: &str,
+        workers: usize,
+        duration_ms: Option<u64>,
+        max_events: Option<u64>,
+    ) -> PyResult<LocalSweep> {
+        let max_events = limit(max_events)?;
+        let base = Arc::new(parse_value(scenario, "scenario")?);
+        let items: Vec<(Vec<Value>, u64, String)> =
+            serde_json::from_value(parse_value(items, "items")?).map_err(|e| {
+                PyValueError::new_err(format!("items: expected [[values, seed, policy]]: {e}"))
+            })?;
+        let items = Arc::new(items);
+        let paths = Arc::new(paths);
+        let next = Arc::new(AtomicUsize::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = channel::<Finished>();
+        let mut threads = Vec::new();
+        for _ in 0..workers.clamp(1, items.len().max(1)) {
+            let (base, items, paths, next, cancel, tx) = (
+                base.clone(),
+                items.clone(),
+                paths.clone(),
+                next.clone(),
+                cancel.clone(),
+                tx.clone(),
+            );
+            threads.push(std::thread::spawn(move || {
+                let mut built: Option<(String, Scenario)> = None;
+                while !cancel.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((values, seed, policy)) = items.get(i) else {
+                        break;
+                    };
+                    let key = Value::from(values.clone()).to_string();
+                    let result = (|| {
+                        if built.as_ref().is_none_or(|(k, _)| *k != key) {
+                            let (sc, _) = grid::combination_scenario(
+                                &base,
+                                &paths,
+                                values,
+                                duration_ms,
+                                std::slice::from_ref(policy),
+                            )?;
+                            built = Some((key.clone(), sc));
+                        }
+                        let sc = &built.as_ref().expect("built above").1;
+                        let what = || {
+                            format!(
+                                "({}), seed {seed}, policy {policy}",
+                                grid::describe(&paths, values)
+                            )
+                        };
+                        let run = run_cancellable(sc, *seed, policy, max_events, &cancel)
+                            .map_err(|e| format!("{}: {e}", what()))?;
+                        Ok::<Option<String>, GridError>(run.map(|run| {
+                            let mut m = Map::new();
+                            leaves(&run, "", &mut m);
+                            Value::Object(m).to_string()
+                        }))
+                    })();
+                    let send = match result {
+                        Ok(Some(metrics)) => (i, Ok(metrics)),
+                        Ok(None) => break,
+                        Err(e) => {
+                            cancel.store(true, Ordering::Relaxed);
+                            (i, Err(e))
+                        }
+                    };
+                    if tx.send(send).is_err() {
+                        break;
+                    }
+                }
+            }));
+        }
+        Ok(LocalSweep {
+            finished: Mutex::new(rx),
+            cancel,
+            threads: Mutex::new(threads),
+        })
+    }
+
+    /// Waits up to `timeout` seconds (the GIL released) for runs to finish and returns `(done, [(index, metrics
+    /// JSON)])`: every run finished so far, and whether all threads have stopped. A failed run raises its error
+    /// (after the threads stop taking new runs).
+    fn poll(&self, py: Python<'_>, timeout: f64) -> PyResult<(bool, Vec<(usize, String)>)> {
+        let got = py.detach(|| {
+            let rx = self.finished.lock().expect("poll is not re-entered");
+            let mut out = Vec::new();
+            let first = rx.recv_timeout(Duration::from_secs_f64(timeout.clamp(0.0, 10.0)));
+            let disconnected = match first {
+                Ok(x) => {
+                    out.push(x);
+                    loop {
+                        match rx.try_recv() {
+                            Ok(x) => out.push(x),
+                            Err(TryRecvError::Empty) => break false,
+                            Err(TryRecvError::Disconnected) => break true,
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => false,
+                Err(RecvTimeoutError::Disconnected) => true,
+            };
+            (disconnected, out)
+        });
+        let (done, finished) = got;
+        let mut ok = Vec::with_capacity(finished.len());
+        let mut failure = None;
+        for (i, r) in finished {
+            match r {
+                Ok(m) => ok.push((i, m)),
+                Err(e) => {
+                    if failure.as_ref().is_none_or(|(j, _)| i < *j) {
+                        failure = Some((i, e));
+                    }
+                }
+            }
+        }
+        if let Some((_, e)) = failure {
+            self.stop(py);
+            return Err(grid_error(py, e));
+        }
+        Ok((done, ok))
+    }
+
+    /// Stops every thread (a running simulation within a few milliseconds) and waits for them, the GIL released.
+    fn stop(&self, py: Python<'_>) {
+        self.cancel.store(true, Ordering::Relaxed);
+        let threads: Vec<JoinHandle<()>> =
+            std::mem::take(&mut *self.threads.lock().expect("not poisoned"));
+        py.detach(|| {
+            for t in threads {
+                let _ = t.join();
+            }
+        });
+    }
+}
+
+impl Drop for LocalSweep {
+    fn drop(&mut self) {
+        // A sweep dropped mid-way (an exception in the caller) leaves no thread running.
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -316,5 +555,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(run_points, m)?)?;
+    m.add_class::<LocalSweep>()?;
+    m.add(
+        "MAX_SCENARIO_BYTES",
+        schedsim_core::scenario::MAX_SCENARIO_BYTES,
+    )?;
     Ok(())
 }

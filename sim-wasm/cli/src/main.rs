@@ -147,6 +147,14 @@ enum Cmd {
         /// Join the shards in DIR and print the whole sweep's table, as one run without --shard would.
         #[arg(long, value_name = "DIR", conflicts_with_all = ["file", "sets", "shard", "seed", "duration_ms", "policies", "metrics"])]
         merge: Option<PathBuf>,
+        /// Refuse a grid of more than N runs (combinations x seeds x policies) before anything is built
+        /// [default: 100000].
+        #[arg(long = "max-runs", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_runs: Option<u64>,
+        /// Refuse a grid whose runs are estimated above N events in all [default: 100000000000, about half an
+        /// hour on two cores].
+        #[arg(long = "max-total-events", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_total_events: Option<u64>,
         #[command(flatten)]
         scripts: Scripts,
         #[command(flatten)]
@@ -206,9 +214,9 @@ impl Scripts {
     }
 }
 
-/// Reads a scenario file, refusing one larger than the scenario limit before reading it whole: the length is
-/// checked on the open file's metadata, and at most the limit plus one byte is read (a device such as /dev/zero or
-/// a pipe has no length to check).
+/// Reads a scenario file, refusing anything but a regular file and one larger than the scenario limit before
+/// reading it: the length is checked on the file's metadata, and at most the limit plus one byte is read (the file
+/// may grow in between).
 fn read(path: &Path) -> Result<String, String> {
     read_limited(path, MAX_SCENARIO_BYTES)
 }
@@ -217,14 +225,18 @@ fn read_limited(path: &Path, limit: usize) -> Result<String, String> {
     use std::io::Read;
     let cannot = |e: std::io::Error| format!("{}: cannot read: {e}", path.display());
     let too_big = || format!("{}: larger than the limit of {limit} bytes for a scenario file", path.display());
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let meta = file.metadata().map_err(cannot)?;
+    // Looked at before opening: opening a FIFO blocks until someone writes to it, and a device may never end.
+    let meta = std::fs::metadata(path).map_err(cannot)?;
     if meta.is_dir() {
         return Err(format!("{}: is a directory, not a scenario file", path.display()));
     }
-    if meta.is_file() && meta.len() > limit as u64 {
+    if !meta.is_file() {
+        return Err(format!("{}: not a regular file (a FIFO, socket or device), not a scenario file", path.display()));
+    }
+    if meta.len() > limit as u64 {
         return Err(too_big());
     }
+    let file = std::fs::File::open(path).map_err(cannot)?;
     let mut bytes = Vec::new();
     file.take(limit as u64 + 1).read_to_end(&mut bytes).map_err(cannot)?;
     if bytes.len() > limit {
@@ -392,6 +404,8 @@ fn real_main() -> Result<ExitCode, String> {
             shard,
             out,
             merge,
+            max_runs,
+            max_total_events,
             scripts,
             limit,
         } => {
@@ -410,7 +424,8 @@ fn real_main() -> Result<ExitCode, String> {
                 // The file as written must be valid on its own (size, JSON, schema), so that errors in combinations
                 // are the sweep's; the grid is then built on its JSON.
                 Scenario::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-                let base: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+                let base: Value =
+                    schedsim_core::scenario::parse_strict(&text).map_err(|e| format!("{}: {e}", file.display()))?;
                 let axes = sets.iter().map(|s| sweep::parse_axis(s)).collect::<Result<Vec<_>, _>>()?;
                 let shard = shard.as_deref().map(sweep::Shard::parse).transpose()?;
                 let spec = sweep::Spec {
@@ -418,13 +433,16 @@ fn real_main() -> Result<ExitCode, String> {
                     metrics,
                     jobs: jobs_or_default(jobs),
                     shard,
-                    max_events: limit.events(),
+                    limits: sweep::Limits {
+                        max_events: limit.events(),
+                        max_runs: max_runs.unwrap_or(schedsim_core::grid::DEFAULT_MAX_RUNS),
+                        max_total_events: max_total_events.unwrap_or(schedsim_core::grid::DEFAULT_MAX_TOTAL_EVENTS),
+                    },
                 };
                 let failed = |e: String| format!("sweep {}: {e}", file.display());
                 let table = sweep::sweep(&base, &spec).map_err(|e| failed(e.to_string()))?;
                 if let (Some(dir), Some(s)) = (out, shard) {
-                    let id = sweep::sweep_id(&text, &spec);
-                    let path = sweep::write_shard(&dir, &table, &spec, id).map_err(failed)?;
+                    let path = sweep::write_shard(&dir, &table, &spec, &text).map_err(failed)?;
                     let n = table.rows.len();
                     eprintln!("schedsim sweep: shard {}/{}: {n} runs -> {}", s.index, s.count, path.display());
                     return Ok(ExitCode::SUCCESS);

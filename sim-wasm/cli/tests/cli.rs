@@ -315,7 +315,7 @@ fn a_run_estimated_above_the_limit_is_refused_unless_allowed() {
 #[cfg(unix)]
 #[test]
 fn files_are_read_with_a_size_limit_and_directories_skip_what_is_not_a_file() {
-    refuses(&["run", "/dev/zero"], &["larger than the limit"]);
+    refuses(&["run", "/dev/zero"], &["not a regular file"]);
     let dir = std::env::temp_dir().join(format!("schedsim-cli-fifo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(scenario("credit-cap.json"), dir.join("credit-cap.json")).unwrap();
@@ -327,5 +327,39 @@ fn files_are_read_with_a_size_limit_and_directories_skip_what_is_not_a_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("skipping") && err.contains("trap.json") && err.contains("not a regular file"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("credit-cap"));
+    // Named directly, a FIFO is refused at once too, as a scenario file, a script or a shard manifest.
+    refuses(&["run", fifo.to_str().unwrap()], &["trap.json: not a regular file"]);
+    refuses(&["sweep", fifo.to_str().unwrap(), "--set", "host.pcpus=1"], &["trap.json: not a regular file"]);
+    // A byte order mark is skipped.
+    let bom = dir.join("bom.json");
+    let text = std::fs::read_to_string(scenario("credit-cap.json")).unwrap();
+    std::fs::write(&bom, format!("\u{feff}{text}")).unwrap();
+    let out = schedsim(&["run", bom.to_str().unwrap(), "--duration-ms", "2000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = schedsim(&["sweep", bom.to_str().unwrap(), "--set", "host.pcpus=1", "--duration-ms", "2000"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A sweep runs what its table says: a field given twice (by name and by index) is refused, a duration that cuts
+/// off the file's `changes` is refused as the same duration in the file is, and a grid past the run limit is
+/// refused before anything is built, with its size and the option that allows it.
+#[test]
+fn sweeps_refuse_grids_that_would_not_run_what_they_say() {
+    let weights = scenario("credit-weights.json");
+    refuses(
+        &["sweep", &weights, "--set", "domains.heavy.weight=256,1024", "--set", "domains.1.weight=256"],
+        &["--set domains.1.weight", "same field as --set domains.heavy.weight", "domains.1.weight"],
+    );
+    let fig18 = scenario("p000-fig18-io-threshold.json");
+    refuses(&["sweep", &fig18, "--duration-ms", "10000"], &["--duration-ms: 10000", "changes[0].at_ms (20000)"]);
+    refuses(&["run", &fig18, "--duration-ms", "10000"], &["changes[0].at_ms (20000)"]);
+    let t = std::time::Instant::now();
+    let values: Vec<String> = (1..=1000).map(|n| n.to_string()).collect();
+    let set = format!("domains.heavy.weight={}", values.join(","));
+    refuses(
+        &["sweep", &weights, "--set", &set, "--seeds", "100000"],
+        &["runs (1000 combinations x 100000 seeds", "--max-runs"],
+    );
+    assert!(t.elapsed().as_secs() < 5, "refusing took {:?}", t.elapsed());
 }

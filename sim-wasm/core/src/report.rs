@@ -270,6 +270,13 @@ pub fn with_overrides(sc: &Scenario, opts: &RunOptions) -> Result<Scenario, Stri
         if d <= s.warmup_ms {
             return Err(format!("--duration-ms: {d} is not above the scenario's warmup_ms ({})", s.warmup_ms));
         }
+        // A change the run would never reach is refused here as it is in the file, not silently dropped.
+        if let Some((i, c)) = s.changes.iter().enumerate().find(|(_, c)| c.at_ms >= d) {
+            return Err(format!(
+                "--duration-ms: {d} is not after changes[{i}].at_ms ({}), so that change would never happen",
+                c.at_ms
+            ));
+        }
         s.duration_ms = d;
     }
     Ok(s)

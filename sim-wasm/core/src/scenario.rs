@@ -765,8 +765,10 @@ pub fn pointer_to_path(pointer: &str) -> String {
 }
 
 /// Parses JSON text as `serde_json` does but refuses an object with the same key twice (which `serde_json` would
-/// silently resolve to the last value, so an edit could be lost without a word). Errors carry line and column.
+/// silently resolve to the last value, so an edit could be lost without a word). Errors carry line and column. A
+/// leading UTF-8 byte order mark (as some Windows editors save) is skipped.
 pub fn parse_strict(text: &str) -> Result<Value, serde_json::Error> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
     struct Strict(Value);
     struct V;
