@@ -37,7 +37,7 @@ pub static TEMPLATES: &[Template] = &[
         description: "Credits by weight every 30 ms, charged by 10 ms ticks; UNDER before OVER, BOOST on wake, caps \
                       enforced by parking.",
         source: include_str!("fair_share.rhai"),
-        vars: r#"{ "tslice_ms": 30, "tick_ms": 10, "account_ms": 30, "boost": true }"#,
+        vars: r#"{ "tslice_ms": 30, "tick_ms": 10, "account_ms": 30, "boost": true, "weight_per_vcpu": false }"#,
     },
     Template {
         id: "edf",
