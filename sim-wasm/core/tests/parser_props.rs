@@ -36,23 +36,11 @@ fn library() -> &'static [(String, Value)] {
     })
 }
 
-/// Top-level fields of the scenario file: a field path in an error starts with one of them.
-const TOP_LEVEL: &[&str] = &[
-    "schema",
-    "id",
-    "title",
-    "summary",
-    "source",
-    "seed",
-    "duration_ms",
-    "warmup_ms",
-    "host",
-    "domains",
-    "policies",
-    "changes",
-    "claims",
-    "variants",
-];
+/// Top-level fields of the scenario file, as its schema lists them: a field path in an error starts with one.
+fn top_level() -> Vec<String> {
+    let schema: Value = serde_json::from_str(schedsim_core::scenario::SCHEMA_JSON).expect("the schema is JSON");
+    schema["properties"].as_object().expect("the schema lists the top-level fields").keys().cloned().collect()
+}
 
 /// Whether a problem reads `PATH: message` with PATH the root or under a known top-level field.
 fn names_a_path(problem: &str) -> bool {
@@ -61,7 +49,7 @@ fn names_a_path(problem: &str) -> bool {
         return false;
     }
     head.starts_with("(scenario)")
-        || TOP_LEVEL.iter().any(|f| {
+        || top_level().iter().any(|f| {
             head.strip_prefix(f).is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('['))
         })
 }
