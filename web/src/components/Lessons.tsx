@@ -200,20 +200,25 @@ function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: bool
           if (!el) continue;
           want.add(el);
           el.classList.add(MARK_CLASS);
+          // The styles key on the attribute: a view's own render rewrites its className, not this attribute.
           el.setAttribute('data-lesson-note', m.note);
           break; // one mark per entry: the first column with that policy, or the first view on the page
         }
       }
-      for (const el of document.querySelectorAll(`.${MARK_CLASS}`)) {
+      for (const el of document.querySelectorAll(`.${MARK_CLASS}, [data-lesson-note]`)) {
         if (want.has(el)) continue;
         el.classList.remove(MARK_CLASS);
         el.removeAttribute('data-lesson-note');
       }
       // The step's first view is the one it is about: presentation mode moves it up (styles.css).
       const first = [...want][0];
-      for (const el of document.querySelectorAll(`.${FIRST_CLASS}`))
-        if (el !== first) el.classList.remove(FIRST_CLASS);
+      for (const el of document.querySelectorAll(`.${FIRST_CLASS}, [data-lesson-first]`))
+        if (el !== first) {
+          el.classList.remove(FIRST_CLASS);
+          el.removeAttribute('data-lesson-first');
+        }
       first?.classList.add(FIRST_CLASS);
+      first?.setAttribute('data-lesson-first', '');
     };
     apply();
     // The step is shown the same way whatever the order its answers arrived in: once the page has settled, the
@@ -223,7 +228,8 @@ function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: bool
     let tookOver = false;
     const place = () => {
       const lesson = document.querySelector('[data-testid="lesson"]');
-      if (tookOver || !lesson || !document.querySelector(`.${FIRST_CLASS}`) || !settledRef.current) return;
+      if (tookOver || !lesson || !document.querySelector('[data-lesson-first]') || !settledRef.current)
+        return;
       const y = window.scrollY;
       const target = Math.max(0, Math.min(lesson.getBoundingClientRect().top + y, maxScroll()));
       if (Math.abs(target - y) >= 1) window.scrollTo({ top: target });
@@ -244,9 +250,10 @@ function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: bool
     return () => {
       clearInterval(timer);
       for (const t of took) window.removeEventListener(t, stop);
-      for (const el of document.querySelectorAll(`.${MARK_CLASS}`)) {
+      for (const el of document.querySelectorAll(`.${MARK_CLASS}, [data-lesson-note], [data-lesson-first]`)) {
         el.classList.remove(MARK_CLASS, FIRST_CLASS);
         el.removeAttribute('data-lesson-note');
+        el.removeAttribute('data-lesson-first');
       }
     };
   }, [marks, revealed]); // a predict step's choice reveals results above the view: show it again
