@@ -74,7 +74,15 @@ export function App() {
     loading,
     querying,
     ...scenario
-  } = useScenarioRuns({ urlState, addError, clearErrors, columns, layout, load: playback.load });
+  } = useScenarioRuns({
+    urlState,
+    addError,
+    clearErrors,
+    columns,
+    layout,
+    load: playback.load,
+    playhead: playback.playhead,
+  });
   const busy = loading || progress !== null;
   const lessons = useLessons({
     initial: urlState,
@@ -193,7 +201,7 @@ export function App() {
   const togglePlay = useCallback(() => {
     if (ready) toggle();
   }, [ready, toggle]);
-  const stepDecision = useDecisionStep(client, firstRun?.runId, playback);
+  const stepDecision = useDecisionStep(client, firstRun, playback);
   const changeSpeed = useCallback((dir: 1 | -1) => setSpeed((v) => nextSpeed(v, dir)), [setSpeed]);
   useShortcuts({
     togglePlay,

@@ -5,7 +5,8 @@ import { useCallback, useEffect, useState, type Dispatch, type SetStateAction } 
 import type { SimClient } from '../sim/client';
 import { toNs } from '../lib/decisions';
 import { Playhead, selectTime, selectView, usePlayhead } from '../lib/playhead';
-import { clampView, defaultView, follow, zoomView, type View } from '../lib/view';
+import { clampView, defaultView, follow, playheadWindow, zoomView, type View } from '../lib/view';
+import type { RunResult } from '../sim/types';
 
 /** The page shell follows the playhead only when playback is not moving it. */
 const SHELL = { playingMs: Infinity } as const;
@@ -48,6 +49,7 @@ export function usePlayback(): Playback {
   const time = usePlayhead(playhead, selectTime, SHELL);
   const view = usePlayhead(playhead, selectView, SHELL);
   useEffect(() => playhead.set({ playing }), [playhead, playing]);
+  useEffect(() => playhead.set({ speed }), [playhead, speed]);
 
   // Advance the playhead every frame while playing; the timelines' window follows it.
   useEffect(() => {
@@ -130,26 +132,27 @@ export function usePlayback(): Playback {
 }
 
 /**
- * Moves the playhead to the previous (-1) or next (1) scheduling decision of the run `runId` (the first column
- * shown); does nothing without a run.
+ * Moves the playhead to the previous (-1) or next (1) scheduling decision of `run` (the first column shown) within
+ * the window of detail around the playhead; does nothing without a run.
  */
 export function useDecisionStep(
   client: SimClient,
-  runId: string | undefined,
+  run: RunResult | undefined,
   playback: Pick<Playback, 'playhead' | 'setPlaying' | 'seek'>,
 ): (dir: 1 | -1) => Promise<void> {
   const { playhead, setPlaying, seek } = playback;
   return useCallback(
     async (dir: 1 | -1) => {
-      if (runId === undefined) return;
+      if (run === undefined) return;
       setPlaying(false);
       try {
-        const t = await client.query(runId, 'adjacentDecision', toNs(playhead.time), dir);
+        const w = playheadWindow(playhead.get(), run.capNs / 1e6, run.meta.duration_ns / 1e6);
+        const t = await client.query(run.runId, 'adjacentDecision', w, toNs(playhead.time), dir);
         if (t !== null) seek(t / 1e6);
       } catch {
         // The run was released (a new scenario is loading): nothing to step through.
       }
     },
-    [client, runId, seek, playhead, setPlaying],
+    [client, run, seek, playhead, setPlaying],
   );
 }

@@ -15,6 +15,7 @@ import {
   type TraceRun,
 } from '../lib/exports';
 import { svgToPng, viewToSvg } from '../lib/svgExport';
+import { nsWindow } from '../lib/view';
 
 /** Views that can be exported, by test id (per column first, then the page-wide ones). */
 const VIEW_IDS = [
@@ -172,23 +173,15 @@ export function ExportPanel({
       const [from, to] = view;
       const traced: TraceRun[] = await Promise.all(
         runs.map(async (r) => {
-          const decisions = await client.query(
-            r.run.runId,
-            'decisionsBetween',
-            from * 1e6,
-            to * 1e6,
-            MAX_DECISIONS,
-          );
-          // A replay run's segments at hand are those of the window it holds: it replays the exported one (up to
-          // its longest window, which then cuts the export short).
-          const held = r.run.detail
-            ? await client.query(r.run.runId, 'focus', Math.floor(from * 1e6), Math.ceil(to * 1e6))
-            : null;
+          const window = nsWindow(from, to);
+          const decisions = await client.query(r.run.runId, 'decisionsBetween', window, MAX_DECISIONS);
+          // The run replays the exported window (up to its longest window, which then cuts the export short).
+          const held = await client.query(r.run.runId, 'lanes', window);
           return {
             policy: r.policy,
-            segments: segmentsInWindow(held?.lanes ?? r.run.lanes, r.run.meta, from, to),
+            segments: segmentsInWindow(held.lanes, r.run.meta, from, to),
             decisions,
-            truncated: decisions.length >= MAX_DECISIONS || (held !== null && held.toNs < to * 1e6),
+            truncated: decisions.length >= MAX_DECISIONS || held.window.to_ns < window.to_ns,
           };
         }),
       );
@@ -197,7 +190,7 @@ export function ExportPanel({
         const wakeups = await Promise.all(
           runs.map(async (r) => {
             // Deliveries up to the window's end whose wait overlaps it (a wait may start long before).
-            const recs = await client.query(r.run.runId, 'ioEvents', from * 1e6, to * 1e6, MAX_DECISIONS);
+            const recs = await client.query(r.run.runId, 'ioEvents', nsWindow(from, to), MAX_DECISIONS);
             return recs
               .filter((rec) => rec.phase === 'delivered')
               .map((rec) => ({

@@ -5,6 +5,7 @@ import { useEffect, useRef } from 'react';
 import { HOMEWORK, LESSONS, nextLesson, type Homework, type Lesson } from '../lib/lessons';
 import type { ClaimResult } from '../sim/types';
 import { claimValueLines } from '../lib/format';
+import { viewSelector } from './views';
 
 interface PickerProps {
   readonly onPick: (id: string) => void;
@@ -196,7 +197,8 @@ function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: bool
             ]
           : [document];
         for (const s of scope) {
-          const el = s.querySelector(`[data-testid="${CSS.escape(m.view)}"]`);
+          // A column view by its registered id (components/views.tsx); other parts of the page by test id.
+          const el = s.querySelector(viewSelector(m.view) ?? `[data-testid="${CSS.escape(m.view)}"]`);
           if (!el) continue;
           want.add(el);
           el.classList.add(MARK_CLASS);

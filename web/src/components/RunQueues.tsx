@@ -50,6 +50,7 @@ import {
 } from '../lib/runqueueSteps';
 import { useVisible } from '../lib/useVisible';
 import { useWidth } from '../lib/useWidth';
+import { useDetailWindow } from '../app/useDetailWindow';
 import { Tooltip, type Hover } from './Tooltip';
 
 /** Up to this many pCPUs the queues play their steps; beyond, many moving at once is noise, so they jump. */
@@ -348,6 +349,7 @@ export function RunQueues({ client, run, playhead }: Props) {
   const tNs = toNs(usePlayhead(playhead, selectTime, { playingMs: PLAYING_REFRESH_MS, visible }));
   const playing = usePlayhead(playhead, selectPlaying);
   const { runId, meta } = run;
+  const detail = useDetailWindow(playhead, run, 'playhead', { playingMs: PLAYING_REFRESH_MS, visible });
   const animate = meta.pcpus <= ANIMATE_MAX_PCPUS;
 
   // Motion up to 1x only: the speed is what the playhead covered since the last refresh, per wall-clock time.
@@ -366,17 +368,25 @@ export function RunQueues({ client, run, playhead }: Props) {
   const answered = useRef<{ runId: string; tNs: number } | null>(null);
   const query = useCallback(async (): Promise<Answer> => {
     const last = answered.current;
+    // Steps only from an answer within this window (the window holds every step from its start).
     const from =
-      animate && motion.current && !reducedMotion() && last?.runId === runId && last.tNs < tNs
+      animate &&
+      motion.current &&
+      !reducedMotion() &&
+      last?.runId === runId &&
+      last.tNs < tNs &&
+      last.tNs >= detail.from_ns
         ? last.tNs
         : null;
     const [snaps, changes] = await Promise.all([
-      client.query(runId, 'runqueues', tNs),
-      from === null ? Promise.resolve(null) : client.query(runId, 'runqueueChanges', from, tNs, STEP_LIMIT),
+      client.query(runId, 'runqueues', detail, tNs),
+      from === null
+        ? Promise.resolve(null)
+        : client.query(runId, 'runqueueChanges', detail, from, tNs, STEP_LIMIT),
     ]);
     answered.current = { runId, tNs };
     return { runId, tNs, snaps, changes };
-  }, [client, runId, tNs, animate]);
+  }, [client, runId, detail, tNs, animate]);
   const { value, error } = useLatestQuery(query);
   const slotsW = Math.max(CHIP_W, width - LABEL_W);
   const perRow = Math.max(1, Math.floor((slotsW + GAP) / (CHIP_W + GAP)));
@@ -602,6 +612,7 @@ export function RunQueues({ client, run, playhead }: Props) {
       ref={figureRef}
       className="runqueues"
       data-testid="runqueues"
+      data-view="runqueues"
       aria-label="Run queue per pCPU at the playhead"
     >
       <figcaption className="muted">

@@ -3,7 +3,7 @@
 // happen to catch. A snapshot change of one pCPU is split into the decisions it is made of (the vCPUs that left,
 // a wake-up or BOOST taking its place in the queue, the dispatch), and the snapshots of one instant stay apart
 // (the simulator keeps them in order), so a BOOSTed vCPU is seen at the head of the queue before it runs.
-import type { RunQueueEntry, RunQueueSnap } from '../sim/types';
+import type { RunQueueChange, RunQueueEntry } from '../sim/types';
 import { queueRow, rowKey, type QueueRow } from './runqueueLayout';
 
 /** How long a step's chips slide to their new places [ms]. */
@@ -15,8 +15,7 @@ export const MAX_BACKLOG = 3;
 /** Least speed-up (simulated per wall-clock time) above which the queues jump instead of moving. */
 export const MOTION_MAX_SPEED = 1.5;
 
-/** A snapshot of one pCPU among the snapshots of a time window (the worker's `runqueueChanges`). */
-export type RunQueueChange = RunQueueSnap & { readonly pcpu: number };
+export type { RunQueueChange };
 
 /** One pCPU's row as one decision left it. */
 export interface RowStep {

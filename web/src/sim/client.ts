@@ -8,7 +8,7 @@
 import * as Comlink from 'comlink';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import type { QueryArgs, QueryName, QueryResult, WorkerApi } from './worker';
-import type { Ablation, ClaimResult, Cost, RunReport, RunResult } from './types';
+import type { Ablation, ClaimResult, Cost, DetailWindow, RunReport, RunResult } from './types';
 import { markOnce } from '../lib/marks';
 import type { ScriptProblem, ScriptTemplate } from '../lib/script';
 
@@ -188,12 +188,14 @@ export class SimClient {
 
   /**
    * Runs every policy (at most poolSize at once); resolves with the runs in `policies` order (those that
-   * finished, when `callbacks.onFail` takes the failures).
+   * finished, when `callbacks.onFail` takes the failures). Each run comes with the detail of `opening`, the
+   * window the page opens at (worker.ts `run`).
    */
   async runAll(
     json: string,
     policies: readonly string[],
     bucketMs: number,
+    opening: DetailWindow,
     callbacks: RunAllCallbacks = {},
   ): Promise<RunResult[]> {
     const abort = this.abort;
@@ -218,7 +220,7 @@ export class SimClient {
         try {
           const run = await this.call(
             slot,
-            (api) => api.run(json, policy, runId, bucketMs, onProgress),
+            (api) => api.run(json, policy, runId, bucketMs, opening, onProgress),
             abort,
           );
           this.handles.set(runId, slot);
@@ -287,8 +289,9 @@ export class SimClient {
   }
 
   /**
-   * Asks the finished run `runId` a question (worker.ts `queries`: run queues, decisions, distributions, Lag,
-   * inference, I/O events), in the worker that keeps it.
+   * Asks the finished run `runId` a question (worker.ts `queries`: a window's lanes, run queues, decisions, I/O,
+   * states and wake latencies, each for the window it names; the whole run's distributions, Lag and inference),
+   * in the worker that keeps it.
    */
   async query<K extends QueryName>(runId: string, name: K, ...args: QueryArgs<K>): Promise<QueryResult<K>> {
     const slot = this.handles.get(runId);

@@ -1,10 +1,15 @@
 // The simulator's Web Worker: runs one policy at a time so the page never blocks. Exposed with comlink; the
 // typed arrays are transferred, not copied. A finished run stays alive here, keyed by its run id, so the page can
-// ask about the playhead (run queues, decisions) and the distributions until it releases the run: every such
-// question is an entry of `queries` (name -> arguments -> result), asked through the one `query` call.
+// ask about it (the detail of a window: lanes, run queues, decisions, I/O, states; the whole run: distributions,
+// Lag, the inference) until it releases the run: every such question is an entry of `queries` (name -> arguments
+// -> result), asked through the one `query` call. Every detail question names the window it asks about; the
+// worker replays a window's detail from the run's checkpoints once and keeps the last few (`windowOf`), so
+// answers never depend on what was asked before. A run is one `Simulation` (see `run`): another kind of column
+// (a recorded trace) plugs in as another way of making a `Run`, answering the same queries.
 import * as Comlink from 'comlink';
 import init, {
   Simulation,
+  ReplayWindow,
   ablation_json,
   checkScript,
   estimate_cost,
@@ -15,10 +20,8 @@ import init, {
   warm_up,
 } from './pkg/schedsim_wasm.js';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
-import { selectWindow, type DecisionWindow } from '../lib/decisions';
-import type { RunQueueChange } from '../lib/runqueueSteps';
-import { laneBuffers, splitSegments } from '../lib/series';
-import { defaultView, detailWindow } from '../lib/view';
+import { selectWindow, type DecisionWindow } from './decisionWindow';
+import { laneBuffers, splitSegments, type Lane } from './lanes';
 import type { ScriptProblem, ScriptTemplate } from '../lib/script';
 import type {
   Ablation,
@@ -33,9 +36,9 @@ import type {
   LagData,
   Meta,
   RunQueueSnap,
+  RunQueueChange,
   RunReport,
   RunResult,
-  WindowDetail,
 } from './types';
 
 /** Events per `step` call: small enough to report progress often, large enough to keep the overhead low. */
@@ -86,56 +89,89 @@ const CHECKPOINT_MS = 500;
 /** Most events (as the cost estimate counts them) a replayed window may span: bounds its detail's memory. */
 const WINDOW_EVENTS = 600_000;
 
-/** Finished runs, by run id, until the page releases them. */
-const sims = new Map<string, Simulation>();
+/** Most windows of detail kept per run: the opening one, and the view's as it moves and comes back. */
+const WINDOWS_PER_RUN = 4;
+/** Most memory the windows kept over all of this worker's runs take [bytes]; each run's newest stays anyway. */
+const WINDOW_BUDGET_BYTES = 64 << 20;
 
-/** A replay run's window of detail: the longest it may be and the one held now [ns]. */
-interface Held {
-  readonly capNs: number;
-  /** The run's pCPUs: the lanes its windows' segments split into. */
-  readonly pcpus: number;
-  from: number;
-  to: number;
+/** A window of detail kept, and when it was last asked for (a counter: larger is later). */
+interface Kept {
+  readonly window: ReplayWindow;
+  used: number;
 }
-/** The replay runs among `sims` (full-trace runs have no entry). */
-const held = new Map<Simulation, Held>();
+
+/** A finished run: its simulation and the windows of its detail replayed so far (most recently used first). */
+interface Run {
+  readonly sim: Simulation;
+  /** The longest window it replays [ns]. */
+  readonly capNs: number;
+  /** Its pCPUs: the lanes its windows' segments split into. */
+  readonly pcpus: number;
+  readonly windows: Kept[];
+}
+
+/** Finished runs, by run id, until the page releases them. */
+const runs = new Map<string, Run>();
+let clock = 0;
+
+/** `w` in whole nanoseconds within the run, cut to the run's longest window from its start. */
+function cut(run: Run, w: DetailWindow): DetailWindow {
+  const from = Math.max(0, Math.floor(w.from_ns));
+  return { from_ns: from, to_ns: Math.max(from, Math.min(Math.ceil(w.to_ns), from + run.capNs)) };
+}
 
 /**
- * Makes a replay run hold the detail of [fromNs, toNs) (capped at its longest window, from `fromNs`); nothing
- * for a full-trace run or a window already held. Returns the window held.
+ * The detail of `w` (cut as `cut` says): a window kept that covers it, else replayed from the nearest checkpoint
+ * and kept, the least recently used going once a run keeps WINDOWS_PER_RUN or all runs WINDOW_BUDGET_BYTES.
  */
-function hold(s: Simulation, fromNs: number, toNs: number): Held | undefined {
-  const h = held.get(s);
-  if (!h) return undefined;
-  const from = Math.max(0, Math.floor(fromNs));
-  const to = Math.max(from, Math.min(Math.ceil(toNs), from + h.capNs));
-  if (h.from <= from && to <= h.to) return h;
-  s.focusWindow(from, to);
-  h.from = from;
-  h.to = to;
-  return h;
+function windowOf(run: Run, w: DetailWindow): ReplayWindow {
+  const { from_ns, to_ns } = cut(run, w);
+  const hit = run.windows.find((k) => k.window.fromNs <= from_ns && to_ns <= k.window.toNs);
+  if (hit) {
+    hit.used = ++clock;
+    return hit.window;
+  }
+  const fresh = run.sim.replayWindow(from_ns, to_ns);
+  if (!fresh) throw new Error('this run keeps its whole trace: it has no windows to replay');
+  keep(run, fresh);
+  return fresh;
 }
 
-/** A replay run holds a window around `tNs` (a quarter of its longest window before, the rest after). */
-function holdAround(s: Simulation, tNs: number): void {
-  const h = held.get(s);
-  if (!h || (h.from <= tNs && tNs < h.to)) return;
-  hold(s, tNs - h.capNs / 4, tNs + (3 * h.capNs) / 4);
+/** Keeps `window` for `run`, then frees the windows over the bounds (see `windowOf`). */
+function keep(run: Run, window: ReplayWindow): void {
+  run.windows.unshift({ window, used: ++clock });
+  run.windows.sort((a, b) => b.used - a.used);
+  while (run.windows.length > WINDOWS_PER_RUN) run.windows.pop()!.window.free();
+  const all = [...new Set([...runs.values(), run])];
+  const spare = () => all.flatMap((r) => r.windows.slice(1).map((k) => ({ r, k })));
+  let bytes = all.reduce((sum, r) => sum + r.windows.reduce((n, k) => n + k.window.bytes, 0), 0);
+  while (bytes > WINDOW_BUDGET_BYTES) {
+    const oldest = spare().sort((a, b) => a.k.used - b.k.used)[0];
+    if (!oldest) break;
+    bytes -= oldest.k.window.bytes;
+    oldest.r.windows.splice(oldest.r.windows.indexOf(oldest.k), 1);
+    oldest.k.window.free();
+  }
 }
 
-function sim(runId: string): Simulation {
-  const s = sims.get(runId);
-  if (!s) throw new Error(`run ${runId} is no longer available`);
-  return s;
+function runOf(runId: string): Run {
+  const r = runs.get(runId);
+  if (!r) throw new Error(`run ${runId} is no longer available`);
+  return r;
 }
 
-/** Frees the run `runId` and forgets it. */
+/** Frees the run `runId`, its windows with it, and forgets it. */
 function release(runId: string): void {
-  const s = sims.get(runId);
-  if (!s) return;
-  held.delete(s);
-  s.free();
-  sims.delete(runId);
+  const r = runs.get(runId);
+  if (!r) return;
+  for (const k of r.windows) k.window.free();
+  r.sim.free();
+  runs.delete(runId);
+}
+
+/** A window's segments split into the run's lanes (transferred with the answer: the page does no per-segment work). */
+function lanesOf(run: Run, w: ReplayWindow): { window: DetailWindow; lanes: Lane[] } {
+  return { window: { from_ns: w.fromNs, to_ns: w.toNs }, lanes: splitSegments(w.segments(), run.pcpus) };
 }
 
 /** JSON text from the simulator, parsed as the type its Rust side declares (see ./generated). */
@@ -143,7 +179,7 @@ function parse<T>(json: string): T {
   return JSON.parse(json) as T;
 }
 
-function decisions(s: Simulation, fromNs: number, toNs: number, limit: number): Decision[] {
+function decisions(s: ReplayWindow, fromNs: number, toNs: number, limit: number): Decision[] {
   return parse<Decision[]>(s.decisions_json(fromNs, toNs, limit));
 }
 
@@ -152,7 +188,7 @@ function decisions(s: Simulation, fromNs: number, toNs: number, limit: number): 
  * from a time, so this bisects for the latest start time with `count` decisions before `tNs`, each probe capped at
  * `count` decisions: a dense trace is never read whole, nor a long quiet stretch before the playhead.
  */
-function decisionsBefore(s: Simulation, tNs: number, count: number): Decision[] {
+function decisionsBefore(s: ReplayWindow, tNs: number, count: number): Decision[] {
   if (count <= 0 || tNs <= 0) return [];
   // Room for decisions sharing the start time, which a capped read would otherwise cut off at the end.
   const limit = count + TIE_SLACK;
@@ -189,16 +225,15 @@ function explain(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
-/** Runs `sim` to the end and packs its result; `opening` is the window a replay run holds (recorded as it ran). */
+/** Runs `sim` to the end and packs its result but for the opening window's lanes (see `api.run`). */
 async function runToEnd(
   sim: Simulation,
-  opening: DetailWindow | null,
   policy: string,
   runId: string,
   bucketMs: number,
   called: number,
   onProgress?: (fraction: number) => void,
-): Promise<RunResult> {
+): Promise<Omit<RunResult, 'lanes' | 'opening' | 'capNs'>> {
   let last = 0;
   while (!sim.step(STEP_EVENTS)) {
     const now = performance.now();
@@ -216,10 +251,8 @@ async function runToEnd(
     runId,
     report: parse<RunReport>(sim.report_json()),
     meta,
-    lanes: splitSegments(sim.segments(), meta.pcpus),
     shares: sim.share_series(bucketMs),
     bucketMs,
-    detail: opening,
   };
   return { ...result, timing: { wasmReady: await wasmReadyAt, called, simulated, packed: epochMs() } };
 }
@@ -230,109 +263,102 @@ async function runToEnd(
  */
 const queries = {
   /**
-   * A replay run's detail of [fromNs, toNs) (at most its longest window, from `fromNs`): the window it now holds
-   * and its schedule segments split into lanes here (transferred: the page does no per-segment work), replayed
-   * from the nearest checkpoint unless already held. null for a full-trace run (its lanes came with the run).
+   * The schedule segments of window `w` (cut to the run's longest window), split into lanes here and
+   * transferred, with the window they hold.
    */
-  focus: (s: Simulation, fromNs: number, toNs: number): WindowDetail | null => {
-    const h = hold(s, fromNs, toNs);
-    if (!h) return null;
-    const lanes = splitSegments(s.segments(), h.pcpus);
-    return Comlink.transfer({ fromNs: h.from, toNs: h.to, capNs: h.capNs, lanes }, laneBuffers(lanes));
+  lanes: (r: Run, w: DetailWindow): { window: DetailWindow; lanes: Lane[] } => {
+    const out = lanesOf(r, windowOf(r, w));
+    return Comlink.transfer(out, laneBuffers(out.lanes));
   },
 
-  /** Every pCPU's run queue at `tNs` (null for a pCPU before its first snapshot). */
-  runqueues: (s: Simulation, tNs: number) => {
-    holdAround(s, tNs);
-    return parse<(RunQueueSnap | null)[]>(s.runqueues_json(tNs));
-  },
+  /** Every pCPU's run queue at `tNs` within `w` (null for a pCPU before its first snapshot). */
+  runqueues: (r: Run, w: DetailWindow, tNs: number) =>
+    parse<(RunQueueSnap | null)[]>(windowOf(r, w).runqueues_json(tNs)),
 
-  /** Every pCPU's run-queue snapshots in (fromNs, toNs] in time order, several per instant when a decision took
-   * several steps; null when there are more than `limit` (lib/runqueueSteps plays them). */
-  runqueueChanges: (s: Simulation, fromNs: number, toNs: number, limit: number) => {
-    hold(s, fromNs, toNs);
-    return parse<RunQueueChange[] | null>(s.runqueue_changes_json(fromNs, toNs, limit));
-  },
+  /** Every pCPU's run-queue snapshots in (fromNs, toNs] of `w` in time order, several per instant when a decision
+   * took several steps; null when there are more than `limit` (lib/runqueueSteps plays them). */
+  runqueueChanges: (r: Run, w: DetailWindow, fromNs: number, toNs: number, limit: number) =>
+    parse<RunQueueChange[] | null>(windowOf(r, w).runqueue_changes_json(fromNs, toNs, limit)),
 
-  /** Decisions in [fromNs, toNs), at most `limit` (the trace window export). */
-  decisionsBetween: (s: Simulation, fromNs: number, toNs: number, limit: number): Decision[] => {
-    hold(s, fromNs, toNs);
-    return decisions(s, fromNs, toNs, limit);
-  },
+  /** The decisions of `w`, at most `limit` (the trace window export). */
+  decisionsBetween: (r: Run, w: DetailWindow, limit: number): Decision[] =>
+    decisions(windowOf(r, w), w.from_ns, w.to_ns, limit),
 
-  /** The `before` decisions up to the one at or before `tNs`, and the `after` ones following it. */
-  decisionsAround: (s: Simulation, tNs: number, before: number, after: number): DecisionWindow => {
-    holdAround(s, tNs);
-    const earlier = decisionsBefore(s, tNs + 1, before);
-    const later = decisions(s, tNs + 1, END_NS, after);
+  /** Of `w`'s decisions, the `before` ones up to the one at or before `tNs`, and the `after` ones following it. */
+  decisionsAround: (r: Run, w: DetailWindow, tNs: number, before: number, after: number): DecisionWindow => {
+    const d = windowOf(r, w);
+    const earlier = decisionsBefore(d, tNs + 1, before);
+    const later = decisions(d, tNs + 1, END_NS, after);
     return selectWindow([...earlier, ...later], tNs, before, after);
   },
 
-  /** Time [ns] of the first decision after `tNs` (dir 1) or the last one before it (dir -1), or null. */
-  adjacentDecision: (s: Simulation, tNs: number, dir: 1 | -1): number | null => {
-    holdAround(s, tNs);
-    const found = dir > 0 ? decisions(s, tNs + 1, END_NS, 1) : decisionsBefore(s, tNs, 1);
+  /** Time [ns] of `w`'s first decision after `tNs` (dir 1) or its last one before it (dir -1), or null. */
+  adjacentDecision: (r: Run, w: DetailWindow, tNs: number, dir: 1 | -1): number | null => {
+    const d = windowOf(r, w);
+    const found = dir > 0 ? decisions(d, tNs + 1, END_NS, 1) : decisionsBefore(d, tNs, 1);
     return found[0]?.t_ns ?? null;
   },
 
   /** The policy's task inference over the whole run (BelThreshold, beliefs and partial boosts in time buckets:
    * the run's overview), or null. */
-  inference: (s: Simulation): Inference | null => {
-    const threshold = s.belief_threshold();
+  inference: (r: Run): Inference | null => {
+    const threshold = r.sim.belief_threshold();
     if (threshold === undefined) return null;
-    return { threshold, ...parse<InferenceSeries>(s.inference_json()) };
+    return { threshold, ...parse<InferenceSeries>(r.sim.inference_json()) };
   },
 
-  /** Event-channel notifications with `fromNs <= t < toNs`, at most `limit`. */
-  ioEvents: (s: Simulation, fromNs: number, toNs: number, limit: number) => {
-    hold(s, fromNs, toNs);
-    return parse<IoRec[]>(s.io_events_json(fromNs, toNs, limit));
-  },
+  /** Event-channel notifications of `w`, at most `limit`. */
+  ioEvents: (r: Run, w: DetailWindow, limit: number) =>
+    parse<IoRec[]>(windowOf(r, w).io_events_json(w.from_ns, w.to_ns, limit)),
 
-  /** Every vCPU's state in [fromNs, toNs) as rows of (vcpu, start_ns, end_ns, state code), at most `limit`
-   * (transferred; lib/vcpuStates reads it). */
-  vcpuStates: (s: Simulation, fromNs: number, toNs: number, limit: number): Float64Array => {
-    hold(s, fromNs, toNs);
-    const d = s.vcpu_states(fromNs, toNs, limit);
+  /** Every vCPU's state in `w` as rows of (vcpu, start_ns, end_ns, state code), at most `limit` (transferred;
+   * lib/vcpuStates reads it). */
+  vcpuStates: (r: Run, w: DetailWindow, limit: number): Float64Array => {
+    const d = windowOf(r, w).vcpu_states(w.from_ns, w.to_ns, limit);
     return Comlink.transfer(d, [d.buffer]);
   },
 
-  /** The state lanes at a zoom too dense for spans: [fromNs, toNs) in `buckets` equal columns, each vCPU's share
-   * of each column's time per state at `(vcpu * buckets + column) * 4 + state` (transferred). */
-  vcpuStateShares: (s: Simulation, fromNs: number, toNs: number, buckets: number): Float64Array => {
-    hold(s, fromNs, toNs);
-    const d = s.vcpu_state_shares(fromNs, toNs, buckets);
+  /** The state lanes at a zoom too dense for spans: `w` at a resolution of `buckets` equal columns, each vCPU's
+   * share of each column's time per state at `(vcpu * buckets + column) * 4 + state` (transferred). */
+  vcpuStateShares: (r: Run, w: DetailWindow, buckets: number): Float64Array => {
+    const d = windowOf(r, w).vcpu_state_shares(w.from_ns, w.to_ns, buckets);
     return Comlink.transfer(d, [d.buffer]);
   },
 
-  /** Delivered notifications per column of [fromNs, toNs) in `buckets` equal columns (transferred). */
-  ioDeliveryCounts: (s: Simulation, fromNs: number, toNs: number, buckets: number): Uint32Array => {
-    hold(s, fromNs, toNs);
-    const d = s.io_delivery_counts(fromNs, toNs, buckets);
+  /** Delivered notifications per column of `w` at a resolution of `buckets` equal columns (transferred). */
+  ioDeliveryCounts: (r: Run, w: DetailWindow, buckets: number): Uint32Array => {
+    const d = windowOf(r, w).io_delivery_counts(w.from_ns, w.to_ns, buckets);
+    return Comlink.transfer(d, [d.buffer]);
+  },
+
+  /** Wake-to-run latency per domain over `w` at a resolution of `buckets` equal columns: at
+   * `(domain * buckets + column) * 3` the wake-ups' count, summed and longest latency [ns] (transferred). */
+  wakeLatency: (r: Run, w: DetailWindow, buckets: number): Float64Array => {
+    const d = windowOf(r, w).wake_latency_map(w.from_ns, w.to_ns, buckets);
     return Comlink.transfer(d, [d.buffer]);
   },
 
   /** A domain's distribution as flattened (value_ms, count) pairs in increasing value (transferred). */
-  distribution: (s: Simulation, domain: number, metric: DistributionMetric): Float64Array => {
-    const d = s.distribution(domain, metric);
+  distribution: (r: Run, domain: number, metric: DistributionMetric): Float64Array => {
+    const d = r.sim.distribution(domain, metric);
     return Comlink.transfer(d, [d.buffer]);
   },
 
   /** Every vCPU's Lag over time (paper 001, equation 1). */
-  lag: (s: Simulation) => parse<LagData>(s.lag_json()),
+  lag: (r: Run) => parse<LagData>(r.sim.lag_json()),
 };
 
 type Queries = typeof queries;
 /** The name of a question a finished run answers. */
 export type QueryName = keyof Queries;
 /** Its arguments after the run id. */
-export type QueryArgs<K extends QueryName> = Queries[K] extends (s: Simulation, ...args: infer A) => unknown
+export type QueryArgs<K extends QueryName> = Queries[K] extends (r: Run, ...args: infer A) => unknown
   ? A
   : never;
 /** Its answer. */
 export type QueryResult<K extends QueryName> = ReturnType<Queries[K]>;
 /** `queries` seen per name, so that one generic call of `queries[name]` type-checks. */
-const byName: { [K in QueryName]: (s: Simulation, ...args: QueryArgs<K>) => QueryResult<K> } = queries;
+const byName: { [K in QueryName]: (r: Run, ...args: QueryArgs<K>) => QueryResult<K> } = queries;
 
 /** Runs `work`, turning a wasm trap into an error that says the simulator crashed (see `explain`). */
 async function explained<T>(work: () => T | Promise<T>): Promise<T> {
@@ -381,12 +407,17 @@ const api = {
     });
   },
 
-  /** Runs one policy to the end and keeps the run as `runId` until `release`. */
+  /**
+   * Runs one policy to the end and keeps the run as `runId` until `release`. `opening` is the window the page
+   * opens at (cut to the run's longest window): a window from 0 is recorded as the run passes it, any other
+   * replayed once the run is done; its lanes come with the result and it is kept for the page's first questions.
+   */
   async run(
     json: string,
     policy: string,
     runId: string,
     bucketMs: number,
+    opening: DetailWindow,
     onProgress?: (fraction: number) => void,
   ): Promise<RunResult> {
     const called = epochMs();
@@ -394,24 +425,25 @@ const api = {
     let sim: Simulation | undefined;
     try {
       const cost = parse<Cost>(estimate_cost(json, JSON.stringify([policy])));
-      const durationMs = cost.duration_ms;
       const capNs = Math.max(
         1e6,
-        Math.floor((durationMs * 1e6 * WINDOW_EVENTS) / Math.max(1, cost.events_per_run)),
+        Math.floor((cost.duration_ms * 1e6 * WINDOW_EVENTS) / Math.max(1, cost.events_per_run)),
       );
-      // The page's opening window (lib/view `detailWindow` of the default view, from 0) is recorded as the run
-      // passes it, so the first frame needs no replay.
-      const [, openMs] = detailWindow(defaultView(durationMs), capNs / 1e6, durationMs);
-      sim = Simulation.withReplay(json, policy, CHECKPOINT_MS, openMs);
-      // It holds that opening window once run.
-      const opening = { fromNs: 0, toNs: Math.floor(openMs * 1e6), capNs };
-      const result = await runToEnd(sim, opening, policy, runId, bucketMs, called, onProgress);
+      const first = { from_ns: opening.from_ns, to_ns: Math.min(opening.to_ns, opening.from_ns + capNs) };
+      const recordMs = first.from_ns === 0 ? first.to_ns / 1e6 : 0;
+      sim = Simulation.withReplay(json, policy, CHECKPOINT_MS, recordMs);
+      const result = await runToEnd(sim, policy, runId, bucketMs, called, onProgress);
       release(runId);
-      sims.set(runId, sim);
-      held.set(sim, { capNs, pcpus: result.meta.pcpus, from: opening.fromNs, to: opening.toNs });
+      const run: Run = { sim, capNs, pcpus: result.meta.pcpus, windows: [] };
       sim = undefined;
-      return Comlink.transfer(result, [...laneBuffers(result.lanes), result.shares.buffer]);
+      runs.set(runId, run);
+      const held = run.sim.takeWindow();
+      if (held) keep(run, held);
+      const { window, lanes } = lanesOf(run, windowOf(run, first));
+      const out = { ...result, lanes, opening: window, capNs };
+      return Comlink.transfer(out, [...laneBuffers(lanes), result.shares.buffer]);
     } catch (e) {
+      if (sim === undefined) release(runId);
       throw explain(e);
     } finally {
       try {
@@ -425,13 +457,13 @@ const api = {
 
   /** Frees the named runs (all of them without a list). */
   release(runIds?: readonly string[]): void {
-    for (const id of runIds ?? [...sims.keys()]) release(id);
+    for (const id of runIds ?? [...runs.keys()]) release(id);
   },
 
   /** Asks the finished run `runId` the question `name` (see `queries`). */
   query<K extends QueryName>(runId: string, name: K, ...args: QueryArgs<K>): Promise<QueryResult<K>> {
     const ask = byName[name];
-    return explained(() => ask(sim(runId), ...args));
+    return explained(() => ask(runOf(runId), ...args));
   },
 
   /** Evaluates the scenario's claims over the run objects of its policies. */
