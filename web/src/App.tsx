@@ -5,7 +5,7 @@
 import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
 import { findEntry } from './lib/scenarios';
 import { MAX_COLUMNS } from './lib/url';
-import { parseShareUrl } from './lib/share';
+import { parseShareUrl, type ShareState } from './lib/share';
 import { PresentingContext, ThemeContext, useTheme } from './lib/theme';
 import { nextSpeed } from './lib/speed';
 import { columnId, insertColumn, parseColumnId, registryColumnId, SCHEDULERS } from './lib/columns';
@@ -25,13 +25,14 @@ import { ExportPanel } from './components/ExportPanel';
 import { TemplateMenu } from './components/TemplateMenu';
 import { addScriptPolicy, scriptPolicies, templateFor, type ScriptTemplate } from './lib/script';
 import { HomeworkPlayer, LessonPicker, LessonPlayer } from './components/Lessons';
-import { findHomework } from './lib/lessons';
+import { findHomework, findLesson, linkWithLesson } from './lib/lessons';
 import { SharePanel } from './components/SharePanel';
 import { ScenarioSummary } from './components/ScenarioSummary';
 import { KeyFigures } from './components/KeyFigures';
+import { KeyHelp } from './components/KeyHelp';
 import { useErrors } from './app/useErrors';
 import { usePanels } from './app/usePanels';
-import { useColumns } from './app/useColumns';
+import { useColumns, whyNotToggle } from './app/useColumns';
 import { useDecisionStep, usePlayback } from './app/usePlayback';
 import { useScenarioRuns } from './app/useScenarioRuns';
 import { useLessons } from './app/useLessons';
@@ -44,18 +45,21 @@ import { FIRST_FRAME, useMarkWhenDrawn } from './lib/marks';
 const PolicyEditor = lazy(() => import('./components/PolicyEditor'));
 
 export function App() {
-  const [urlState] = useState(() => parseShareUrl(window.location.search, window.location.hash));
+  const [urlState] = useState(() =>
+    linkWithLesson(parseShareUrl(window.location.search, window.location.hash)),
+  );
   const testing = urlState.testing;
   const { errors, addError, clearErrors } = useErrors(urlState.errors);
   const { open, togglePanel } = usePanels(urlState.open);
   const [presenting, setPresenting] = useState(false);
+  const [helpOpen, setHelpOpen] = useState(false);
   // Presentation starts at the top: the key figures and the timelines are laid out to fit the first screen.
   useEffect(() => {
     if (presenting) window.scrollTo({ top: 0 });
   }, [presenting]);
   const [theme, toggleTheme] = useTheme();
 
-  const playback = usePlayback();
+  const playback = usePlayback(urlState.speed);
   const { playhead, playing, speed, setSpeed, durationMs, time, view, seek } = playback;
   const { columns, hidden, shown, layout, changeColumns, setColumn, addColumn, removeColumn, toggleColumn } =
     useColumns(addError);
@@ -195,15 +199,32 @@ export function App() {
   }, [ready, toggle]);
   const stepDecision = useDecisionStep(client, firstRun?.runId, playback);
   const changeSpeed = useCallback((dir: 1 | -1) => setSpeed((v) => nextSpeed(v, dir)), [setSpeed]);
+  // A key that does nothing says why, briefly.
+  const [keyNotice, setKeyNotice] = useState<string | null>(null);
+  useEffect(() => {
+    if (!keyNotice) return;
+    const timer = setTimeout(() => setKeyNotice(null), 4000);
+    return () => clearTimeout(timer);
+  }, [keyNotice]);
+  const keyColumn = useCallback(
+    (i: number) => {
+      const why = whyNotToggle(hidden, i, columns.length);
+      if (why) setKeyNotice(why);
+      else toggleColumn(i);
+    },
+    [hidden, columns.length, toggleColumn],
+  );
   useShortcuts({
     togglePlay,
     stepDecision,
     zoom: playback.zoom,
     changeSpeed,
-    toggleColumn,
+    toggleColumn: keyColumn,
     stepLesson: lessons.stepBy,
     presenting,
     setPresenting,
+    helpOpen,
+    setHelpOpen,
   });
   // Runs (an edited script's too), claims, ablations or replays in flight: the tests' idle flag and a lesson's
   // placing wait for none.
@@ -217,7 +238,41 @@ export function App() {
   });
   // Cold start (issue 19): the first frame with every column on screen drawn.
   useMarkWhenDrawn(FIRST_FRAME, current !== null && shown.length > 0 && shown.every((c) => runs[c.policy]));
-  const shareUrl = useShareUrl({ current, columns, testing, time, view, hidden, open, lesson, playing });
+  // Back / Forward: the entry's scenario (a lesson's step when it names one); an edited or pasted scenario's
+  // link is opened afresh, as a shared link is.
+  const { openEntry } = scenario;
+  const { goToStep, exit: exitLesson } = lessons;
+  const onHistory = useCallback(
+    (raw: ShareState) => {
+      const link = linkWithLesson(raw);
+      const ref = link.scenario;
+      const entry = index && ref?.kind === 'library' && !ref.patch ? findEntry(index, ref.id) : undefined;
+      if (!entry) {
+        window.location.reload();
+        return;
+      }
+      if (link.lesson && (findLesson(link.lesson) || findHomework(link.lesson))) {
+        goToStep(link.lesson, link.step);
+        return;
+      }
+      exitLesson();
+      openEntry(entry, link.policies, { time: link.time, view: link.view, hidden: link.hidden });
+    },
+    [index, openEntry, goToStep, exitLesson],
+  );
+  const shareUrl = useShareUrl({
+    current,
+    columns,
+    testing,
+    time,
+    view,
+    hidden,
+    open,
+    lesson,
+    playing,
+    speed,
+    onHistory,
+  });
 
   // Memoised: a new array would refetch every distribution on each playhead frame.
   const compared = useMemo<ComparedRun[]>(() => {
@@ -291,10 +346,13 @@ export function App() {
     <ThemeContext.Provider value={theme}>
       <PresentingContext.Provider value={presenting}>
         <div
-          className={`app${presenting ? ' presenting' : ''}${lessons.concealed ? ' concealed' : ''}`}
+          className={`app${presenting ? ' presenting' : ''}${lessons.concealed ? ' concealed' : ''}${
+            currentLesson ? ' in-lesson' : ''
+          }`}
           data-testid="app"
           data-presenting={presenting}
           data-concealed={lessons.concealed || undefined}
+          data-lesson-claim={lesson && currentLesson?.steps[lesson.step]?.claim}
         >
           <a className="skip-link" href="#views">
             Skip to the views
@@ -328,10 +386,23 @@ export function App() {
                 type="button"
                 data-testid="present"
                 aria-pressed={presenting}
-                onClick={() => setPresenting((v) => !v)}
+                onClick={() => {
+                  setPresenting((v) => !v);
+                  // The keys drive the presentation: the button keeps no focus a key could press again.
+                  document.getElementById('views')?.focus({ preventScroll: true });
+                }}
                 title="Presentation mode: large type, controls hidden (key P; Escape leaves)"
               >
                 {presenting ? 'Leave presentation' : 'Present'}
+              </button>
+              <button
+                type="button"
+                data-testid="open-help"
+                aria-pressed={helpOpen}
+                onClick={() => setHelpOpen((v) => !v)}
+                title="The keys (key ?)"
+              >
+                Keys ?
               </button>
               <button
                 type="button"
@@ -345,6 +416,10 @@ export function App() {
             </nav>
           </header>
           {scenario.costAsk && <CostConfirm ask={scenario.costAsk} />}
+          {helpOpen && <KeyHelp onClose={() => setHelpOpen(false)} />}
+          <p className="key-notice" role="status" data-testid="key-notice" hidden={!keyNotice}>
+            {keyNotice}
+          </p>
           <ErrorBanner messages={errors} onDismiss={clearErrors}>
             {errors.some(isChunkLoadError) && (
               <p>
@@ -384,6 +459,8 @@ export function App() {
                   onChoose={lessons.choose}
                   onLesson={(id) => lessons.goToStep(id, 0)}
                   settled={!inFlight}
+                  stated={stated}
+                  claims={claims}
                 />
               )}
               {currentHomework && (
