@@ -3,6 +3,7 @@
 // (App) loads scenarios and moves the playhead.
 import { useContext, useEffect, useRef } from 'react';
 import { PresentingContext } from '../lib/theme';
+import { Terms } from './Reference';
 import {
   DIFFERENCE_MARGIN,
   HOMEWORK,
@@ -390,7 +391,7 @@ export function LessonPlayer({
       </div>
       <h2 data-testid="lesson-title">{s.title}</h2>
       <p data-testid="lesson-text" aria-live="polite">
-        {renderLessonText(s.text, claims)}
+        <Terms key={`${lesson.id}:${step}`} text={renderLessonText(s.text, claims)} />
       </p>
       {s.predict && (
         <div className="lesson-predict" data-testid="lesson-predict" data-revealed={choice !== null}>
