@@ -301,6 +301,11 @@ function drawView(el: HTMLElement, caption: string): { markup: string; width: nu
   const cs = getComputedStyle(el);
   const size = 13;
   const captionH = caption ? size + 10 : 0;
+  // A caption wider than the view widens the drawing rather than being cut.
+  const measure = document.createElement('canvas').getContext('2d');
+  if (measure) measure.font = `${size}px ${cs.fontFamily}`;
+  const captionW = caption ? (measure?.measureText(caption).width ?? caption.length * 7) + 8 : 0;
+  const width = Math.ceil(Math.max(box.width, captionW));
   const id = `view${++clips}`;
   const markup =
     `<clipPath id="${id}">${rect(0, 0, box.width, box.height, '#000')}</clipPath>` +
@@ -309,7 +314,7 @@ function drawView(el: HTMLElement, caption: string): { markup: string; width: nu
       ? `<text x="4" y="${box.height + size + 2}" fill="${esc(cs.color)}" font-family="${esc(cs.fontFamily)}"` +
         ` font-size="${size}px" data-caption="">${esc(caption)}</text>`
       : '');
-  return { markup, width: box.width, height: box.height + captionH };
+  return { markup, width, height: box.height + captionH };
 }
 
 function background(el: HTMLElement): string {
