@@ -5,13 +5,12 @@ import { useCallback, useEffect, useState, type Dispatch, type SetStateAction } 
 import type { SimClient } from '../sim/client';
 import { toNs } from '../lib/decisions';
 import { Playhead, selectTime, selectView, usePlayhead } from '../lib/playhead';
+import { START_SPEED } from '../lib/speed';
 import { clampView, defaultView, follow, playheadWindow, zoomView, type View } from '../lib/view';
 import type { RunResult } from '../sim/types';
 
 /** The page shell follows the playhead only when playback is not moving it. */
 const SHELL = { playingMs: Infinity } as const;
-/** Playback speed the page starts at [simulated ms per ms]. */
-const START_SPEED = 0.25;
 /** Longest frame step: a tab coming back from the background does not jump [ms]. */
 const MAX_FRAME_MS = 100;
 
@@ -41,10 +40,11 @@ export interface Playback {
   readonly onViewChange: (v: View) => void;
 }
 
-export function usePlayback(): Playback {
+/** `initialSpeed`: the link's speed, else the page's default. */
+export function usePlayback(initialSpeed: number | null = null): Playback {
   const [playhead] = useState(() => new Playhead());
   const [playing, setPlaying] = useState(false);
-  const [speed, setSpeed] = useState(START_SPEED);
+  const [speed, setSpeed] = useState(initialSpeed ?? START_SPEED);
   const [durationMs, setDurationMs] = useState(0);
   const time = usePlayhead(playhead, selectTime, SHELL);
   const view = usePlayhead(playhead, selectView, SHELL);

@@ -14,7 +14,14 @@ import {
   traceJson,
   type TraceRun,
 } from '../lib/exports';
-import { svgToPng, viewToSvg } from '../lib/svgExport';
+import {
+  EXPORT_SIZES,
+  figureToSvg,
+  nothingToShow,
+  svgToPng,
+  viewToSvg,
+  type ExportSize,
+} from '../lib/svgExport';
 import { nsWindow } from '../lib/view';
 
 /** Views that can be exported, by test id (per column first, then the page-wide ones). */
@@ -43,6 +50,8 @@ interface ViewOption {
   readonly key: string;
   readonly label: string;
   readonly find: () => HTMLElement | null;
+  /** What the view shows, for the export's caption: the column's policy, or '' for a page-wide view. */
+  readonly policy: string;
 }
 
 function columnView(i: number, id: string): HTMLElement | null {
@@ -55,13 +64,16 @@ function viewsOnScreen(): ViewOption[] {
   const out: ViewOption[] = [];
   const columns = [...document.querySelectorAll<HTMLElement>('[data-testid="policy-column"]')];
   columns.forEach((col, i) => {
-    const policy = col.dataset.policy ?? String(i + 1);
+    // The column as its header names it ("Credit + TAVS, PBratio 0"), not by its id ("tavs~w0").
+    const policy =
+      col.querySelector('.col-label')?.textContent?.trim() || col.dataset.policy || String(i + 1);
     for (const id of VIEW_IDS) {
       if (!col.querySelector(selector(id))) continue;
       out.push({
         key: `${i}:${id}`,
-        label: `Column ${i + 1} (${policy}): ${id.replace(/-/g, ' ')}`,
+        label: `${policy}: ${id.replace(/-/g, ' ')}`,
         find: () => columnView(i, id),
+        policy,
       });
     }
   });
@@ -72,6 +84,7 @@ function viewsOnScreen(): ViewOption[] {
         key: `page:${id}`,
         label: id.replace(/-/g, ' '),
         find: () => document.querySelector<HTMLElement>(selector(id)),
+        policy: '',
       });
   }
   return out;
@@ -137,6 +150,10 @@ export function ExportPanel({
   const [views, setViews] = useState<ViewOption[]>(viewsOnScreen);
   const [chosen, setChosen] = useState(() => views[0]?.key ?? '');
   const [busy, setBusy] = useState(false);
+  const [size, setSize] = useState<ExportSize>('2x');
+  /** The per-column view a figure puts side by side for every column. */
+  const [figureView, setFigureView] = useState<string>('timeline');
+  const [notice, setNotice] = useState<string | null>(null);
   const base = slug(scenarioId ?? scenarioName);
   const option = views.find((v) => v.key === chosen) ?? views[0];
 
@@ -155,10 +172,34 @@ export function ExportPanel({
     run(`the ${format.toUpperCase()} image`, async () => {
       const el = option?.find();
       if (!el) throw new Error('that view is no longer on screen');
+      const empty = nothingToShow(el);
+      setNotice(empty);
+      if (empty) return;
+      const caption = [option!.policy, scenarioName].filter(Boolean).join(' · ');
       // The PNG is the SVG rendered: one drawing of the view, so both files show the same thing.
-      const svg = viewToSvg(el);
-      const blob = format === 'png' ? await svgToPng(svg, 2) : new Blob([svg], { type: 'image/svg+xml' });
+      const svg = viewToSvg(el, caption, size);
+      const blob = format === 'png' ? await svgToPng(svg, 1) : new Blob([svg], { type: 'image/svg+xml' });
       download(`${base}-${slug(option!.label)}.${format}`, blob);
+    });
+
+  /** Every column's `figureView` side by side in one SVG, each captioned with its policy. */
+  const figure = () =>
+    run('the figure', async () => {
+      const cols = [...document.querySelectorAll<HTMLElement>('[data-testid="policy-column"]')];
+      const views = cols.flatMap((col, i) => {
+        const el = col.querySelector<HTMLElement>(selector(figureView));
+        if (!el || nothingToShow(el)) return [];
+        const policy =
+          col.querySelector('.col-label')?.textContent?.trim() || col.dataset.policy || `${i + 1}`;
+        return [{ el, caption: policy }];
+      });
+      if (views.length === 0) {
+        setNotice(`No column has a ${figureView.replace(/-/g, ' ')} with something to show.`);
+        return;
+      }
+      setNotice(null);
+      const svg = figureToSvg(views, `${scenarioName}: ${figureView.replace(/-/g, ' ')}`, size);
+      download(`${base}-figure-${figureView}.svg`, new Blob([svg], { type: 'image/svg+xml' }));
     });
 
   const metrics = (format: 'csv' | 'json') =>
@@ -244,7 +285,45 @@ export function ExportPanel({
           disabled={busy || !option}
           onPick={(f) => void image(f)}
         />
+        <label htmlFor="export-size">Size</label>
+        <select
+          id="export-size"
+          data-testid="export-size"
+          value={size}
+          onChange={(e) => setSize(e.target.value as ExportSize)}
+        >
+          {(Object.keys(EXPORT_SIZES) as ExportSize[]).map((k) => (
+            <option key={k} value={k}>
+              {EXPORT_SIZES[k].label}
+            </option>
+          ))}
+        </select>
       </div>
+      <div className="row">
+        <label htmlFor="export-figure-view">Figure: every column’s</label>
+        <select
+          id="export-figure-view"
+          data-testid="export-figure-view"
+          value={figureView}
+          onChange={(e) => setFigureView(e.target.value)}
+        >
+          {VIEW_IDS.filter((id) =>
+            document.querySelector(`[data-testid="policy-column"] ${selector(id)}`),
+          ).map((id) => (
+            <option key={id} value={id}>
+              {id.replace(/-/g, ' ')}
+            </option>
+          ))}
+        </select>
+        <button type="button" data-testid="export-figure" disabled={busy} onClick={() => void figure()}>
+          Figure SVG
+        </button>
+      </div>
+      {notice && (
+        <p className="notice" role="status" data-testid="export-notice">
+          {notice}
+        </p>
+      )}
       <div className="row">
         <span>Metrics of the columns shown</span>
         <Formats
