@@ -64,6 +64,7 @@ export function App() {
     index,
     current,
     runs,
+    openings,
     claims,
     ablated,
     ablating,
@@ -224,7 +225,9 @@ export function App() {
     columns,
   });
   // Cold start (issue 19): the first frame with every column on screen drawn.
-  useMarkWhenDrawn(FIRST_FRAME, current !== null && shown.length > 0 && shown.every((c) => runs[c.policy]));
+  // Every column on screen has drawn: its run, or the run's opening window while the run goes on.
+  const drawn = (policy: string) => runs[policy] !== undefined || openings[policy] !== undefined;
+  useMarkWhenDrawn(FIRST_FRAME, current !== null && shown.length > 0 && shown.every((c) => drawn(c.policy)));
   const shareUrl = useShareUrl({ current, columns, testing, time, view, hidden, open, lesson, playing });
 
   // Memoised: a new array would refetch every distribution on each playhead frame.
@@ -648,6 +651,7 @@ export function App() {
                           ablated={ablated[policy]}
                           policies={policies}
                           run={runs[policy]}
+                          opening={openings[policy]}
                           failed={
                             runs[policy] ? null : (failures[policy] ?? ablated[policy]?.error ?? runError)
                           }

@@ -36,6 +36,7 @@ import type {
   LagData,
   Meta,
   RunQueueSnap,
+  RunOpening,
   RunQueueChange,
   RunReport,
   RunResult,
@@ -225,17 +226,23 @@ function explain(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
-/** Runs `sim` to the end and packs its result but for the opening window's lanes (see `api.run`). */
+/**
+ * Runs `sim` to the end and packs its result but for the opening window's lanes (see `api.run`); `passed` is
+ * called after each step until it returns true (the run has passed its opening window).
+ */
 async function runToEnd(
   sim: Simulation,
   policy: string,
   runId: string,
   bucketMs: number,
   called: number,
+  passed: () => boolean,
   onProgress?: (fraction: number) => void,
 ): Promise<Omit<RunResult, 'lanes' | 'opening' | 'capNs'>> {
   let last = 0;
+  let opened = false;
   while (!sim.step(STEP_EVENTS)) {
+    if (!opened) opened = passed();
     const now = performance.now();
     if (now - last >= PROGRESS_EVERY_MS) {
       last = now;
@@ -411,6 +418,7 @@ const api = {
    * Runs one policy to the end and keeps the run as `runId` until `release`. `opening` is the window the page
    * opens at (cut to the run's longest window): a window from 0 is recorded as the run passes it, any other
    * replayed once the run is done; its lanes come with the result and it is kept for the page's first questions.
+   * A window from 0 is also sent to `onOpening` as soon as the run has passed it, so the page can draw it first.
    */
   async run(
     json: string,
@@ -419,6 +427,7 @@ const api = {
     bucketMs: number,
     opening: DetailWindow,
     onProgress?: (fraction: number) => void,
+    onOpening?: (o: RunOpening) => void,
   ): Promise<RunResult> {
     const called = epochMs();
     await ready;
@@ -432,12 +441,32 @@ const api = {
       const first = { from_ns: opening.from_ns, to_ns: Math.min(opening.to_ns, opening.from_ns + capNs) };
       const recordMs = first.from_ns === 0 ? first.to_ns / 1e6 : 0;
       sim = Simulation.withReplay(json, policy, CHECKPOINT_MS, recordMs);
-      const result = await runToEnd(sim, policy, runId, bucketMs, called, onProgress);
+      const live = sim;
+      // The opening window, taken as soon as the run has recorded it: sent ahead of the run when asked for.
+      let recorded: ReplayWindow | undefined;
+      const meta = () => parse<Meta>(live.meta_json());
+      const passed = () => {
+        if (recordMs <= 0) return true;
+        recorded = live.takeWindow();
+        if (!recorded) return false;
+        if (onOpening) {
+          const lanes = splitSegments(recorded.segments(), meta().pcpus);
+          const window = { from_ns: recorded.fromNs, to_ns: recorded.toNs };
+          void onOpening(
+            Comlink.transfer(
+              { policy, runId, meta: meta(), lanes, opening: window, capNs },
+              laneBuffers(lanes),
+            ),
+          );
+        }
+        return true;
+      };
+      const result = await runToEnd(sim, policy, runId, bucketMs, called, passed, onProgress);
       release(runId);
       const run: Run = { sim, capNs, pcpus: result.meta.pcpus, windows: [] };
       sim = undefined;
       runs.set(runId, run);
-      const held = run.sim.takeWindow();
+      const held = recorded ?? run.sim.takeWindow();
       if (held) keep(run, held);
       const { window, lanes } = lanesOf(run, windowOf(run, first));
       const out = { ...result, lanes, opening: window, capNs };
