@@ -79,6 +79,7 @@ export function App() {
     index,
     current,
     runs,
+    openings,
     claims,
     ablated,
     ablating,
@@ -256,7 +257,9 @@ export function App() {
     columns,
   });
   // Cold start (issue 19): the first frame with every column on screen drawn.
-  useMarkWhenDrawn(FIRST_FRAME, current !== null && shown.length > 0 && shown.every((c) => runs[c.policy]));
+  // Every column on screen has drawn: its run, or the run's opening window while the run goes on.
+  const drawn = (policy: string) => runs[policy] !== undefined || openings[policy] !== undefined;
+  useMarkWhenDrawn(FIRST_FRAME, current !== null && shown.length > 0 && shown.every((c) => drawn(c.policy)));
   // Back / Forward: the entry's scenario (a lesson's step when it names one); an edited or pasted scenario's
   // link is opened afresh, as a shared link is.
   const { openEntry } = scenario;
@@ -761,6 +764,7 @@ export function App() {
                             ablated={ablated[policy]}
                             policies={policies}
                             run={runs[policy]}
+                            opening={openings[policy]}
                             failed={
                               runs[policy] ? null : (failures[policy] ?? ablated[policy]?.error ?? runError)
                             }

@@ -2,7 +2,7 @@
 // lib/view (`detailWindow` for what the timelines show, `playheadWindow` for questions about the playhead), so
 // that every view of a column asks for the same windows and the worker replays each one once.
 import { useCallback, useMemo } from 'react';
-import type { DetailWindow, RunResult } from '../sim/types';
+import type { DetailWindow, RunOpening } from '../sim/types';
 import { detailWindow, parseWindowKey, playheadWindow, windowKey } from '../lib/view';
 import { usePlayhead, type Playhead, type PlayheadOptions, type PlayheadState } from '../lib/playhead';
 
@@ -12,7 +12,7 @@ import { usePlayhead, type Playhead, type PlayheadOptions, type PlayheadState } 
  */
 export function useDetailWindow(
   playhead: Playhead,
-  run: RunResult,
+  run: RunOpening,
   at: 'view' | 'playhead',
   options: PlayheadOptions = {},
 ): DetailWindow {

@@ -4,7 +4,7 @@
 // are done: the simulator patches the scenario, the claim's policies run on it, and the claim is judged there.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Cancelled, SimClient } from '../sim/client';
-import type { ClaimResult, Cost, RunResult, ScenarioDoc } from '../sim/types';
+import type { ClaimResult, Cost, RunOpening, RunResult, ScenarioDoc } from '../sim/types';
 import {
   findEntry,
   loadIndex,
@@ -97,6 +97,8 @@ export interface ScenarioRuns {
   readonly current: Current | null;
   /** Finished runs by column id (policy id, or `POLICY~wK` for an ablated run). */
   readonly runs: Readonly<Record<string, RunResult>>;
+  /** Each column's opening window while its run goes on (drawn first: the first frame does not wait for runs). */
+  readonly openings: Readonly<Record<string, RunOpening>>;
   /** The claims, once every run finished and they were judged. */
   readonly claims: ClaimResult[] | null;
   /** The ablated (and registry) columns' outcomes by column id, once each finished. */
@@ -161,6 +163,7 @@ export function useScenarioRuns({
   const [index, setIndex] = useState<ScenarioIndex | null>(null);
   const [current, setCurrent] = useState<Current | null>(null);
   const [runs, setRuns] = useState<Readonly<Record<string, RunResult>>>({});
+  const [openings, setOpenings] = useState<Readonly<Record<string, RunOpening>>>({});
   const [claims, setClaims] = useState<ClaimResult[] | null>(null);
   const [runError, setRunError] = useState<string | null>(null);
   const [failures, setFailures] = useState<Readonly<Record<string, string>>>({});
@@ -261,6 +264,7 @@ export function useScenarioRuns({
       const cols = layout(doc, preferred, restore.hidden);
       setCurrent({ key: gen, id: origin.id, name: origin.name, text, doc, baseText: origin.baseText });
       setRuns({});
+      setOpenings({});
       setAblated({});
       setClaims(null);
       setRunError(null);
@@ -280,6 +284,11 @@ export function useScenarioRuns({
           chooseBucketMs(doc.duration_ms),
           opening(doc.duration_ms),
           {
+            shown: first.length,
+            onOpening: (o) => {
+              markOnce(`run:${o.policy}:opening`);
+              if (live()) setOpenings((prev) => ({ ...prev, [o.policy]: o }));
+            },
             onProgress: (f) => live() && setProgress(f),
             onRun: (run) => {
               markRun(run.policy, run.timing);
@@ -577,6 +586,7 @@ export function useScenarioRuns({
     index,
     current,
     runs,
+    openings,
     claims,
     ablated,
     ablating: ablating > 0,

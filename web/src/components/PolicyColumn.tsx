@@ -1,6 +1,6 @@
 import { Fragment, memo } from 'react';
 import type { SimClient } from '../sim/client';
-import type { RunResult, ScenarioPolicy } from '../sim/types';
+import type { RunOpening, RunResult, ScenarioPolicy } from '../sim/types';
 import type { AblatedRun } from '../app/useScenarioRuns';
 import { claimValueLines } from '../lib/format';
 import { parseColumnId } from '../lib/columns';
@@ -18,6 +18,8 @@ interface Props {
   readonly policies: readonly ScenarioPolicy[];
   /** Undefined while the run is in flight. */
   readonly run: RunResult | undefined;
+  /** The run's opening window, once the run in flight has passed it: drawn until the run is done. */
+  readonly opening?: RunOpening;
   /** Why the run will not come, if it failed. */
   readonly failed: string | null;
   readonly durationMs: number;
@@ -47,6 +49,7 @@ export const PolicyColumn = memo(function PolicyColumn({
   ablated,
   policies,
   run,
+  opening,
   failed,
   durationMs,
   playhead,
@@ -148,6 +151,15 @@ export const PolicyColumn = memo(function PolicyColumn({
               {v.render({ client, run, durationMs, playhead, onViewChange, onSeek })}
             </Fragment>
           ))}
+        </>
+      ) : opening && !failed ? (
+        <>
+          {COLUMN_VIEWS.map((v) => (
+            <Fragment key={v.id}>
+              {v.early?.({ client, run: opening, durationMs, playhead, onViewChange, onSeek })}
+            </Fragment>
+          ))}
+          <p className="muted placeholder">Running…</p>
         </>
       ) : failed ? (
         <p className="muted placeholder run-failed" data-testid="column-failed" role="alert">

@@ -22,7 +22,7 @@ import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
 import type { SimClient } from '../sim/client';
-import type { DetailWindow, Meta, RunResult } from '../sim/types';
+import type { DetailWindow, Meta, RunOpening } from '../sim/types';
 import { useDetailWindow } from '../app/useDetailWindow';
 import { PresentingContext, useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
@@ -61,7 +61,7 @@ const IDLE_ALPHA = 0.3;
 
 interface Props {
   /** The run drawn: its tracks ask its worker for the window on screen. */
-  readonly run: RunResult;
+  readonly run: RunOpening;
   readonly durationMs: number;
   /** Playhead and visible time window, shared by all columns: this view follows them every frame. */
   readonly playhead: Playhead;

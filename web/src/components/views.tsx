@@ -3,7 +3,7 @@
 // new band of the timeline is a track (./tracks).
 import type { ReactNode } from 'react';
 import type { SimClient } from '../sim/client';
-import type { RunResult } from '../sim/types';
+import type { RunOpening, RunResult } from '../sim/types';
 import { showsLag } from '../lib/caps';
 import type { Playhead } from '../lib/playhead';
 import type { View } from '../lib/view';
@@ -15,10 +15,10 @@ import { RunQueues } from './RunQueues';
 import { ShareChart } from './ShareChart';
 import { Timeline } from './Timeline';
 
-/** What every view of a column is drawn from. */
-export interface ColumnViewProps {
+/** What every view of a column is drawn from: the run, or before it is done its opening window. */
+export interface ColumnViewProps<R extends RunOpening = RunResult> {
   readonly client: SimClient;
-  readonly run: RunResult;
+  readonly run: R;
   readonly durationMs: number;
   /** The shared playhead and time window: each view subscribes at the rate it draws them. */
   readonly playhead: Playhead;
@@ -33,6 +33,21 @@ export interface ColumnView {
   readonly title: string;
   /** The view, or null where the run has nothing for it. */
   readonly render: (p: ColumnViewProps) => ReactNode;
+  /** The view drawn from the run's opening window while the run goes on (views that can: the first frame). */
+  readonly early?: (p: ColumnViewProps<RunOpening>) => ReactNode;
+}
+
+/** The timeline draws from the opening window as well as from the finished run. */
+function timeline(p: ColumnViewProps<RunOpening>): ReactNode {
+  return (
+    <Timeline
+      client={p.client}
+      run={p.run}
+      durationMs={p.durationMs}
+      playhead={p.playhead}
+      onViewChange={p.onViewChange}
+    />
+  );
 }
 
 export const COLUMN_VIEWS: readonly ColumnView[] = [
@@ -41,19 +56,7 @@ export const COLUMN_VIEWS: readonly ColumnView[] = [
     title: 'Run queues',
     render: (p) => <RunQueues client={p.client} run={p.run} playhead={p.playhead} />,
   },
-  {
-    id: 'timeline',
-    title: 'Timeline',
-    render: (p) => (
-      <Timeline
-        client={p.client}
-        run={p.run}
-        durationMs={p.durationMs}
-        playhead={p.playhead}
-        onViewChange={p.onViewChange}
-      />
-    ),
-  },
+  { id: 'timeline', title: 'Timeline', render: timeline, early: timeline },
   {
     id: 'trace-note',
     title: 'Where the detailed trace ends',

@@ -35,22 +35,29 @@ import type { RunReport } from './generated/RunReport';
 import type { Lane } from './lanes';
 import type { RunQueueSnap } from './generated/RunQueueSnap';
 
-/** What the worker returns for one policy's run. */
-export interface RunResult {
+/**
+ * A run's opening window, sent as soon as the run has passed it (before the run is done): enough to draw its
+ * timeline's lanes. The whole run (`RunResult`) follows.
+ */
+export interface RunOpening {
   readonly policy: string;
-  /** The worker keeps the finished run under this id for playhead queries (SimClient.query). */
+  /** The worker keeps the finished run under this id for queries (SimClient.query), once it is done. */
   readonly runId: string;
-  readonly report: RunReport;
   readonly meta: Meta;
-  /** The schedule segments per pCPU (split in the worker, lib/series `splitSegments`). */
+  /** The schedule segments per pCPU of `opening` (split in the worker, sim/lanes `splitSegments`). */
   readonly lanes: readonly Lane[];
-  /** Rows = buckets of `bucketMs`, cols = meta.domains. */
-  readonly shares: Float64Array;
-  readonly bucketMs: number;
   /** The window whose detail `lanes` hold: the opening window the page asked for, cut to `capNs`. */
   readonly opening: DetailWindow;
   /** The longest window the run replays [ns]: its detail's memory (a longer window is cut to it). */
   readonly capNs: number;
+}
+
+/** What the worker returns for one policy's run. */
+export interface RunResult extends RunOpening {
+  readonly report: RunReport;
+  /** Rows = buckets of `bucketMs`, cols = meta.domains. */
+  readonly shares: Float64Array;
+  readonly bucketMs: number;
   /** Where the run's wall time went in its worker (the page's cold-start marks read it). */
   readonly timing?: RunTiming;
 }

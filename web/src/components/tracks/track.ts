@@ -6,7 +6,7 @@
 // column's views share (lib/view `detailWindow`). A new track is a file here plus its query in the worker.
 import type { ReactNode } from 'react';
 import type { SimClient } from '../../sim/client';
-import type { DetailWindow, Meta, RunResult } from '../../sim/types';
+import type { DetailWindow, Meta, RunOpening } from '../../sim/types';
 import type { CanvasColors } from '../../lib/canvasColors';
 import type { View } from '../../lib/view';
 
@@ -34,7 +34,7 @@ export interface Pointer {
 
 /** What a track is made for: one run of a column, how it is coloured, and the shell's settings. */
 export interface TrackContext {
-  readonly run: RunResult;
+  readonly run: RunOpening;
   readonly meta: Meta;
   readonly client: SimClient;
   /** Each vCPU's domain colour, and the same for the guest idle loop (paler). */
