@@ -305,7 +305,10 @@ export function App() {
   );
   const validateText = useCallback((text: string) => client.validate(text), [client]);
   // Stable props: the editor (a form of the whole scenario) must not re-render on every playhead frame.
-  const editorCurrent = useMemo(() => current && { text: current.text, name: current.name }, [current]);
+  const editorCurrent = useMemo(
+    () => current && { text: current.text, name: current.name, original: current.baseText },
+    [current],
+  );
   const closeEditor = useCallback(() => togglePanel('editor', false), [togglePanel]);
   // The ablated run joins the columns (the last one gives way when all four are taken).
   const addAblated = useCallback(
