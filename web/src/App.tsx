@@ -33,6 +33,8 @@ import { TemplateMenu } from './components/TemplateMenu';
 import { addScriptPolicy, scriptPolicies, templateFor, type ScriptTemplate } from './lib/script';
 import { HomeworkPlayer, LessonPicker, LessonPlayer } from './components/Lessons';
 import { findHomework, findLesson, linkWithLesson } from './lib/lessons';
+import { pushHistory } from './lib/drafts';
+import { localStore } from './app/useTabDraft';
 import { SharePanel } from './components/SharePanel';
 import { ScenarioSummary } from './components/ScenarioSummary';
 import { KeyFigures } from './components/KeyFigures';
@@ -316,7 +318,10 @@ export function App() {
   );
   const validateText = useCallback((text: string) => client.validate(text), [client]);
   // Stable props: the editor (a form of the whole scenario) must not re-render on every playhead frame.
-  const editorCurrent = useMemo(() => current && { text: current.text, name: current.name }, [current]);
+  const editorCurrent = useMemo(
+    () => current && { text: current.text, name: current.name, original: current.baseText },
+    [current],
+  );
   const closeEditor = useCallback(() => togglePanel('editor', false), [togglePanel]);
   // The ablated run joins the columns (the last one gives way when all four are taken).
   const addAblated = useCallback(
@@ -355,13 +360,21 @@ export function App() {
     [stated, policies, changeColumns],
   );
   const { selectScenario } = scenario;
-  // A new scenario starts at the top of the page, not where the library list was scrolled to.
+  /** An edited scenario that ran, set aside when another was picked: its link brings it back. */
+  const [keptEdit, setKeptEdit] = useState<{ readonly name: string; readonly url: string } | null>(null);
+  // A new scenario starts at the top of the page, not where the library list was scrolled to. Edits that have
+  // run are not dropped silently: they go into the editor's earlier drafts, and a notice offers them back.
   const pickScenario = useCallback(
     (id: string) => {
       window.scrollTo({ top: 0 });
+      if (current && modified && shareUrl) {
+        const ls = localStore();
+        if (ls) pushHistory(ls, { text: current.text, name: current.name }, Date.now());
+        setKeptEdit({ name: current.doc.title ?? current.name, url: shareUrl });
+      } else setKeptEdit(null);
       selectScenario(id);
     },
-    [selectScenario],
+    [selectScenario, current, modified, shareUrl],
   );
 
   return (
@@ -463,6 +476,17 @@ export function App() {
             <p className="key-notice" role="status" data-testid="key-notice" hidden={!keyNotice}>
               {keyNotice}
             </p>
+            {keptEdit && (
+              <p className="notice kept-edit" role="status" data-testid="kept-edit">
+                Your edited “{keptEdit.name}” was kept (the editor’s earlier drafts list it too).{' '}
+                <a href={keptEdit.url} data-testid="kept-edit-restore">
+                  Bring it back
+                </a>{' '}
+                <button type="button" onClick={() => setKeptEdit(null)}>
+                  Dismiss
+                </button>
+              </p>
+            )}
             <ErrorBanner messages={errors} onDismiss={clearErrors}>
               {errors.some(isChunkLoadError) && (
                 <p>
