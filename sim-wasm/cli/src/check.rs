@@ -64,6 +64,11 @@ pub struct Tally {
     pub goals: usize,
 }
 
+/// Every claim's verdict of every file, file by file (the core's `FileCheck::results`).
+pub fn results(outcomes: &[FileOutcome]) -> Vec<Value> {
+    outcomes.iter().flat_map(|f| f.check.results()).collect()
+}
+
 /// How `check` counts a verdict, and the mark its line starts with.
 fn mark(v: &Verdict) -> &'static str {
     match v.state {

@@ -7,7 +7,7 @@ use super::{evaluate, verdict, Trials, Verdict};
 use crate::grid::seed_list;
 use crate::report::{self, RunOptions};
 use crate::scenario::Scenario;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// One setting of a scenario file: the scenario as written (label "") or a variant, whose claims may differ.
@@ -49,6 +49,32 @@ impl FileCheck {
                 Some((set.label.as_str(), self.verdict(s, k)))
             })
             .collect()
+    }
+
+    /// Every claim's verdict, setting by setting, as `schedsim check --json` prints them and Python's `check`
+    /// returns them: `{"scenario", "variant" (null as written), "policy", "text", "holds" (on every seed of the
+    /// scenario), "held" (seeds), "failed_seeds", "values" (the report's, of the first failing seed, else the
+    /// first), "verdict"}`.
+    pub fn results(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        for (s, set) in self.settings.iter().enumerate() {
+            for (k, (c, trials)) in set.scenario.claims.iter().zip(&set.claims).enumerate() {
+                let v = self.verdict(s, k);
+                let shown = trials.on_scenario.iter().position(|r| !r.holds).unwrap_or(0);
+                out.push(json!({
+                    "scenario": self.scenario.id,
+                    "variant": (!set.label.is_empty()).then_some(&set.label),
+                    "policy": c.subject(),
+                    "text": c.text,
+                    "holds": v.failed_seeds.is_empty(),
+                    "held": v.seeds.len() - v.failed_seeds.len(),
+                    "failed_seeds": v.failed_seeds,
+                    "values": trials.on_scenario.get(shown).map_or(Value::Null, |r| r.values.clone()),
+                    "verdict": v,
+                }));
+            }
+        }
+        out
     }
 
     /// The verdict on claim `k` of setting `s`.
@@ -159,9 +185,15 @@ impl Plan {
 }
 
 /// Plans and makes every run of a check in turn (each planned run's policies through [`report::run_scenario`]),
-/// then collects them: what Python's `check` does.
+/// then collects them: what Python's `check` does. With `opts.max_events`, refuses before running anything if a
+/// run is estimated above it, as the CLI does.
 pub fn run(name: &str, base: &Scenario, seeds: u64, opts: &RunOptions) -> Result<FileCheck, String> {
     let plan = plan(name, base, seeds)?;
+    if let Some(max) = opts.max_events {
+        for p in &plan.runs {
+            crate::cost::within(&p.scenario, &p.policies, max).map_err(|e| format!("{}: {e}", p.label))?;
+        }
+    }
     let reports = plan
         .runs
         .iter()
