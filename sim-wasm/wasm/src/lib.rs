@@ -171,13 +171,29 @@ fn script_problem(source: &str) -> Option<serde_json::Value> {
         .map(|e| serde_json::json!({ "line": e.line, "column": e.column, "message": e.message }))
 }
 
-/// Evaluates the scenario's claims over run objects produced by [`Simulation::report_json`] (a JSON array).
+/// Evaluates the scenario's claims over run objects produced by [`Simulation::report_json`] (a JSON array), each
+/// with its verdict (`verdict`). `ablations_json`, when given, is an object from claim index to that claim's
+/// ablation as far as it ran: `{"K": {"runs": [run objects of the ablated scenario]}}` or `{"K": {"error": "why
+/// its runs failed"}}`; a claim whose ablation is not there is judged as if it had not run yet.
 #[wasm_bindgen]
-pub fn evaluate_claims(scenario_json: &str, runs_json: &str) -> Result<String, JsError> {
-    let scenario = parsed(scenario_json).map_err(js_err)?;
-    let runs: Vec<serde_json::Value> = serde_json::from_str(runs_json).map_err(js_err)?;
-    let claims = schedsim_core::claims::evaluate(&scenario, &runs);
-    serde_json::to_string(&claims).map_err(js_err)
+pub fn evaluate_claims(
+    scenario_json: &str,
+    runs_json: &str,
+    ablations_json: Option<String>,
+) -> Result<String, JsError> {
+    claims_json(scenario_json, runs_json, ablations_json.as_deref()).map_err(js_err)
+}
+
+/// [`evaluate_claims`] without the JavaScript error type, so native tests can call it.
+fn claims_json(scenario_json: &str, runs_json: &str, ablations_json: Option<&str>) -> Result<String, String> {
+    let scenario = parsed(scenario_json).map_err(|e| e.to_string())?;
+    let runs: Vec<serde_json::Value> = serde_json::from_str(runs_json).map_err(|e| format!("runs: {e}"))?;
+    let ablations: std::collections::BTreeMap<usize, schedsim_core::claims::AblationRuns> = match ablations_json {
+        Some(text) => serde_json::from_str(text).map_err(|e| format!("ablations: {e}"))?,
+        None => Default::default(),
+    };
+    let claims = schedsim_core::claims::evaluate_with(&scenario, &runs, &ablations);
+    serde_json::to_string(&claims).map_err(|e| e.to_string())
 }
 
 /// Claim `k`'s ablation as JSON text `{"scenario", "label", "policy", "reads"}`: the ablated scenario file (built by
@@ -608,6 +624,22 @@ mod tests {
         // Shorter than the scenario's own warm-up (4 s): the measured window is moved inside the run.
         warm_up(20.0);
         assert!(PARSED.with(|p| p.borrow().is_none()), "a page's first parse must not be answered by the warm-up");
+    }
+
+    /// Each claim comes with its verdict; an ablation the page ran (or whose runs failed) is judged into it.
+    #[test]
+    fn claims_carry_their_verdict_with_the_ablation_given() {
+        let k = 3;
+        let runs = r#"[{"policy":"credit"},{"policy":"pi"}]"#;
+        let plain: serde_json::Value = serde_json::from_str(&claims_json(FIG7A, runs, None).unwrap()).unwrap();
+        let v = &plain[k]["verdict"];
+        assert!(v["kind"].is_string(), "{v}");
+        assert_eq!(v["without"]["judged"], 0, "not run yet");
+        let broke = claims_json(FIG7A, runs, Some(r#"{"3": {"error": "the run ran out of events"}}"#)).unwrap();
+        let broke: serde_json::Value = serde_json::from_str(&broke).unwrap();
+        assert_eq!(broke[k]["verdict"]["without"]["judged"], 1);
+        assert_eq!(broke[k]["verdict"]["without"]["error"], "the run ran out of events");
+        assert!(claims_json(FIG7A, runs, Some(r#"{"3": {"nope": 1}}"#)).unwrap_err().starts_with("ablations:"));
     }
 
     #[test]
