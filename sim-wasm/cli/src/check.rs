@@ -4,6 +4,8 @@
 
 use schedsim_cli::batch::{self, Batch};
 use schedsim_core::claims::{self, ClaimResult};
+use schedsim_core::cost;
+use schedsim_core::patch::PatchBudget;
 use schedsim_core::report::{self, Report, RunOptions};
 use schedsim_core::scenario::Scenario;
 use serde_json::Value;
@@ -64,90 +66,109 @@ enum Role {
     Ablation(Vec<usize>),
 }
 
-/// Runs every file's scenario, variants and ablations with `seeds` consecutive seeds.
-/// Runs every claim of `files`; refuses before running anything if a run is estimated above `max_events`.
+/// Setting `si` of a scenario file: the scenario as written (0) or variant `si - 1`, built now (a variant's patch
+/// paid for from `budget`).
+fn setting(base: &Scenario, si: usize, budget: &mut PatchBudget) -> Result<(String, Scenario), String> {
+    if si == 0 {
+        return Ok((String::new(), base.clone()));
+    }
+    let sc = base.variant(si - 1, budget).map_err(|e| e.to_string())?;
+    Ok((base.variants[si - 1].label.clone(), sc))
+}
+
+/// What the verdicts read of a setting (its id and claims), without its domains or document: kept for every
+/// setting while the others run, so a file's memory is one setting at a time plus these.
+fn outline(sc: &Scenario) -> Scenario {
+    let mut o = sc.clone();
+    o.domains = Vec::new();
+    o.doc = Default::default();
+    o
+}
+
+/// Runs every file's scenario, variants and ablations with `seeds` consecutive seeds; refuses before running
+/// anything if a run is estimated above `max_events` or a file's patches (variants and ablations) above
+/// `max_patch_work` bytes of patch work (see `schedsim_core::patch`). Each setting and each ablation is built,
+/// run and dropped before the next, so memory holds one setting's runs at a time.
 pub fn run_all(
     files: &[(PathBuf, Scenario)],
     seeds: u64,
     jobs: usize,
     max_events: u64,
+    max_patch_work: u64,
 ) -> Result<Vec<FileOutcome>, String> {
-    let mut batches = Vec::new();
-    // (file, setting, seed index, role) per batch.
-    let mut plan = Vec::new();
-    let mut shapes = Vec::new();
-    for (fi, (path, base)) in files.iter().enumerate() {
-        let mut settings = vec![(String::new(), base.clone())];
-        for v in &base.variants {
-            let sc = v
-                .scenario
-                .as_deref()
-                .ok_or_else(|| format!("{}: variant '{}' was not built", path.display(), v.label))?;
-            settings.push((v.label.clone(), sc.clone()));
-        }
-        let mut labels = Vec::new();
-        for (si, (label, sc)) in settings.iter().enumerate() {
-            let list = batch::seed_list(sc.seed, seeds).map_err(|e| format!("{}: {e}", path.display()))?;
+    // First every setting and ablation is built (validated) and estimated, one at a time, so that an error or a
+    // run over the limit is reported before anything runs.
+    for (path, base) in files {
+        let at = |e: String| format!("{}: {e}", path.display());
+        let mut budget = PatchBudget::new(max_patch_work);
+        budget.check_total(base.check_work(), "its variants and ablations").map_err(at)?;
+        for si in 0..=base.variants.len() {
+            let (label, sc) = setting(base, si, &mut budget).map_err(at)?;
+            let at = |e: String| if label.is_empty() { at(e) } else { at(format!("{{{label}}}: {e}")) };
+            batch::seed_list(sc.seed, seeds).map_err(at)?;
             let ids: Vec<String> = sc.policies.iter().map(|p| p.id.clone()).collect();
-            let at = if label.is_empty() { String::new() } else { format!(" {{{label}}}") };
-            for (n, &s) in list.iter().enumerate() {
-                let scenario = report::with_overrides(sc, &RunOptions { seed: Some(s), ..RunOptions::default() })?;
-                let name = format!("{}{at}, seed {s}", path.display());
-                for (claims, ablated) in ablation_groups(&scenario).map_err(|e| format!("{name}: {e}"))? {
-                    let policies = group_policies(&ablated, &scenario, &claims);
-                    batches.push(Batch {
-                        scenario: ablated,
-                        policies,
-                        label: format!("{name}, without '{}'", ablation_label(&scenario, claims[0])),
-                    });
-                    plan.push((fi, si, n, Role::Ablation(claims)));
-                }
-                batches.push(Batch { scenario, policies: ids.clone(), label: name });
-                plan.push((fi, si, n, Role::Scenario));
+            cost::within(&sc, &ids, max_events).map_err(at)?;
+            for (claims, ablated) in ablation_groups(&sc, &mut budget).map_err(at)? {
+                let policies = group_policies(&ablated, &sc, &claims);
+                cost::within(&ablated, &policies, max_events)
+                    .map_err(|e| at(format!("without '{}': {e}", ablation_label(&sc, claims[0]))))?;
             }
-            labels.push((label.clone(), sc.clone(), list));
         }
-        shapes.push(labels);
     }
     let opts = RunOptions { max_events: Some(max_events), ..RunOptions::default() };
-    let reports = batch::run(&batches, &opts, jobs, "runs")?;
-
-    let mut out: Vec<FileOutcome> = files
-        .iter()
-        .zip(&shapes)
-        .map(|((path, sc), labels)| FileOutcome {
-            path: path.clone(),
-            scenario: sc.clone(),
-            settings: labels
+    let mut out = Vec::new();
+    for (path, base) in files {
+        let mut budget = PatchBudget::new(max_patch_work);
+        let mut settings = Vec::new();
+        for si in 0..=base.variants.len() {
+            let (label, sc) = setting(base, si, &mut budget)?;
+            let list = batch::seed_list(sc.seed, seeds).map_err(|e| format!("{}: {e}", path.display()))?;
+            let at = if label.is_empty() { String::new() } else { format!(" {{{label}}}") };
+            let name = |s: u64| format!("{}{at}, seed {s}", path.display());
+            let mut claims: Vec<ClaimOutcome> = sc
+                .claims
                 .iter()
-                .map(|(label, setting, list)| Setting {
-                    label: label.clone(),
-                    scenario: setting.clone(),
-                    claims: setting
-                        .claims
-                        .iter()
-                        .map(|_| ClaimOutcome { seeds: list.clone(), on_scenario: Vec::new(), on_ablation: Vec::new() })
-                        .collect(),
-                })
-                .collect(),
-        })
-        .collect();
-    // Batches were planned seed by seed in order, so pushing keeps each outcome's results in seed order.
-    for ((fi, si, _n, role), (b, rep)) in plan.into_iter().zip(batches.iter().zip(reports)) {
-        let results = judge(&b.scenario, &rep);
-        let outcomes = &mut out[fi].settings[si].claims;
-        match role {
-            Role::Scenario => {
-                for (k, r) in results.into_iter().enumerate() {
-                    outcomes[k].on_scenario.push(r);
+                .map(|_| ClaimOutcome { seeds: list.clone(), on_scenario: Vec::new(), on_ablation: Vec::new() })
+                .collect();
+            // The scenario, then each ablation: one batch per seed, run and judged before the next is built.
+            let ids: Vec<String> = sc.policies.iter().map(|p| p.id.clone()).collect();
+            let mut roles = vec![(Role::Scenario, sc.clone(), ids)];
+            for (ks, ablated) in ablation_groups(&sc, &mut budget)? {
+                let policies = group_policies(&ablated, &sc, &ks);
+                roles.push((Role::Ablation(ks), ablated, policies));
+            }
+            for (role, scenario, policies) in roles {
+                let mut batches = Vec::new();
+                for &s in &list {
+                    let seeded =
+                        report::with_overrides(&scenario, &RunOptions { seed: Some(s), ..RunOptions::default() })?;
+                    let label = match &role {
+                        Role::Scenario => name(s),
+                        Role::Ablation(ks) => format!("{}, without '{}'", name(s), ablation_label(&sc, ks[0])),
+                    };
+                    batches.push(Batch { scenario: seeded, policies: policies.clone(), label });
+                }
+                let reports = batch::run(&batches, &opts, jobs, "runs")?;
+                // Batches are in seed order, so pushing keeps each outcome's results in seed order.
+                for (b, rep) in batches.iter().zip(reports) {
+                    let results = judge(&b.scenario, &rep);
+                    match &role {
+                        Role::Scenario => {
+                            for (k, r) in results.into_iter().enumerate() {
+                                claims[k].on_scenario.push(r);
+                            }
+                        }
+                        Role::Ablation(ks) => {
+                            for &k in ks {
+                                claims[k].on_ablation.push(results[k].clone());
+                            }
+                        }
+                    }
                 }
             }
-            Role::Ablation(ks) => {
-                for k in ks {
-                    outcomes[k].on_ablation.push(results[k].clone());
-                }
-            }
+            settings.push(Setting { label, scenario: outline(&sc), claims });
         }
+        out.push(FileOutcome { path: path.clone(), scenario: outline(base), settings });
     }
     Ok(out)
 }
@@ -160,22 +181,18 @@ fn ablation_label(sc: &Scenario, k: usize) -> &str {
     sc.claims[k].without.as_ref().map_or("", |a| a.label.as_str())
 }
 
-/// Claims that share an ablation (the same label and patch) share its runs: (claim indices, ablated scenario).
-fn ablation_groups(sc: &Scenario) -> Result<Vec<(Vec<usize>, Scenario)>, String> {
-    let mut groups: BTreeMap<String, (Vec<usize>, Scenario)> = BTreeMap::new();
-    for (k, c) in sc.claims.iter().enumerate() {
-        let Some(ab) = &c.without else { continue };
-        let key = serde_json::to_string(ab).expect("an ablation serialises");
-        if let Some((ks, _)) = groups.get_mut(&key) {
-            ks.push(k);
-            continue;
-        }
-        let ablated = sc.ablated(k).expect("the claim has an ablation").map_err(|e| e.to_string())?;
-        groups.insert(key, (vec![k], ablated));
+/// Claims that share an ablation (the same label and patch) share its runs: (claim indices, ablated scenario),
+/// each ablation built once and paid for from `budget`.
+fn ablation_groups(sc: &Scenario, budget: &mut PatchBudget) -> Result<Vec<(Vec<usize>, Scenario)>, String> {
+    let mut groups = Vec::new();
+    for first in sc.distinct_ablations() {
+        let same = &sc.claims[first].without;
+        let ks: Vec<usize> = (first..sc.claims.len()).filter(|&k| sc.claims[k].without == *same).collect();
+        let ablated =
+            sc.ablated_within(first, budget).expect("the claim has an ablation").map_err(|e| e.to_string())?;
+        groups.push((ks, ablated));
     }
-    let mut v: Vec<_> = groups.into_values().collect();
-    v.sort_by_key(|(ks, _)| ks[0]);
-    Ok(v)
+    Ok(groups)
 }
 
 /// The policies the group's claims read, in the ablated scenario's order.
