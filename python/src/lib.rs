@@ -8,11 +8,11 @@ use pyo3::prelude::*;
 use schedsim_core::claims;
 use schedsim_core::cost::{self, DEFAULT_MAX_EVENTS};
 use schedsim_core::grid::{self, Axis, Grid, GridError, GridSpec, LimitNames, Limits};
+use schedsim_core::patch::PatchBudget;
 use schedsim_core::report::{self, RunOptions};
 use schedsim_core::scenario::{Scenario, ScenarioError, MAX_SEED};
 use schedsim_core::sim::{SimOptions, Simulation};
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
@@ -97,11 +97,7 @@ fn metric_matches(patterns: Vec<String>, paths: Vec<String>) -> Vec<bool> {
 /// The simulator's version: the crate's, and a hash of the sources that decide a run's result.
 #[pyfunction]
 fn version() -> String {
-    format!(
-        "{}+{}",
-        env!("CARGO_PKG_VERSION"),
-        env!("SCHEDSIM_SOURCE_HASH")
-    )
+    schedsim_core::VERSION.to_string()
 }
 
 /// A scenario (JSON text), one of its variants if named, with the named policies checked (all when empty).
@@ -176,7 +172,15 @@ fn check(py: Python<'_>, scenario: &str, seeds: u64, max_events: Option<u64>) ->
         ..RunOptions::default()
     };
     let file = py
-        .detach(|| claims::check::run(&sc.id, &sc, seeds, &opts))
+        .detach(|| {
+            claims::check::run(
+                &sc.id,
+                &sc,
+                seeds,
+                &opts,
+                schedsim_core::patch::MAX_PATCH_WORK,
+            )
+        })
         .map_err(PyRuntimeError::new_err)?;
     Ok(Value::Array(file.results()).to_string())
 }
@@ -207,11 +211,15 @@ fn estimate(
 #[pyfunction]
 fn describe(py: Python<'_>, scenario: &str) -> PyResult<String> {
     let sc = parse(py, scenario)?;
-    let variants: Vec<Value> = sc
-        .variants
-        .iter()
-        .map(|v| json!({"label": v.label, "seed": v.scenario.as_deref().map_or(sc.seed, |s| s.seed)}))
-        .collect();
+    // Each variant built in turn and dropped (its seed is what a patch made it), so an error in one is raised here.
+    let mut budget = PatchBudget::default();
+    let mut variants = Vec::new();
+    for (i, v) in sc.variants.iter().enumerate() {
+        let built = sc
+            .variant(i, &mut budget)
+            .map_err(|e| scenario_error(py, "", &e))?;
+        variants.push(json!({"label": v.label, "seed": built.seed}));
+    }
     let policies: Vec<&str> = sc.policies.iter().map(|p| p.id.as_str()).collect();
     Ok(
         json!({"id": sc.id, "seed": sc.seed, "policies": policies, "variants": variants})
@@ -331,27 +339,17 @@ fn run_points(
             PyValueError::new_err(format!("items: expected [[values, seed, policy]]: {e}"))
         })?;
     let out = py.detach(|| {
-        let mut built: HashMap<String, Scenario> = HashMap::new();
+        let mut built = Combination::default();
         let mut out = Vec::with_capacity(items.len());
         for (values, seed, policy) in &items {
-            let key = Value::from(values.clone()).to_string();
-            if !built.contains_key(&key) {
-                let (sc, _) = grid::combination_scenario(
-                    &base,
-                    &paths,
-                    values,
-                    duration_ms,
-                    std::slice::from_ref(policy),
-                )?;
-                built.insert(key.clone(), sc);
-            }
+            let sc = built.get(&base, &paths, values, duration_ms, policy)?;
             let what = || {
                 format!(
                     "({}), seed {seed}, policy {policy}",
                     grid::describe(&paths, values)
                 )
             };
-            let run = grid::run_point(&built[&key], *seed, policy, true, Some(max_events))
+            let run = grid::run_point(sc, *seed, policy, true, Some(max_events))
                 .map_err(|e| format!("{}: {e}", what()))?;
             let mut m = Map::new();
             leaves(&run, "", &mut m);
@@ -361,6 +359,42 @@ fn run_points(
     });
     let out = out.map_err(|e| grid_error(py, e))?;
     Ok(Value::Array(out).to_string())
+}
+
+/// The scenario of one combination of a grid, built when the combination changes and kept for the sweep points
+/// that follow it (points come in combination order): what `run_points` and each `LocalSweep` thread hold, one
+/// combination at a time.
+#[derive(Default)]
+struct Combination {
+    key: String,
+    scenario: Option<Scenario>,
+}
+
+impl Combination {
+    /// The scenario of `values` (on `paths` over `base`) checked for `policy`, built unless it is the one held.
+    fn get(
+        &mut self,
+        base: &Value,
+        paths: &[String],
+        values: &[Value],
+        duration_ms: Option<u64>,
+        policy: &String,
+    ) -> Result<&Scenario, GridError> {
+        let key = Value::from(values.to_vec()).to_string();
+        if self.scenario.is_none() || self.key != key {
+            self.scenario = None;
+            let (sc, _) = grid::combination_scenario(
+                base,
+                paths,
+                values,
+                duration_ms,
+                std::slice::from_ref(policy),
+            )?;
+            self.key = key;
+            self.scenario = Some(sc);
+        }
+        Ok(self.scenario.as_ref().expect("built above"))
+    }
 }
 
 /// One sweep point run to the end on a worker thread, stopping within a few milliseconds of `cancel` being set:
@@ -447,25 +481,14 @@ impl LocalSweep {
                 tx.clone(),
             );
             threads.push(std::thread::spawn(move || {
-                let mut built: Option<(String, Scenario)> = None;
+                let mut built = Combination::default();
                 while !cancel.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((values, seed, policy)) = items.get(i) else {
                         break;
                     };
-                    let key = Value::from(values.clone()).to_string();
                     let result = (|| {
-                        if built.as_ref().is_none_or(|(k, _)| *k != key) {
-                            let (sc, _) = grid::combination_scenario(
-                                &base,
-                                &paths,
-                                values,
-                                duration_ms,
-                                std::slice::from_ref(policy),
-                            )?;
-                            built = Some((key.clone(), sc));
-                        }
-                        let sc = &built.as_ref().expect("built above").1;
+                        let sc = built.get(&base, &paths, values, duration_ms, policy)?;
                         let what = || {
                             format!(
                                 "({}), seed {seed}, policy {policy}",

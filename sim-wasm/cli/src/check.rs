@@ -5,6 +5,7 @@
 use schedsim_cli::batch::{self, Batch};
 use schedsim_core::claims::check::{self as plan, FileCheck, Setting};
 use schedsim_core::claims::{State, Trials, Values, Verdict};
+use schedsim_core::patch::PatchBudget;
 use schedsim_core::report::RunOptions;
 use schedsim_core::scenario::Scenario;
 use serde_json::Value;
@@ -28,30 +29,39 @@ impl FileOutcome {
 }
 
 /// Runs every claim of `files` with `seeds` consecutive seeds (their scenarios, variants and ablations, spread
-/// over `jobs` threads); refuses before running anything if a run is estimated above `max_events`.
+/// over `jobs` threads); refuses before running anything if a run is estimated above `max_events` or a file's
+/// patches (variants and ablations) above `max_patch_work` bytes of patch work (see `schedsim_core::patch`). Each
+/// setting is built, run and judged before the next, so memory holds one setting's runs at a time.
 pub fn run_all(
     files: &[(PathBuf, Scenario)],
     seeds: u64,
     jobs: usize,
     max_events: u64,
+    max_patch_work: u64,
 ) -> Result<Vec<FileOutcome>, String> {
-    let plans: Vec<plan::Plan> =
-        files.iter().map(|(path, sc)| plan::plan(&path.display().to_string(), sc, seeds)).collect::<Result<_, _>>()?;
-    let batches: Vec<Batch> = plans
-        .iter()
-        .flat_map(|p| &p.runs)
-        .map(|r| Batch { scenario: r.scenario.clone(), policies: r.policies.clone(), label: r.label.clone() })
-        .collect();
+    for (path, sc) in files {
+        plan::preflight(&path.display().to_string(), sc, seeds, Some(max_events), max_patch_work)?;
+    }
     let opts = RunOptions { max_events: Some(max_events), ..RunOptions::default() };
-    let mut reports = batch::run(&batches, &opts, jobs, "runs")?.into_iter();
-    files
-        .iter()
-        .zip(plans)
-        .map(|((path, _), p)| {
-            let mine = reports.by_ref().take(p.runs.len()).map(|r| Ok(r.runs)).collect();
-            Ok(FileOutcome { path: path.clone(), check: p.collect(mine)? })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (path, sc) in files {
+        let name = path.display().to_string();
+        let mut budget = PatchBudget::new(max_patch_work);
+        let mut settings = Vec::new();
+        for si in 0..plan::settings_of(sc) {
+            let p = plan::plan(&name, sc, si, seeds, &mut budget)?;
+            let batches: Vec<Batch> = p
+                .runs
+                .iter()
+                .map(|r| Batch { scenario: r.scenario.clone(), policies: r.policies.clone(), label: r.label.clone() })
+                .collect();
+            let reports = batch::run(&batches, &opts, jobs, "runs")?.into_iter().map(|r| Ok(r.runs)).collect();
+            drop(batches);
+            settings.push(p.collect(reports)?);
+        }
+        out.push(FileOutcome { path: path.clone(), check: plan::file_check(sc, settings) });
+    }
+    Ok(out)
 }
 
 /// Totals of a check.

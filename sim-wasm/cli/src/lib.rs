@@ -5,10 +5,3 @@
 pub mod batch;
 pub mod par;
 pub mod sweep;
-
-use schedsim_core::scenario::Scenario;
-
-/// The scenario's variant with this label, or an error listing the labels there are.
-pub fn pick_variant(sc: &Scenario, label: &str) -> Result<Scenario, String> {
-    sc.pick_variant(label)
-}

@@ -15,7 +15,8 @@ use std::process::ExitCode;
 mod bench;
 mod check;
 
-use schedsim_cli::{batch, par, pick_variant, sweep};
+use schedsim_cli::{batch, par, sweep};
+use schedsim_core::patch::PatchBudget;
 
 #[derive(Parser)]
 #[command(name = "schedsim", version, about = "Hypervisor CPU scheduling simulator")]
@@ -185,11 +186,18 @@ struct Limit {
     /// [default: 1000000000, about a minute or two per run].
     #[arg(long = "max-events", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_events: Option<u64>,
+    /// Refuse building a file's variants and claims' ablations past N bytes of patch work ((operations + 1) x
+    /// document size, summed; see `schedsim_core::patch`) [default: 268435456].
+    #[arg(long = "max-patch-work", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_patch_work: Option<u64>,
 }
 
 impl Limit {
     fn events(self) -> u64 {
         self.max_events.unwrap_or(cost::DEFAULT_MAX_EVENTS)
+    }
+    fn patch_work(self) -> u64 {
+        self.max_patch_work.unwrap_or(schedsim_core::patch::MAX_PATCH_WORK)
     }
 }
 
@@ -343,7 +351,9 @@ fn real_main() -> Result<ExitCode, String> {
         } => {
             let mut sc = load_with(&file, &scripts.read()?)?;
             if let Some(label) = variant {
-                sc = pick_variant(&sc, &label)?;
+                sc = sc
+                    .pick_variant_within(&label, &mut PatchBudget::new(limit.patch_work()))
+                    .map_err(|e| format!("{}: {e}", file.display()))?;
             }
             check_policies(&sc, &policies)?;
             let opts = RunOptions { deterministic, seed, duration_ms, max_events: Some(limit.events()) };
@@ -377,12 +387,18 @@ fn real_main() -> Result<ExitCode, String> {
         Cmd::Check { paths, seeds, jobs, fidelity, figures, json, scripts, limit } => {
             let ff = fidelity.map(|doc| FidelityFiles { figures, doc });
             let how = CheckOptions { seeds, jobs: jobs_or_default(jobs), fidelity: ff.as_ref(), json };
-            check_cmd(&paths, &scripts.read()?, &how, limit.events())
+            check_cmd(&paths, &scripts.read()?, &how, limit)
         }
         Cmd::Fidelity { paths, seeds, jobs, figures, out } => {
             let files: Vec<(PathBuf, Scenario)> =
                 scenario_files(&paths)?.into_iter().map(|f| load(&f).map(|sc| (f, sc))).collect::<Result<_, _>>()?;
-            let outcomes = check::run_all(&files, seeds, jobs_or_default(jobs), cost::DEFAULT_MAX_EVENTS)?;
+            let outcomes = check::run_all(
+                &files,
+                seeds,
+                jobs_or_default(jobs),
+                cost::DEFAULT_MAX_EVENTS,
+                schedsim_core::patch::MAX_PATCH_WORK,
+            )?;
             // The same runs' claim lines on stderr, so one run both writes the table and says what failed.
             let (text, t) = check::render(&outcomes, true);
             eprintln!("{text}claims: {} passed, {} failed, {} not reproduced", t.passed, t.failed, t.not_reproduced);
@@ -560,14 +576,14 @@ fn check_cmd(
     paths: &[PathBuf],
     scripts: &[(String, String)],
     how: &CheckOptions,
-    max_events: u64,
+    limit: Limit,
 ) -> Result<ExitCode, String> {
     let &CheckOptions { seeds, jobs, fidelity, json } = how;
     let files: Vec<(PathBuf, Scenario)> = scenario_files(paths)?
         .into_iter()
         .map(|f| load_with(&f, scripts).map(|sc| (f, sc)))
         .collect::<Result<_, _>>()?;
-    let outcomes = check::run_all(&files, seeds.unwrap_or(1), jobs, max_events)?;
+    let outcomes = check::run_all(&files, seeds.unwrap_or(1), jobs, limit.events(), limit.patch_work())?;
     let (mut text, t) = check::render(&outcomes, seeds.is_some());
     if json {
         text = serde_json::to_string_pretty(&check::results(&outcomes)).expect("verdicts serialise") + "\n";

@@ -256,7 +256,7 @@ impl Table {
 }
 
 /// The simulator's version as shards record it: the crate's, and a hash of the sources that decide a run's result.
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("SCHEDSIM_SOURCE_HASH"));
+pub const VERSION: &str = schedsim_core::VERSION;
 
 /// What a shard writes beside its CSV (`shard-I-of-N.json`): the sweep's identity (the scenario file's hash, the
 /// simulator version and the whole grid) and a hash of its CSV, enough for `--merge` to check that every slice of

@@ -303,11 +303,19 @@ fn refuses(args: &[&str], says: &[&str]) {
 
 #[test]
 fn patch_bombs_are_refused_naming_the_variant_or_claim_and_the_op() {
-    for cmd in ["run", "check", "bench"] {
-        refuses(&[cmd, &hostile("variant-copy-bomb.json")], &["variants[0] ('bomb')", "copy from /domains"]);
-    }
-    refuses(&["run", &hostile("ablation-copy-bomb.json")], &["claims[0].without ('bomb')", "larger than the limit"]);
-    refuses(&["sweep", &hostile("variant-copy-bomb.json"), "--set", "host.pcpus=1,2"], &["variants[0] ('bomb')"]);
+    // A patch is built when it is asked for: a variant by `run --variant` and by `check` (each in turn), an
+    // ablation by `check`.
+    let bomb = hostile("variant-copy-bomb.json");
+    refuses(&["run", &bomb, "--variant", "bomb"], &["variants[0] ('bomb')", "copy from /domains"]);
+    refuses(&["check", &bomb], &["variants[0] ('bomb')", "copy from /domains"]);
+    refuses(&["check", &hostile("ablation-copy-bomb.json")], &["claims[0].without ('bomb')", "larger than the limit"]);
+    // Many variants and ablations: refused before any is built, with the figure and the option.
+    let many = hostile("many-variants-and-ablations.json");
+    refuses(&["check", &many], &["patch work", "more than the limit of 268435456", "--max-patch-work"]);
+    refuses(
+        &["run", &many, "--variant", "v3", "--max-patch-work", "1000"],
+        &["variants[3] ('v3')", "--max-patch-work"],
+    );
 }
 
 #[test]

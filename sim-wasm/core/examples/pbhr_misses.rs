@@ -20,9 +20,8 @@ fn main() {
         std::process::exit(2)
     });
     if let Some(label) = args.get(4) {
-        let v = sc.variants.iter().find(|v| &v.label == label).and_then(|v| v.scenario.clone());
-        sc = *v.unwrap_or_else(|| {
-            eprintln!("no variant '{label}'");
+        sc = sc.pick_variant(label).unwrap_or_else(|e| {
+            eprintln!("{e}");
             std::process::exit(2)
         });
     }

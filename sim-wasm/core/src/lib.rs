@@ -15,11 +15,16 @@
 //!   are independent of scheduling, so policies see the same offered load.
 //! - A **scenario** file ([`scenario`]) describes host, domains, policies and the claims the runs must reproduce;
 //!   the **report** ([`report`]) and the **trace** ([`trace`]) are what the CLI prints and the UI replays.
-//! - **Bounds**: every JSON Patch a file carries is applied under the scenario limits ([`patch`]), and the cost of
-//!   a run (events, memory) is estimated before it starts ([`cost`]), so a front end can refuse or ask.
+//! - **Bounds**: every JSON Patch a file carries is applied lazily (only the variant or ablation asked for), under
+//!   the scenario limits and a budget of patch work ([`patch`]), and the cost of a run (events, memory) is
+//!   estimated before it starts ([`cost`]), so a front end can refuse or ask.
 //! - Module layers: `time` <- `scenario` (the file format, its patches applied by `patch`) <- `model` <- `policy`
 //!   (schedulers and their registry) <- `load` (a scenario checked by its schedulers' rules) <- `sim` <- `report`;
 //!   `cost` reads a scenario only.
+
+/// The simulator's version: the crate's, and a hash of the sources that decide a run's result (`build.rs`).
+/// Shards and the Python sweep cache record it.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("SCHEDSIM_SOURCE_HASH"));
 
 #[cfg(test)]
 mod bindings;

@@ -2,12 +2,15 @@
 //! ([`crate::policy::registry`]). This layer sits above both so that the file format knows no scheduler and the
 //! schedulers only read the format's types: `scenario` <- `policy` <- `load`, with no way back.
 
+use crate::patch::PatchBudget;
 use crate::policy::registry::Registry;
 use crate::scenario::{parse_strict, Scenario, ScenarioError, MAX_SCENARIO_BYTES};
 use serde_json::{json, Value};
 
 impl Scenario {
-    /// Parses and validates a scenario file (format, cross-field checks, every scheduler's rules, variants).
+    /// Parses and validates a scenario file (format, cross-field checks, every scheduler's rules). Variants and
+    /// ablations are patches kept as written, built one at a time when asked for ([`Scenario::variant`],
+    /// [`Scenario::ablated`]), so loading walks the document a fixed number of times whatever its patches.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
         Scenario::parse_json(text, &Registry)
     }
@@ -19,7 +22,7 @@ impl Scenario {
 
     /// Parses a scenario file as [`Scenario::from_json`] does after giving each `(id, source)` pair's policy that
     /// script (see [`attach_scripts`]): how the CLI's `--script ID=PATH` and Python's `scripts=` hand a policy
-    /// written in a file to a scenario. Variants and ablations are built from the file with the scripts in it.
+    /// written in a file to a scenario. Variants and ablations are built from the document with the scripts in it.
     pub fn from_json_with_scripts(text: &str, scripts: &[(String, String)]) -> Result<Scenario, ScenarioError> {
         if scripts.is_empty() {
             return Scenario::from_json(text);
@@ -35,10 +38,16 @@ impl Scenario {
         Scenario::from_json(&value.to_string())
     }
 
-    /// The variant with this label (see the scenario's `variants`), or an error listing the labels there are.
+    /// The variant with this label (see the scenario's `variants`), built now within the default patch work
+    /// ([`crate::patch::MAX_PATCH_WORK`]), or an error listing the labels there are or saying what is wrong with it.
     pub fn pick_variant(&self, label: &str) -> Result<Scenario, String> {
-        match self.variants.iter().find(|v| v.label == label).and_then(|v| v.scenario.as_deref()) {
-            Some(v) => Ok(v.clone()),
+        self.pick_variant_within(label, &mut PatchBudget::default())
+    }
+
+    /// [`Scenario::pick_variant`] paid for from `budget`.
+    pub fn pick_variant_within(&self, label: &str, budget: &mut PatchBudget) -> Result<Scenario, String> {
+        match self.variants.iter().position(|v| v.label == label) {
+            Some(i) => self.variant(i, budget).map_err(|e| format!("--variant: {e}")),
             None => {
                 let labels: Vec<String> = self.variants.iter().map(|v| format!("'{}'", v.label)).collect();
                 let known = if labels.is_empty() { "it has none".to_string() } else { labels.join(", ") };
@@ -47,9 +56,20 @@ impl Scenario {
         }
     }
 
-    /// The scenario with claim `k`'s ablation applied (see [`Scenario::ablated_with`]); `None` without one.
+    /// Variant `i` built and validated (see [`Scenario::variant_with`]).
+    pub fn variant(&self, i: usize, budget: &mut PatchBudget) -> Result<Scenario, ScenarioError> {
+        self.variant_with(i, &Registry, budget)
+    }
+
+    /// The scenario with claim `k`'s ablation applied within the default patch work (see
+    /// [`Scenario::ablated_with`]); `None` without one.
     pub fn ablated(&self, k: usize) -> Option<Result<Scenario, ScenarioError>> {
-        self.ablated_with(k, &Registry)
+        self.ablated_with(k, &Registry, &mut PatchBudget::default())
+    }
+
+    /// Claim `k`'s ablation paid for from `budget`.
+    pub fn ablated_within(&self, k: usize, budget: &mut PatchBudget) -> Option<Result<Scenario, ScenarioError>> {
+        self.ablated_with(k, &Registry, budget)
     }
 }
 

@@ -6,11 +6,90 @@
 //! The document's size is tracked as its compact JSON length and every value an operation adds is measured before
 //! it is added (measuring stops as soon as the limit is passed), so the memory and time a hostile patch can take
 //! stay within a small multiple of the limit.
+//!
+//! Patches are applied lazily (a variant when it is run, an ablation when its claim is judged), each to a copy of
+//! the one parsed document, and every application is paid for from a [`PatchBudget`] before it starts: its
+//! [`work`] is (operations + 1) x the document's size, since one operation may walk, copy or compare the whole
+//! document and validating the result reads it once more. A file's whole check is estimated the same way up front
+//! ([`crate::scenario::Scenario::check_work`]), so a file of many variants and ablations is refused, with its
+//! figure, before anything is patched.
 
 use crate::scenario::{MAX_PCPUS, MAX_SCENARIO_BYTES, MAX_TOTAL_VCPUS};
 use json_patch::PatchOperation;
 use serde_json::Value;
 use std::io::{self, Write};
+
+/// Patch work a scenario file may cost by default [bytes of document walked]: 64 walks of a document at the
+/// 4 MB limit (a library scenario's whole check takes under 1% of it). The CLI's `--max-patch-work` raises it.
+pub const MAX_PATCH_WORK: u64 = 1 << 28;
+
+/// What raises [`MAX_PATCH_WORK`], for error messages.
+const RAISE: &str = "--max-patch-work raises it";
+
+/// Work of applying `patch` to a document of `doc_bytes` and validating the result [bytes]: (operations + 1) x
+/// the document's size.
+pub fn work(patch: &Value, doc_bytes: usize) -> u64 {
+    (patch.as_array().map_or(0, Vec::len) as u64 + 1).saturating_mul(doc_bytes as u64)
+}
+
+/// An upper bound of the document's size after `patch` [bytes], known before applying it: an `add` or `replace`
+/// adds at most its own JSON (value, path and framing), a `copy` may double the document, and nothing passes the
+/// size limit ([`apply_bounded`] refuses it).
+pub fn grown_bound(patch: &Value, doc_bytes: usize) -> usize {
+    let ops = patch.as_array().map_or(&[][..], Vec::as_slice);
+    if ops.iter().any(|op| op.get("op").and_then(Value::as_str) == Some("copy")) {
+        return MAX_SCENARIO_BYTES;
+    }
+    let added = json_len(patch, MAX_SCENARIO_BYTES).unwrap_or(MAX_SCENARIO_BYTES);
+    doc_bytes.saturating_add(added).min(MAX_SCENARIO_BYTES)
+}
+
+/// Patch work allowed and spent [bytes] (see [`work`]): each variant or ablation built is charged before its patch
+/// is applied, so a file's patches can never take more than the limit however they are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PatchBudget {
+    pub limit: u64,
+    pub spent: u64,
+}
+
+impl Default for PatchBudget {
+    fn default() -> PatchBudget {
+        PatchBudget::new(MAX_PATCH_WORK)
+    }
+}
+
+impl PatchBudget {
+    pub fn new(limit: u64) -> PatchBudget {
+        PatchBudget { limit, spent: 0 }
+    }
+
+    /// Refuses an estimate of the whole file's patch work above the limit, before anything is patched.
+    pub fn check_total(&self, total: u64, what: &str) -> Result<(), String> {
+        if total > self.limit {
+            return Err(format!(
+                "{what} take about {total} bytes of patch work ((operations + 1) x document size, summed over every \
+                 variant and ablation built), more than the limit of {}: {RAISE}",
+                self.limit
+            ));
+        }
+        Ok(())
+    }
+
+    /// Pays for applying `patch` to a document of `doc_bytes`, or says why not (before anything is applied).
+    pub fn charge(&mut self, patch: &Value, doc_bytes: usize) -> Result<(), String> {
+        let w = work(patch, doc_bytes);
+        let ops = patch.as_array().map_or(0, Vec::len);
+        if self.spent.saturating_add(w) > self.limit {
+            return Err(format!(
+                "applying it takes {w} bytes of patch work (({ops} operations + 1) x {doc_bytes} bytes of \
+                 document), which with the {} spent on this file before passes the limit of {}: {RAISE}",
+                self.spent, self.limit
+            ));
+        }
+        self.spent += w;
+        Ok(())
+    }
+}
 
 /// Compact JSON length of `v` [bytes], or `None` once it passes `cap` (the walk stops there).
 pub fn json_len(v: &Value, cap: usize) -> Option<usize> {

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::sim::workload::CheckCx;
 
@@ -115,9 +115,13 @@ pub struct Scenario {
     #[serde(default)]
     pub sensitivity: Option<String>,
     /// The validated document this scenario was read from (a variant's: with its patch applied), so that a
-    /// claim's ablation can patch exactly what was run.
+    /// variant or a claim's ablation can patch exactly what was run. Shared: clones of a scenario (one per seed)
+    /// do not copy it.
     #[serde(skip)]
-    pub doc: Value,
+    pub doc: Arc<Value>,
+    /// Compact JSON length of `doc` [bytes]: what one walk of it costs in patch work ([`crate::patch::work`]).
+    #[serde(skip)]
+    pub doc_bytes: usize,
 }
 
 /// A named change of the setting (e.g. one CPU-bound domain fewer) under which the scenario's claims must hold.
@@ -125,11 +129,9 @@ pub struct Scenario {
 #[serde(deny_unknown_fields)]
 pub struct Variant {
     pub label: String,
-    /// JSON Patch operations on the scenario file.
+    /// JSON Patch operations on the scenario file, applied when the variant is built
+    /// ([`Scenario::variant_with`]).
     pub patch: Value,
-    /// The patched scenario, built and validated when the file is loaded.
-    #[serde(skip)]
-    pub scenario: Option<Box<Scenario>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -677,27 +679,59 @@ impl Scenario {
             problems.truncate(20);
             return Err(ScenarioError { problems });
         }
-        let mut sc: Scenario = serde_json::from_value(value.clone())
+        // Deserialised from a reference: the document is kept (`doc`), not copied.
+        let mut sc = Scenario::deserialize(&value)
             .map_err(|e| ScenarioError::one(integral_float_at(&value).unwrap_or_else(|| format!("(scenario): {e}"))))?;
         sc.check(rules)?;
-        sc.doc = value;
-        sc.build_variants(rules)?;
-        for v in &sc.variants {
-            if let Some(vs) = &v.scenario {
-                vs.check_ablations(rules).map_err(|e| ScenarioError::one(format!("variants ('{}'): {e}", v.label)))?;
-            }
-        }
-        sc.check_ablations(rules)?;
+        sc.doc_bytes = crate::patch::json_len(&value, usize::MAX).unwrap_or(usize::MAX);
+        sc.doc = Arc::new(value);
         Ok(sc)
     }
 
-    /// The scenario with claim `k`'s ablation applied (`None` when the claim has none). The result keeps the
-    /// claims (so they can be judged on it) but neither variants nor ablations of its own.
-    pub fn ablated_with(&self, k: usize, rules: &dyn SchedulerRules) -> Option<Result<Scenario, ScenarioError>> {
+    /// The scenario's document without `key`, copied for a patch (the copy skips what the patch may not see).
+    fn doc_without(&self, key: &str) -> Value {
+        match &*self.doc {
+            Value::Object(m) => {
+                Value::Object(m.iter().filter(|(k, _)| *k != key).map(|(k, v)| (k.clone(), v.clone())).collect())
+            }
+            v => v.clone(),
+        }
+    }
+
+    /// Variant `i` (see `variants`): its patch applied to a copy of this scenario's document, paid for from
+    /// `budget` before it is applied, and validated. Only the variant asked for is built, so a variant's error
+    /// surfaces when it is picked (`run --variant`) or checked (`check` builds each in turn), naming it.
+    pub fn variant_with(
+        &self,
+        i: usize,
+        rules: &dyn SchedulerRules,
+        budget: &mut crate::patch::PatchBudget,
+    ) -> Result<Scenario, ScenarioError> {
+        let v = self.variants.get(i).ok_or_else(|| ScenarioError::one(format!("variants[{i}]: no such variant")))?;
+        let at = |e: String| ScenarioError::one(format!("variants[{i}] ('{}'): {e}", v.label));
+        budget.charge(&v.patch, self.doc_bytes).map_err(at)?;
+        let mut doc = self.doc_without("variants");
+        crate::patch::apply_bounded(&mut doc, &v.patch).map_err(at)?;
+        if doc.get("variants").is_some() {
+            return Err(at("a variant cannot add variants of its own".into()));
+        }
+        Scenario::parse_value(doc, rules).map_err(|e| at(e.to_string()))
+    }
+
+    /// The scenario with claim `k`'s ablation applied (`None` when the claim has none), paid for from `budget`
+    /// before it is applied. The result keeps the claims (so they can be judged on it) but neither variants nor
+    /// ablations of its own.
+    pub fn ablated_with(
+        &self,
+        k: usize,
+        rules: &dyn SchedulerRules,
+        budget: &mut crate::patch::PatchBudget,
+    ) -> Option<Result<Scenario, ScenarioError>> {
         let ab = self.claims.get(k)?.without.as_ref()?;
         let at = |e: String| ScenarioError::one(format!("claims[{k}].without ('{}'): {e}", ab.label));
         Some((|| {
-            let mut doc = self.doc.clone();
+            budget.charge(&ab.patch, self.doc_bytes).map_err(at)?;
+            let mut doc = self.doc_without("variants");
             crate::patch::apply_bounded(&mut doc, &ab.patch).map_err(at)?;
             if let Some(obj) = doc.as_object_mut() {
                 obj.remove("variants");
@@ -714,34 +748,36 @@ impl Scenario {
         })())
     }
 
-    /// Builds every claim's ablation once, so a patch that no longer fits is reported when the file is loaded.
-    fn check_ablations(&self, rules: &dyn SchedulerRules) -> Result<(), ScenarioError> {
-        for k in 0..self.claims.len() {
-            if let Some(r) = self.ablated_with(k, rules) {
-                r?;
-            }
-        }
-        Ok(())
+    /// The first claim of each distinct ablation (the same label and patch): claims sharing one share its runs.
+    pub fn distinct_ablations(&self) -> Vec<usize> {
+        let mut seen = std::collections::HashSet::new();
+        (0..self.claims.len())
+            .filter(|&k| {
+                self.claims[k]
+                    .without
+                    .as_ref()
+                    .is_some_and(|ab| seen.insert(serde_json::to_string(ab).unwrap_or_default()))
+            })
+            .collect()
     }
 
-    /// Applies each variant's JSON Patch (RFC 6902) to the scenario and validates the result, so a variant that no
-    /// longer fits the scenario is reported when the file is loaded, naming the variant.
-    fn build_variants(&mut self, rules: &dyn SchedulerRules) -> Result<(), ScenarioError> {
-        let mut base = self.doc.clone();
-        if let Some(obj) = base.as_object_mut() {
-            obj.remove("variants");
-        }
-        for (i, v) in self.variants.iter_mut().enumerate() {
-            let at = |e: String| ScenarioError::one(format!("variants[{i}] ('{}'): {e}", v.label));
-            let mut doc = base.clone();
-            crate::patch::apply_bounded(&mut doc, &v.patch).map_err(at)?;
-            if doc.get("variants").is_some() {
-                return Err(at("a variant cannot add variants of its own".into()));
-            }
-            let sc = Scenario::parse_value(doc, rules).map_err(|e| at(e.to_string()))?;
-            v.scenario = Some(Box::new(sc));
-        }
-        Ok(())
+    /// An estimate of the patch work of checking this scenario [bytes] ([`crate::patch::work`]): each variant
+    /// built, and each distinct ablation built on the scenario and on every variant (a variant's document taken
+    /// at the most its patch can grow it to, its claims as the scenario's). [`crate::patch::PatchBudget`] still
+    /// charges what is really built, so a variant that adds ablations cannot pass the limit either.
+    pub fn check_work(&self) -> u64 {
+        let ablations = self.distinct_ablations();
+        let ablation_work = |bytes: usize| -> u64 {
+            ablations
+                .iter()
+                .filter_map(|&k| self.claims[k].without.as_ref())
+                .map(|ab| crate::patch::work(&ab.patch, bytes))
+                .fold(0u64, u64::saturating_add)
+        };
+        self.variants.iter().fold(ablation_work(self.doc_bytes), |total, v| {
+            let grown = crate::patch::grown_bound(&v.patch, self.doc_bytes);
+            total.saturating_add(crate::patch::work(&v.patch, self.doc_bytes)).saturating_add(ablation_work(grown))
+        })
     }
 
     /// Cross-field checks that JSON Schema cannot express.
@@ -1016,14 +1052,16 @@ mod tests {
     fn a_copy_bomb_in_a_variant_or_an_ablation_is_refused_naming_it() {
         let bomb: Vec<Value> =
             (0..40).map(|_| serde_json::json!({"op":"copy","from":"/domains","path":"/domains/-"})).collect();
-        let e = with(|v| v["variants"] = serde_json::json!([{"label":"bomb","patch":bomb}])).unwrap_err();
+        let sc = with(|v| v["variants"] = serde_json::json!([{"label":"bomb","patch":bomb}])).unwrap();
+        let e = sc.pick_variant("bomb").unwrap_err();
         assert!(e.to_string().contains("variants[0] ('bomb'): patch op"), "{e}");
         assert!(e.to_string().contains("larger than the limit"), "{e}");
-        let e = with(|v| {
+        let sc = with(|v| {
             v["claims"] = serde_json::json!([{"text":"x","metric":"domains.a.cpu_share","policy":"credit",
                 "at_least":0,"without":{"label":"boom","patch":bomb}}])
         })
-        .unwrap_err();
+        .unwrap();
+        let e = sc.ablated(0).unwrap().unwrap_err();
         assert!(e.to_string().contains("claims[0].without ('boom'): patch op"), "{e}");
         // Refused at the first copy that would pass the limit (the size is measured before each copy), not after
         // applying all forty: the op it names is one of the first thirty (each copy doubles the domains).
@@ -1083,32 +1121,37 @@ mod tests {
     }
 
     #[test]
-    fn variants_are_patched_and_validated_when_loaded() {
+    fn variants_are_patched_and_validated_when_built() {
         let sc = with(|v| {
             let b = serde_json::json!({"name":"b","tasks":[{"name":"burn","workload":{"type":"cpu"}}]});
             v["domains"].as_array_mut().unwrap().push(b);
             v["variants"] = serde_json::json!([{"label":"one domain","patch":[{"op":"remove","path":"/domains/1"}]}]);
         })
         .unwrap();
-        let v = sc.variants[0].scenario.as_deref().unwrap();
+        let v = sc.pick_variant("one domain").unwrap();
         assert_eq!((sc.domains.len(), v.domains.len()), (2, 1));
         assert!(v.variants.is_empty());
-        // A patch that breaks the scenario is reported at load time, naming the variant and the field.
-        let e = with(|v| {
+        // A patch that breaks the scenario loads (it is not built then) and is reported when the variant is
+        // built, naming the variant and the field.
+        let sc = with(|v| {
             v["variants"] = serde_json::json!([{"label":"bad","patch":[
                 {"op":"add","path":"/domains/0/weight","value":"heavy"}]}]);
         })
-        .unwrap_err();
-        assert!(e.to_string().contains("variants[0] ('bad')") && e.to_string().contains("domains[0].weight"), "{e}");
-        let e = with(|v| {
+        .unwrap();
+        let e = sc.pick_variant("bad").unwrap_err();
+        assert!(e.contains("variants[0] ('bad')") && e.contains("domains[0].weight"), "{e}");
+        let sc = with(|v| {
             v["variants"] = serde_json::json!([{"label":"gone","patch":[{"op":"remove","path":"/domains/7"}]}]);
         })
-        .unwrap_err();
+        .unwrap();
+        let e = sc.variant(0, &mut crate::patch::PatchBudget::default()).unwrap_err();
         assert!(e.to_string().contains("variants[0] ('gone')"), "{e}");
+        let e = sc.pick_variant("other").unwrap_err();
+        assert!(e.contains("no variant 'other' ('gone')"), "{e}");
     }
 
     #[test]
-    fn ablations_patch_what_was_run_and_are_checked_when_loaded() {
+    fn ablations_patch_what_was_run_and_are_checked_when_built() {
         let claim = |patch: Value| {
             serde_json::json!([{"text":"busy","metric":"domains.a.cpu_share","policy":"credit","at_least":0.5,
                 "without":{"label":"capped","patch":patch}}])
@@ -1120,7 +1163,7 @@ mod tests {
         })
         .unwrap();
         let seeded = crate::report::with_overrides(
-            &sc.variants[0].scenario.as_deref().unwrap().clone(),
+            &sc.pick_variant("longer").unwrap(),
             &crate::report::RunOptions { seed: Some(9), ..Default::default() },
         )
         .unwrap();
@@ -1129,10 +1172,11 @@ mod tests {
         assert_eq!((ab.duration_ms, ab.seed, ab.domains[0].cap_pct), (2000, 9, 20));
         assert!(ab.claims[0].without.is_none() && ab.variants.is_empty());
         assert!(sc.ablated(1).is_none());
-        // A patch that does not fit names the claim and its ablation when the file is loaded.
-        let e =
+        // A patch that does not fit names the claim and its ablation when it is built.
+        let sc =
             with(|v| v["claims"] = claim(serde_json::json!([{"op":"replace","path":"/domains/4/cap_pct","value":1}])))
-                .unwrap_err();
+                .unwrap();
+        let e = sc.ablated(0).unwrap().unwrap_err();
         assert!(e.to_string().contains("claims[0].without ('capped')"), "{e}");
         let e = with(|v| {
             v["claims"] = serde_json::json!([{"text":"x","metric":"fairness.jain","policy":"credit","at_least":0.9,
@@ -1140,6 +1184,36 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.to_string().contains("claims[0].status"), "{e}");
+    }
+
+    #[test]
+    fn patch_work_is_charged_before_a_patch_is_applied_and_estimated_for_a_check() {
+        let op = serde_json::json!({"op":"add","path":"/domains/0/weight","value":300});
+        let sc = with(|v| {
+            v["claims"] = serde_json::json!([
+                {"text":"a","metric":"domains.a.cpu_share","policy":"credit","at_least":0.5,
+                 "without":{"label":"w","patch":[op.clone(), op.clone()]}},
+                {"text":"b","metric":"domains.a.cpu_share","policy":"credit","at_least":0.4,
+                 "without":{"label":"w","patch":[op.clone(), op.clone()]}}]);
+            v["variants"] = serde_json::json!([{"label":"v","patch":[op.clone()]}]);
+        })
+        .unwrap();
+        let s = sc.doc_bytes as u64;
+        assert_eq!(s, serde_json::to_string(&*sc.doc).unwrap().len() as u64);
+        // One distinct ablation of 2 ops on the scenario and on the variant; the variant's 1 op.
+        let grown = crate::patch::grown_bound(&sc.variants[0].patch, sc.doc_bytes) as u64;
+        assert_eq!(sc.distinct_ablations(), vec![0]);
+        assert_eq!(sc.check_work(), 3 * s + 2 * s + 3 * grown);
+        // A budget that holds one variant build but not two.
+        let mut budget = crate::patch::PatchBudget::new(3 * s);
+        sc.variant(0, &mut budget).unwrap();
+        assert_eq!(budget.spent, 2 * s);
+        let e = sc.variant(0, &mut budget).unwrap_err().to_string();
+        assert!(e.contains("variants[0] ('v'): applying it takes") && e.contains("--max-patch-work"), "{e}");
+        let e = sc.ablated_within(0, &mut budget).unwrap().unwrap_err().to_string();
+        assert!(e.contains("claims[0].without ('w')") && e.contains("(2 operations + 1)"), "{e}");
+        let e = budget.check_total(sc.check_work(), "its variants and ablations").unwrap_err();
+        assert!(e.contains("more than the limit of") && e.contains("--max-patch-work raises it"), "{e}");
     }
 
     #[test]

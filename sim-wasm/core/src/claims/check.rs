@@ -5,10 +5,10 @@
 
 use super::{evaluate, verdict, Trials, Verdict};
 use crate::grid::seed_list;
+use crate::patch::PatchBudget;
 use crate::report::{self, RunOptions};
 use crate::scenario::Scenario;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 
 /// One setting of a scenario file: the scenario as written (label "") or a variant, whose claims may differ.
 #[derive(Debug, Clone)]
@@ -105,61 +105,109 @@ pub struct Planned {
     pub label: String,
 }
 
-/// The runs a check of one file needs, in the order they are best started (each seed's ablations, then its
-/// scenario), and the empty trials they fill.
+/// The runs one setting of a file needs, in the order they are best started (each seed's ablations, then its
+/// scenario), and the empty trials they fill. A file is checked one setting at a time (see [`run`]): each setting
+/// and its ablations are built from the one parsed document when planned and dropped once judged, so a check holds
+/// one setting's scenarios at a time.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub runs: Vec<Planned>,
-    check: FileCheck,
+    setting: Setting,
 }
 
-/// Plans the check of `base` (named `name` in labels and errors) with `seeds` consecutive seeds from each
-/// setting's own.
-pub fn plan(name: &str, base: &Scenario, seeds: u64) -> Result<Plan, String> {
-    let mut settings = vec![(String::new(), base.clone())];
-    for v in &base.variants {
-        let sc = v.scenario.as_deref().ok_or_else(|| format!("{name}: variant '{}' was not built", v.label))?;
-        settings.push((v.label.clone(), sc.clone()));
+/// The number of settings of `base`: the scenario as written, then each variant.
+pub fn settings_of(base: &Scenario) -> usize {
+    base.variants.len() + 1
+}
+
+/// Setting `si` of `base`, built now: the scenario as written (0, label "") or variant `si - 1`, its patch paid for
+/// from `budget`.
+fn setting(base: &Scenario, si: usize, budget: &mut PatchBudget) -> Result<(String, Scenario), String> {
+    if si == 0 {
+        return Ok((String::new(), base.clone()));
     }
+    let sc = base.variant(si - 1, budget).map_err(|e| e.to_string())?;
+    Ok((base.variants[si - 1].label.clone(), sc))
+}
+
+/// Plans setting `si` of `base` (named `name` in labels and errors) with `seeds` consecutive seeds from the
+/// setting's own, building it and its ablations from `budget`.
+pub fn plan(name: &str, base: &Scenario, si: usize, seeds: u64, budget: &mut PatchBudget) -> Result<Plan, String> {
+    let (label, sc) = setting(base, si, budget).map_err(|e| format!("{name}: {e}"))?;
+    let list = seed_list(sc.seed, seeds).map_err(|e| format!("{name}: {e}"))?;
+    let ids: Vec<String> = sc.policies.iter().map(|p| p.id.clone()).collect();
+    let at = if label.is_empty() { String::new() } else { format!(" {{{label}}}") };
+    let groups = ablation_groups(&sc, budget).map_err(|e| format!("{name}{at}: {e}"))?;
     let mut runs = Vec::new();
-    let mut out = Vec::new();
-    for (si, (label, sc)) in settings.into_iter().enumerate() {
-        let list = seed_list(sc.seed, seeds).map_err(|e| format!("{name}: {e}"))?;
-        let ids: Vec<String> = sc.policies.iter().map(|p| p.id.clone()).collect();
-        let at = if label.is_empty() { String::new() } else { format!(" {{{label}}}") };
-        for &s in &list {
-            let scenario = report::with_overrides(&sc, &RunOptions { seed: Some(s), ..RunOptions::default() })?;
-            let here = format!("{name}{at}, seed {s}");
-            for (claims, ablated) in ablation_groups(&scenario).map_err(|e| format!("{here}: {e}"))? {
-                let policies = group_policies(&ablated, &scenario, &claims);
-                let what = scenario.claims[claims[0]].without.as_ref().map_or("", |a| a.label.as_str());
-                runs.push(Planned {
-                    setting: si,
-                    label: format!("{here}, without '{what}'"),
-                    role: Role::Ablation(claims),
-                    scenario: ablated,
-                    policies,
-                });
-            }
-            runs.push(Planned { setting: si, role: Role::Scenario, scenario, policies: ids.clone(), label: here });
+    for &s in &list {
+        let seeded = |sc: &Scenario| report::with_overrides(sc, &RunOptions { seed: Some(s), ..RunOptions::default() });
+        let here = format!("{name}{at}, seed {s}");
+        for (claims, ablated) in &groups {
+            let policies = group_policies(ablated, &sc, claims);
+            let what = sc.claims[claims[0]].without.as_ref().map_or("", |a| a.label.as_str());
+            runs.push(Planned {
+                setting: si,
+                label: format!("{here}, without '{what}'"),
+                role: Role::Ablation(claims.clone()),
+                scenario: seeded(ablated)?,
+                policies,
+            });
         }
-        let claims = vec![Trials { seeds: list, ..Trials::default() }; sc.claims.len()];
-        out.push(Setting { label, scenario: sc, claims });
+        runs.push(Planned {
+            setting: si,
+            role: Role::Scenario,
+            scenario: seeded(&sc)?,
+            policies: ids.clone(),
+            label: here,
+        });
     }
-    Ok(Plan { runs, check: FileCheck { scenario: base.clone(), settings: out } })
+    let claims = vec![Trials { seeds: list, ..Trials::default() }; sc.claims.len()];
+    Ok(Plan { runs, setting: Setting { label, scenario: outline(&sc), claims } })
+}
+
+/// What the verdicts and tables read of a setting (its id, title, policies and claims), without its domains or
+/// document: kept for every setting while the others run.
+fn outline(sc: &Scenario) -> Scenario {
+    let mut o = sc.clone();
+    o.domains = Vec::new();
+    o.doc = Default::default();
+    o
+}
+
+/// Builds every setting of `base` and its ablations in turn, each checked against `max_events` (when given) and
+/// dropped before the next, so that an error or a run over the limit is reported before anything runs.
+pub fn preflight(
+    name: &str,
+    base: &Scenario,
+    seeds: u64,
+    max_events: Option<u64>,
+    max_patch_work: u64,
+) -> Result<(), String> {
+    let mut budget = PatchBudget::new(max_patch_work);
+    budget.check_total(base.check_work(), "its variants and ablations").map_err(|e| format!("{name}: {e}"))?;
+    for si in 0..settings_of(base) {
+        let p = plan(name, base, si, seeds, &mut budget)?;
+        if let Some(max) = max_events {
+            // Seeds do not change the estimate: the first seed's runs stand for all.
+            for r in p.runs.iter().take_while(|r| r.scenario.seed == p.runs[0].scenario.seed) {
+                crate::cost::within(&r.scenario, &r.policies, max).map_err(|e| format!("{}: {e}", r.label))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Plan {
-    /// Judges every claim on the planned runs' run objects (one entry per planned run, in order). A scenario's
-    /// run that failed fails the check; an ablation's is that ablation broken, with its error.
-    pub fn collect(self, reports: Vec<Result<Vec<Value>, String>>) -> Result<FileCheck, String> {
-        let Plan { runs, mut check } = self;
+    /// Judges the setting's claims on the planned runs' run objects (one entry per planned run, in order). A
+    /// scenario's run that failed fails the check; an ablation's is that ablation broken, with its error.
+    pub fn collect(self, reports: Vec<Result<Vec<Value>, String>>) -> Result<Setting, String> {
+        let Plan { runs, mut setting } = self;
         if reports.len() != runs.len() {
             return Err(format!("{} reports for {} planned runs", reports.len(), runs.len()));
         }
         // Planned seed by seed in order, so pushing keeps each claim's trials in seed order.
+        let trials = &mut setting.claims;
         for (p, rep) in runs.into_iter().zip(reports) {
-            let trials = &mut check.settings[p.setting].claims;
             match (p.role, rep) {
                 (Role::Scenario, Ok(runs)) => {
                     for (k, r) in evaluate(&p.scenario, &runs).into_iter().enumerate() {
@@ -180,44 +228,52 @@ impl Plan {
                 }
             }
         }
-        Ok(check)
+        Ok(setting)
     }
 }
 
-/// Plans and makes every run of a check in turn (each planned run's policies through [`report::run_scenario`]),
-/// then collects them: what Python's `check` does. With `opts.max_events`, refuses before running anything if a
-/// run is estimated above it, as the CLI does.
-pub fn run(name: &str, base: &Scenario, seeds: u64, opts: &RunOptions) -> Result<FileCheck, String> {
-    let plan = plan(name, base, seeds)?;
-    if let Some(max) = opts.max_events {
-        for p in &plan.runs {
-            crate::cost::within(&p.scenario, &p.policies, max).map_err(|e| format!("{}: {e}", p.label))?;
-        }
-    }
-    let reports = plan
-        .runs
-        .iter()
-        .map(|p| report::run_scenario(&p.scenario, &p.policies, opts).map(|r| r.runs).map_err(|e| e.to_string()))
-        .collect();
-    plan.collect(reports)
+/// A file's check from its settings' trials, in setting order.
+pub fn file_check(base: &Scenario, settings: Vec<Setting>) -> FileCheck {
+    FileCheck { scenario: outline(base), settings }
 }
 
-/// Claims that share an ablation (the same label and patch) share its runs: (claim indices, ablated scenario).
-fn ablation_groups(sc: &Scenario) -> Result<Vec<(Vec<usize>, Scenario)>, String> {
-    let mut groups: BTreeMap<String, (Vec<usize>, Scenario)> = BTreeMap::new();
-    for (k, c) in sc.claims.iter().enumerate() {
-        let Some(ab) = &c.without else { continue };
-        let key = serde_json::to_string(ab).expect("an ablation serialises");
-        if let Some((ks, _)) = groups.get_mut(&key) {
-            ks.push(k);
-            continue;
-        }
-        let ablated = sc.ablated(k).expect("the claim has an ablation").map_err(|e| e.to_string())?;
-        groups.insert(key, (vec![k], ablated));
+/// Checks `base` setting by setting, making each planned run in turn (each planned run's policies through
+/// [`report::run_scenario`]): what Python's `check` does. With `opts.max_events`, refuses before running anything
+/// if a run is estimated above it, as the CLI does; patches are paid for from `max_patch_work`.
+pub fn run(
+    name: &str,
+    base: &Scenario,
+    seeds: u64,
+    opts: &RunOptions,
+    max_patch_work: u64,
+) -> Result<FileCheck, String> {
+    preflight(name, base, seeds, opts.max_events, max_patch_work)?;
+    let mut budget = PatchBudget::new(max_patch_work);
+    let mut settings = Vec::new();
+    for si in 0..settings_of(base) {
+        let p = plan(name, base, si, seeds, &mut budget)?;
+        let reports = p
+            .runs
+            .iter()
+            .map(|r| report::run_scenario(&r.scenario, &r.policies, opts).map(|x| x.runs).map_err(|e| e.to_string()))
+            .collect();
+        settings.push(p.collect(reports)?);
     }
-    let mut v: Vec<_> = groups.into_values().collect();
-    v.sort_by_key(|(ks, _)| ks[0]);
-    Ok(v)
+    Ok(file_check(base, settings))
+}
+
+/// Claims that share an ablation (the same label and patch) share its runs: (claim indices, ablated scenario),
+/// each ablation built once and paid for from `budget`.
+fn ablation_groups(sc: &Scenario, budget: &mut PatchBudget) -> Result<Vec<(Vec<usize>, Scenario)>, String> {
+    let mut groups = Vec::new();
+    for first in sc.distinct_ablations() {
+        let same = &sc.claims[first].without;
+        let ks: Vec<usize> = (first..sc.claims.len()).filter(|&k| sc.claims[k].without == *same).collect();
+        let ablated =
+            sc.ablated_within(first, budget).expect("the claim has an ablation").map_err(|e| e.to_string())?;
+        groups.push((ks, ablated));
+    }
+    Ok(groups)
 }
 
 /// The policies the group's claims read, in the ablated scenario's order.
@@ -240,10 +296,10 @@ mod tests {
     #[test]
     fn a_library_file_passes() {
         let sc = library("p001-sec2-ten-slots.json");
-        let p = plan("ten-slots", &sc, 2).unwrap();
+        let p = plan("ten-slots", &sc, 0, 2, &mut PatchBudget::default()).unwrap();
         let ablations = p.runs.iter().filter(|r| matches!(r.role, Role::Ablation(_))).count();
         assert!(ablations >= 2, "each seed's ablations are planned: {ablations}");
-        let file = run("ten-slots", &sc, 2, &RunOptions::default()).unwrap();
+        let file = run("ten-slots", &sc, 2, &RunOptions::default(), crate::patch::MAX_PATCH_WORK).unwrap();
         for k in 0..sc.claims.len() {
             let v = file.verdict(0, k);
             assert_eq!(v.seeds.len(), 2);
@@ -256,7 +312,7 @@ mod tests {
     #[test]
     fn a_failed_ablation_run_breaks_the_ablation() {
         let sc = library("p001-sec2-ten-slots.json");
-        let p = plan("f", &sc, 1).unwrap();
+        let p = plan("f", &sc, 0, 1, &mut PatchBudget::default()).unwrap();
         let k = sc.claims.iter().position(|c| c.without.is_some() && !c.not_reproduced()).unwrap();
         let reports: Vec<_> = p
             .runs
@@ -277,7 +333,7 @@ mod tests {
                 Role::Ablation(_) => Err("ran out of events".to_string()),
             })
             .collect();
-        let file = p.collect(ok).unwrap();
+        let file = file_check(&sc, vec![p.collect(ok).unwrap()]);
         assert_eq!(file.verdict(0, k).state, State::AblationBroken { ablation_error: "ran out of events".into() });
     }
 }
