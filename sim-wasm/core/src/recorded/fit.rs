@@ -1,0 +1,1 @@
+//! The same load, simulated: a scenario fitted to a recorded run.
