@@ -204,3 +204,17 @@ pub fn read_bytes(
 ) -> Result<(Format, ReadSummary), NotATrace> {
     read_file(&mut std::io::Cursor::new(bytes), opts, sink)
 }
+
+/// What the front ends (CLI, Python) share: a trace's recorded run, from an open trace and the caller's mapping
+/// (JSON text; the proposed one when absent).
+pub fn open_run<R: std::io::BufRead + std::io::Seek>(
+    r: R,
+    mapping_json: Option<&str>,
+    opts: &ReadOptions,
+) -> Result<RecordedRun, String> {
+    let mapping = match mapping_json {
+        Some(text) => Some(serde_json::from_str::<Mapping>(text).map_err(|e| format!("mapping: {e}"))?),
+        None => None,
+    };
+    RecordedRun::load(r, opts, mapping)
+}
