@@ -133,6 +133,64 @@ impl Writer {
     }
 }
 
+/// A synthetic xentrace file of `duration_ms` (for tests and the throughput benchmark), written as Xen's Credit
+/// scheduler would trace this host: 2 pCPUs at 2.4 GHz; on pCPU 0 domain 2's one vCPU wakes every `period_us`
+/// (boosted), preempts domain 1's vCPU 0 after 10 us, runs 1/10 of the period and blocks; on pCPU 1 domain 1's
+/// vCPU 1 and domain 3's vCPU 0 take turns of 30 and 10 ms. Each CPU's records go in windows of
+/// `window_recs`, the two CPUs' windows interleaved in the file.
+pub fn synthetic(duration_ms: u64, period_us: u64, window_recs: usize) -> Vec<u8> {
+    let tick = |us: u64| us * 2_400;
+    let end = duration_ms * 1_000;
+    let period = period_us.max(20);
+    let mut cpu0 = vec![Writer::runstate(0, 1, 0, 1, 0)];
+    let mut t = 0;
+    while t + period <= end {
+        let run = period / 10;
+        cpu0.extend([
+            Writer::runstate(tick(t), 2, 0, 2, 1),
+            Writer::rec(TRC_SCHED_WAKE, tick(t), &[2, 0]),
+            Writer::rec(TRC_CSCHED_BOOST_START, tick(t), &[2, 0]),
+            Writer::rec(TRC_SCHED_SWITCH, tick(t + 10), &[1, 0, 2, 0]),
+            Writer::runstate(tick(t + 10), 1, 0, 0, 1),
+            Writer::runstate(tick(t + 10), 2, 0, 1, 0),
+            Writer::rec(TRC_CSCHED_BOOST_END, tick(t + 10 + run), &[2, 0]),
+            Writer::rec(TRC_SCHED_SWITCH, tick(t + 10 + run), &[2, 0, 1, 0]),
+            Writer::runstate(tick(t + 10 + run), 2, 0, 0, 2),
+            Writer::runstate(tick(t + 10 + run), 1, 0, 1, 0),
+        ]);
+        t += period;
+    }
+    cpu0.push(Writer::runstate(tick(end), 1, 0, 0, 1));
+    let mut cpu1 = vec![Writer::runstate(0, 1, 1, 1, 0)];
+    let (mut t, mut d1) = (0, true);
+    while t < end {
+        t = (t + if d1 { 30_000 } else { 10_000 }).min(end);
+        let (a, b) = if d1 { ((1, 1), (3, 0)) } else { ((3, 0), (1, 1)) };
+        cpu1.extend([
+            Writer::rec(TRC_SCHED_SWITCH, tick(t), &[a.0, a.1, b.0, b.1]),
+            Writer::runstate(tick(t), a.0, a.1, 0, 1),
+            Writer::runstate(tick(t), b.0, b.1, 1, 0),
+        ]);
+        d1 = !d1;
+    }
+    let mut w = Writer::default();
+    let n = window_recs.max(1);
+    let (mut c0, mut c1) = (cpu0.chunks(n), cpu1.chunks(n));
+    loop {
+        let (a, b) = (c0.next(), c1.next());
+        if a.is_none() && b.is_none() {
+            break;
+        }
+        if let Some(a) = a {
+            w.window(0, a);
+        }
+        if let Some(b) = b {
+            w.window(1, b);
+        }
+    }
+    w.out
+}
+
 /// A CPU's window: its records lie in `[start, end)`.
 #[derive(Debug, Clone, Copy)]
 struct Window {
