@@ -1,8 +1,9 @@
-"""Single runs and claim checks: ``run`` and ``check``."""
+"""Single runs, claim checks and recorded runs: ``run``, ``check`` and ``trace_report``."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -92,3 +93,29 @@ def check(
         raise ValueError("seeds: must be at least 1")
     results: list[dict[str, Any]] = json.loads(_core.check(scenario_json(scenario, scripts), seeds, max_events))
     return results
+
+
+def trace_report(
+    path: str | os.PathLike[str],
+    *,
+    mapping: Mapping[str, Any] | None = None,
+    tsc_hz: int | None = None,
+    simulate: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The report of the recorded run in a trace file, as ``schedsim trace report`` prints it.
+
+    The file is ``perf script`` / ftrace / ``trace-cmd report`` text or a xentrace binary (``tsc_hz``: its TSC
+    frequency [Hz], 2.4 GHz when None). ``mapping`` says which threads are which domain's vCPUs (the dict
+    ``schedsim trace mapping`` prints; the proposed one when None). ``simulate`` names schedulers to run the
+    scenario fitted to the trace under; their runs follow the recording's in ``runs``. Each domain has
+    ``wake_to_run_ms`` besides the usual metrics; the recording's run has a ``recorded`` object (format, events,
+    skipped events, damage). Raises ``ValueError`` for a file that is not a trace.
+    """
+    text = _core.trace_report(
+        os.fspath(path),
+        json.dumps(mapping) if mapping is not None else None,
+        tsc_hz,
+        list(simulate) if simulate is not None else None,
+    )
+    report: dict[str, Any] = json.loads(text)
+    return report

@@ -28,6 +28,9 @@ def plan(
     max_runs: int | None = None,
     max_total_events: int | None = None,
 ) -> str: ...
+def trace_report(
+    path: str, mapping: str | None = None, tsc_hz: int | None = None, simulate: list[str] | None = None
+) -> str: ...
 def run_points(
     scenario: str, paths: list[str], items: str, duration_ms: int | None = None, max_events: int | None = None
 ) -> str: ...

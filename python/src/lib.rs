@@ -94,6 +94,35 @@ fn metric_matches(patterns: Vec<String>, paths: Vec<String>) -> Vec<bool> {
         .collect()
 }
 
+/// The report (JSON text) of the recorded run in the trace file at `path` (`schedsim trace report`): perf script
+/// or ftrace text, or xentrace. `mapping` is a mapping's JSON text (the proposed one when None); `simulate` lists
+/// schedulers to run the fitted scenario under, their runs following the recording's.
+#[pyfunction]
+#[pyo3(signature = (path, mapping=None, tsc_hz=None, simulate=None))]
+fn trace_report(
+    path: &str,
+    mapping: Option<&str>,
+    tsc_hz: Option<u64>,
+    simulate: Option<Vec<String>>,
+) -> PyResult<String> {
+    use schedsim_core::recorded::{fit, open_run, ReadOptions};
+    let f = std::fs::File::open(path).map_err(|e| PyValueError::new_err(format!("{path}: {e}")))?;
+    let opts = ReadOptions { tsc_hz };
+    let err = |e: String| PyValueError::new_err(format!("{path}: {e}"));
+    let run = open_run(std::io::BufReader::new(f), mapping, &opts).map_err(err)?;
+    let title = std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| "trace".to_string(), |n| n.to_string_lossy().into_owned());
+    let report = match simulate {
+        Some(s) => {
+            let s: Vec<&str> = s.iter().map(String::as_str).collect();
+            fit::compare(&run, &title, &s).map_err(err)?
+        }
+        None => run.full_report(&title).map_err(err)?,
+    };
+    Ok(schedsim_core::report::to_json_string(&report))
+}
+
 /// The simulator's version: the crate's, and a hash of the sources that decide a run's result.
 #[pyfunction]
 fn version() -> String {
@@ -594,6 +623,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(attach_scripts, m)?)?;
     m.add_function(wrap_pyfunction!(metric_matches, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_report, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;

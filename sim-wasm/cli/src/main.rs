@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 mod bench;
 mod check;
+mod trace;
 
 use schedsim_cli::{batch, par, sweep};
 use schedsim_core::patch::PatchBudget;
@@ -164,6 +165,12 @@ enum Cmd {
         scripts: Scripts,
         #[command(flatten)]
         limit: Limit,
+    },
+    /// Recorded runs: a real host's schedule (perf script / ftrace text, xentrace) as a report, or as a fitted
+    /// scenario.
+    Trace {
+        #[command(subcommand)]
+        cmd: trace::TraceCmd,
     },
     /// Measure simulation speed: simulated seconds per wall second and events per second.
     Bench {
@@ -335,6 +342,10 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode, String> {
     match Cli::parse().cmd {
+        Cmd::Trace { cmd } => {
+            emit(&trace::run(cmd)?);
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Run {
             file,
             policies,

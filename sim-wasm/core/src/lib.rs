@@ -40,6 +40,7 @@ pub mod model;
 pub mod overview;
 pub mod patch;
 pub mod policy;
+pub mod recorded;
 pub mod report;
 pub mod rng;
 pub mod scenario;

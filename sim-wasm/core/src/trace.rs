@@ -1140,6 +1140,7 @@ pub(crate) const USAGE_MAX_CELLS: u64 = 4_000_000;
 
 /// CPU time each vCPU received, in fixed buckets over the whole run. Kept whether or not detail is recorded,
 /// because the report's Lag (paper 001, equation 1) is computed from it.
+#[derive(Clone)]
 pub struct VcpuUsage {
     bucket_ns: u64,
     nb: usize,

@@ -1,0 +1,33 @@
+"""Recorded runs from Python: the same report as ``schedsim trace report``."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+import schedsim
+
+FIXTURES = Path(__file__).resolve().parents[2] / "sim-wasm" / "core" / "tests" / "fixtures" / "perf"
+
+
+def test_trace_report_of_the_perf_fixture(tmp_path: Path) -> None:
+    trace = tmp_path / "sched.txt"
+    trace.write_bytes(gzip.decompress((FIXTURES / "sched.perf-script.txt.gz").read_bytes()))
+    mapping = json.loads((FIXTURES / "sched.mapping.json").read_text())
+    report = schedsim.trace_report(trace, mapping=mapping)
+    (run,) = report["runs"]
+    assert run["policy"] == "recorded"
+    assert run["recorded"]["format"] == "text"
+    # Weights 512 : 128 on one pCPU: the busy loops' shares are near 0.8 and 0.2.
+    assert abs(run["domains"]["lo"]["cpu_share"] - 0.2) < 0.01
+    assert run["domains"]["hi"]["wake_to_run_ms"]["count"] > 0
+
+
+def test_not_a_trace_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\\nworld\\n")
+    with pytest.raises(ValueError, match="expected ftrace"):
+        schedsim.trace_report(bad)

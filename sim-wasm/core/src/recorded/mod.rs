@@ -1,0 +1,220 @@
+//! Recorded runs: schedules a real host wrote down (Linux `perf`/ftrace, Xen's xentrace), read into the model's
+//! terms so that the report, the trace views and the claims treat them as they treat a simulated run.
+//!
+//! Layers: the readers ([`text`], [`xentrace`], [`perfdata`]) turn bytes into [`Event`]s, streaming, and know no
+//! model; [`mapping`] says which threads are which domain's vCPUs (an editable, serialisable [`Mapping`]);
+//! [`replay`] plays the events into a [`crate::trace::Trace`] and the engine's own measurement, and asks the
+//! report code for the run object ([`replay::RecordedRun::report`]); [`fit`] turns what was measured into a
+//! scenario the simulator can run ("the same load, simulated").
+//!
+//! Nothing here does I/O: readers take a [`std::io::BufRead`] (text), a `Read + Seek` (xentrace) or bytes.
+
+pub mod fit;
+pub mod mapping;
+pub mod perfdata;
+pub mod replay;
+pub mod text;
+pub mod wake;
+pub mod xentrace;
+
+pub use mapping::Mapping;
+pub use replay::RecordedRun;
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A thread (Linux) or a vCPU (Xen) as a reader names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Task<'a> {
+    /// Thread id (Linux tid); Xen: `domid << 16 | vcpu`.
+    pub id: u64,
+    /// Its process (Linux tgid) or Xen domain id, when the record says.
+    pub group: Option<u64>,
+    /// Its name as recorded (Linux comm; Xen `d1v0`).
+    pub name: &'a str,
+    /// The CPU's idle task (Linux pid 0, Xen's idle domain): a CPU running it is idle.
+    pub idle: bool,
+}
+
+/// What a task switched out left itself as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrevState {
+    /// Preempted: still runnable.
+    Runnable,
+    /// Asleep or waiting (S, D, I, ...): runs again only after a wake-up.
+    Blocked,
+    /// Exited (X, Z).
+    Dead,
+}
+
+/// One scheduling event, times in the trace's own clock [ns].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event<'a> {
+    /// `cpu` switched from `prev` to `next`.
+    Switch { t_ns: u64, cpu: u32, prev: Task<'a>, prev_state: PrevState, next: Task<'a> },
+    /// `task` became runnable (on `target_cpu`, when the record says), woken by `waker` when known.
+    Wake { t_ns: u64, cpu: u32, task: Task<'a>, target_cpu: Option<u32>, waker: Option<Task<'a>> },
+    /// `task` moved to `to_cpu`'s run queue.
+    Migrate { t_ns: u64, task: Task<'a>, to_cpu: u32 },
+    /// Xen only: `task` started running on `cpu` (a runstate change to running).
+    Run { t_ns: u64, cpu: u32, task: Task<'a> },
+    /// Xen only: `task` stopped running on `cpu` (a runstate change from running) or blocked while queued.
+    Stop { t_ns: u64, cpu: u32, task: Task<'a>, state: PrevState },
+    /// A scheduler's own mark (Xen Credit's boost, accounting): kept for the decision log.
+    Note { t_ns: u64, cpu: u32, task: Task<'a>, what: &'static str },
+}
+
+impl Event<'_> {
+    pub fn t_ns(&self) -> u64 {
+        match *self {
+            Event::Switch { t_ns, .. }
+            | Event::Wake { t_ns, .. }
+            | Event::Migrate { t_ns, .. }
+            | Event::Run { t_ns, .. }
+            | Event::Stop { t_ns, .. }
+            | Event::Note { t_ns, .. } => t_ns,
+        }
+    }
+}
+
+/// The trace formats there are readers for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// ftrace (`/sys/kernel/tracing/trace`), `trace-cmd report` or `perf script` text.
+    Text,
+    /// `perf.data` as `perf record` / `perf sched record` write it.
+    PerfData,
+    /// xentrace's binary records.
+    Xentrace,
+}
+
+/// Where reading stopped early and why: the events before it were read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Damage {
+    /// Byte offset of the damaged record or line.
+    pub offset: u64,
+    /// Line number (text traces, from 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+/// What a reader saw besides the events it handed on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReadSummary {
+    /// Events handed on.
+    pub events: u64,
+    /// Records of other events, skipped, by name.
+    pub skipped: BTreeMap<String, u64>,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Set when the file is truncated or corrupt: reading stopped there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damage: Option<Damage>,
+}
+
+impl ReadSummary {
+    pub(crate) fn skip(&mut self, name: &str) {
+        // The count of distinct names is bounded so that a trace of garbage names cannot grow the map.
+        if let Some(n) = self.skipped.get_mut(name) {
+            *n += 1;
+        } else if self.skipped.len() < 256 {
+            self.skipped.insert(name.to_string(), 1);
+        } else {
+            *self.skipped.entry("(other)".to_string()).or_default() += 1;
+        }
+    }
+}
+
+/// A file no reader accepts, or options a reader cannot use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotATrace(pub String);
+
+impl std::fmt::Display for NotATrace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotATrace {}
+
+/// Which reader a file's first bytes call for.
+pub fn detect(head: &[u8]) -> Result<Format, NotATrace> {
+    if head.starts_with(b"PERFILE2") || head.starts_with(b"2ELIFREP") || head.starts_with(b"PERFILE") {
+        return Ok(Format::PerfData);
+    }
+    if xentrace::looks_like(head) {
+        return Ok(Format::Xentrace);
+    }
+    if text::looks_like(head) {
+        return Ok(Format::Text);
+    }
+    Err(NotATrace(
+        "not a scheduling trace: expected perf.data (starts with PERFILE2), xentrace binary records (starts with \
+         a TRC_TRACE_CPU_CHANGE record, 0x0001f003), or ftrace / trace-cmd report / perf script text with \
+         sched_switch lines"
+            .to_string(),
+    ))
+}
+
+/// Options the readers share.
+#[derive(Debug, Clone, Default, serde::Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadOptions {
+    /// xentrace: the TSC frequency [Hz]. xentrace files carry none (xenalyze asks for it too, `--cpu-hz`,
+    /// 2.4 GHz by default, which is used here when absent).
+    #[serde(default)]
+    pub tsc_hz: Option<u64>,
+}
+
+/// Reads a trace from a `BufRead + Seek` (a file, or bytes in a `Cursor`) with the reader its first bytes call
+/// for, handing each event to `sink`; text and xentrace stream, perf.data is read whole.
+pub fn read_file<R: std::io::BufRead + std::io::Seek>(
+    r: &mut R,
+    opts: &ReadOptions,
+    sink: &mut dyn FnMut(&Event<'_>),
+) -> Result<(Format, ReadSummary), NotATrace> {
+    let io = |e: std::io::Error| NotATrace(format!("cannot read the trace: {e}"));
+    let mut head = Vec::with_capacity(4096);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut *r, 4096), &mut head).map_err(io)?;
+    r.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+    if head.is_empty() {
+        return Err(NotATrace("the file is empty: expected a scheduling trace".to_string()));
+    }
+    let format = detect(&head)?;
+    let summary = match format {
+        Format::Text => text::read(&mut *r, sink)?,
+        Format::Xentrace => xentrace::read(&mut *r, opts, sink)?,
+        Format::PerfData => {
+            let mut all = Vec::new();
+            std::io::Read::read_to_end(r, &mut all).map_err(io)?;
+            perfdata::read(&all, sink)?
+        }
+    };
+    Ok((format, summary))
+}
+
+/// Reads a whole trace from bytes with the reader its first bytes call for, handing each event to `sink`.
+pub fn read_bytes(
+    bytes: &[u8],
+    opts: &ReadOptions,
+    sink: &mut dyn FnMut(&Event<'_>),
+) -> Result<(Format, ReadSummary), NotATrace> {
+    read_file(&mut std::io::Cursor::new(bytes), opts, sink)
+}
+
+/// What the front ends (CLI, Python) share: a trace's recorded run, from an open trace and the caller's mapping
+/// (JSON text; the proposed one when absent).
+pub fn open_run<R: std::io::BufRead + std::io::Seek>(
+    r: R,
+    mapping_json: Option<&str>,
+    opts: &ReadOptions,
+) -> Result<RecordedRun, String> {
+    let mapping = match mapping_json {
+        Some(text) => Some(serde_json::from_str::<Mapping>(text).map_err(|e| format!("mapping: {e}"))?),
+        None => None,
+    };
+    RecordedRun::load(r, opts, mapping)
+}
