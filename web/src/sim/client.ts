@@ -144,12 +144,14 @@ export class SimClient {
 
   /**
    * Starts compiling the simulator and spawns the helper and the run workers before there is anything to run,
-   * so a fresh link's scenario finds them ready. Idempotent.
+   * so a fresh link's scenario finds them ready: the pool, or one per column when the link names more columns
+   * (at most MAX_SHOWN_RUNNERS; each column on screen runs in a worker of its own). Idempotent.
    */
-  warm(): void {
+  warm(columns = 0): void {
     void simulatorModule();
     this.getHelper();
-    for (let k = 0; k < this.poolSize; k++) this.runners[k] ??= spawn();
+    const n = Math.max(this.poolSize, Math.min(columns, MAX_SHOWN_RUNNERS));
+    for (let k = 0; k < n; k++) this.runners[k] ??= spawn();
   }
 
   private getHelper(): Slot {
