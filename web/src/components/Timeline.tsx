@@ -90,8 +90,9 @@ interface Made {
   readonly top: number;
 }
 
-/** The tracks' answers for a window, by kind id, and the window they answer for. */
+/** The tracks' answers for a window, by kind id, and the run and window they answer for. */
 interface Answer {
+  readonly runId: string;
   readonly window: DetailWindow;
   readonly data: ReadonlyMap<string, unknown>;
 }
@@ -178,12 +179,18 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
       width > 0
         ? async (): Promise<Answer> => {
             const answers = await Promise.all(tracks.map((m) => m.track.update(wanted, resolution)));
-            return { window: wanted, data: new Map(tracks.map((m, i) => [m.kind.id, answers[i]])) };
+            return {
+              runId: run.runId,
+              window: wanted,
+              data: new Map(tracks.map((m, i) => [m.kind.id, answers[i]])),
+            };
           }
         : null,
-    [tracks, wanted, resolution, width],
+    [tracks, wanted, resolution, width, run.runId],
   );
-  const answer = useLatestQuery(query).value;
+  const latest = useLatestQuery(query).value;
+  // The last answer until the next comes, but never another run's (a column that changed policy).
+  const answer = latest?.runId === run.runId ? latest : null;
   /** Each track's latest answer (of whatever window came last), or what it had at hand. */
   const dataOf = useCallback(
     (m: Made): unknown =>
