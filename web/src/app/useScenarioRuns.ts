@@ -17,7 +17,7 @@ import { LinkError, resolveLibraryRef, type ShareState } from '../lib/share';
 import { parseColumnId, registryPolicy } from '../lib/columns';
 import { titleOf } from '../lib/drafts';
 import { chooseBucketMs } from '../lib/series';
-import { detailWindow, type View } from '../lib/view';
+import { nsWindow, type View } from '../lib/view';
 import type { Playhead } from '../lib/playhead';
 import { markOnce, markRun } from '../lib/marks';
 import { message } from './useErrors';
@@ -154,10 +154,16 @@ export function useScenarioRuns({
 }: ScenarioRunsDeps): ScenarioRuns {
   const testing = urlState.testing;
   const [client] = useState(() => new SimClient());
-  /** The window a run opens at: the one the timelines show as it starts (its lanes come with the run; the
-   * worker cuts it to the run's longest window). Decided here only. */
+  /** How many columns the link that opened the page names (its workers are started at once). */
+  const [linkColumns] = useState(() => urlState.policies?.length ?? 0);
+  /** The window a run opens at: the view the timelines show as it starts, so that a column draws as soon as
+   * its run has passed the view's end (its lanes come ahead of the run; the worker cuts the window to the run's
+   * longest). Decided here only. */
   const opening = useCallback(
-    (durationMs: number) => detailWindow(playhead.get(), Infinity, durationMs),
+    (durationMs: number) => {
+      const [a, b] = playhead.get().view;
+      return nsWindow(Math.min(a, durationMs), Math.min(b, durationMs));
+    },
     [playhead],
   );
   const [index, setIndex] = useState<ScenarioIndex | null>(null);
@@ -187,14 +193,15 @@ export function useScenarioRuns({
   const chainRef = useRef<Promise<void>>(Promise.resolve());
 
   useEffect(() => {
-    // The workers and the simulator's compile start now, while the library and the scenario load.
-    client.warm();
+    // The workers and the simulator's compile start now, while the library and the scenario load: one per
+    // column the link names.
+    client.warm(linkColumns);
     if (testing) client.onQueries(setQuerying);
     return () => {
       client.onQueries(null);
       client.dispose();
     };
-  }, [client, testing]);
+  }, [client, testing, linkColumns]);
 
   const [costAsk, setCostAsk] = useState<CostAsk | null>(null);
 

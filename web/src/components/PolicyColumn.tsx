@@ -144,22 +144,17 @@ export const PolicyColumn = memo(function PolicyColumn({
           Running the edited script…
         </p>
       )}
-      {run ? (
+      {run || (opening && !failed) ? (
         <>
+          {/* One list for both, so a view drawn from the opening (the timeline) stays mounted when the run is in. */}
           {COLUMN_VIEWS.map((v) => (
             <Fragment key={v.id}>
-              {v.render({ client, run, durationMs, playhead, onViewChange, onSeek })}
+              {run
+                ? v.render({ client, run, durationMs, playhead, onViewChange, onSeek })
+                : v.early?.({ client, run: opening!, durationMs, playhead, onViewChange, onSeek })}
             </Fragment>
           ))}
-        </>
-      ) : opening && !failed ? (
-        <>
-          {COLUMN_VIEWS.map((v) => (
-            <Fragment key={v.id}>
-              {v.early?.({ client, run: opening, durationMs, playhead, onViewChange, onSeek })}
-            </Fragment>
-          ))}
-          <p className="muted placeholder">Running…</p>
+          {!run && <p className="muted placeholder">Running…</p>}
         </>
       ) : failed ? (
         <p className="muted placeholder run-failed" data-testid="column-failed" role="alert">

@@ -22,7 +22,7 @@ import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
 import type { SimClient } from '../sim/client';
-import type { DetailWindow, Meta, RunOpening } from '../sim/types';
+import type { DetailWindow, RunOpening } from '../sim/types';
 import { useDetailWindow } from '../app/useDetailWindow';
 import { PresentingContext, useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
@@ -36,6 +36,7 @@ import { usePlayhead, usePlayheadEffect, type Playhead, type PlayheadState } fro
 import { Tooltip, type Hover } from './Tooltip';
 import { esc, rect, registerVector } from '../lib/svgExport';
 import { TRACKS } from './tracks';
+import { Legend } from './TimelineLegend';
 import {
   LANE_GAP,
   canvasFill,
@@ -45,15 +46,6 @@ import {
   type TrackKind,
 } from './tracks/track';
 
-/** The state lanes' legend: each item's mark (its class), and its text in a wide and in a narrow column. */
-const STATE_LEGEND = [
-  { mark: 'swatch running', long: 'running', short: 'run' },
-  { mark: 'swatch spin', long: 'spinning', short: 'spin' },
-  { mark: 'swatch runnable', long: 'runnable', short: 'queued' },
-  { mark: 'wake-tick', long: 'wake → run; blank: blocked', short: 'wake' },
-] as const;
-/** Beyond this many domains colours repeat and the legend would crowd out the chart; hovering names them. */
-const LEGEND_MAX = 16;
 const AXIS_H = 18;
 const PAD_TOP = 4;
 /** Opacity of the guest idle loop: the vCPU holds the pCPU but does no work. */
@@ -98,8 +90,9 @@ interface Made {
   readonly top: number;
 }
 
-/** The tracks' answers for a window, by kind id, and the window they answer for. */
+/** The tracks' answers for a window, by kind id, and the run and window they answer for. */
 interface Answer {
+  readonly runId: string;
   readonly window: DetailWindow;
   readonly data: ReadonlyMap<string, unknown>;
 }
@@ -186,12 +179,18 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
       width > 0
         ? async (): Promise<Answer> => {
             const answers = await Promise.all(tracks.map((m) => m.track.update(wanted, resolution)));
-            return { window: wanted, data: new Map(tracks.map((m, i) => [m.kind.id, answers[i]])) };
+            return {
+              runId: run.runId,
+              window: wanted,
+              data: new Map(tracks.map((m, i) => [m.kind.id, answers[i]])),
+            };
           }
         : null,
-    [tracks, wanted, resolution, width],
+    [tracks, wanted, resolution, width, run.runId],
   );
-  const answer = useLatestQuery(query).value;
+  const latest = useLatestQuery(query).value;
+  // The last answer until the next comes, but never another run's (a column that changed policy).
+  const answer = latest?.runId === run.runId ? latest : null;
   /** Each track's latest answer (of whatever window came last), or what it had at hand. */
   const dataOf = useCallback(
     (m: Made): unknown =>
@@ -486,115 +485,3 @@ const TrackLabels = memo(function TrackLabels({ labels }: { labels: ReactNode })
     </>
   );
 });
-
-/** The domains' colours, then what the strip and the state lanes draw: compact (short labels in a narrow column,
- * the full meaning in each title) so four columns side by side stay tidy. Memoised, like the lane labels: the
- * timeline re-renders once per window width while playing. */
-const Legend = memo(function Legend({
-  meta,
-  full,
-  aggregated,
-  optional,
-  shown,
-  onToggle,
-}: {
-  meta: Meta;
-  /** A track's answer was cut short at this zoom. */
-  full: boolean;
-  /** Which views show per-pixel aggregates at this zoom: the state lanes, the I/O strip, or both. */
-  aggregated: string | null;
-  /** The tracks the reader may turn on or off, and which are on. */
-  optional: readonly TrackKind<unknown>[];
-  shown: ReadonlySet<string>;
-  onToggle: (id: string) => void;
-}) {
-  const domainColor = useDomainColor();
-  return (
-    <figcaption className="legend">
-      {meta.domains.slice(0, LEGEND_MAX).map((d) => (
-        <span key={d.name} className="legend-item">
-          <span className="swatch" style={{ background: domainColor(d.color_index) }} />
-          {d.name}
-        </span>
-      ))}
-      {meta.domains.length > LEGEND_MAX && (
-        <span className="legend-item muted">
-          and {meta.domains.length - LEGEND_MAX} more (hover a segment)
-        </span>
-      )}
-      <span
-        className="legend-item muted"
-        title="Pale: the guest idle loop (the vCPU holds the pCPU but does no work)"
-      >
-        <span className="swatch idle" />
-        <Short long="pale: guest idle loop" short="idle loop" />
-      </span>
-      <span
-        className="legend-item muted"
-        title="The I/O wait strip: each event-channel notification as a bar from pending until its vCPU ran"
-      >
-        <Short long="I/O wait: event pending until its vCPU runs" short="I/O wait: pending → ran" />
-      </span>
-      <span
-        className="legend-states muted"
-        data-testid="state-legend"
-        title={
-          'The vCPU lanes under the I/O strip: running; spinning at a barrier; runnable (queued for a pCPU); ' +
-          'a tick at each wake-up with a line to the dispatch that followed; blank: blocked'
-        }
-      >
-        {STATE_LEGEND.map(({ mark, long, short }) => (
-          <span className="legend-item" key={short}>
-            <span className={mark} />
-            <Short long={long} short={short} />
-          </span>
-        ))}
-      </span>
-      {optional.map((k) => (
-        <label key={k.id} className="legend-item muted" title={`Show the ${k.title} under the state lanes`}>
-          <input
-            type="checkbox"
-            data-testid={`track-toggle-${k.id}`}
-            checked={shown.has(k.id)}
-            onChange={() => onToggle(k.id)}
-          />
-          {k.title}
-        </label>
-      ))}
-      {(aggregated || full) && (
-        <span
-          className="legend-item legend-zoom"
-          data-testid="legend-zoom"
-          data-aggregated={aggregated ?? 'none'}
-          title={
-            aggregated
-              ? 'Too many spans or notifications in this window to draw each: the state lanes show each vCPU’s ' +
-                'share of time per pixel (stacked running, spinning, runnable), the I/O strip the ' +
-                'notifications delivered per pixel (bar height on a log scale; hover for counts). Zoom in for ' +
-                'every span.'
-              : 'Too many spans or notifications in this window to draw each: zoom in.'
-          }
-        >
-          {aggregated ? (
-            <Short
-              long={`${aggregated} aggregated per pixel at this zoom: zoom in for detail`}
-              short="aggregated at this zoom"
-            />
-          ) : (
-            'zoom in for detail'
-          )}
-        </span>
-      )}
-    </figcaption>
-  );
-});
-
-/** A legend label in two lengths: the short one in a narrow column (styles.css `.legend` container query). */
-function Short({ long, short }: { long: string; short: string }) {
-  return (
-    <>
-      <span className="lg-long">{long}</span>
-      <span className="lg-short">{short}</span>
-    </>
-  );
-}

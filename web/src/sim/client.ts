@@ -144,12 +144,14 @@ export class SimClient {
 
   /**
    * Starts compiling the simulator and spawns the helper and the run workers before there is anything to run,
-   * so a fresh link's scenario finds them ready. Idempotent.
+   * so a fresh link's scenario finds them ready: the pool, or one per column when the link names more columns
+   * (at most MAX_SHOWN_RUNNERS; each column on screen runs in a worker of its own). Idempotent.
    */
-  warm(): void {
+  warm(columns = 0): void {
     void simulatorModule();
     this.getHelper();
-    for (let k = 0; k < this.poolSize; k++) this.runners[k] ??= spawn();
+    const n = Math.max(this.poolSize, Math.min(columns, MAX_SHOWN_RUNNERS));
+    for (let k = 0; k < n; k++) this.runners[k] ??= spawn();
   }
 
   private getHelper(): Slot {
@@ -220,7 +222,21 @@ export class SimClient {
     const results: RunResult[] = new Array<RunResult>(policies.length);
     let next = 0;
 
-    const onOpening = callbacks.onOpening && Comlink.proxy(callbacks.onOpening);
+    // The columns on screen that run at once wait, once they have sent their opening window, until every one has
+    // (or one failed): the cores go to those still short of theirs, and the first complete frame comes sooner.
+    const shownCount = Math.min(callbacks.shown ?? 0, MAX_SHOWN_RUNNERS, policies.length);
+    const held = new Map<string, Slot>();
+    const release = () => {
+      for (const [id, slot] of held) void slot.api.resume([id]).catch(() => {});
+      held.clear();
+    };
+    let opened = 0;
+    const onOpening = callbacks.onOpening
+      ? Comlink.proxy((o: RunOpening) => {
+          callbacks.onOpening!(o);
+          if (++opened >= shownCount) release();
+        })
+      : undefined;
     const lane = async (k: number) => {
       while (next < policies.length) {
         const i = next++;
@@ -231,11 +247,13 @@ export class SimClient {
           report();
         });
         const runId = `${gen}:${policy}`;
+        const hold = onOpening !== undefined && i < shownCount && shownCount > 1 && opened < shownCount;
+        if (hold) held.set(runId, slot);
         this.busy.set(slot, (this.busy.get(slot) ?? 0) + 1);
         try {
           const run = await this.call(
             slot,
-            (api) => api.run(json, policy, runId, bucketMs, opening, onProgress, onOpening),
+            (api) => api.run(json, policy, runId, bucketMs, opening, onProgress, onOpening, hold),
             abort,
           );
           this.handles.set(runId, slot);
@@ -244,6 +262,8 @@ export class SimClient {
           results[i] = run;
           callbacks.onRun?.(run);
         } catch (e) {
+          // A run that fails sends no opening window: the held ones need not wait for it.
+          release();
           if (!(e instanceof Cancelled) && this.runners[k] === slot) this.drop(slot);
           if (e instanceof Cancelled || !callbacks.onFail || abort !== this.abort) throw e;
           fractions[i] = 1;

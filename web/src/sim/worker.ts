@@ -103,6 +103,27 @@ function explain(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
+/** How long a run that has sent its opening window waits at most for the other columns' [ms]. */
+const HOLD_MAX_MS = 1500;
+/** Runs told to wait once they have sent their opening window, until `api.resume` (by run id). */
+const holds = new Map<string, () => void>();
+const holding = new Set<string>();
+
+/** Waits while the run is held (see `api.run`'s `hold`), at most HOLD_MAX_MS. */
+function held(runId: string): Promise<void> {
+  if (!holding.has(runId)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      holds.delete(runId);
+      holding.delete(runId);
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, HOLD_MAX_MS);
+    holds.set(runId, done);
+  });
+}
+
 /**
  * Runs `sim` to the end and packs its result but for the opening window's lanes (see `api.run`); `passed` is
  * called after each step until it returns true (the run has passed its opening window).
@@ -119,7 +140,7 @@ async function runToEnd(
   let last = 0;
   let opened = false;
   while (!sim.step(STEP_EVENTS)) {
-    if (!opened) opened = passed();
+    if (!opened && (opened = passed())) await held(runId);
     const now = performance.now();
     if (now - last >= PROGRESS_EVERY_MS) {
       last = now;
@@ -192,7 +213,9 @@ const api = {
    * Runs one policy to the end and keeps the run as `runId` until `release`. `opening` is the window the page
    * opens at (cut to the run's longest window): a window from 0 is recorded as the run passes it, any other
    * replayed once the run is done; its lanes come with the result and it is kept for the page's first questions.
-   * A window from 0 is also sent to `onOpening` as soon as the run has passed it, so the page can draw it first.
+   * A window from 0 is also sent to `onOpening` as soon as the run has passed it, so the page can draw it first;
+   * with `hold` the run then waits (at most HOLD_MAX_MS) until `resume`, leaving the cores to the other columns'
+   * runs until every column on screen has its opening window.
    */
   async run(
     json: string,
@@ -202,8 +225,10 @@ const api = {
     opening: DetailWindow,
     onProgress?: (fraction: number) => void,
     onOpening?: (o: RunOpening) => void,
+    hold = false,
   ): Promise<RunResult> {
     const called = epochMs();
+    if (hold) holding.add(runId);
     await ready;
     let sim: Simulation | undefined;
     try {
@@ -245,12 +270,21 @@ const api = {
       if (sim === undefined) release(runId);
       throw explain(e);
     } finally {
+      holding.delete(runId);
       try {
         sim?.free();
       } catch {
         // After a trap the handle stays borrowed and free() throws; keep the trap's error (the client drops
         // this worker anyway).
       }
+    }
+  },
+
+  /** Lets the named held runs go on (see `run`'s `hold`). */
+  resume(runIds: readonly string[]): void {
+    for (const id of runIds) {
+      holding.delete(id);
+      holds.get(id)?.();
     }
   },
 
