@@ -10,6 +10,7 @@ import { PresentingContext, useDomainColor } from '../lib/theme';
 import { cdfAt, cdfFromPairs, logDomain, type CdfPoint } from '../lib/cdf';
 import { fmt } from '../lib/format';
 import { useWidth } from '../lib/useWidth';
+import { Terms } from './Reference';
 import { nearestIndex, pointerIn } from '../lib/hover';
 import { LineSwatch } from './LineSwatch';
 import { Tooltip, type Hover } from './Tooltip';
@@ -291,6 +292,8 @@ function LatencyTable({ runs }: { runs: readonly ComparedRun[] }) {
 function SummaryTable({ runs }: { runs: readonly ComparedRun[] }) {
   const cols = summaryColumns(runs.map((c) => c.run.report));
   if (cols.length === 0) return null;
+  // Each term's first use in the table links to the glossary (Jain, Lag, PBHR, partial boosts).
+  const seen = new Set<string>();
   return (
     <div className="metrics-scroll">
       <table className="metrics" data-testid="summary-table">
@@ -299,7 +302,7 @@ function SummaryTable({ runs }: { runs: readonly ComparedRun[] }) {
             <th>policy</th>
             {cols.map((c) => (
               <th key={c.key} title={c.title}>
-                {c.head}
+                <Terms text={c.head} seen={seen} />
               </th>
             ))}
           </tr>
