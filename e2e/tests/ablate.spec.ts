@@ -38,9 +38,10 @@ test('a claim adds its ablated run as a column, judged with the mechanism off, a
   await waitForIdle(page);
   expect(await columns(page)).toContain(ABLATED);
   const column = page.locator(`[data-testid="policy-column"][data-policy="${ABLATED}"]`);
+  // Named by what was switched off, without the scenario file's 0-based "in policy 1".
   await expect(column).toHaveAttribute(
     'aria-label',
-    'Credit + TAVS (KeepOnRunQ), partial boosting off (PBratio 0) in policy 1',
+    'Credit + TAVS (KeepOnRunQ), partial boosting off (PBratio 0)',
   );
   // A real run with every view: run queues, the timeline, the share chart.
   await expect(column.getByTestId('timeline')).toBeVisible();

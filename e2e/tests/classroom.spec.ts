@@ -199,16 +199,6 @@ test('a lesson link alone opens its step; presentation keys follow the help over
   await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '2');
   await expect.poll(() => playheadExactMs(page)).toBeGreaterThan(before);
   await page.keyboard.press('Space');
-  // Legends shown and the views at 18 px or more.
-  await expect(page.getByTestId('state-legend').first()).toBeVisible();
-  const small = await page.evaluate(() =>
-    [...document.querySelectorAll('.lesson-mark figure svg text, .event-log li button, .legend-item')]
-      .filter((e) => e.getBoundingClientRect().height > 0)
-      .map((e) => parseFloat(getComputedStyle(e).fontSize))
-      .filter((px) => px < 18),
-  );
-  expect(small).toEqual([]);
-
   // ? lists the keys; Escape closes it first, then leaves presentation.
   await page.keyboard.press('?');
   await expect(page.getByTestId('key-help')).toBeVisible();
@@ -226,6 +216,16 @@ test('a lesson link alone opens its step; presentation keys follow the help over
   await page.keyboard.press('PageDown');
   await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '4');
   await waitForIdle(page);
+  // A step on the timelines: their legends shown, and the views at 18 px or more.
+  await expect(page.getByTestId('state-legend').first()).toBeVisible();
+  const small = await page.evaluate(() =>
+    [...document.querySelectorAll('.lesson-mark figure svg text, .event-log li button, .legend-item')]
+      .filter((e) => e.getBoundingClientRect().height > 0)
+      .map((e) => parseFloat(getComputedStyle(e).fontSize))
+      .filter((px) => px < 18),
+  );
+  expect(small).toEqual([]);
+
   await page.locator('[data-testid="lesson-choice"][data-policy="credit"]').click();
   await expect(page.getByTestId('lesson-reveal')).toHaveAttribute('data-winner', 'tavs');
   await expect(page.getByTestId('lesson-reveal')).toContainText('Not this time');

@@ -75,14 +75,42 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
         // The marks are applied as the views mount; give them a beat.
         await expect(page.locator('.lesson-mark-first')).toHaveCount(1);
         await page.waitForTimeout(500);
-        // The step's first view (the one its text is about) and its title; further marks may need a scroll.
-        const off = await page.evaluate(() =>
-          [...document.querySelectorAll('.lesson-mark-first, [data-testid="lesson-title"]')]
-            .map((e) => [e.getAttribute('data-testid') ?? e.className, e.getBoundingClientRect()] as const)
-            .filter(([, r]) => r.top < 0 || r.top > window.innerHeight - 40)
-            .map(([name, r]) => `${name} at ${Math.round(r.top)}`),
-        );
-        expect(off, `${id} step ${k}`).toEqual([]);
+        await waitForIdle(page);
+        // The step's title and every view it points at on the one screen, below the lesson's text (which stays
+        // at the top), all of it at 18 px or more; no timeline is left showing part of the step's window.
+        const seen = await page.evaluate(() => {
+          /** The type size as seen: its font size times the CSS zoom of it and its ancestors. */
+          const seenPx = (e: Element) => {
+            let z = 1;
+            for (let p: Element | null = e; p; p = p.parentElement)
+              z *= parseFloat(getComputedStyle(p).zoom || '1') || 1;
+            return Math.round(parseFloat(getComputedStyle(e).fontSize) * z * 10) / 10;
+          };
+          const lesson = document.querySelector('[data-testid="lesson"]')!.getBoundingClientRect();
+          const title = document.querySelector('[data-testid="lesson-title"]')!.getBoundingClientRect();
+          const off = [...document.querySelectorAll('[data-lesson-note]')]
+            .map((e) => [e.getAttribute('data-testid'), e.getBoundingClientRect()] as const)
+            .filter(([, r]) => r.top < lesson.bottom - 2 || r.bottom > window.innerHeight + 1)
+            .map(([name, r]) => `${name} at ${Math.round(r.top)}-${Math.round(r.bottom)}`);
+          if (title.top < 0 || title.bottom > window.innerHeight)
+            off.push(`title at ${Math.round(title.top)}`);
+          const small = [...document.querySelectorAll('[data-lesson-note] *')]
+            .filter(
+              (e) =>
+                [...e.childNodes].some(
+                  (n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim() !== '',
+                ) &&
+                e.getBoundingClientRect().height > 0 &&
+                seenPx(e) < 18,
+            )
+            .map((e) => `${e.tagName.toLowerCase()}.${e.getAttribute('class') ?? ''} ${seenPx(e)}px`);
+          return {
+            off,
+            small: [...new Set(small)],
+            partial: document.querySelectorAll('[data-testid="detail-note"]').length,
+          };
+        });
+        expect(seen, `${id} step ${k}`).toEqual({ off: [], small: [], partial: 0 });
         // The step as the projector shows it (results revealed on a predict step), against its baseline.
         await page.mouse.move(0, 0);
         await expect(page).toHaveScreenshot(`lesson-${id}-step${k}.png`, SHOT);

@@ -389,6 +389,9 @@ export function App() {
             data-presenting={presenting}
             data-concealed={lessons.concealed || undefined}
             data-lesson-claim={lesson && currentLesson?.steps[lesson.step]?.claim}
+            data-lesson-views={
+              (lesson && currentLesson?.steps[lesson.step]?.marks?.map((m) => m.view).join(' ')) || undefined
+            }
           >
             <a className="skip-link" href="#views">
               Skip to the views

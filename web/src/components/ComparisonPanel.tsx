@@ -1,21 +1,24 @@
 // Under the columns: every shown policy's response-time CDF per server domain on one log-scaled chart (paper
 // 000 Fig. 1a / 10a), and a table of event latency and throughput per domain and policy.
-import { memo, type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, type PointerEvent, useContext, useEffect, useMemo, useRef, useState } from 'react';
 import { scaleLinear, scaleLog } from 'd3-scale';
 import { curveStepAfter, line } from 'd3-shape';
 import type { SimClient } from '../sim/client';
 import type { RunResult } from '../sim/types';
 import { summaryColumns } from '../lib/summary';
-import { useDomainColor } from '../lib/theme';
+import { PresentingContext, useDomainColor } from '../lib/theme';
 import { cdfAt, cdfFromPairs, logDomain, type CdfPoint } from '../lib/cdf';
 import { fmt } from '../lib/format';
 import { useWidth } from '../lib/useWidth';
+import { Terms } from './Reference';
 import { nearestIndex, pointerIn } from '../lib/hover';
 import { LineSwatch } from './LineSwatch';
 import { Tooltip, type Hover } from './Tooltip';
 
 const HEIGHT = 240;
-const M = { top: 10, right: 14, bottom: 34, left: 44 };
+const M_SCREEN = { top: 10, right: 14, bottom: 34, left: 44 };
+/** Presentation mode's 18 px ticks need room beside and under the plot, and past its last tick. */
+const M_PRESENTING = { top: 12, right: 28, bottom: 46, left: 68 };
 /** One dash pattern per column, so the same domain under two policies keeps its colour but not its stroke. */
 const DASHES = ['', '7 4', '2 3', '9 3 2 3'] as const;
 /** Most lines the legend names; hovering a line names the rest. */
@@ -91,19 +94,20 @@ function CdfChart({ client, runs }: Props) {
     };
   }, [client, runs, domainColor]);
 
+  const M = useContext(PresentingContext) ? M_PRESENTING : M_SCREEN;
   const x = useMemo(
     () =>
       scaleLog()
         .domain(logDomain((curves ?? []).flatMap((c) => c.points.map((p) => p.x))))
         .range([M.left, Math.max(M.left + 1, width - M.right)]),
-    [curves, width],
+    [curves, width, M],
   );
   const y = useMemo(
     () =>
       scaleLinear()
         .domain([0, 1])
         .range([HEIGHT - M.bottom, M.top]),
-    [],
+    [M],
   );
   const paths = useMemo(() => {
     const gen = line<CdfPoint>()
@@ -172,7 +176,7 @@ function CdfChart({ client, runs }: Props) {
           {decades.map((t) => (
             <g key={t} transform={`translate(${x(t)}, 0)`}>
               <line y1={M.top} y2={HEIGHT - M.bottom} className="grid" />
-              <text y={HEIGHT - M.bottom + 13} textAnchor="middle" className="tick">
+              <text y={HEIGHT - M.bottom + (M === M_SCREEN ? 13 : 20)} textAnchor="middle" className="tick">
                 {fmt(t)}
               </text>
             </g>
@@ -181,7 +185,7 @@ function CdfChart({ client, runs }: Props) {
             response time [ms, log scale]
           </text>
           <text
-            transform={`translate(11, ${(M.top + HEIGHT - M.bottom) / 2}) rotate(-90)`}
+            transform={`translate(${M === M_SCREEN ? 11 : 18}, ${(M.top + HEIGHT - M.bottom) / 2}) rotate(-90)`}
             textAnchor="middle"
             className="axis-label"
           >
@@ -288,6 +292,8 @@ function LatencyTable({ runs }: { runs: readonly ComparedRun[] }) {
 function SummaryTable({ runs }: { runs: readonly ComparedRun[] }) {
   const cols = summaryColumns(runs.map((c) => c.run.report));
   if (cols.length === 0) return null;
+  // Each term's first use in the table links to the glossary (Jain, Lag, PBHR, partial boosts).
+  const seen = new Set<string>();
   return (
     <div className="metrics-scroll">
       <table className="metrics" data-testid="summary-table">
@@ -296,7 +302,7 @@ function SummaryTable({ runs }: { runs: readonly ComparedRun[] }) {
             <th>policy</th>
             {cols.map((c) => (
               <th key={c.key} title={c.title}>
-                {c.head}
+                <Terms text={c.head} seen={seen} />
               </th>
             ))}
           </tr>

@@ -101,7 +101,12 @@ export const KeyFigures = memo(function KeyFigures({
                     aria-label={`${held} of ${judged.length} claims on it hold`}
                     title={`${held} of ${judged.length} claims on this figure hold`}
                   >
-                    {verdict === 'holds' ? '✓' : verdict === 'fails' ? '✗' : `${held}/${judged.length} ✓`}
+                    {/* In words: a bare mark on a first screen told a class nothing. */}
+                    {verdict === 'holds'
+                      ? '✓ claim holds'
+                      : verdict === 'fails'
+                        ? '✗ claim fails'
+                        : `${held} of ${judged.length} claims hold`}
                   </span>
                 )}
               </div>

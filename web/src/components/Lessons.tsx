@@ -249,7 +249,9 @@ function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: bool
         return;
       const y = window.scrollY;
       const lessonRect = lesson.getBoundingClientRect();
-      let top = lessonRect.top + y;
+      // Where the lesson sits in the page (its box on screen is where it sticks while scrolled, styles.css).
+      const parent = lesson.parentElement?.getBoundingClientRect();
+      let top = presentingRef.current && parent ? parent.top + y : lessonRect.top + y;
       // On the projector the lesson's text stays at the top of the screen (styles.css): scroll on until the
       // step's views are all below it, as long as the first one keeps its top in sight.
       if (presentingRef.current) {
@@ -457,8 +459,13 @@ export function LessonPlayer({
           Step {step + 1} of {lesson.steps.length} · PageDown / PageUp · ? for all keys
         </span>
         {step === last && next && (
-          <button type="button" data-testid="lesson-next-lesson" onClick={() => onLesson(next.id)}>
-            Next lesson: {next.title} →
+          <button
+            type="button"
+            data-testid="lesson-next-lesson"
+            onClick={() => onLesson(next.id)}
+            title={`Next lesson: ${next.title}`}
+          >
+            Next lesson<span className="lesson-next-name">: {next.title}</span> →
           </button>
         )}
       </div>

@@ -37,19 +37,30 @@ export function Terms({ text, seen }: { readonly text: string; readonly seen?: S
   );
 }
 
+/** An overlay's Close button, focused when the overlay opens (Escape closes it too). */
+function Close({ testId, onClose }: { testId: string; onClose: () => void }) {
+  const ref = useRef<HTMLButtonElement>(null);
+  useEffect(() => ref.current?.focus({ preventScroll: true }), []);
+  return (
+    <button type="button" ref={ref} data-testid={testId} onClick={onClose}>
+      Close
+    </button>
+  );
+}
+
 function Overlay({
   title,
   testId,
+  close,
   onClose,
   children,
 }: {
   title: string;
   testId: string;
+  close: React.ReactNode;
   onClose: () => void;
   children: React.ReactNode;
 }) {
-  const ref = useRef<HTMLButtonElement>(null);
-  useEffect(() => ref.current?.focus({ preventScroll: true }), []);
   return (
     <div
       className="overlay"
@@ -61,9 +72,7 @@ function Overlay({
       <section className="overlay-box" data-testid={testId}>
         <header className="overlay-head">
           <h2 id={`${testId}-title`}>{title}</h2>
-          <button type="button" ref={ref} data-testid={`${testId}-close`} onClick={onClose}>
-            Close
-          </button>
+          {close}
         </header>
         {children}
       </section>
@@ -79,7 +88,12 @@ export function Glossary({ at, onClose }: { readonly at: string | null; readonly
     el?.focus({ preventScroll: true });
   }, [at]);
   return (
-    <Overlay title="Glossary" testId="glossary" onClose={onClose}>
+    <Overlay
+      title="Glossary"
+      testId="glossary"
+      close={<Close testId="glossary-close" onClose={onClose} />}
+      onClose={onClose}
+    >
       <dl>
         {GLOSSARY.map((g) => (
           <div key={g.id} id={`glossary-${g.id}`} tabIndex={-1} data-current={g.id === at || undefined}>
@@ -94,7 +108,12 @@ export function Glossary({ at, onClose }: { readonly at: string | null; readonly
 
 export function About({ onClose }: { readonly onClose: () => void }) {
   return (
-    <Overlay title="About schedlab" testId="about" onClose={onClose}>
+    <Overlay
+      title="About schedlab"
+      testId="about"
+      close={<Close testId="about-close" onClose={onClose} />}
+      onClose={onClose}
+    >
       <h3>What the lab models</h3>
       <p>
         A discrete-event simulation of a virtualised host: pCPUs, domains with vCPUs, the guest tasks inside

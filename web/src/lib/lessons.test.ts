@@ -182,10 +182,10 @@ describe('homework', () => {
  * `npm test` regenerates that file and fails when it differs, so these are the runs' figures of this build):
  * `{policy: {metric path: value}}`, the shape of a judged claim's `values`.
  */
-function modelFigures(scenario: string, k: number): Record<string, Record<string, number>> {
+function modelFigures(scenario: string, k: number): Record<string, Record<string, number>> | null {
   const md = readFileSync(new URL('../docs/fidelity.md', dir), 'utf8');
   const at = md.indexOf(`\n### ${scenario}\n`);
-  expect(at, `docs/fidelity.md has a section for ${scenario}`).toBeGreaterThanOrEqual(0);
+  if (at < 0) return null; // a scenario of the library that reproduces no paper figure
   const rows = md
     .slice(at + 1)
     .split('\n### ')[0]!
@@ -205,7 +205,9 @@ describe('lesson questions and reveals against the model figures', () => {
         if (!s.predict) continue;
         const where = `${l.id} step ${i + 1}`;
         const c = scenarioDoc(s.scenario).claims![s.claim!]!;
-        const v = predictVerdict(c, modelFigures(s.scenario, s.claim!));
+        const figures = modelFigures(s.scenario, s.claim!);
+        expect(figures, `${where}: docs/fidelity.md has ${s.scenario}`).not.toBeNull();
+        const v = predictVerdict(c, figures);
         expect(v, `${where}: figures for claim ${s.claim}`).not.toBeNull();
         expect(v!.winner, `${where}: ${JSON.stringify(v!.figures)}`).toBe(s.predict.answer);
       }
@@ -233,7 +235,7 @@ describe('lesson questions and reveals against the model figures', () => {
         const where = `${l.id} step ${i + 1}`;
         const refs = textFigures(s.text);
         for (const r of refs) {
-          const f = modelFigures(s.scenario, r.claim)[r.policy];
+          const f = modelFigures(s.scenario, r.claim)?.[r.policy];
           expect(f, `${where}: claim ${r.claim} has a figure for ${r.policy}`).toBeDefined();
         }
         if (refs.length > 0)

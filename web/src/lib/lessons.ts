@@ -114,6 +114,7 @@ export const LESSONS: readonly Lesson[] = [
         policies: ['credit', 'noboost'],
         t_ms: 60000,
         view_ms: [2000, 60000],
+        claim: 3,
         marks: [
           { view: 'cdf-chart', note: 'Response-time CDF of each column' },
           { view: 'claims-panel', note: 'The paper’s claims, checked on this run' },
@@ -192,10 +193,10 @@ export const LESSONS: readonly Lesson[] = [
         policies: ['credit', 'tavs'],
         t_ms: 60000,
         view_ms: [5000, 60000],
+        claim: 3,
         marks: [
           { view: 'cdf-chart', note: 'Fig. 10a: response-time CDFs' },
-          { view: 'share-chart', policy: 'tavs', note: 'Fig. 10c: shares stay on the fair line' },
-          { view: 'claims-panel', note: 'Claims with their values' },
+          { view: 'claims-panel', note: 'Fig. 10c: the shares stay fair' },
         ],
       },
     ],
@@ -461,17 +462,15 @@ export const LESSONS: readonly Lesson[] = [
         marks: [
           { view: 'key-figures', note: 'domU throughput per scheduler' },
           { view: 'runqueue-pcpu-0', policy: 'credit2', note: 'Credit2 orders by credit' },
-          { view: 'event-log', policy: 'credit2', note: 'Why each vCPU runs' },
         ],
       },
       {
         title: 'The enhanced credit scheduler',
         text:
           'The thesis’s enhanced Credit has no rate limit: the domU preempts dom0 at once, often while dom0’s ' +
-          'packet thread is still current. dom0’s kernel charges that thread the domU’s run and then makes it wait ' +
-          'behind its own busy task, so here the domU streams less than under Credit ({2:enhanced} against ' +
-          '{2:credit} Mbit/s; the thesis: 80.47 against 72.71). Its cost, more context switches, is the subject of the ' +
-          'thesis’s stress scenario (p003-s45-enhanced-stress).',
+          'packet thread is still current; dom0’s kernel then makes that thread wait behind its busy task. So ' +
+          'here the domU streams less than under Credit ({2:enhanced} against {2:credit} Mbit/s; the thesis: ' +
+          '80.47 against 72.71).',
         scenario: 'p003-table5-dom0-stress',
         policies: ['credit', 'credit2', 'enhanced'],
         t_ms: 2000,

@@ -1,0 +1,13 @@
+import { chromium } from '@playwright/test';
+const url = process.argv[2], out = process.argv[3];
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+const errors = [];
+page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+page.on('pageerror', (e) => errors.push(String(e)));
+await page.goto(url);
+await page.waitForFunction(() => window.__schedlabIdle === true, null, { timeout: 180000 }).catch(() => errors.push('not idle'));
+await page.waitForTimeout(500);
+await page.screenshot({ path: out });
+console.log('console errors:', errors.length, errors.slice(0, 3));
+await browser.close();
