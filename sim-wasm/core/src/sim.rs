@@ -50,19 +50,16 @@ pub enum SimError {
     /// A run option does not fit the scenario (e.g. `--duration-ms`); the text names the option.
     Options(String),
     /// The scheduler refused its parameters for this host (the text names the field).
-    PolicySetup {
-        policy: String,
-        error: String,
-    },
+    PolicySetup { policy: String, error: String },
     /// The engine caught an inconsistency, such as a policy choosing a vCPU that runs elsewhere.
     Engine(String),
     /// The policy stopped the run: a script policy's runtime error, limit or bad return value (the text names the
     /// policy, the hook, the simulated time and the script line).
     Policy(String),
-    EventBudget {
-        events: u64,
-        at_ns: u64,
-    },
+    /// The run passed its events per simulated second budget: a runaway scenario.
+    EventBudget { events: u64, at_ns: u64 },
+    /// The run's work ([`Simulation::work`]) passed the limit it was given (`--max-events`).
+    WorkLimit { work: u64, limit: u64, at_ns: u64 },
 }
 
 impl fmt::Display for SimError {
@@ -76,6 +73,13 @@ impl fmt::Display for SimError {
             SimError::EventBudget { events, at_ns } => write!(
                 f,
                 "run stopped: {events} events by {:.3} ms of simulated time exceeds the event budget (a runaway scenario?)",
+                *at_ns as f64 / 1e6
+            ),
+            SimError::WorkLimit { work, limit, at_ns } => write!(
+                f,
+                "run stopped at {:.3} ms of simulated time: its work ({work} units: events plus the guest run-queue \
+                 entries and threads they walk) passed the limit of {limit}; raise the limit (--max-events, \
+                 max_events in Python) to let it finish",
                 *at_ns as f64 / 1e6
             ),
         }
@@ -230,6 +234,12 @@ pub struct Simulation {
     debug_counts: Option<std::collections::BTreeMap<String, u64>>,
     pub(crate) events: u64,
     event_budget: u64,
+    /// Guest run-queue entries and barrier threads the engine walked so far: with the events, the run's work in
+    /// the units `--max-events` limits (an event's own work grows with the tasks it looks at, so events alone
+    /// do not bound a run's time).
+    scanned: std::cell::Cell<u64>,
+    /// Most work the run may do ([`Simulation::work`]): `--max-events`; unlimited without it.
+    work_limit: u64,
     finished: bool,
     pub(crate) policy: Box<dyn Policy>,
     /// What the host's mechanisms cost (switches, upcalls, the I/O path).
@@ -379,9 +389,9 @@ impl Simulation {
             guest_events: queue::Owners::new(nvcpus),
             debug_counts: std::env::var_os("SCHEDSIM_DEBUG_QUEUE").map(|_| Default::default()),
             events: 0,
-            event_budget: EVENTS_PER_SIM_SECOND_BUDGET
-                .saturating_mul(scenario.duration_ms.div_ceil(1000).max(1))
-                .min(opts.max_events.unwrap_or(u64::MAX)),
+            event_budget: EVENTS_PER_SIM_SECOND_BUDGET.saturating_mul(scenario.duration_ms.div_ceil(1000).max(1)),
+            scanned: std::cell::Cell::new(0),
+            work_limit: opts.max_events.unwrap_or(u64::MAX),
             finished: false,
             policy,
             costs: opts.costs,
@@ -633,6 +643,10 @@ impl Simulation {
             if self.events > self.event_budget {
                 return Err(SimError::EventBudget { events: self.events, at_ns: at.0 });
             }
+            let work = self.work();
+            if work > self.work_limit {
+                return Err(SimError::WorkLimit { work, limit: self.work_limit, at_ns: at.0 });
+            }
             self.dispatch(ev);
             if let Some(e) = self.fault.take() {
                 return Err(e);
@@ -699,6 +713,17 @@ impl Simulation {
     /// when they stayed queued and fired as no-ops, so the figure is comparable across versions.
     pub fn events(&self) -> u64 {
         self.events + self.queue.superseded()
+    }
+
+    /// Work done so far, in the units `--max-events` limits: events processed plus the guest run-queue entries
+    /// and barrier threads they walked (what makes an event of a host with thousands of tasks slow).
+    pub fn work(&self) -> u64 {
+        self.events + self.scanned.get()
+    }
+
+    /// Counts `n` entries walked towards [`Simulation::work`].
+    fn walked(&self, n: usize) {
+        self.scanned.set(self.scanned.get() + n as u64);
     }
 
     /// Events queued now (cancelled ones not yet dropped included): the queue depth the floor benchmark copies.

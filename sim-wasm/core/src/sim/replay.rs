@@ -117,6 +117,8 @@ impl Simulation {
             debug_counts: None,
             events: self.events,
             event_budget: self.event_budget,
+            scanned: self.scanned.clone(),
+            work_limit: self.work_limit,
             finished: self.finished,
             policy: self.policy.clone(),
             costs: self.costs,
