@@ -16,16 +16,18 @@
 //! - A **scenario** file ([`scenario`]) describes host, domains, policies and the claims the runs must reproduce;
 //!   the **report** ([`report`]) and the **trace** ([`trace`]) are what the CLI prints and the UI replays.
 //! - **Bounds**: every JSON Patch a file carries is applied under the scenario limits ([`patch`]), and the cost of
-//!   a run (events, memory) is estimated before it starts ([`cost`]), so a front end can refuse or ask.
-//! - Module layers: `time` <- `scenario` (the file format, its patches applied by `patch`) <- `model` <- `policy`
-//!   (schedulers and their registry) <- `load` (a scenario checked by its schedulers' rules) <- `sim` <- `report`;
-//!   `cost` reads a scenario only.
+//!   a run (events, memory) is estimated before it starts ([`estimate`]), so a front end can refuse or ask.
+//! - Module layers: `time` <- `model` <- `sim::workload` (the workload kinds) <- `scenario` (the file format,
+//!   its patches applied by `patch`) <- `policy` (schedulers and their registry) <- `load` (a scenario checked by its schedulers' rules) <- `sim` <- `report`;
+//!   `estimate` reads a scenario only.
 
 #[cfg(test)]
 mod bindings;
 pub mod claims;
-pub mod cost;
 pub mod costs;
+pub mod estimate;
+/// The estimate's former path (`schedsim_core::cost`), kept for callers written against it.
+pub use estimate as cost;
 pub mod grid;
 mod load;
 pub use load::attach_scripts;
