@@ -412,7 +412,7 @@ impl Simulation {
     }
 
     /// Queues vCPU `v`'s guest-timer event at `at`. The timer asks only when `at` is earlier than its queued one,
-    /// which is left behind; the queue keeps a few of those per vCPU and cancels older ones (issue 18: a loop of
+    /// which is left behind; the queue keeps a few of those per vCPU and cancels older ones (a loop of
     /// 1 us bursts left one per burst until the slice ended).
     pub(crate) fn push_guest_timer(&mut self, v: VcpuId, at: Nanos) {
         self.queue.push_replacing(&mut self.guest_events, v.0, at, self.end, Ev::Guest(v));

@@ -1,4 +1,4 @@
-//! Record little, replay on demand (issue 19). A run in [`Detail::Replay`] mode records only what the overview
+//! Record little, replay on demand. A run in [`Detail::Replay`] mode records only what the overview
 //! reads (the measurement, the per-domain CPU aggregate, the decision count, the inference's beliefs and partial
 //! boosts in time buckets: [`crate::overview`]) and keeps checkpoints of its whole
 //! state at fixed boundaries of simulated time. [`Simulation::focus`] clones the checkpoint at or before a window
@@ -471,7 +471,7 @@ mod tests {
         assert_eq!(fi.series(), ri.series());
     }
 
-    /// Checkpoints list only the guest-timer events still queued per vCPU and count the rest (issue 18's cap):
+    /// Checkpoints list only the guest-timer events still queued per vCPU and count the rest (the queue's cap per vCPU):
     /// with 1 us barrier phases the cap's sweeps cancel events all along, and replays still equal the full trace.
     #[test]
     fn replays_equal_the_trace_where_superseded_guest_timers_are_cancelled() {

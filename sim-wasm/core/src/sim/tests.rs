@@ -332,7 +332,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
     /// Weights and caps, ceiling off (see `credit_ceiling_is_what_misses_weighted_shares` for weights alone).
-    /// Finding (issue 21): this does not hold on about 3 hosts in 100 (worst 0.17 when
+    /// Finding: this does not hold on about 3 hosts in 100 (worst 0.17 when
     /// written): a capped domain's vCPUs are parked together once their debt passes the cap and unparked together
     /// with positive credit, so they come back as UNDER bursts that round-robin with uncapped UNDER vCPUs, and
     /// `csched_acct` hands the credit a capped domain cannot use only to the domains after it in its list (one
@@ -1602,7 +1602,7 @@ fn max_events_stops_a_run() {
     }
 }
 
-/// The page's state lanes (issue 21) over a whole co-scheduling run: each vCPU's spans tile the run without gaps,
+/// The page's state lanes over a whole co-scheduling run: each vCPU's spans tile the run without gaps,
 /// the running and spinning spans add up to the CPU its segments got, and the spinning ones to the spin the report
 /// gives per vCPU. Credit's job spins; the gang scheduler's never does.
 #[test]
