@@ -189,8 +189,9 @@ enum Cmd {
 /// The cost limit every simulating command shares.
 #[derive(clap::Args, Clone, Copy)]
 struct Limit {
-    /// Refuse a run whose estimated events (see `schedsim_core::cost`) pass N, and stop a run at N events
-    /// [default: 1000000000, about a minute or two per run].
+    /// Refuse a run whose estimated work (see `schedsim_core::cost`) passes N, and stop a run once its work passes
+    /// N; work is events plus the guest run-queue entries and threads they walk [default: 1000000000, about a
+    /// minute or two per run].
     #[arg(long = "max-events", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_events: Option<u64>,
     /// Refuse building a file's variants and claims' ablations past N bytes of patch work ((operations + 1) x

@@ -3,7 +3,7 @@
 //! seed, policy) in grid order. One home for what a grid means, so the CLI's threads and shards and Python's workers
 //! run the same points; running them in parallel, writing shards and caching are the front ends' business.
 
-use crate::cost;
+use crate::estimate as cost;
 use crate::report::{with_overrides, RunOptions, RunReport};
 use crate::scenario::{Scenario, ScenarioError, MAX_SEED};
 use crate::sim::{SimOptions, Simulation};

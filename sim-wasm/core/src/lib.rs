@@ -17,10 +17,10 @@
 //!   the **report** ([`report`]) and the **trace** ([`trace`]) are what the CLI prints and the UI replays.
 //! - **Bounds**: every JSON Patch a file carries is applied lazily (only the variant or ablation asked for), under
 //!   the scenario limits and a budget of patch work ([`patch`]), and the cost of a run (events, memory) is
-//!   estimated before it starts ([`cost`]), so a front end can refuse or ask.
-//! - Module layers: `time` <- `scenario` (the file format, its patches applied by `patch`) <- `model` <- `policy`
-//!   (schedulers and their registry) <- `load` (a scenario checked by its schedulers' rules) <- `sim` <- `report`;
-//!   `cost` reads a scenario only.
+//!   estimated before it starts ([`estimate`]), so a front end can refuse or ask.
+//! - Module layers: `time` <- `model` <- `sim::workload` (the workload kinds) <- `scenario` (the file format, its
+//!   patches applied by `patch`) <- `policy` (schedulers and their registry) <- `load` (a scenario checked by its
+//!   schedulers' rules) <- `sim` <- `report`; `estimate` reads a scenario only.
 
 /// The simulator's version: the crate's, and a hash of the sources that decide a run's result (`build.rs`).
 /// Shards and the Python sweep cache record it.
@@ -29,8 +29,10 @@ pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("SCHEDSIM
 #[cfg(test)]
 mod bindings;
 pub mod claims;
-pub mod cost;
 pub mod costs;
+pub mod estimate;
+/// The estimate's former path (`schedsim_core::cost`), kept for callers written against it.
+pub use estimate as cost;
 pub mod grid;
 mod load;
 pub use load::attach_scripts;

@@ -555,6 +555,7 @@ impl Link {
 }
 
 crate::size::no_heap!(Pcpu, Pending, ServerDisk, StreamClient, Disk);
+crate::size::no_heap!(DomId, VcpuId, PcpuId, TaskId, PeerId, Packet, DriverItem, Timer);
 crate::size::heap_size!(Link { queued });
 crate::size::heap_size!(Vcpu { name, pending, tasks, runnable });
 crate::size::heap_size!(Task { name, work });

@@ -1,4 +1,4 @@
-//! The report of DESIGN.md section 5: one JSON object per scenario with a run object per policy. Keys that do not
+//! The report: one JSON object per scenario with a run object per policy. Keys that do not
 //! apply to a domain (no server, no events) are omitted, never faked.
 //!
 //! The run object is typed ([`RunReport`] and the structs below); the TypeScript side's types are generated from

@@ -47,6 +47,8 @@ impl Stream {
     }
 }
 
+crate::size::no_heap!(Stream);
+
 #[cfg(test)]
 mod tests {
     use super::*;

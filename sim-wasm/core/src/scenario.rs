@@ -1,4 +1,4 @@
-//! The scenario file (DESIGN.md section 4): typed structs, validation against `scenarios/schema.json`, and the
+//! The scenario file: typed structs, validation against `scenarios/schema.json`, and the
 //! cross-field checks a schema cannot express. Every error names the field path (`domains[1].weight: ...`).
 
 use serde::Deserialize;

@@ -14,6 +14,9 @@ mod io;
 mod queue;
 mod record;
 mod replay;
+mod schedule;
+mod view;
+pub use view::{Meta, MetaDomain, MetaTask, MetaVcpu};
 pub(crate) mod timing;
 mod work;
 pub mod workload;
@@ -50,19 +53,16 @@ pub enum SimError {
     /// A run option does not fit the scenario (e.g. `--duration-ms`); the text names the option.
     Options(String),
     /// The scheduler refused its parameters for this host (the text names the field).
-    PolicySetup {
-        policy: String,
-        error: String,
-    },
+    PolicySetup { policy: String, error: String },
     /// The engine caught an inconsistency, such as a policy choosing a vCPU that runs elsewhere.
     Engine(String),
     /// The policy stopped the run: a script policy's runtime error, limit or bad return value (the text names the
     /// policy, the hook, the simulated time and the script line).
     Policy(String),
-    EventBudget {
-        events: u64,
-        at_ns: u64,
-    },
+    /// The run passed its events per simulated second budget: a runaway scenario.
+    EventBudget { events: u64, at_ns: u64 },
+    /// The run's work ([`Simulation::work`]) passed the limit it was given (`--max-events`).
+    WorkLimit { work: u64, limit: u64, at_ns: u64 },
 }
 
 impl fmt::Display for SimError {
@@ -78,70 +78,18 @@ impl fmt::Display for SimError {
                 "run stopped: {events} events by {:.3} ms of simulated time exceeds the event budget (a runaway scenario?)",
                 *at_ns as f64 / 1e6
             ),
+            SimError::WorkLimit { work, limit, at_ns } => write!(
+                f,
+                "run stopped at {:.3} ms of simulated time: its work ({work} units: events plus the guest run-queue \
+                 entries and threads they walk) passed the limit of {limit}; raise the limit (--max-events, \
+                 max_events in Python) to let it finish",
+                *at_ns as f64 / 1e6
+            ),
         }
     }
 }
 
 impl std::error::Error for SimError {}
-
-/// Names and shapes the UI needs to label the trace.
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct Meta {
-    pub scenario: String,
-    pub policy: String,
-    pub label: String,
-    pub pcpus: usize,
-    pub duration_ns: u64,
-    pub warmup_ns: u64,
-    pub domains: Vec<MetaDomain>,
-    pub vcpus: Vec<MetaVcpu>,
-    pub tasks: Vec<MetaTask>,
-    /// Decisions in the trace; in replay mode, the scheduling decisions the run made (`do_schedule` calls and
-    /// scenario changes, without the policies' notes, which only a recorded stretch formats).
-    pub decisions: usize,
-    pub decisions_dropped: u64,
-    /// Trace detail starts here [ns]: 0 for a full trace; in replay mode, the checkpoint the focused window was
-    /// replayed from (detail is held for `trace_detail_from_ns <= t < trace_detail_until_ns`).
-    pub trace_detail_from_ns: u64,
-    /// Trace detail (segments, decisions, run queues) stops here because its memory budget was spent; shares
-    /// over time stay complete (aggregated) [ns].
-    pub trace_detail_until_ns: Option<u64>,
-    /// Memory the trace detail takes, and in replay mode the checkpoints (estimate) [bytes].
-    pub trace_bytes: usize,
-    /// What the policy's scheduler is (co-scheduling, task beliefs, Lag view), so the page chooses its views by
-    /// capability rather than by scheduler name. `beliefs` holds only while the policy infers (Credit with tavs).
-    pub caps: Caps,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct MetaDomain {
-    pub name: String,
-    pub role: &'static str,
-    pub vcpus: usize,
-    pub weight: u32,
-    pub cap_pct: u32,
-    pub color_index: usize,
-    /// Declared concurrent (co-scheduled, paper 001) in the scenario.
-    pub concurrent: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct MetaVcpu {
-    pub domain: usize,
-    pub index: usize,
-    pub name: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct MetaTask {
-    pub domain: usize,
-    pub name: String,
-    pub path: String,
-}
 
 #[derive(Debug, Clone, Copy)]
 enum Ev {
@@ -230,6 +178,12 @@ pub struct Simulation {
     debug_counts: Option<std::collections::BTreeMap<String, u64>>,
     pub(crate) events: u64,
     event_budget: u64,
+    /// Guest run-queue entries and barrier threads the engine walked so far: with the events, the run's work in
+    /// the units `--max-events` limits (an event's own work grows with the tasks it looks at, so events alone
+    /// do not bound a run's time).
+    scanned: std::cell::Cell<u64>,
+    /// Most work the run may do ([`Simulation::work`]): `--max-events`; unlimited without it.
+    work_limit: u64,
     finished: bool,
     pub(crate) policy: Box<dyn Policy>,
     /// What the host's mechanisms cost (switches, upcalls, the I/O path).
@@ -379,9 +333,9 @@ impl Simulation {
             guest_events: queue::Owners::new(nvcpus),
             debug_counts: std::env::var_os("SCHEDSIM_DEBUG_QUEUE").map(|_| Default::default()),
             events: 0,
-            event_budget: EVENTS_PER_SIM_SECOND_BUDGET
-                .saturating_mul(scenario.duration_ms.div_ceil(1000).max(1))
-                .min(opts.max_events.unwrap_or(u64::MAX)),
+            event_budget: EVENTS_PER_SIM_SECOND_BUDGET.saturating_mul(scenario.duration_ms.div_ceil(1000).max(1)),
+            scanned: std::cell::Cell::new(0),
+            work_limit: opts.max_events.unwrap_or(u64::MAX),
             finished: false,
             policy,
             costs: opts.costs,
@@ -458,7 +412,7 @@ impl Simulation {
     }
 
     /// Queues vCPU `v`'s guest-timer event at `at`. The timer asks only when `at` is earlier than its queued one,
-    /// which is left behind; the queue keeps a few of those per vCPU and cancels older ones (issue 18: a loop of
+    /// which is left behind; the queue keeps a few of those per vCPU and cancels older ones (a loop of
     /// 1 us bursts left one per burst until the slice ended).
     pub(crate) fn push_guest_timer(&mut self, v: VcpuId, at: Nanos) {
         self.queue.push_replacing(&mut self.guest_events, v.0, at, self.end, Ev::Guest(v));
@@ -633,6 +587,10 @@ impl Simulation {
             if self.events > self.event_budget {
                 return Err(SimError::EventBudget { events: self.events, at_ns: at.0 });
             }
+            let work = self.work();
+            if work > self.work_limit {
+                return Err(SimError::WorkLimit { work, limit: self.work_limit, at_ns: at.0 });
+            }
             self.dispatch(ev);
             if let Some(e) = self.fault.take() {
                 return Err(e);
@@ -701,6 +659,17 @@ impl Simulation {
         self.events + self.queue.superseded()
     }
 
+    /// Work done so far, in the units `--max-events` limits: events processed plus the guest run-queue entries
+    /// and barrier threads they walked (what makes an event of a host with thousands of tasks slow).
+    pub fn work(&self) -> u64 {
+        self.events + self.scanned.get()
+    }
+
+    /// Counts `n` entries walked towards [`Simulation::work`].
+    fn walked(&self, n: usize) {
+        self.scanned.set(self.scanned.get() + n as u64);
+    }
+
     /// Events queued now (cancelled ones not yet dropped included): the queue depth the floor benchmark copies.
     pub fn queued_events(&self) -> usize {
         self.queue.len()
@@ -708,127 +677,6 @@ impl Simulation {
 
     pub fn is_finished(&self) -> bool {
         self.finished
-    }
-
-    /// The run's own trace: its detail (in [`Detail::Full`] mode) and the per-domain CPU aggregate behind
-    /// `share_series` (always).
-    pub fn trace(&self) -> &Trace {
-        &self.rec.trace
-    }
-
-    /// Where the detail queries (segments, run queues, decisions, I/O events, task states, beliefs, boosts)
-    /// answer from: the run's trace in [`Detail::Full`] mode, the focused window's in [`Detail::Replay`] mode
-    /// (empty before the first `focus`).
-    pub fn detail(&self) -> &Trace {
-        self.replay.as_ref().and_then(|r| r.window_trace()).unwrap_or(&self.rec.trace)
-    }
-
-    /// Distribution points (value [ns], count) of one of a domain's distributions (empty for no such domain).
-    pub fn distribution(&self, domain: usize, metric: Distribution) -> Vec<(u64, u64)> {
-        self.measure.dom_metrics.get(domain).map_or_else(Vec::new, |m| m.samples(metric).points())
-    }
-
-    /// The policy's beliefs and partial boosts over the whole run in fixed time buckets (the belief chart's
-    /// series): a replay run's overview, or the same buckets filled from a full run's trace.
-    pub fn inference_buckets(&self) -> std::borrow::Cow<'_, InferenceBuckets> {
-        match &self.rec.inference {
-            Some(o) => std::borrow::Cow::Borrowed(o),
-            None => {
-                let t = &self.rec.trace;
-                let ntasks = self.guests.tasks.len();
-                std::borrow::Cow::Owned(InferenceBuckets::from_records(
-                    self.end.0,
-                    ntasks,
-                    &t.beliefs(None),
-                    t.boosts(),
-                ))
-            }
-        }
-    }
-
-    /// BelThreshold of the policy's task inference, if it infers.
-    pub fn belief_threshold(&self) -> Option<i64> {
-        self.policy.belief_threshold()
-    }
-
-    /// The policy's inference about a task: (degree of belief, inferred I/O-bound), if it infers.
-    pub fn task_belief(&self, t: TaskId) -> Option<(i64, bool)> {
-        self.policy.task_belief(t)
-    }
-
-    /// Partial boosts and hits within the measured window so far, if the policy boosts partially. A boost begun
-    /// in the warm-up that hits after it counts as a hit of none, so hits are capped at the boosts.
-    pub fn partial_boosts(&self) -> Option<(u64, u64)> {
-        let (b, h) = self.policy.partial_boosts()?;
-        let (b0, h0) = self.measure.pb_at_warmup.unwrap_or((b, h));
-        let boosts = b - b0;
-        Some((boosts, (h - h0).min(boosts)))
-    }
-
-    /// How the policy sees a vCPU now (priority class and credit).
-    pub fn vcpu_sched(&self, v: VcpuId) -> policy::VcpuSched {
-        self.policy.vcpu_sched(v)
-    }
-
-    pub fn meta(&self) -> Meta {
-        let spec = self.scenario.policy(&self.policy_id).expect("policy exists");
-        Meta {
-            scenario: self.scenario.id.clone(),
-            policy: self.policy_id.clone(),
-            label: spec.label().to_string(),
-            pcpus: self.host.pcpus.len(),
-            duration_ns: self.end.0,
-            warmup_ns: self.warmup.0,
-            domains: self
-                .scenario
-                .domains
-                .iter()
-                .enumerate()
-                .map(|(i, d)| MetaDomain {
-                    name: d.name.clone(),
-                    role: if d.role == Role::Driver { "driver" } else { "guest" },
-                    vcpus: d.vcpus as usize,
-                    weight: d.weight,
-                    cap_pct: d.cap_pct,
-                    color_index: i,
-                    concurrent: d.kind == crate::scenario::DomainType::Concurrent,
-                })
-                .collect(),
-            vcpus: self
-                .host
-                .vcpus
-                .iter()
-                .map(|v| MetaVcpu { domain: v.dom.0, index: v.index, name: v.name.clone() })
-                .collect(),
-            tasks: self
-                .guests
-                .tasks
-                .iter()
-                .map(|t| MetaTask {
-                    domain: t.dom.0,
-                    name: t.name.clone(),
-                    path: format!("{}/{}", self.host.dom_info[t.dom.0].name, t.name),
-                })
-                .collect(),
-            decisions: match self.replay {
-                Some(_) => self.rec.decisions_made as usize,
-                None => self.rec.trace.decision_count(),
-            },
-            decisions_dropped: self.rec.trace.decisions_dropped,
-            trace_detail_from_ns: self.focused().map_or(0, |(from, _)| from),
-            trace_detail_until_ns: match self.focused() {
-                Some((_, to)) => Some(to),
-                None => self.rec.trace.detail_until_ns,
-            },
-            trace_bytes: self.detail().used_bytes() + self.checkpoints().1,
-            caps: self.caps(&spec.scheduler),
-        }
-    }
-
-    /// The scheduler's capabilities as this run shows them.
-    fn caps(&self, scheduler: &str) -> Caps {
-        let caps = registry::lookup(scheduler).map(|s| s.caps).expect("the policy was built from the registry");
-        Caps { beliefs: caps.beliefs && self.policy.belief_threshold().is_some(), ..caps }
     }
 
     fn in_window(&self, t: Nanos) -> bool {
@@ -1075,166 +923,6 @@ impl Simulation {
         self.task_event(t, ev);
         if self.guests.tasks[t.0].state == TState::Blocked && self.task_wake(t) {
             self.guest_preempt_check(v, t);
-        }
-    }
-
-    fn close_segment(&mut self, p: PcpuId) {
-        let start = self.host.pcpus[p.0].seg_start;
-        self.host.pcpus[p.0].seg_start = self.now;
-        let Some(v) = self.host.pcpus[p.0].running else {
-            return;
-        };
-        if self.now <= start {
-            return;
-        }
-        let task = self.host.pcpus[p.0].seg_task;
-        self.measure.usage.add(v.0, start.0, self.now.0);
-        if self.rec.on || self.replay.is_some() {
-            let seg = Segment {
-                pcpu: p.0 as u32,
-                start: start.0,
-                end: self.now.0,
-                vcpu: v.0 as u32,
-                task: task.map_or(-1, |t| t.0 as i32),
-            };
-            if self.rec.on {
-                self.rec.trace.push_segment(seg);
-            } else {
-                // A replay run keeps the shares over time for the overview.
-                self.rec.trace.aggregate(&seg);
-            }
-        }
-        let a = start.max(self.warmup);
-        let b = self.now.min(self.end);
-        if b > a {
-            let ns = (b - a).0;
-            self.measure.busy_ns += ns;
-            self.measure.dom_metrics[self.host.vcpus[v.0].dom.0].cpu_ns += ns;
-            if let Some(t) = task {
-                self.measure.task_metrics[t.0].cpu_ns += ns;
-            }
-        }
-    }
-
-    /// A ticker that stops while its pCPU idles (Xen 3.4+ `csched_tick_suspend`) stops when the pCPU goes idle and
-    /// restarts on the tick grid when it gets work (`csched_tick_resume`: `now + period - now % period`).
-    fn tick_idle_transition(&mut self, p: PcpuId, cur: Option<VcpuId>, next: Option<VcpuId>) {
-        let timers = self.policy.timers();
-        let Some(period) = timers.tick.filter(|_| timers.tick_stops_idle) else { return };
-        match (cur, next) {
-            (Some(_), None) => self.host.timing.stop_tick(p.0),
-            (None, Some(_)) => self.arm_tick(p, grid_after(self.now, period)),
-            _ => {}
-        }
-    }
-
-    /// `do_schedule` on one pCPU and the context switch it asks for.
-    fn schedule(&mut self, p: PcpuId) {
-        self.host.pcpus[p.0].resched_pending = false;
-        let cur = self.host.pcpus[p.0].running;
-        if let Some(c) = cur {
-            self.charge(c);
-            self.host.vcpus[c.0].exec_start = None;
-            self.host.vcpus[c.0].guest_timer.cancel();
-        }
-        self.close_segment(p);
-        let cur_runnable =
-            cur.is_some_and(|c| self.host.vcpus[c.0].state == VState::Runnable && !self.host.vcpus[c.0].paused);
-        let trigger = match cur {
-            None => "idle pCPU",
-            Some(c) if self.host.vcpus[c.0].paused => "parked",
-            Some(_) if !cur_runnable => "block",
-            Some(_) if self.host.pcpus[p.0].slice_expired => "slice end",
-            Some(_) => "preempt",
-        };
-        self.host.pcpus[p.0].slice_expired = false;
-        let d: Decision = self.with_ctx(|pol, ctx| pol.do_schedule(p, cur, cur_runnable, ctx));
-        if let Some(n) = d.next {
-            if let Some(q) = self.host.vcpus[n.0].on_pcpu.filter(|&q| q != p) {
-                // A policy bug: stop the run with an error rather than run one vCPU on two pCPUs.
-                self.fault = Some(SimError::Engine(format!(
-                    "{} chosen on pCPU{} at {} ns while it runs on pCPU{}",
-                    self.host.vcpu_name[n.0], p.0, self.now.0, q.0
-                )));
-                return;
-            }
-        }
-        if d.next != cur {
-            if let Some(c) = cur {
-                self.host.vcpus[c.0].on_pcpu = None;
-                // Kernel work cut short by the deschedule is finished when the vCPU next runs.
-                let left = self.host.vcpus[c.0].kernel_until.saturating_sub(self.now).0;
-                self.host.vcpus[c.0].kernel_left += left;
-                self.host.vcpus[c.0].kernel_until = Nanos::ZERO;
-                if self.host.vcpus[c.0].state == VState::Runnable {
-                    self.host.vcpus[c.0].descheduled_at = Some(self.now);
-                }
-            }
-            self.host.pcpus[p.0].running = d.next;
-            self.host.running[p.0] = d.next;
-            if let Some(n) = d.next {
-                self.host.vcpus[n.0].on_pcpu = Some(p);
-                if self.in_window(self.now) {
-                    self.measure.dom_metrics[self.host.vcpus[n.0].dom.0].context_switches += 1;
-                }
-                // The switch itself, and the cache refill when the pCPU last ran another domain, come out of the
-                // incoming vCPU's time, before its guest makes progress (Xen charges whoever runs).
-                let dom = self.host.vcpus[n.0].dom;
-                let refill = if self.host.pcpus[p.0].last_dom == Some(dom) { 0 } else { self.costs.cache_refill_ns };
-                self.host.pcpus[p.0].last_dom = Some(dom);
-                let left = std::mem::take(&mut self.host.vcpus[n.0].kernel_left);
-                self.host.vcpus[n.0].kernel_until = self.now + Nanos(self.costs.vcpu_switch_ns + refill + left);
-            }
-        }
-        self.host.pcpus[p.0].seg_task = d.next.and_then(|n| self.host.vcpus[n.0].current);
-        self.rec.decisions_made += 1;
-        if self.rec.on {
-            match self.notes.take_pick() {
-                Some(f) => self.rec.trace.push_decision_facts(self.now.0, p.0, trigger, f),
-                None => self.rec.trace.push_decision_fmt(self.now.0, p.0, format_args!("{trigger}: {}", d.reason)),
-            }
-        }
-        self.host.pcpus[p.0].slice_timer.cancel();
-        if d.next.is_none() && self.policy.timed_idle() {
-            // Time-partitioned policies (ARINC 653 windows, Atropos periods) start work on an idle pCPU by timer.
-            let at = self.host.timing.fire_at(p.0, TimerKind::Slice, self.now + d.slice.max(Nanos(1)));
-            if self.host.pcpus[p.0].slice_timer.arm(at) {
-                self.push(at, Ev::SliceEnd(p));
-            }
-        }
-        self.tick_idle_transition(p, cur, d.next);
-        if let Some(n) = d.next {
-            // The slice starts at dispatch (`set_timer(&sd->s_timer, now + r_time)`) and ends in the slop window.
-            let at = self.host.timing.fire_at(p.0, TimerKind::Slice, self.now + d.slice);
-            if self.host.pcpus[p.0].slice_timer.arm(at) {
-                self.push(at, Ev::SliceEnd(p));
-            }
-            if d.next != cur {
-                self.guest_clock_gap(n);
-            }
-            // Pending notifications are delivered as the vCPU starts running: one upcall, then the stack's work.
-            let before = self.host.vcpus[n.0].current;
-            let had_events = !self.host.vcpus[n.0].pending.is_empty();
-            if had_events {
-                self.upcall(n);
-            }
-            while let Some(pe) = self.host.vcpus[n.0].pending.pop_front() {
-                if self.in_window(self.now) {
-                    self.measure.dom_metrics[self.host.vcpus[n.0].dom.0].event_latency_ns.push((self.now - pe.at).0);
-                }
-                self.deliver(n, pe.ev, (self.now - pe.at).0);
-            }
-            if self.host.vcpus[n.0].on_pcpu == Some(p) && self.host.pcpus[p.0].running == Some(n) {
-                self.guest_run(n);
-                // The events woke nothing that took over: once handled, the guest returns to the task it was
-                // running, which the hypervisor sees.
-                if let (true, Some(t)) = (had_events, before) {
-                    if self.host.vcpus[n.0].current == Some(t) && self.host.vcpus[n.0].on_pcpu == Some(p) {
-                        let at = self.host.vcpus[n.0].kernel_until.max(self.now);
-                        self.push(at, Ev::Resumed(n, t));
-                    }
-                }
-            }
         }
     }
 }

@@ -1,6 +1,7 @@
-//! Heap size of the simulation state, for the memory budget of replay checkpoints (issue 19): each type says
-//! what it owns on the heap, by capacity, so a checkpoint's cost is known without asking the allocator. Scalars
-//! own nothing; a struct sums the fields that own something (`heap_size!`).
+//! Heap size of the simulation state, for the memory budget of replay checkpoints: each type says what it owns
+//! on the heap, by capacity, so a checkpoint's cost is known without asking the allocator. Scalars own nothing;
+//! a struct sums the fields that own something (`heap_size!`). The impls of the crate's own types sit beside
+//! the types, so this module imports none of them.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::mem::size_of;
@@ -35,9 +36,6 @@ macro_rules! heap_size {
 pub(crate) use {heap_size, no_heap};
 
 no_heap!(u8, u16, u32, u64, u128, usize, i8, i32, i64, bool, f64, &'static str);
-no_heap!(crate::time::Nanos, crate::model::DomId, crate::model::VcpuId, crate::model::PcpuId, crate::model::TaskId);
-no_heap!(crate::model::PeerId, crate::model::Packet, crate::model::DriverItem, crate::model::Timer);
-no_heap!(crate::rng::Stream, crate::policy::Action, crate::policy::BoostMark);
 
 impl HeapSize for String {
     fn heap_size(&self) -> usize {

@@ -76,3 +76,5 @@ impl WallClock {
         }
     }
 }
+
+crate::size::no_heap!(Nanos);

@@ -907,7 +907,7 @@ impl Trace {
             .collect()
     }
 
-    /// The state lanes at a zoom too dense for spans (issue: dense windows): `[from_ns, to_ns)` cut into `buckets`
+    /// The state lanes at a zoom too dense for spans (dense windows): `[from_ns, to_ns)` cut into `buckets`
     /// equal columns (edges at whole ns), and for each vCPU, column and state (`VcpuState` code) the share of the
     /// column's time the vCPU spent in it [0, 1], at `(vcpu * buckets + column) * 4 + state`. Only the detail in
     /// `held` (a replay run's focused window; `(0, u64::MAX)` for a whole trace) counts: shares of a column sum
@@ -1460,7 +1460,7 @@ mod tests {
         assert_eq!(t.runqueue_changes(10, 20, usize::MAX).unwrap().len(), SAME_INSTANT_SNAPS);
     }
 
-    /// A window's detail is stored compactly (issue 19's memory bound): a run-queue snapshot costs 16 bytes per
+    /// A window's detail is stored compactly (so replay stays within its memory bound): a run-queue snapshot costs 16 bytes per
     /// entry plus 16, a decision kept as facts its 24-byte record and a byte or two per small number, and both
     /// read back exactly as pushed. Bounds allow for `Vec`'s doubling.
     #[test]

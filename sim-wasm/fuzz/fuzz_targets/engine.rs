@@ -156,7 +156,7 @@ fuzz_target!(|data: &[u8]| {
             Ok(true) => {
                 let _ = sim.report(&RunOptions { deterministic: true, ..RunOptions::default() });
             }
-            Ok(false) | Err(SimError::EventBudget { .. }) => {}
+            Ok(false) | Err(SimError::EventBudget { .. } | SimError::WorkLimit { .. }) => {}
             Err(e) => panic!("valid scenario fails to run under {}: {e}", p.id),
         }
     }

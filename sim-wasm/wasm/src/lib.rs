@@ -387,20 +387,6 @@ impl Simulation {
         serde_json::to_string(&self.inner.lag_report()).unwrap_or_default()
     }
 
-    /// Degree-of-belief changes of one task (index into `meta.tasks`; -1 = all tasks) in the detail held (a
-    /// replay run: its focused window), as JSON text `[{"t_ns","task","belief"}]`; empty when the policy does not
-    /// infer.
-    pub fn beliefs_json(&self, task: i32) -> String {
-        let t = u32::try_from(task).ok();
-        serde_json::to_string(&self.inner.detail().beliefs(t)).unwrap_or_default()
-    }
-
-    /// Partial boosts given and revoked in the detail held (a replay run: its focused window), as JSON text
-    /// `[{"t_ns","vcpu","kind"}]` (kind "boost" or "revoke"); empty when the policy does not boost partially.
-    pub fn boosts_json(&self) -> String {
-        serde_json::to_string(self.inner.detail().boosts()).unwrap_or_default()
-    }
-
     /// The policy's beliefs and partial boosts over the whole run in fixed time buckets (the belief chart's series;
     /// a replay run keeps them in its overview), as JSON text `{"bucket_ns", "beliefs":[{"t_ns","task","belief"}],
     /// "boosts":[{"t_ns","vcpu","kind","count"}]}`; empty lists when the policy does not infer.

@@ -498,6 +498,7 @@ impl ShareBasis {
 dyn_clone::clone_trait_object!(Policy);
 
 crate::size::heap_size!(DomainInfo { name, vcpus });
+crate::size::no_heap!(Action, BoostMark);
 
 #[cfg(test)]
 mod tests {

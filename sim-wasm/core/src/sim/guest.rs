@@ -77,6 +77,7 @@ impl Simulation {
         task.state = TState::Blocked;
         task.blocked_since = self.now;
         let v = task.vcpu;
+        self.walked(self.host.vcpus[v.0].runnable.len());
         self.host.vcpus[v.0].runnable.retain(|&x| x != t);
         if self.rec.on {
             self.rec.trace.push_task_state(TaskRec { t_ns: self.now.0, task: t.0 as u32, state: "blocked" });
@@ -107,6 +108,7 @@ impl Simulation {
     /// The guest's choice: RT first; then the best O(1) priority (FIFO among equals) or the least CFS vruntime.
     pub(super) fn guest_pick(&self, v: VcpuId) -> Option<TaskId> {
         let rq = &self.host.vcpus[v.0].runnable;
+        self.walked(rq.len());
         if let Some(b) = self.host.vcpus[v.0].balloon {
             return self.guest_pick_with_balloon(v, b);
         }
@@ -133,6 +135,7 @@ impl Simulation {
     /// or holds a task of better static priority than the current one.
     pub(super) fn expired_starving(&self, v: VcpuId) -> bool {
         let vc = &self.host.vcpus[v.0];
+        self.walked(vc.runnable.len());
         let waited = vc.expired_since.is_some_and(|s| self.now - s >= Nanos(MAX_SLEEP_AVG * vc.runnable.len() as u64));
         let nice = |t: TaskId| match self.guests.tasks[t.0].priority {
             Priority::Rt(_) => i64::MIN,
@@ -147,6 +150,7 @@ impl Simulation {
     /// O(1)'s array switch: when no runnable task is left in the active array, the expired one becomes active.
     pub(super) fn expired_swap(&mut self, v: VcpuId) {
         let vc = &self.host.vcpus[v.0];
+        self.walked(vc.runnable.len());
         if vc.runnable.is_empty() || vc.runnable.iter().any(|&t| !self.guests.tasks[t.0].expired) {
             return;
         }
@@ -253,6 +257,7 @@ impl Simulation {
     }
 
     fn update_min_vruntime(&mut self, v: VcpuId) {
+        self.walked(self.host.vcpus[v.0].runnable.len());
         // The balloon ranks by its own rule; its vruntime must not hold the queue's clock back.
         let b = self.host.vcpus[v.0].balloon;
         let rq = self.host.vcpus[v.0].runnable.iter().filter(|&&t| Some(t) != b);
@@ -375,6 +380,7 @@ impl Simulation {
                 self.guests.tasks[t.0].expired = true;
                 self.host.vcpus[v.0].expired_since.get_or_insert(self.now);
             }
+            self.walked(self.host.vcpus[v.0].runnable.len());
             let rq = &mut self.host.vcpus[v.0].runnable;
             rq.retain(|&x| x != t);
             rq.push(t);

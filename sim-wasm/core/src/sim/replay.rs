@@ -1,4 +1,4 @@
-//! Record little, replay on demand (issue 19). A run in [`Detail::Replay`] mode records only what the overview
+//! Record little, replay on demand. A run in [`Detail::Replay`] mode records only what the overview
 //! reads (the measurement, the per-domain CPU aggregate, the decision count, the inference's beliefs and partial
 //! boosts in time buckets: [`crate::overview`]) and keeps checkpoints of its whole
 //! state at fixed boundaries of simulated time. [`Simulation::focus`] clones the checkpoint at or before a window
@@ -134,6 +134,8 @@ impl Simulation {
             debug_counts: None,
             events: self.events,
             event_budget: self.event_budget,
+            scanned: self.scanned.clone(),
+            work_limit: self.work_limit,
             finished: self.finished,
             policy: self.policy.clone(),
             costs: self.costs,
@@ -566,7 +568,7 @@ mod tests {
         assert_eq!(fi.series(), ri.series());
     }
 
-    /// Checkpoints list only the guest-timer events still queued per vCPU and count the rest (issue 18's cap):
+    /// Checkpoints list only the guest-timer events still queued per vCPU and count the rest (the queue's cap per vCPU):
     /// with 1 us barrier phases the cap's sweeps cancel events all along, and replays still equal the full trace.
     #[test]
     fn replays_equal_the_trace_where_superseded_guest_timers_are_cancelled() {

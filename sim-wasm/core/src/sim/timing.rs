@@ -1,4 +1,4 @@
-//! Host timing as Xen's timers give it (issue 21): every hypervisor timer of a pCPU fires somewhere in the
+//! Host timing as Xen's timers give it: every hypervisor timer of a pCPU fires somewhere in the
 //! timer-slop window after its deadline, periodic tickers re-arm from their own firing (so each pCPU's ticks drift on
 //! its own), and host-wide accounting runs on the master pCPU. Without this every pCPU of a symmetric host would tick
 //! and end its slices at the same instants and decide alike, co-scheduling by accident.

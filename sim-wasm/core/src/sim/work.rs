@@ -195,6 +195,7 @@ impl Simulation {
                 // Send what is due to every client since the last round, interleaved across clients.
                 let dt = u128::from((now - *last_send).0);
                 let per_packet = u128::from(MSS) * 8 * 1_000_000_000;
+                self.scanned.set(self.scanned.get() + owed.len() as u64);
                 let mut due = Vec::with_capacity(clients.len());
                 for o in owed.iter_mut() {
                     *o += u128::from(*bps) * dt;
@@ -390,6 +391,7 @@ impl Simulation {
         if paused {
             // The invariant the balloon keeps: it never holds the vCPU while an event waits for the guest.
             let since = self.host.vcpus[v.0].balloon_since;
+            self.walked(self.host.vcpus[v.0].runnable.len());
             let fresh = self.host.vcpus[v.0].runnable.iter().any(|&x| x != t && self.balloon_yields_to(x, since));
             if !self.host.vcpus[v.0].pending.is_empty() || fresh {
                 self.measure.balloon_violations += 1;
@@ -451,6 +453,7 @@ impl Simulation {
         }
         let next = if finished { BarrierPhase::Done } else { BarrierPhase::Compute };
         let from = self.guests.tasks[t.0].vcpu;
+        self.walked(self.guests.groups[group].members.len());
         for m in self.guests.groups[group].members.clone() {
             let old = match self.guests.tasks[m.0].work {
                 Work::Barrier { phase, .. } => phase,

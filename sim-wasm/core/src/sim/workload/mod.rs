@@ -159,6 +159,9 @@ pub struct EstimateCx {
     pub disk_service_us: f64,
     /// Disk transfer rate [MB/s].
     pub disk_mb_per_s: f64,
+    /// Requests per second the driver domains' backends can carry at most (two packets each) [requests/s]: a
+    /// closed loop of many clients with no think time is bounded by it, not by its clients.
+    pub request_cap: f64,
 }
 
 /// Events per request, packet or block along the split-driver path: the NIC, the backend, the notification, the

@@ -38,8 +38,12 @@ impl Kind for PipeSpec {
     fn estimate(&self, cx: &EstimateCx, e: &mut Estimate) {
         let rings = f64::from(self.threads / self.group.max(1));
         // Every message is a burst of CPU: the domain's vCPUs (on as many pCPUs) bound the rate.
-        let busy = (rings * f64::from(self.messages.max(1))).min(cx.dom_vcpus.min(cx.pcpus));
-        e.rate += busy * 4.0 / EstimateCx::cpu(self.cpu_us);
+        let holding = rings * f64::from(self.messages.max(1));
+        let busy = holding.min(cx.dom_vcpus.min(cx.pcpus));
+        // Every hand-on wakes one task and blocks another, and the guest picks the next by walking its vCPU's
+        // run queue: the tasks holding a message, shared among the domain's vCPUs. Each walk is work.
+        let walked = (holding.min(f64::from(self.threads)) / cx.dom_vcpus.max(1.0) - 1.0).max(0.0);
+        e.rate += busy * 4.0 / EstimateCx::cpu(self.cpu_us) * (1.0 + walked / 2.0);
         e.bytes += f64::from(self.threads) * 1024.0;
     }
     fn metrics(&self, m: &mut DomKinds) {

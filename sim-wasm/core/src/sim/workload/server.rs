@@ -87,7 +87,7 @@ impl Kind for ServerSpec {
     fn estimate(&self, cx: &EstimateCx, e: &mut Estimate) {
         let per_client = 1.0 / (EstimateCx::think_s(&self.think_ms) + cx.net_rtt_s + EstimateCx::cpu(self.cpu_us));
         let disk = self.disk.as_ref().map_or(0.0, |k| f64::from(k.reads + k.writes));
-        e.rate += f64::from(self.clients) * per_client * (PER_REQUEST + 6.0 * disk);
+        e.rate += (f64::from(self.clients) * per_client).min(cx.request_cap) * (PER_REQUEST + 6.0 * disk);
         e.bytes += f64::from(self.clients) * 512.0;
     }
     fn metrics(&self, m: &mut DomKinds) {

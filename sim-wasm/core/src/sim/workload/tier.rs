@@ -67,9 +67,9 @@ impl Kind for TierSpec {
         }
     }
     fn estimate(&self, cx: &EstimateCx, e: &mut Estimate) {
-        e.rate += f64::from(self.clients)
-            / (EstimateCx::think_s(&self.think_ms) + cx.net_rtt_s + EstimateCx::cpu(self.cpu_us))
-            * PER_REQUEST;
+        let requests = f64::from(self.clients)
+            / (EstimateCx::think_s(&self.think_ms) + cx.net_rtt_s + EstimateCx::cpu(self.cpu_us));
+        e.rate += requests.min(cx.request_cap) * PER_REQUEST;
         e.bytes += f64::from(self.clients) * 512.0;
     }
     fn metrics(&self, m: &mut DomKinds) {
