@@ -232,6 +232,7 @@ mod tests {
         params::defs::<atropos::AtroposParams>,
         params::defs::<arinc653::Arinc653Params>,
         params::defs::<xenco::XencoParams>,
+        params::defs::<hybrid::HybridParams>,
     ];
 
     /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten
