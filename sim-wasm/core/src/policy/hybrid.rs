@@ -29,10 +29,10 @@
 //! without hurting anyone's entitlement). Caps are not part of the paper's scheduler: `cap_pct` is ignored here.
 
 use super::common::Versions;
+use super::params::{self, Params};
 use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::{DomainType, Scenario};
-use super::params::{self, Params};
 use crate::time::Nanos;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
