@@ -31,7 +31,11 @@ test('a claim adds its ablated run as a column, judged with the mechanism off, a
   const claim = page.getByTestId('claim').filter({ hasText: CLAIM });
   await expect(claim).toHaveAttribute('data-holds', 'true');
   await expect(claim.getByTestId('claim-paper')).toContainText('Fig. 10a');
-  await expect(claim).toContainText('Fails without it (partial boosting off (PBratio 0) in policy 1)');
+  // The verdict in words; the ablation is promised until its column runs.
+  await expect(claim.getByTestId('claim-verdict')).toHaveText('holds');
+  await expect(claim).toContainText(
+    'Should fail without it (partial boosting off (PBratio 0) in policy 1); not run here yet.',
+  );
   const before = await tavsMs(claim.locator('.claim-values'));
 
   await claim.getByTestId('claim-ablate').click();
@@ -55,6 +59,9 @@ test('a claim adds its ablated run as a column, judged with the mechanism off, a
   const after = await tavsMs(off);
   expect(after).toBeGreaterThan(before * 5);
   await expect(claim.getByTestId('claim-ablate')).toBeDisabled();
+  // Judged with its ablation, the claim's verdict still holds: it fails without the mechanism.
+  await expect(claim).toHaveAttribute('data-verdict', 'holds');
+  await expect(claim).toContainText('Fails without it (partial boosting off (PBratio 0) in policy 1).');
 
   // The share link carries the ablated column and reproduces it.
   await expect(page).toHaveURL(/policies=[^&]*tavs(~|%7E)w0/);

@@ -72,6 +72,59 @@ def test_check_reports_every_claim_over_seeds_and_variants() -> None:
     assert all(r["holds"] for r in results)
 
 
+@pytest.mark.parametrize(
+    "name", ["p001-sec2-ten-slots.json", "p003-s45-enhanced-stress.json", "hw-barrier-makespan.json"]
+)
+def test_check_gives_the_clis_verdicts(cli: Path, name: str) -> None:
+    """The same verdicts, ablations included, as ``schedsim check --json`` on library scenarios."""
+    path = SCENARIOS / name
+    native = json.loads(subprocess.run([str(cli), "check", "--json", str(path)], capture_output=True, text=True).stdout)
+    results = schedsim.check(path)
+    assert results == native
+    kinds = {r["verdict"]["kind"] for r in results}
+    assert kinds <= {"holds", "not_reproduced", "goal"}, kinds
+    ablated = [r for r in results if "without" in r["verdict"]]
+    assert all(r["verdict"]["without"]["judged"] == 1 for r in ablated)
+
+
+def test_check_runs_each_claims_ablation() -> None:
+    """A claim is judged without its mechanism too: an ablation that leaves the effect in place is not credited,
+    and one whose runs lack what the claim reads is broken, not a pass."""
+    sc = json.loads((SCENARIOS / "credit-weights.json").read_text())
+    sc.update(duration_ms=1500, warmup_ms=500, variants=[])
+    claim = {
+        "metric": "domains.heavy.cpu_share",
+        "higher": "credit",
+        "than": "credit",
+        "than_metric": "domains.light1.cpu_share",
+        "by_factor": 1.2,
+    }
+    sc["claims"] = [
+        {
+            **claim,
+            "text": "weights",
+            "without": {"label": "equal", "patch": [{"op": "replace", "path": "/domains/1/weight", "value": 256}]},
+        },
+        {
+            **claim,
+            "text": "relabelled",
+            "without": {"label": "relabelled", "patch": [{"op": "add", "path": "/policies/0/label", "value": "x"}]},
+        },
+        {
+            **claim,
+            "text": "bounded",
+            "factor_at_most": {"policy": "credit", "metric": "domains.light2.cpu_share", "scale": 100},
+            "without": {"label": "renamed", "patch": [{"op": "replace", "path": "/domains/2/name", "value": "light3"}]},
+        },
+    ]
+    kinds = [(r["text"], r["holds"], r["verdict"]["kind"]) for r in schedsim.check(sc)]
+    assert kinds == [
+        ("weights", True, "holds"),
+        ("relabelled", True, "not_credited"),
+        ("bounded", True, "ablation_broken"),
+    ]
+
+
 def _busiest_run(path: Path) -> tuple[str, int]:
     """The policy whose run of ``path`` takes the most events, and that count."""
     report = schedsim.run(path, deterministic=True)

@@ -4,7 +4,15 @@
 // are done: the simulator patches the scenario, the claim's policies run on it, and the claim is judged there.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Cancelled, SimClient } from '../sim/client';
-import type { ClaimResult, Cost, RunOpening, RunResult, ScenarioDoc } from '../sim/types';
+import type {
+  AblationRuns,
+  ClaimResult,
+  Cost,
+  RunOpening,
+  RunResult,
+  ScenarioDoc,
+  Verdict,
+} from '../sim/types';
 import {
   findEntry,
   loadIndex,
@@ -75,6 +83,8 @@ export interface AblatedRun {
   readonly claim: ClaimResult | null;
   /** Why the ablated run failed, if it did. */
   readonly error: string | null;
+  /** The claim's verdict with this ablation judged (the simulator's: holds, not credited, ablation broken...). */
+  readonly verdict?: Verdict | null;
 }
 
 /** Links whose runs are estimated to take longer than this ask first [s] (issue 18: a link must not start hours). */
@@ -368,6 +378,14 @@ export function useScenarioRuns({
       }
       if (k == null) continue;
       const label = current.doc.claims?.[k]?.without?.label ?? `claim ${k}'s ablation`;
+      /** Claim k's verdict over the scenario's runs on screen, with its ablation as far as it went. */
+      const verdictWith = async (ablation: AblationRuns): Promise<Verdict | null> => {
+        const reports = current.doc.policies
+          .map((p) => runsRef.current[p.id]?.report)
+          .filter((r) => r !== undefined);
+        const judged = await client.claims(current.text, reports, { [k]: ablation });
+        return judged[k]?.verdict ?? null;
+      };
       chainRef.current = chainRef.current.then(async () => {
         try {
           if (!live()) return;
@@ -380,19 +398,21 @@ export function useScenarioRuns({
               live() && run.policy === ref.policy && setRuns((prev) => ({ ...prev, [id]: run })),
           });
           if (!live()) return;
-          const judged = await client.claims(
-            ab.scenario,
-            results.map((r) => r.report),
-          );
+          const reports = results.map((r) => r.report);
+          const judged = await client.claims(ab.scenario, reports);
+          const verdict = await verdictWith({ runs: reports });
           if (live())
             setAblated((prev) => ({
               ...prev,
-              [id]: { label: ab.label, claim: judged[k] ?? null, error: null },
+              [id]: { label: ab.label, claim: judged[k] ?? null, error: null, verdict },
             }));
         } catch (e) {
           if (e instanceof Cancelled || !live()) return;
           addError(`The run without "${label}" failed: ${message(e)}`);
-          setAblated((prev) => ({ ...prev, [id]: { label, claim: null, error: message(e) } }));
+          // The ablation could not be made: the claim's verdict says so (broken), never "fails without".
+          const verdict = await verdictWith({ error: message(e) }).catch(() => null);
+          if (!live()) return;
+          setAblated((prev) => ({ ...prev, [id]: { label, claim: null, error: message(e), verdict } }));
         } finally {
           setAblating((n) => n - 1);
         }

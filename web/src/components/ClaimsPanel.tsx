@@ -3,6 +3,36 @@ import type { ClaimResult, ScenarioClaim } from '../sim/types';
 import type { AblatedRun } from '../app/useScenarioRuns';
 import { claimValueLines } from '../lib/format';
 import { columnId } from '../lib/columns';
+import {
+  ablationWords,
+  missingWords,
+  verdictClass,
+  verdictMark,
+  verdictValueLines,
+  verdictWords,
+} from '../lib/verdict';
+
+/** How the claim fared with its mechanism switched off: the verdict's reading, else the run's own judgement. */
+function switchedOff(off: AblatedRun): 'fails' | 'still holds' | 'broken' {
+  const ab = off.verdict?.without;
+  if (ab && ab.broken > 0) return 'broken';
+  if (ab) return ab.still_holds > 0 ? 'still holds' : 'fails';
+  return off.claim?.holds ? 'still holds' : 'fails';
+}
+
+/** The words of [`switchedOff`], a broken ablation with what broke. */
+function switchedOffWords(off: AblatedRun): string {
+  switch (switchedOff(off)) {
+    case 'broken': {
+      const e = off.verdict?.without?.error ?? off.error;
+      return `! the ablation is broken${e ? ` (${missingWords(e)})` : ''}`;
+    }
+    case 'still holds':
+      return '✓ still holds';
+    case 'fails':
+      return '✗ fails';
+  }
+}
 
 interface Props {
   /** null while the runs are in flight. */
@@ -37,7 +67,7 @@ export const ClaimsPanel = memo(function ClaimsPanel({
   onShow,
   stale = false,
 }: Props) {
-  const held = claims?.filter((c) => c.holds).length ?? 0;
+  const held = claims?.filter((c) => (c.verdict ? c.verdict.kind === 'holds' : c.holds)).length ?? 0;
   return (
     <section
       className={`claims${stale ? ' stale' : ''}`}
@@ -67,27 +97,30 @@ export const ClaimsPanel = memo(function ClaimsPanel({
         <ul>
           {claims.map((c, i) => {
             const s = stated[i];
-            const notReproduced = (c.status ?? s?.status) === 'not_reproduced';
             const without = s?.without;
             const id = c.policy && without ? columnId(c.policy, i) : null;
             const off = id ? ablated[id] : undefined;
+            // The simulator's verdict, with the ablation once its column ran; the page only words it.
+            const v = off?.verdict ?? c.verdict;
+            const notReproduced = v
+              ? v.kind === 'not_reproduced'
+              : (c.status ?? s?.status) === 'not_reproduced';
+            const words = v ? verdictWords(v) : c.holds ? 'holds' : 'does not hold';
+            const ablation = v ? ablationWords(v) : null;
+            const values = c.verdict ? verdictValueLines(c.verdict) : claimValueLines(c.values);
             return (
               <li
                 key={i}
                 data-testid="claim"
                 data-holds={String(c.holds)}
                 data-status={notReproduced ? 'not_reproduced' : undefined}
-                className={notReproduced ? 'not-reproduced' : c.holds ? 'holds' : 'fails'}
+                data-verdict={v?.kind}
+                className={v ? verdictClass(v) : c.holds ? 'holds' : 'fails'}
               >
-                <span className="verdict" aria-label={c.holds ? 'holds' : 'does not hold'}>
-                  {c.holds ? '✓' : '✗'}
+                <span className="verdict" aria-label={words}>
+                  {v ? verdictMark(v) : c.holds ? '✓' : '✗'}
                 </span>
                 <span className="claim-text">
-                  {notReproduced && (
-                    <span className="badge" data-testid="claim-not-reproduced">
-                      not reproduced
-                    </span>
-                  )}
                   {c.text}
                   {c.policy && <span className="muted"> ({labelOf(c.policy)})</span>}
                   {onShow && (
@@ -101,15 +134,23 @@ export const ClaimsPanel = memo(function ClaimsPanel({
                       Show as columns
                     </button>
                   )}
+                  <span className="claim-verdict" data-testid="claim-verdict">
+                    {v?.kind === 'not_reproduced' ? (
+                      <>
+                        <span data-testid="claim-not-reproduced">not reproduced</span>: {v.reason}
+                      </>
+                    ) : (
+                      words
+                    )}
+                  </span>
                   {s?.paper && (
                     <span className="claim-paper" data-testid="claim-paper">
                       Paper: {s.paper}
                     </span>
                   )}
-                  {notReproduced && s?.reason && <span className="claim-reason">Why not: {s.reason}</span>}
                   {without && id && c.policy && (
                     <span className="claim-without">
-                      Fails without it ({without.label}).{' '}
+                      {ablation ?? `Should fail without it (${without.label}).`}{' '}
                       <button
                         type="button"
                         data-testid="claim-ablate"
@@ -121,19 +162,19 @@ export const ClaimsPanel = memo(function ClaimsPanel({
                       </button>
                     </span>
                   )}
-                  {off?.claim && (
+                  {off && (off.claim || off.verdict) && (
                     <span
-                      className={`claim-ablated ${off.claim.holds ? 'holds' : 'fails'}`}
+                      className={`claim-ablated ${{ fails: 'fails', 'still holds': 'holds', broken: 'broken' }[switchedOff(off)]}`}
                       data-testid="claim-ablated"
-                      data-holds={String(off.claim.holds)}
+                      data-holds={String(off.claim?.holds ?? false)}
                     >
-                      Switched off: {off.claim.holds ? '✓ still holds' : '✗ fails'} ·{' '}
-                      {claimValueLines(off.claim.values).join(' · ')}
+                      Switched off: {switchedOffWords(off)}
+                      {off.claim && ` · ${claimValueLines(off.claim.values).join(' · ')}`}
                     </span>
                   )}
                 </span>
                 <span className="claim-values">
-                  {claimValueLines(c.values).map((line) => (
+                  {values.map((line) => (
                     <div key={line}>{line}</div>
                   ))}
                 </span>

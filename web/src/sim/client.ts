@@ -8,7 +8,16 @@
 import * as Comlink from 'comlink';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import type { QueryArgs, QueryName, QueryResult, WorkerApi } from './worker';
-import type { Ablation, ClaimResult, Cost, DetailWindow, RunOpening, RunReport, RunResult } from './types';
+import type {
+  Ablation,
+  AblationRuns,
+  ClaimResult,
+  Cost,
+  DetailWindow,
+  RunOpening,
+  RunReport,
+  RunResult,
+} from './types';
 import { markOnce } from '../lib/marks';
 import type { ScriptProblem, ScriptTemplate } from '../lib/script';
 
@@ -188,8 +197,14 @@ export class SimClient {
     return this.onHelper((api) => api.checkScript(source));
   }
 
-  claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
-    return this.onHelper((api) => api.claims(json, reports));
+  /** The scenario's claims judged on `reports`, each with its verdict; `ablations` gives claim K's ablation as
+   * far as it ran (its runs' reports, or why they failed), else it is judged as not run yet. */
+  claims(
+    json: string,
+    reports: readonly RunReport[],
+    ablations?: Readonly<Record<number, AblationRuns>>,
+  ): Promise<ClaimResult[]> {
+    return this.onHelper((api) => api.claims(json, reports, ablations));
   }
 
   /** The estimated cost of running `policies` (all when empty) on the scenario (see `Cost`). */

@@ -6,6 +6,7 @@ export type { BoostBucket } from './generated/BoostBucket';
 export type { BoostRec } from './generated/BoostRec';
 export type { Caps } from './generated/Caps';
 export type { PriClass } from './generated/PriClass';
+export type { Ablated } from './generated/Ablated';
 export type { ClaimResult } from './generated/ClaimResult';
 export type { Decision } from './generated/Decision';
 export type { DomainReport } from './generated/DomainReport';
@@ -27,7 +28,9 @@ export type { RunReport } from './generated/RunReport';
 export type { Summary } from './generated/Summary';
 export type { TaskReport } from './generated/TaskReport';
 export type { Throughput } from './generated/Throughput';
+export type { Values } from './generated/Values';
 export type { VcpuLag } from './generated/VcpuLag';
+export type { Verdict } from './generated/Verdict';
 
 import type { InferenceSeries } from './generated/InferenceSeries';
 import type { Meta } from './generated/Meta';
@@ -133,6 +136,10 @@ export interface ScenarioDoc {
   readonly claims?: readonly ScenarioClaim[];
   readonly focus?: ScenarioFocus;
 }
+
+/** A claim's ablation as far as the page ran it, for its verdict (wasm `evaluate_claims`): the ablated runs'
+ * reports, or why they could not be made. */
+export type AblationRuns = { readonly runs: readonly RunReport[] } | { readonly error: string };
 
 /** A claim's ablation, as the simulator builds it (wasm `ablation_json`). */
 export interface Ablation {

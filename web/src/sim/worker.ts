@@ -33,6 +33,7 @@ import {
 import type { ScriptProblem, ScriptTemplate } from '../lib/script';
 import type {
   Ablation,
+  AblationRuns,
   Cost,
   ClaimResult,
   DetailWindow,
@@ -299,10 +300,16 @@ const api = {
     return explained(() => ask(runOf(runId), ...args));
   },
 
-  /** Evaluates the scenario's claims over the run objects of its policies. */
-  async claims(json: string, reports: readonly RunReport[]): Promise<ClaimResult[]> {
+  /** Evaluates the scenario's claims over the run objects of its policies, each with its verdict (judged with
+   * the claims' ablations as far as `ablations` gives them). */
+  async claims(
+    json: string,
+    reports: readonly RunReport[],
+    ablations?: Readonly<Record<number, AblationRuns>>,
+  ): Promise<ClaimResult[]> {
     await ready;
-    return explained(() => parse<ClaimResult[]>(evaluate_claims(json, JSON.stringify(reports))));
+    const ab = ablations ? JSON.stringify(ablations) : undefined;
+    return explained(() => parse<ClaimResult[]>(evaluate_claims(json, JSON.stringify(reports), ab)));
   },
 
   /** The estimated events, memory and time of running `policies` (all when empty) on the scenario. */

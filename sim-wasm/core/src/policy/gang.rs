@@ -49,7 +49,7 @@ pub struct Gang {
 
 /// Checks a run-time change: the hybrid scheduler's slot parameters; gang has no domain types.
 pub fn check_param(param: &str, value: &Value) -> Result<(), String> {
-    if param.starts_with("domain_type.") {
+    if param.split('.').next() == Some("domain_type") {
         return Err(format!("{param}: the gang scheduler co-schedules every domain; it has no domain types"));
     }
     HybridParams::default().set(param, value)
@@ -58,7 +58,7 @@ pub fn check_param(param: &str, value: &Value) -> Result<(), String> {
 impl Gang {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Gang, String> {
         let params = HybridParams::from_value(params)?;
-        if !params.types.is_empty() {
+        if !params.domain_type.is_empty() {
             return Err("domain_type: the gang scheduler co-schedules every domain; it has no domain types".into());
         }
         let mut vcpu_dom = Vec::new();
@@ -258,7 +258,7 @@ impl Policy for Gang {
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
-        if param.starts_with("domain_type.") {
+        if param.split('.').next() == Some("domain_type") {
             return Err(format!("{param}: the gang scheduler co-schedules every domain; it has no domain types"));
         }
         self.params.set(param, value)

@@ -29,67 +29,85 @@
 //! without hurting anyone's entitlement). Caps are not part of the paper's scheduler: `cap_pct` is ignored here.
 
 use super::common::Versions;
+use super::params::{self, Params};
 use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::{DomainType, Scenario};
 use crate::time::Nanos;
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt::Write;
 
 /// Shortest slice given to a vCPU with a little PE left [ns].
 const MIN_SLICE: Nanos = Nanos::from_us(100);
 
-/// Tunables of the hybrid scheduler.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HybridParams {
-    /// Slot: the scheduling unit and PE_unit [ms] (10 ms, Xen's scheduling tick the paper builds on).
-    pub slot_ms: u64,
-    /// Allocation interval L [slots] (3: Credit's 30 ms accounting period).
-    pub alloc_slots: u64,
-    /// Domain types set by parameters, by domain name (override the scenario's `type`).
-    pub types: Vec<(String, DomainType)>,
+/// A domain's type as a parameter sets it (the scenario's `type` otherwise): throughput (HIT, asynchronous) or
+/// concurrent (CON, co-scheduled).
+// No doc comments on the variants: the schema then lists them as one `enum`, which the checks word plainly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(rename = "hybrid_domain_type")]
+pub enum TypeName {
+    Throughput,
+    Concurrent,
 }
 
-impl Default for HybridParams {
-    fn default() -> HybridParams {
-        HybridParams { slot_ms: 10, alloc_slots: 3, types: Vec::new() }
+impl From<TypeName> for DomainType {
+    fn from(t: TypeName) -> DomainType {
+        match t {
+            TypeName::Throughput => DomainType::Throughput,
+            TypeName::Concurrent => DomainType::Concurrent,
+        }
     }
 }
 
+/// Paper 001's hybrid scheduler (and the strict gang scheduler, which shares its slots and potential energy). A
+/// domain's type (HIT/CON) comes from its `type`; a change `domain_type.NAME` switches it at run time (hybrid
+/// only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(extend("patternProperties" = {
+    "^domain_type\\..+$": {
+        "enum": ["throughput", "concurrent"],
+        "description": "Type of the named domain: throughput (HIT, asynchronous) or concurrent (CON, co-scheduled)."
+    }
+}))]
+pub struct HybridParams {
+    /// Slot: the scheduling unit and the PE dissipated per slot of running [ms].
+    #[schemars(range(min = 1, max = 1000))]
+    pub slot_ms: u64,
+    /// L: potential energy is shared out by weight every L slots.
+    #[schemars(range(min = 1, max = 1000))]
+    pub alloc_slots: u64,
+    /// Domain types set by parameters, by domain name (they override the scenario's `type`); a file may also
+    /// give them as `domain_type.NAME` keys.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub domain_type: IndexMap<String, TypeName>,
+}
+
+impl Default for HybridParams {
+    /// Slots of 10 ms (Xen's scheduling tick the paper builds on); L = 3 (Credit's 30 ms accounting period).
+    fn default() -> HybridParams {
+        HybridParams { slot_ms: 10, alloc_slots: 3, domain_type: IndexMap::new() }
+    }
+}
+
+impl Params for HybridParams {
+    const SCHEDULER: &'static str = "hybrid";
+    const DEF: &'static str = "hybrid_params";
+}
+
 impl HybridParams {
+    /// Reads a file's `params`: `slot_ms`, `alloc_slots`, and `domain_type.NAME` keys or a `domain_type` map.
     pub fn from_value(v: &Value) -> Result<HybridParams, String> {
-        let mut p = HybridParams::default();
-        if let Some(obj) = v.as_object() {
-            for (k, val) in obj {
-                p.set(k, val)?;
-            }
-        }
-        Ok(p)
+        params::from_value(v)
     }
 
     /// Sets one parameter by name: `slot_ms`, `alloc_slots`, or `domain_type.NAME` ("throughput"/"concurrent").
     pub fn set(&mut self, param: &str, v: &Value) -> Result<(), String> {
-        let int = |lo: u64, hi: u64| super::common::int(param, v, lo, hi);
-        match param {
-            "slot_ms" => self.slot_ms = int(1, 1000)?,
-            "alloc_slots" => self.alloc_slots = int(1, 1000)?,
-            p if p.starts_with("domain_type.") && p.len() > "domain_type.".len() => {
-                let t = match v.as_str() {
-                    Some("throughput") => DomainType::Throughput,
-                    Some("concurrent") => DomainType::Concurrent,
-                    _ => return Err(format!("{param}: expected \"throughput\" or \"concurrent\", got {v}")),
-                };
-                let name = p["domain_type.".len()..].to_string();
-                self.types.retain(|(n, _)| *n != name);
-                self.types.push((name, t));
-            }
-            other => {
-                return Err(format!(
-                    "unknown hybrid parameter '{other}' (known: slot_ms, alloc_slots, domain_type.DOMAIN)"
-                ))
-            }
-        }
-        Ok(())
+        params::set(self, param, v)
     }
 
     pub fn slot(&self) -> Nanos {
@@ -178,13 +196,10 @@ pub struct Hybrid {
 /// the concurrent ones (by `type` or `domain_type.NAME`) under `hybrid`; type parameters and changes name domains.
 pub fn check_scenario(sc: &Scenario, i: usize, every_domain: bool, p: &mut Vec<String>) {
     let pol = &sc.policies[i];
-    let types: Vec<(&str, &Value)> = pol
-        .params
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, v)| k.strip_prefix("domain_type.").map(|n| (n, v)))
-        .collect();
+    // Flat `domain_type.NAME` keys or a `domain_type` map; a value that does not read is reported by the parameter
+    // checks.
+    let declared = HybridParams::from_value(&pol.params).map(|h| h.domain_type).unwrap_or_default();
+    let types: Vec<(&str, TypeName)> = declared.iter().map(|(n, t)| (n.as_str(), *t)).collect();
     for (name, _) in &types {
         if every_domain {
             p.push(format!("policies[{i}].params.domain_type.{name}: gang co-schedules every domain; it has no types"));
@@ -193,8 +208,8 @@ pub fn check_scenario(sc: &Scenario, i: usize, every_domain: bool, p: &mut Vec<S
         }
     }
     for (d, dom) in sc.domains.iter().enumerate() {
-        let set = types.iter().find(|(n, _)| *n == dom.name).and_then(|(_, v)| v.as_str());
-        let con = every_domain || set.map_or(dom.kind == DomainType::Concurrent, |t| t == "concurrent");
+        let set = types.iter().find(|(n, _)| *n == dom.name).map(|(_, t)| *t);
+        let con = every_domain || set.map_or(dom.kind == DomainType::Concurrent, |t| t == TypeName::Concurrent);
         if con && dom.vcpus > sc.host.pcpus {
             p.push(format!(
                 "domains[{d}].vcpus: {} co-scheduled vCPUs under policy '{}' need as many pCPUs (the host has {})",
@@ -251,7 +266,7 @@ impl Hybrid {
             doms.push(HDom { name: info.name.clone(), weight: info.weight, vcpus: info.vcpus.clone(), con });
         }
         let mut h = Hybrid {
-            params: HybridParams { types: Vec::new(), ..params.clone() },
+            params: HybridParams { domain_type: IndexMap::new(), ..params.clone() },
             pcpus,
             vcpus,
             doms,
@@ -262,8 +277,8 @@ impl Hybrid {
             ticks: vec![0; pcpus],
             versions: Versions::new(pcpus),
         };
-        for (name, t) in &params.types {
-            h.set_type(name, *t)?;
+        for (name, t) in &params.domain_type {
+            h.set_type(name, (*t).into())?;
         }
         for (d, dom) in h.doms.iter().enumerate() {
             if dom.con && dom.vcpus.len() > pcpus {
@@ -728,8 +743,9 @@ impl Policy for Hybrid {
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
         let mut p = self.params.clone();
         p.set(param, value)?;
-        if let Some((name, t)) = p.types.pop() {
-            self.set_type(&name, t)?;
+        // A type is applied, not kept: the domain's own state carries it.
+        for (name, t) in std::mem::take(&mut p.domain_type) {
+            self.set_type(&name, t.into())?;
         }
         self.params = p;
         Ok(())
@@ -754,6 +770,22 @@ crate::size::heap_size!(Hybrid { vcpus, doms, runq, forced, ticks, versions });
 
 #[cfg(test)]
 mod tests {
+    /// The parameters come from the declaration: a bad value names the field and what it may be, flat
+    /// `domain_type.NAME` keys and a `domain_type` map read alike.
+    #[test]
+    fn params_are_checked_against_the_declaration() {
+        let e = HybridParams::from_value(&serde_json::json!({"slot_ms": 0})).unwrap_err();
+        assert!(e.contains("slot_ms") && e.contains("1") && e.contains("1000"), "{e}");
+        let e = HybridParams::from_value(&serde_json::json!({"slots": 3})).unwrap_err();
+        assert!(e.contains("unknown") && e.contains("slots") && e.contains("alloc_slots"), "{e}");
+        let e = HybridParams::default().set("domain_type.web", &Value::from("fast")).unwrap_err();
+        assert_eq!(e, r#"domain_type.web: expected "throughput" or "concurrent", got "fast""#);
+        let flat = HybridParams::from_value(&serde_json::json!({"domain_type.web": "concurrent"})).unwrap();
+        let map = HybridParams::from_value(&serde_json::json!({"domain_type": {"web": "concurrent"}})).unwrap();
+        assert_eq!(flat, map);
+        assert_eq!(flat.domain_type["web"], TypeName::Concurrent);
+    }
+
     use super::*;
     use serde_json::json;
 

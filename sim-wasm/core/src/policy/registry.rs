@@ -232,6 +232,8 @@ mod tests {
         params::defs::<atropos::AtroposParams>,
         params::defs::<arinc653::Arinc653Params>,
         params::defs::<xenco::XencoParams>,
+        params::defs::<hybrid::HybridParams>,
+        params::defs::<script::ScriptParams>,
     ];
 
     /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten

@@ -31,6 +31,7 @@ mod tests;
 pub use engine::ScriptError;
 pub use templates::{Template, TEMPLATES};
 
+use super::params::{self, Params};
 use super::{Action, Ctx, Decision, DomainInfo, Policy, Pri, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::rng::Stream;
@@ -38,6 +39,8 @@ use crate::scenario::Scenario;
 use crate::time::Nanos;
 use engine::IO;
 use rhai::{CallFnOptions, Dynamic, Engine, FuncArgs, Map, Scope, AST};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
@@ -170,24 +173,49 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// `params.vars` as given: each a number, string or boolean.
-fn vars_of(params: &Value) -> Result<serde_json::Map<String, Value>, String> {
-    match params.get("vars") {
-        None => Ok(Default::default()),
-        Some(Value::Object(m)) => {
-            for (k, v) in m {
-                if to_dynamic(v).is_none() {
-                    return Err(format!("vars.{k}: a var is a number, a string or a boolean"));
-                }
-            }
-            Ok(m.clone())
-        }
-        Some(_) => Err("vars: an object of numbers, strings and booleans".to_string()),
-    }
+/// A policy the user writes: its scheduler in Rhai and the values it reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(transform = source_required)]
+pub struct ScriptParams {
+    /// The scheduler, in Rhai: script functions for the hooks (do_schedule required; init, init_vcpu, wake,
+    /// sleep, timers, tick, account, timer, event_sent, runqueue, vcpu_state optional). See the design document's
+    /// section on script policies.
+    #[schemars(length(max = 200_000))]
+    pub source: String,
+    /// Values the script reads as this.vars.NAME; scenario changes set them with param "vars.NAME".
+    #[schemars(extend("additionalProperties" = {"type": ["number", "string", "boolean"]}))]
+    pub vars: serde_json::Map<String, Value>,
 }
 
-fn source_of(params: &Value) -> Result<&str, String> {
-    params.get("source").and_then(Value::as_str).ok_or_else(|| "source: the script's text is required".to_string())
+/// The source has no default: a file must give it.
+fn source_required(schema: &mut schemars::Schema) {
+    if let Some(source) = schema.get_mut("properties").and_then(|p| p.get_mut("source")).and_then(Value::as_object_mut)
+    {
+        source.remove("default");
+    }
+    schema.insert("required".into(), serde_json::json!(["source"]));
+}
+
+impl Params for ScriptParams {
+    const SCHEDULER: &'static str = "script";
+    const DEF: &'static str = "script_params";
+    /// The script is compiled once, at boot.
+    const FIXED: &'static [&'static str] = &["source"];
+}
+
+/// A policy's `params` read against the declaration: the source given, each var a number, string or boolean.
+fn params_of(params: &Value) -> Result<ScriptParams, String> {
+    if params.get("source").is_none() {
+        return Err("source: the script's text is required".to_string());
+    }
+    let p: ScriptParams = params::from_value(params)?;
+    for (k, v) in &p.vars {
+        if to_dynamic(v).is_none() {
+            return Err(format!("vars.{k}: a var is a number, a string or a boolean"));
+        }
+    }
+    Ok(p)
 }
 
 /// The parameter a change may set: `vars.NAME`.
@@ -202,24 +230,21 @@ fn var_name(param: &str) -> Result<&str, String> {
 /// policy's params by [`check_scenario`]).
 pub fn check_param(param: &str, value: &Value) -> Result<(), String> {
     var_name(param)?;
-    to_dynamic(value).map(|_| ()).ok_or_else(|| format!("{param}: a var is a number, a string or a boolean"))
+    let _ = to_dynamic(value).ok_or_else(|| format!("{param}: a var is a number, a string or a boolean"))?;
+    params::change(&mut ScriptParams::default(), param, value)
 }
 
 /// Load-time checks of policy `i`: the script compiles, its hooks take the right parameters, and each change of
 /// this policy names a var it has, with a value of the var's type.
 pub fn check_scenario(sc: &Scenario, i: usize, problems: &mut Vec<String>) {
     let pol = &sc.policies[i];
-    let src = match source_of(&pol.params) {
-        Ok(s) => s,
+    let ScriptParams { source, vars } = match params_of(&pol.params) {
+        Ok(p) => p,
         Err(e) => return problems.push(format!("policies[{i}].params.{e}")),
     };
-    if let Err(e) = check_source(src) {
+    if let Err(e) = check_source(&source) {
         problems.push(format!("policies[{i}].params.source: {e}"));
     }
-    let vars = match vars_of(&pol.params) {
-        Ok(v) => v,
-        Err(e) => return problems.push(format!("policies[{i}].params.{e}")),
-    };
     for (k, c) in sc.changes.iter().enumerate().filter(|(_, c)| c.policy == pol.id) {
         let Ok(name) = var_name(&c.param) else { continue };
         match vars.get(name) {
@@ -270,10 +295,9 @@ pub struct Script {
 
 impl Script {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo], seed: u64, id: &str) -> Result<Script, String> {
-        let src = source_of(params)?;
-        let vars = vars_of(params)?;
+        let ScriptParams { source, vars } = params_of(params)?;
         let engine = engine::new_engine();
-        let (ast, defined, lines) = compile(&engine, src).map_err(|e| format!("source: {e}"))?;
+        let (ast, defined, lines) = compile(&engine, &source).map_err(|e| format!("source: {e}"))?;
         let nvcpus = domains.iter().map(|d| d.vcpus.len()).sum();
         let host = host_map(pcpus, domains, nvcpus);
         let mut this = Map::new();
