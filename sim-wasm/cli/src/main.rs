@@ -195,7 +195,7 @@ struct Limit {
     #[arg(long = "max-events", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_events: Option<u64>,
     /// Refuse building a file's variants and claims' ablations past N bytes of patch work ((operations + 1) x
-    /// document size, summed; see `schedsim_core::patch`) [default: 268435456].
+    /// document size, summed; see `schedsim_core::patch`) [default: 67108864, 16 walks of a 4 MB document].
     #[arg(long = "max-patch-work", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_patch_work: Option<u64>,
 }

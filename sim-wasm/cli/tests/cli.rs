@@ -311,7 +311,7 @@ fn patch_bombs_are_refused_naming_the_variant_or_claim_and_the_op() {
     refuses(&["check", &hostile("ablation-copy-bomb.json")], &["claims[0].without ('bomb')", "larger than the limit"]);
     // Many variants and ablations: refused before any is built, with the figure and the option.
     let many = hostile("many-variants-and-ablations.json");
-    refuses(&["check", &many], &["patch work", "more than the limit of 268435456", "--max-patch-work"]);
+    refuses(&["check", &many], &["patch work", "more than the limit of 67108864", "--max-patch-work"]);
     refuses(
         &["run", &many, "--variant", "v3", "--max-patch-work", "1000"],
         &["variants[3] ('v3')", "--max-patch-work"],
