@@ -1,10 +1,11 @@
 """schedsim: the hypervisor CPU scheduling simulator from Python.
 
 ``run`` simulates a scenario and returns its report (``estimate`` says beforehand what it will cost), ``check``
-evaluates its claims, ``trace_report`` reports a recorded run (a perf, ftrace or xentrace trace), and ``sweep`` runs a grid of scenario parameters (the paths of ``schedsim sweep --set``) over
-seeds and policies into a pandas DataFrame, on the simulator core's threads or across a Dask cluster, caching every
-result on disk. A scenario is a file path, a JSON string or a dict. Reports are bit-for-bit those of the
-``schedsim`` CLI and of the page (same core, integer time).
+evaluates its claims, ``trace_report`` reports a recorded run (a perf, ftrace or xentrace trace), and ``sweep``
+runs a grid of scenario parameters (the paths of ``schedsim sweep --set``) over seeds and policies into a pandas
+DataFrame, on the simulator core's threads or across a Dask cluster, caching every result on disk. A scenario is a
+file path, a JSON string or a dict. Reports are bit-for-bit those of the ``schedsim`` CLI and of the page (same
+core, integer time).
 """
 
 from __future__ import annotations

@@ -28,6 +28,6 @@ def test_trace_report_of_the_perf_fixture(tmp_path: Path) -> None:
 
 def test_not_a_trace_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "notes.txt"
-    bad.write_text("hello\\nworld\\n")
-    with pytest.raises(ValueError, match="expected ftrace"):
+    bad.write_text("hello\nworld\n")
+    with pytest.raises(ValueError, match="not a scheduling trace"):
         schedsim.trace_report(bad)

@@ -634,3 +634,116 @@ mod tests {
         assert!(ablation(FIG7A, 99).unwrap_err().contains("no claim 99"));
     }
 }
+
+/// A recorded run opened from a trace's bytes (`perf script` / ftrace text, perf.data, xentrace; see
+/// `schedsim_core::recorded`): its report (made by the report code), its metadata, and the same detail queries as
+/// a run's, over the whole trace's detail; plus the mapping it used (to edit and open again with) and the scenario
+/// fitted to it ("Simulate this load").
+#[wasm_bindgen]
+pub struct RecordedTrace {
+    inner: schedsim_core::recorded::RecordedRun,
+    title: String,
+}
+
+impl RecordedTrace {
+    fn held(&self) -> Held<'_> {
+        Held { trace: &self.inner.trace, span: (0, self.inner.trace.detail_until_ns.unwrap_or(u64::MAX)) }
+    }
+}
+
+#[wasm_bindgen]
+impl RecordedTrace {
+    /// Reads `bytes` (twice: a survey, then the replay) under `mapping_json` (the proposed mapping when absent).
+    /// `tsc_hz`: a xentrace file's TSC frequency [Hz] (2.4 GHz when absent). Throws a message naming what was
+    /// expected for a file that is not a trace; a damaged one is read up to the damage (see the report's
+    /// `recorded.read.damage`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        bytes: &[u8],
+        title: &str,
+        mapping_json: Option<String>,
+        tsc_hz: Option<f64>,
+    ) -> Result<RecordedTrace, JsError> {
+        let opts = schedsim_core::recorded::ReadOptions { tsc_hz: tsc_hz.filter(|&h| h >= 1.0).map(|h| h as u64) };
+        let run = schedsim_core::recorded::open_run(std::io::Cursor::new(bytes), mapping_json.as_deref(), &opts)
+            .map_err(js_err)?;
+        Ok(RecordedTrace { inner: run, title: title.to_string() })
+    }
+
+    /// The run object of the report (policy `recorded`), with each domain's `wake_to_run_ms`, as JSON text.
+    pub fn report_json(&self) -> Result<String, JsError> {
+        let v = self.inner.report(&self.title).map_err(js_err)?;
+        Ok(v.to_string())
+    }
+
+    /// Names and shapes the UI needs to label the trace, as a run's `meta_json`.
+    pub fn meta_json(&self) -> Result<String, JsError> {
+        let m = self.inner.meta(&self.title).map_err(js_err)?;
+        serde_json::to_string(&m).map_err(js_err)
+    }
+
+    /// The mapping of threads to domains and vCPUs it was read with, as JSON text (edit it and open again).
+    pub fn mapping_json(&self) -> String {
+        serde_json::to_string(&self.inner.mapping).unwrap_or_default()
+    }
+
+    /// The scenario fitted to the trace, with one policy per scheduler id in `schedulers_json` (a JSON list).
+    pub fn fitted_scenario_json(&self, schedulers_json: &str) -> Result<String, JsError> {
+        let s: Vec<String> = serde_json::from_str(schedulers_json).map_err(js_err)?;
+        let s: Vec<&str> = s.iter().map(String::as_str).collect();
+        Ok(schedsim_core::recorded::fit::scenario(&self.inner, &self.title, &s).to_string())
+    }
+
+    /// CPU share per domain in consecutive buckets of `bucket_ms`, as a run's `share_series`.
+    pub fn share_series(&self, bucket_ms: f64) -> js_sys::Float64Array {
+        let bucket_ns = (bucket_ms.max(0.001) * 1e6) as u64;
+        js_sys::Float64Array::from(self.inner.trace.share_series(bucket_ns).as_slice())
+    }
+
+    /// A domain's wake-to-run latencies ("wake_to_run") as flattened (value_ms, count) pairs, for CDFs.
+    pub fn distribution(&self, domain: u32, metric: &str) -> js_sys::Float64Array {
+        let pts = match (metric, self.inner.wake.per_dom.get(domain as usize)) {
+            ("wake_to_run", Some(s)) => s.points(),
+            _ => Vec::new(),
+        };
+        let flat: Vec<f64> = pts.iter().flat_map(|&(v, c)| [v as f64 / 1e6, c as f64]).collect();
+        js_sys::Float64Array::from(flat.as_slice())
+    }
+
+    pub fn segments(&self) -> js_sys::Float64Array {
+        self.held().segments()
+    }
+
+    pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
+        self.held().vcpu_states(from_ns, to_ns, limit)
+    }
+
+    pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+        self.held().vcpu_state_shares(from_ns, to_ns, buckets)
+    }
+
+    pub fn wake_latency_map(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+        self.held().wake_latency_map(from_ns, to_ns, buckets)
+    }
+
+    pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
+        self.held().io_delivery_counts(from_ns, to_ns, buckets)
+    }
+
+    pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        self.held().io_events_json(from_ns, to_ns, limit)
+    }
+
+    pub fn runqueues_json(&self, t_ns: f64) -> String {
+        self.held().runqueues_json(t_ns)
+    }
+
+    pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        self.held().runqueue_changes_json(from_ns, to_ns, limit)
+    }
+
+    /// The switches with the states they left (and Xen's scheduler marks), as a run's decision log.
+    pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        self.held().decisions_json(from_ns, to_ns, limit)
+    }
+}

@@ -42,7 +42,7 @@ impl Survey {
     }
 
     fn see(&mut self, t: &Task<'_>) {
-        if t.idle {
+        if t.idle || (self.threads.len() >= MAX_THREADS && !self.threads.contains_key(&t.id)) {
             return;
         }
         let info = self.threads.entry(t.id).or_default();
@@ -162,6 +162,8 @@ fn default_weight() -> u32 {
     256
 }
 
+/// Most threads a survey keeps (a trace naming more keeps the first ones; the rest stay outside the model).
+pub const MAX_THREADS: usize = 1 << 18;
 /// Share of the traced CPU time a process needs to be a domain of the default mapping.
 const MIN_SHARE: f64 = 0.01;
 /// Most vCPUs in one domain and on the host (the scenario limits).

@@ -218,3 +218,40 @@ pub fn open_run<R: std::io::BufRead + std::io::Seek>(
     };
     RecordedRun::load(r, opts, mapping)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Damaged copies of the fixtures (bytes overwritten, cut at many places) are read or refused, never a panic,
+    /// and a damaged read says where.
+    #[test]
+    fn mutated_fixtures_never_panic() {
+        let xt = replay::tests::fixture("xentrace/synthetic.xt");
+        let text = replay::tests::fixture("perf/sched.perf-script.txt.gz");
+        let text = &text[..20_000];
+        let data = replay::tests::fixture("perf/sched.data.gz");
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for base in [&xt[..], text, &data[..]] {
+            for _ in 0..40 {
+                let mut b = base.to_vec();
+                for _ in 0..(next() % 8 + 1) {
+                    let i = (next() as usize) % b.len();
+                    b[i] = next() as u8;
+                }
+                b.truncate(((next() as usize) % b.len()).max(1));
+                let mut n = 0u64;
+                if let Ok((_, s)) = read_bytes(&b, &ReadOptions::default(), &mut |_: &Event<'_>| n += 1) {
+                    assert_eq!(s.events, n);
+                }
+                let _ = RecordedRun::from_bytes(&b, &ReadOptions::default(), None);
+            }
+        }
+    }
+}

@@ -97,7 +97,20 @@ fn state(n: i64) -> PrevState {
 pub fn read(bytes: &[u8], sink: &mut dyn FnMut(&Event<'_>)) -> Result<ReadSummary, NotATrace> {
     let refuse = |e: String| NotATrace(format!("perf.data: {e}"));
     let PerfFileReader { mut perf_file, mut record_iter } =
-        PerfFileReader::parse_file(Cursor::new(bytes)).map_err(|e| refuse(e.to_string()))?;
+        PerfFileReader::parse_file(Cursor::new(bytes)).map_err(|e| {
+            // The header's data section (offset, size at bytes 40 and 48): a file cut short loses what perf writes
+            // after the data, the event names and formats, so it cannot be read at all.
+            let word = |i: usize| bytes.get(i..i + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+            match (word(40), word(48)) {
+                (Some(off), Some(size)) if off.saturating_add(size) > bytes.len() as u64 => refuse(format!(
+                    "truncated: its data section ends at byte {}, the file at byte {}; a perf.data file is read \
+                     only whole (perf writes the event names and formats after the data)",
+                    off.saturating_add(size),
+                    bytes.len()
+                )),
+                _ => refuse(format!("corrupt: {e}")),
+            }
+        })?;
     let fmts = perf_file.feature_section_data(Feature::TRACING_DATA).map(formats).unwrap_or_default();
     // Which sched event each attribute is, and its format.
     let kinds: Vec<Option<(String, Format)>> = perf_file
@@ -223,7 +236,9 @@ mod tests {
         assert_eq!(sd.events, st.events);
         assert_eq!(a, b);
         assert!(sd.skipped.contains_key("sched_stat_runtime"), "{:?}", sd.skipped);
-        // Not a perf.data file.
+        // Not a perf.data file; one cut short.
         assert!(read(b"PERFILE2 but nothing else", &mut |_: &Event<'_>| {}).is_err());
+        let e = read(&data[..data.len() / 2], &mut |_: &Event<'_>| {}).unwrap_err();
+        assert!(e.0.contains("truncated: its data section ends at byte"), "{e}");
     }
 }

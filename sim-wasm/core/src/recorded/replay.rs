@@ -194,9 +194,9 @@ impl RecordedRun {
         })
     }
 
-    /// The run object of the report, made by the report code from the replay's measurement; with each domain's
-    /// `wake_to_run_ms` and a `recorded` object (format, events, skipped, damage) added.
-    pub fn report(&self, title: &str) -> Result<Value, String> {
+    /// The engine's structures for the mapped host, holding the replay's measurement instead of a run's: what the
+    /// report code and the page's run metadata read.
+    fn shell(&self, title: &str) -> Result<Simulation, String> {
         let scenario = Scenario::from_value(self.scenario_value(title)).map_err(|e| e.problems.join("; "))?;
         let opts = SimOptions { trace: false, ..SimOptions::default() };
         let mut sim = Simulation::with_options(&scenario, "recorded", opts).map_err(|e| e.to_string())?;
@@ -217,6 +217,21 @@ impl RecordedRun {
                 m.task_metrics[v].cpu_ns = self.cpu_ns[v];
             }
         }
+        Ok(sim)
+    }
+
+    /// The run metadata the page labels a column with (pCPUs, domains, vCPUs, tasks, duration).
+    pub fn meta(&self, title: &str) -> Result<crate::sim::Meta, String> {
+        let mut meta = self.shell(title)?.meta();
+        meta.policy = "recorded".to_string();
+        meta.label = format!("Recorded: {title}");
+        Ok(meta)
+    }
+
+    /// The run object of the report, made by the report code from the replay's measurement; with each domain's
+    /// `wake_to_run_ms` and a `recorded` object (format, events, skipped, damage) added.
+    pub fn report(&self, title: &str) -> Result<Value, String> {
+        let sim = self.shell(title)?;
         let mut rr = sim.run_report(&RunOptions { deterministic: true, ..RunOptions::default() });
         rr.policy = "recorded".to_string();
         rr.scheduler = Some("recorded".to_string());

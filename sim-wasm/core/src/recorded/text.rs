@@ -73,6 +73,11 @@ pub fn read<R: BufRead>(mut r: R, sink: &mut dyn FnMut(&Event<'_>)) -> Result<Re
             break;
         };
         let text = text.trim_end_matches(['\n', '\r']);
+        if !complete && s.events > 0 {
+            // Every tool ends its lines, the last one too: a file ending mid-line was cut there.
+            s.damage = Some(damage(format!("truncated at line {line_no} (byte {start}): the last line is cut")));
+            break;
+        }
         if ignorable(text) {
             continue;
         }
@@ -480,8 +485,8 @@ mod tests {
     #[test]
     fn damage_and_refusal() {
         let good = "bash-1 [000] 1.000000: sched_switch: prev_comm=bash prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n";
-        // Truncated mid-line.
-        let cut = format!("{good}{}", &good[..50]);
+        // Truncated mid-line, where the cut line would still parse.
+        let cut = format!("{good}{}", &good[..good.len() - 3]);
         let (ev, s) = events(&cut);
         assert_eq!(ev.len(), 1);
         let d = s.damage.unwrap();

@@ -90,4 +90,31 @@ mod tests {
         assert_eq!(w.per_dom[0].points(), vec![(50, 1)]);
         assert_eq!(w.per_dom[1].points(), vec![(0, 1)]);
     }
+
+    /// A simulated run's wake-ups counted here and by the trace's heat-map function agree (count, summed and
+    /// longest latency): one definition, two readers.
+    #[test]
+    fn agrees_with_the_trace_heat_map() {
+        let text = std::fs::read_to_string(format!("{}/../../scenarios/credit-boost.json", env!("CARGO_MANIFEST_DIR")))
+            .unwrap();
+        let sc = crate::scenario::Scenario::from_json(&text).unwrap();
+        let id = sc.policies[0].id.clone();
+        let mut sim = crate::sim::Simulation::new(&sc, &id).unwrap();
+        sim.run().unwrap();
+        let meta = sim.meta();
+        let vcpu_dom: Vec<usize> = meta.vcpus.iter().map(|v| v.domain).collect();
+        let nd = meta.domains.len();
+        let w = WakeToRun::of_trace(sim.trace(), meta.duration_ns, vcpu_dom, nd);
+        let map = sim.trace().wake_latency_map(0, meta.duration_ns, 1, (0, u64::MAX));
+        let mut woke = 0;
+        for d in 0..nd {
+            let pts = w.per_dom[d].points();
+            let n: u64 = pts.iter().map(|p| p.1).sum();
+            let sum: u64 = pts.iter().map(|p| p.0 * p.1).sum();
+            let max = pts.last().map_or(0, |p| p.0);
+            assert_eq!((n as f64, sum as f64, max as f64), (map[d * 3], map[d * 3 + 1], map[d * 3 + 2]), "domain {d}");
+            woke += n;
+        }
+        assert!(woke > 0);
+    }
 }

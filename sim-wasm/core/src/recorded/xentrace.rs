@@ -39,7 +39,7 @@ pub const DEFAULT_TSC_HZ: u64 = 2_400_000_000;
 /// Bytes each CPU's stream reads at a time.
 pub const CHUNK: usize = 64 * 1024;
 /// Most CPU windows indexed; a file with more is read up to there.
-const MAX_WINDOWS: usize = 4 << 20;
+const MAX_WINDOWS: usize = 1 << 20;
 /// Most pCPUs.
 const MAX_CPUS: u32 = 4096;
 
