@@ -1043,7 +1043,9 @@ impl Simulation {
                 self.io.packets_consumed += 1;
                 self.kernel_work(v, self.costs.net_frontend_pkt_ns);
             }
-            GuestEvent::BlkDone { .. } => self.kernel_work(v, self.costs.blk_frontend_req_ns),
+            GuestEvent::BlkDone { bytes, .. } => {
+                self.kernel_work(v, self.costs.blk_frontend_req_ns * self.costs.blk_requests(*bytes))
+            }
             _ => {}
         }
         let task = match &ev {

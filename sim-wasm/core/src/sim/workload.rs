@@ -87,7 +87,7 @@ impl Simulation {
                 let take = queue.len().min(self.costs.backend_batch);
                 batch.extend(queue.drain(..take));
                 let (pk, bk) = (*packet_ns, *block_ns);
-                let work: u64 = batch.iter().map(|it| Self::item_cost(pk, bk, it)).sum();
+                let work: u64 = batch.iter().map(|it| Self::item_cost(&self.costs, pk, bk, it)).sum();
                 let irq = batch.iter().any(Self::from_device);
                 Some(Some(work + if irq { self.costs.nic_irq_ns } else { 0 }))
             }
