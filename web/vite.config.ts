@@ -40,6 +40,21 @@ function precacheList(): Plugin {
   };
 }
 
+/** The fidelity table (docs/fidelity.md) beside the page, where the about page links to it. */
+function fidelityTable(): Plugin {
+  return {
+    name: 'schedlab-fidelity-table',
+    apply: 'build',
+    generateBundle() {
+      this.emitFile({
+        type: 'asset',
+        fileName: 'fidelity.md',
+        source: readFileSync(join(repoRoot, 'docs/fidelity.md'), 'utf8'),
+      });
+    },
+  };
+}
+
 /**
  * The page's Content-Security-Policy (README "Hosting"): scripts only from the site itself plus WebAssembly
  * compilation ('wasm-unsafe-eval', the simulator), workers and the service worker from the site, no plugins, no
@@ -91,7 +106,7 @@ export default defineConfig({
   base: './',
   // Static assets served as-is (favicon) live in the repository's public/.
   publicDir: fileURLToPath(new URL('../public', import.meta.url)),
-  plugins: [react(), precacheList(), contentSecurityPolicy(), preloadWasm()],
+  plugins: [fidelityTable(), react(), precacheList(), contentSecurityPolicy(), preloadWasm()],
   // The scenario library lives in ../scenarios, outside the web root.
   server: { fs: { allow: [repoRoot] }, host: '127.0.0.1', port: 5173, strictPort: true },
   preview: { host: '127.0.0.1', port: 5173, strictPort: true },

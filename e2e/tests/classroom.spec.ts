@@ -169,3 +169,78 @@ test('axe-core finds no serious violations in presentation mode, light and dark,
     await expect(page.getByTestId('app')).toHaveAttribute('data-presenting', 'false');
   }
 });
+
+test('a lesson link alone opens its step; presentation keys follow the help overlay whatever has focus', async ({
+  page,
+}) => {
+  // Lesson and step alone: the step's scenario, columns and window, not the default scenario's.
+  await page.goto('/?testing=1&lesson=p000-tavs&step=2');
+  await waitForIdle(page);
+  await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '2');
+  await expect(page.locator('[data-scenario="p000-fig10-partial-boost"]')).toHaveAttribute(
+    'aria-current',
+    'page',
+  );
+  expect(await columns(page)).toEqual(['credit', 'tavs']);
+  expect(await playheadExactMs(page)).toBeCloseTo(8000, 3);
+  // The step before the question: the answer is hidden already.
+  await expect(page.getByTestId('app')).toHaveAttribute('data-concealed', 'true');
+  await expect(page.getByTestId('key-figure-value').first()).toBeHidden();
+
+  // Clicking Present leaves no focused button for Space to press: Space plays.
+  await page.getByTestId('present').click();
+  await expect(page.getByTestId('app')).toHaveAttribute('data-presenting', 'true');
+  await expect(page.getByTestId('lesson-next')).toBeVisible();
+  await expect(page.getByTestId('lesson-prev')).toBeVisible();
+  await expect(page.getByTestId('lesson')).toContainText('Step 2 of 5');
+  await page.getByTestId('lesson-next').focus();
+  const before = await playheadExactMs(page);
+  await page.keyboard.press('Space');
+  await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '2');
+  await expect.poll(() => playheadExactMs(page)).toBeGreaterThan(before);
+  await page.keyboard.press('Space');
+  // Legends shown and the views at 18 px or more.
+  await expect(page.getByTestId('state-legend').first()).toBeVisible();
+  const small = await page.evaluate(() =>
+    [...document.querySelectorAll('.lesson-mark figure svg text, .event-log li button, .legend-item')]
+      .filter((e) => e.getBoundingClientRect().height > 0)
+      .map((e) => parseFloat(getComputedStyle(e).fontSize))
+      .filter((px) => px < 18),
+  );
+  expect(small).toEqual([]);
+
+  // ? lists the keys; Escape closes it first, then leaves presentation.
+  await page.keyboard.press('?');
+  await expect(page.getByTestId('key-help')).toBeVisible();
+  await expect(page.getByTestId('key-help')).toContainText('PageDown');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('key-help')).toHaveCount(0);
+  await expect(page.getByTestId('app')).toHaveAttribute('data-presenting', 'true');
+
+  // A column key with no such column says why.
+  await page.keyboard.press('4');
+  await expect(page.getByTestId('key-notice')).toContainText('more than two');
+
+  // PageDown from any focus moves on; the predict step's reveal names the figures' winner.
+  await page.keyboard.press('PageDown');
+  await page.keyboard.press('PageDown');
+  await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '4');
+  await waitForIdle(page);
+  await page.locator('[data-testid="lesson-choice"][data-policy="credit"]').click();
+  await expect(page.getByTestId('lesson-reveal')).toHaveAttribute('data-winner', 'tavs');
+  await expect(page.getByTestId('lesson-reveal')).toContainText('Not this time');
+
+  // Glossary from a term's first use; the about page links the fidelity table.
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('PageUp');
+  await page.keyboard.press('PageUp');
+  await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '2');
+  await page.getByTestId('lesson-text').getByTestId('glossary-term').first().click();
+  await expect(page.getByTestId('glossary')).toBeVisible();
+  await expect(page.locator('#glossary-belief')).toHaveAttribute('data-current', 'true');
+  await page.getByTestId('glossary-close').click();
+  await page.getByTestId('open-about').click();
+  await expect(page.getByTestId('about-fidelity')).toHaveAttribute('href', 'fidelity.md');
+  await page.getByTestId('about-close').click();
+  await expect(page.getByTestId('error-banner')).toHaveCount(0);
+});

@@ -33,6 +33,25 @@ test('errors from the schema are shown at the field and in the JSON view', async
   // Nothing invalid ever replaced the scenario on screen.
   await expect(page.locator('.scenario-head h2')).toHaveText('Credit: weights divide a pCPU');
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
+
+  // Undo goes back through the JSON edit and the form's edits; what is added comes into view, focused.
+  await page.getByTestId('editor-undo').click();
+  await expect(page.locator('[data-path="host.pcpus"]')).toHaveValue('two');
+  const domains = await page.evaluate(
+    () =>
+      [...document.querySelectorAll<HTMLElement>('[data-path]')].filter((e) =>
+        /^domains\[\d+\]\.name$/.test(e.dataset.path ?? ''),
+      ).length,
+  );
+  await page.getByTestId('add-domain').click();
+  await expect
+    .poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.path ?? ''))
+    .toMatch(new RegExp(`^domains\\[${domains}\\]`));
+  const focused = page.locator(':focus');
+  const box = await focused.boundingBox();
+  const form = await page.getByTestId('editor-form').boundingBox();
+  expect(box!.y).toBeGreaterThanOrEqual(form!.y);
+  expect(box!.y + box!.height).toBeLessThanOrEqual(form!.y + form!.height);
 });
 
 test('a valid edit re-runs, and edits survive a reload', async ({ page }) => {
@@ -44,6 +63,24 @@ test('a valid edit re-runs, and edits survive a reload', async ({ page }) => {
   // Re-run: the heavy domain's fair share moved from 1/2 to 3/5.
   const share = page.getByTestId('policy-column').first().getByTestId('metrics-table');
   await expect(share).toContainText('60.0%');
+  // The form edit changed one line of the JSON view, not the whole file's layout.
+  const file = (await scenarioFile('credit-weights')).split('\n');
+  const changed = async () => {
+    const shown = (await page.getByTestId('scenario-json').inputValue()).split('\n');
+    return shown.length === file.length ? shown.filter((l, i) => l !== file[i]) : shown;
+  };
+  await expect.poll(changed).toEqual([expect.stringContaining('768')]);
+  // Revert stays available once the edit has run (back to the library's version); Ctrl+Z and Ctrl+Shift+Z
+  // undo and redo the form's edit.
+  await expect(page.getByTestId('editor-revert')).toBeEnabled();
+  await weight(page, 1).focus();
+  await page.keyboard.press('Control+z');
+  await expect(weight(page, 1)).not.toHaveValue('768');
+  await expect(page.getByTestId('editor-redo')).toBeEnabled();
+  await page.keyboard.press('Control+Shift+z');
+  await expect(weight(page, 1)).toHaveValue('768');
+  await expect(page.getByTestId('editor-status')).toHaveText('Valid; on screen.', { timeout: 60_000 });
+  await waitForIdle(page);
 
   await page.reload();
   await waitForIdle(page);

@@ -19,8 +19,17 @@ async function decode(page: Page, bytes: Buffer, type: string): Promise<[number,
 }
 
 test('every view exports as a PNG and an SVG that open', async ({ page }) => {
-  // A scenario with request-response servers, so the comparison panel draws its CDF chart.
+  // A scenario with request-response servers, so the comparison panel draws its CDF chart (the default one).
   await openScenario(page, 'credit-boost');
+  // Its comparison table shows the throughput column whole at 1280 px.
+  const cut = await page
+    .getByTestId('comparison-panel')
+    .evaluate((el) =>
+      [...el.querySelectorAll<HTMLElement>('.metrics-scroll')]
+        .filter((e) => e.scrollWidth > e.clientWidth + 1)
+        .map((e) => `${e.className}: ${e.scrollWidth} > ${e.clientWidth}`),
+    );
+  expect(cut).toEqual([]);
   await page.getByTestId('open-export').click();
   const select = page.getByTestId('export-view');
   await select.focus();
@@ -31,8 +40,9 @@ test('every view exports as a PNG and an SVG that open', async ({ page }) => {
     );
   const wanted = ['runqueues', 'timeline', 'share chart', 'event log', 'cdf chart', 'claims panel'];
   for (const w of wanted) expect(options.map((o) => o.label).join('|')).toContain(w);
+  // The first column's views and the page-wide ones.
   for (const o of options.filter(
-    (o) => wanted.some((w) => o.label.endsWith(w)) && !o.label.includes('Column 2'),
+    (o) => wanted.some((w) => o.label.endsWith(w)) && !o.value.startsWith('1:'),
   )) {
     await select.selectOption(o.value);
     const png = await downloadOf(page, 'export-png');
@@ -120,10 +130,10 @@ test('charts and the timeline export as vector SVG: shapes and text, no foreignO
   await openScenario(page, 'credit-boost');
   await page.getByTestId('open-export').click();
   for (const [view, shape, least] of [
-    ['Column 1 (credit): timeline', 'rect', 20],
+    ['Xen Credit (BOOST): timeline', 'rect', 20],
     ['cdf chart', 'path', 2],
-    ['Column 1 (credit): share chart', 'path', 2],
-    ['Column 1 (credit): runqueues', 'path', 4],
+    ['Xen Credit (BOOST): share chart', 'path', 2],
+    ['Xen Credit (BOOST): runqueues', 'path', 4],
   ] as const) {
     const text = (await exportView(page, view, 'svg')).toString('utf8');
     const doc = await page.evaluate(
@@ -155,9 +165,11 @@ test('charts and the timeline export as vector SVG: shapes and text, no foreignO
 test('a PNG export matches the view on screen', async ({ page }) => {
   await openScenario(page, 'credit-boost');
   await page.getByTestId('open-export').click();
+  // At the size on screen: the export is the view cropped to its content, with a caption line under it.
+  await page.getByTestId('export-size').selectOption('column');
   for (const [view, testId] of [
     ['cdf chart', 'cdf-chart'],
-    ['Column 1 (credit): timeline', 'timeline'],
+    ['Xen Credit (BOOST): timeline', 'timeline'],
   ] as const) {
     const png = await exportView(page, view, 'png');
     const shot = await page.getByTestId(testId).first().screenshot({ animations: 'disabled' });
@@ -172,14 +184,15 @@ test('a PNG export matches the view on screen', async ({ page }) => {
             img.src = src;
           });
         const [ia, ib] = await Promise.all([load(a), load(b)]);
-        const w = ib.naturalWidth;
-        const h = ib.naturalHeight;
+        // The rows both show: the export's drawing above its caption line (23 px), within the view's box.
+        const w = Math.min(ib.naturalWidth, ia.naturalWidth);
+        const h = Math.min(ib.naturalHeight, ia.naturalHeight - 23);
         const pixels = (img: HTMLImageElement) => {
           const c = document.createElement('canvas');
           c.width = w;
           c.height = h;
           const ctx = c.getContext('2d')!;
-          ctx.drawImage(img, 0, 0, w, h);
+          ctx.drawImage(img, 0, 0);
           return ctx.getImageData(0, 0, w, h).data;
         };
         const pa = pixels(ia);
@@ -228,4 +241,81 @@ test('the trace window exports as Trace Event Format JSON for Perfetto', async (
   const ends = trace.traceEvents.filter((e) => e.ph === 'f');
   expect(starts.length).toBeGreaterThan(0);
   expect(ends.map((e) => e.id).sort()).toEqual(starts.map((e) => e.id).sort());
+});
+
+test('exported figures keep their text, name their policy and scenario, and come at a chosen size', async ({
+  page,
+}) => {
+  await openScenario(page, 'p000-fig10-partial-boost');
+  await page.getByTestId('open-export').click();
+  const select = page.getByTestId('export-view');
+  await select.focus();
+  const labels = await select.locator('option').allTextContents();
+  // Columns are named as their headers name them, never by a column id or a 0-based index.
+  expect(labels).toContain('Credit + TAVS (KeepOnRunQ): share chart');
+  for (const l of labels) expect(l).not.toMatch(/Column \d|~w\d|in policy \d/);
+  const svgText = async (value: string, size = 'column') => {
+    await select.selectOption(value);
+    await page.getByTestId('export-size').selectOption(size);
+    return (await downloadOf(page, 'export-svg')).bytes.toString('utf8');
+  };
+  const texts = (svg: string) =>
+    page.evaluate(
+      (t) =>
+        [...new DOMParser().parseFromString(t, 'image/svg+xml').querySelectorAll('text')].map(
+          (e) => e.textContent ?? '',
+        ),
+      svg,
+    );
+
+  // Spaces between a label and its value survive ("(fair 14.3%)", not "(fair14.3%)"); the caption names both.
+  const share = await svgText('1:share-chart');
+  // As a reader of the file gets it: the text nodes in order.
+  const whole = await page.evaluate(
+    (t) => new DOMParser().parseFromString(t, 'image/svg+xml').documentElement.textContent ?? '',
+    share,
+  );
+  expect(whole).toMatch(/\(fair \d/);
+  expect(whole).not.toMatch(/\(fair\d/);
+  expect((await texts(share)).join('|')).toContain('Credit + TAVS (KeepOnRunQ) · Task-aware scheduling');
+
+  // The CDF is cropped to what it draws: no blank band under its legend, no tick label cut at the right.
+  const cdf = await svgText('page:cdf-chart');
+  const [w, h] = [/width="(\d+)"/, /height="(\d+)"/].map((r) => Number(r.exec(cdf)?.[1]));
+  const drawn = await page.getByTestId('cdf-chart').evaluate((el) => {
+    const o = el.getBoundingClientRect();
+    let right = 0;
+    let bottom = 0;
+    for (const e of el.querySelectorAll('svg text, figcaption *')) {
+      const r = e.getBoundingClientRect();
+      if (r.width === 0) continue;
+      right = Math.max(right, r.right - o.left);
+      bottom = Math.max(bottom, r.bottom - o.top);
+    }
+    return { right, bottom };
+  });
+  expect(w!).toBeGreaterThanOrEqual(drawn.right);
+  expect(h!).toBeLessThan(drawn.bottom + 40);
+
+  // Sizes: an A4 column (85 mm) at 300 dpi is 1004 px wide.
+  const a4 = await svgText('page:cdf-chart', 'a4');
+  expect(Number(/width="(\d+)"/.exec(a4)?.[1])).toBe(1004);
+
+  // A view with nothing to show says so instead of exporting a blank image.
+  await select.selectOption('0:belief-chart');
+  await page.getByTestId('export-svg').click();
+  await expect(page.getByTestId('export-notice')).toContainText('does not infer');
+
+  // A figure: every column's timeline side by side in one SVG, each captioned with its policy.
+  await page.getByTestId('export-figure-view').selectOption('timeline');
+  const figure = (await downloadOf(page, 'export-figure')).bytes.toString('utf8');
+  const captions = await page.evaluate(
+    (t) =>
+      [...new DOMParser().parseFromString(t, 'image/svg+xml').querySelectorAll('text[data-caption]')].map(
+        (e) => e.textContent,
+      ),
+    figure,
+  );
+  expect(captions).toEqual(['Credit (KeepOnRunQ)', 'Credit + TAVS (KeepOnRunQ)']);
+  await expect(page.getByTestId('error-banner')).toHaveCount(0);
 });

@@ -51,9 +51,12 @@ test('a share link reproduces the scenario, its edits, the columns, the playhead
   const time = await playheadExactMs(page);
   const view = await page.locator('main').getAttribute('data-view');
   const before = await metrics(page);
+  // The speed travels too.
+  await page.getByTestId('speed').selectOption('2');
 
   await page.getByTestId('open-share').click();
   const link = await page.getByTestId('share-url').inputValue();
+  expect(link).toContain('speed=2');
   expect(link).toContain('scenario=credit-weights');
   expect(link).toContain('patch=');
   expect(link).toContain('#patch=');
@@ -77,6 +80,28 @@ test('a share link reproduces the scenario, its edits, the columns, the playhead
   const after = await metrics(other);
   expect(after).toEqual(before);
   expect(JSON.stringify(after)).toContain('"heavy"');
+  await expect(other.getByTestId('speed')).toHaveValue('2');
+
+  // Another scenario picked: the edit that ran is kept (a notice brings it back), and the switch is a history
+  // entry, so Back shows the edited scenario again and Forward the other one.
+  await page.getByTestId('share-panel').getByRole('button', { name: /close/i }).click();
+  await page.locator('[data-scenario="credit-cap"]').click();
+  await waitForIdle(page);
+  await expect(page.getByTestId('kept-edit')).toBeVisible();
+  await expect(page.getByTestId('kept-edit-restore')).toHaveAttribute(
+    'href',
+    /scenario=credit-weights.*#patch=/,
+  );
+  await expect.poll(() => page.url()).toContain('scenario=credit-cap');
+  await page.goBack();
+  await waitForIdle(page);
+  await expect(page.locator('[data-scenario="credit-weights"]')).toHaveAttribute('aria-current', 'page');
+  await expect(page.getByTestId('modified-badge')).toBeVisible();
+  await page.goForward();
+  await waitForIdle(page);
+  await expect(page.locator('[data-scenario="credit-cap"]')).toHaveAttribute('aria-current', 'page');
+  await expect.poll(() => page.url()).toContain('scenario=credit-cap');
+  await expect(page.getByTestId('error-banner')).toHaveCount(0);
 });
 
 test("a user's own scenario travels whole in the link and comes back the same", async ({ page, context }) => {

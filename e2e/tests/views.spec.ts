@@ -124,6 +124,28 @@ test('hovering any mark says what it is', async ({ page }) => {
   await expect(credit.getByTestId('event-log-entry').first()).toHaveAttribute('title', /playhead/);
 });
 
+test('the wake-to-run latency heat map is a track the legend turns on: a row per domain, counts on hover', async ({
+  page,
+}) => {
+  await openScenario(page, 'p003-table5-dom0-idle');
+  const timeline = page.getByTestId('timeline').first();
+  const canvas = timeline.locator('canvas');
+  const before = (await canvas.boundingBox())!.height;
+  await expect(timeline).not.toHaveAttribute('data-wake-latency');
+  await timeline.getByTestId('track-toggle-wake-latency').check();
+  await waitForIdle(page);
+  // Its rows (one per domain) under the state lanes, and the wake-ups it counts in the window.
+  await expect.poll(async () => Number(await timeline.getAttribute('data-wake-latency'))).toBeGreaterThan(10);
+  const after = (await canvas.boundingBox())!.height;
+  expect(after).toBeGreaterThan(before);
+  // The bottom band is the map (the axis under it is 18 px): its tooltip names a domain and its latencies.
+  const tip = await sweepFor(page, canvas, 18 + 4 + 4, 'wake to run');
+  expect(tip).toMatch(/wake-ups? in/);
+  expect(tip).toMatch(/wake to run: mean [\d.]+ ms, longest [\d.]+ ms/);
+  await timeline.getByTestId('track-toggle-wake-latency').uncheck();
+  await expect(timeline).not.toHaveAttribute('data-wake-latency');
+});
+
 test('the I/O strip shows how long an event waited, with a tooltip', async ({ page }) => {
   await openScenario(page, FIG10);
   await seekTo(page, 30000);

@@ -65,37 +65,30 @@ def estimate(
     return cost
 
 
-def check(scenario: Scenario, seeds: int = 1, *, scripts: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """Evaluates every claim of ``scenario`` and of each of its variants, over ``seeds`` consecutive seeds.
+def check(
+    scenario: Scenario,
+    seeds: int = 1,
+    *,
+    scripts: Mapping[str, str] | None = None,
+    max_events: int | None = None,
+) -> list[dict[str, Any]]:
+    """Judges every claim of ``scenario`` and of each of its variants over ``seeds`` consecutive seeds, each on
+    the scenario and, for an effect claim, on its ablation (``without``), as ``schedsim check --seeds N`` does.
 
-    Returns one dict per claim: ``variant`` (None for the scenario as written), ``policy``, ``text``, ``holds``
-    (for every seed), ``held`` (how many seeds it held for), ``failed_seeds`` and ``values`` (of the first failing
-    seed, else of the first seed), as ``schedsim check --seeds N`` reports them. ``scripts`` gives policies Rhai
-    sources, as in ``run``: how a homework's claims grade a student's scheduler.
+    Returns one dict per claim and setting, in the CLI's order: ``variant`` (None for the scenario as written),
+    ``policy``, ``text``, ``holds`` (on every seed of the scenario), ``held`` (how many seeds it held for),
+    ``failed_seeds``, ``values`` (of the first failing seed, else of the first seed) and ``verdict``: the core's
+    verdict the CLI prints, a dict with ``kind`` (``holds``, ``fails``, ``not_credited`` (it holds without its
+    mechanism too), ``ablation_broken`` (with ``ablation_error``), ``not_reproduced`` (with ``reason``),
+    ``stale`` (with ``why``), ``goal`` (with ``met``)), ``seeds``, ``failed_seeds``, ``seed``, ``values``
+    (``{"runs": {policy: {path: value}}, "target", "bound"}``), ``error`` and ``without`` (the ablation's
+    ``label``, ``judged``, ``still_holds``, ``broken``, ``values``, ``error``). A claim fails the CLI's check when
+    its kind is ``fails``, ``not_credited``, ``ablation_broken`` or ``stale``.
+
+    ``scripts`` gives policies Rhai sources, as in ``run``: how a homework's claims grade a student's scheduler.
+    ``max_events`` is ``run``'s: a run estimated above it is refused before anything runs.
     """
     if seeds < 1:
         raise ValueError("seeds: must be at least 1")
-    text = scenario_json(scenario, scripts)
-    info = json.loads(_core.describe(text))
-    settings: list[tuple[str | None, int]] = [(None, info["seed"])]
-    settings += [(v["label"], v["seed"]) for v in info["variants"]]
-    results: list[dict[str, Any]] = []
-    for variant, first in settings:
-        reports = [json.loads(_core.run(text, [], s, None, variant, True)) for s in range(first, first + seeds)]
-        for r, run0 in enumerate(reports[0]["runs"]):
-            for k, claim in enumerate(run0["claims"]):
-                per_seed = [(first + i, rep["runs"][r]["claims"][k]) for i, rep in enumerate(reports)]
-                failed = [(s, c) for s, c in per_seed if c.get("holds") is not True]
-                shown = failed[0][1] if failed else claim
-                results.append(
-                    {
-                        "variant": variant,
-                        "policy": run0["policy"],
-                        "text": claim["text"],
-                        "holds": not failed,
-                        "held": seeds - len(failed),
-                        "failed_seeds": [s for s, _ in failed],
-                        "values": shown.get("values"),
-                    }
-                )
+    results: list[dict[str, Any]] = json.loads(_core.check(scenario_json(scenario, scripts), seeds, max_events))
     return results

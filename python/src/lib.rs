@@ -5,6 +5,7 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use schedsim_core::claims;
 use schedsim_core::cost::{self, DEFAULT_MAX_EVENTS};
 use schedsim_core::grid::{self, Axis, Grid, GridError, GridSpec, LimitNames, Limits};
 use schedsim_core::report::{self, RunOptions};
@@ -159,6 +160,25 @@ fn run(
         .detach(|| report::run_scenario(&sc, &policies, &opts))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok(report::to_json_string(&rep))
+}
+
+/// Every claim of a scenario (JSON text) and of each of its variants over `seeds` consecutive seeds, judged with
+/// its ablation: the verdicts `schedsim check --seeds N` renders (`schedsim_core::claims::check`), as JSON text,
+/// one object per claim and setting (`FileCheck::results`, what `schedsim check --json` prints). An ablation whose runs fail is that claim's ablation broken; the scenario's own runs failing
+/// raise `RuntimeError`.
+#[pyfunction]
+#[pyo3(signature = (scenario, seeds, max_events=None))]
+fn check(py: Python<'_>, scenario: &str, seeds: u64, max_events: Option<u64>) -> PyResult<String> {
+    let sc = parse(py, scenario)?;
+    let opts = RunOptions {
+        deterministic: true,
+        max_events: Some(limit(max_events)?),
+        ..RunOptions::default()
+    };
+    let file = py
+        .detach(|| claims::check::run(&sc.id, &sc, seeds, &opts))
+        .map_err(PyRuntimeError::new_err)?;
+    Ok(Value::Array(file.results()).to_string())
 }
 
 /// The estimated cost of running a scenario (JSON text) under the named policies (all when empty), as JSON text:
@@ -551,6 +571,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(attach_scripts, m)?)?;
     m.add_function(wrap_pyfunction!(metric_matches, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;

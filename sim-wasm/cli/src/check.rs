@@ -3,185 +3,55 @@
 //! switched off), where it must fail. The same outcomes make the fidelity table (`docs/fidelity.md`).
 
 use schedsim_cli::batch::{self, Batch};
-use schedsim_core::claims::{self, ClaimResult};
-use schedsim_core::report::{self, Report, RunOptions};
+use schedsim_core::claims::check::{self as plan, FileCheck, Setting};
+use schedsim_core::claims::{State, Trials, Values, Verdict};
+use schedsim_core::report::RunOptions;
 use schedsim_core::scenario::Scenario;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-/// One claim's results in one setting (the scenario or a variant), one entry per seed.
-pub struct ClaimOutcome {
-    pub seeds: Vec<u64>,
-    pub on_scenario: Vec<ClaimResult>,
-    /// Empty when the claim has no ablation.
-    pub on_ablation: Vec<ClaimResult>,
-}
-
-impl ClaimOutcome {
-    fn held(&self) -> usize {
-        self.on_scenario.iter().filter(|r| r.holds).count()
-    }
-    /// Seeds where the ablated run still satisfies the claim, or could not be judged for another reason than the
-    /// claimed quantity being absent (a metric that does not exist without the mechanism is the effect gone; a
-    /// missing run is a broken ablation).
-    fn ablation_held(&self) -> usize {
-        self.on_ablation.iter().filter(|r| r.holds || (r.error.is_some() && !r.absent)).count()
-    }
-    /// Holds on every seed, and its ablation (if any) fails on every seed.
-    pub fn passes(&self) -> bool {
-        self.held() == self.seeds.len() && self.ablation_held() == 0
-    }
-}
-
-/// One setting of a scenario file: the scenario as written (label "") or a variant, whose claims may differ.
-pub struct Setting {
-    pub label: String,
-    pub scenario: Scenario,
-    /// One per claim of `scenario`.
-    pub claims: Vec<ClaimOutcome>,
-}
-
-impl Setting {
-    /// The outcome of the claim with this text, if the setting has it.
-    fn claim(&self, text: &str) -> Option<&ClaimOutcome> {
-        self.scenario.claims.iter().position(|c| c.text == text).map(|k| &self.claims[k])
-    }
-}
-
-/// A scenario file's outcomes: the scenario as written first, then its variants.
+/// A scenario file's trials (the core's [`FileCheck`]), with its path.
 pub struct FileOutcome {
     pub path: PathBuf,
-    pub scenario: Scenario,
-    pub settings: Vec<Setting>,
+    pub check: FileCheck,
 }
 
-/// What a batch of runs is for.
-enum Role {
-    Scenario,
-    /// The ablation shared by these claims.
-    Ablation(Vec<usize>),
+impl FileOutcome {
+    fn scenario(&self) -> &Scenario {
+        &self.check.scenario
+    }
+    fn settings(&self) -> &[Setting] {
+        &self.check.settings
+    }
 }
 
-/// Runs every file's scenario, variants and ablations with `seeds` consecutive seeds.
-/// Runs every claim of `files`; refuses before running anything if a run is estimated above `max_events`.
+/// Runs every claim of `files` with `seeds` consecutive seeds (their scenarios, variants and ablations, spread
+/// over `jobs` threads); refuses before running anything if a run is estimated above `max_events`.
 pub fn run_all(
     files: &[(PathBuf, Scenario)],
     seeds: u64,
     jobs: usize,
     max_events: u64,
 ) -> Result<Vec<FileOutcome>, String> {
-    let mut batches = Vec::new();
-    // (file, setting, seed index, role) per batch.
-    let mut plan = Vec::new();
-    let mut shapes = Vec::new();
-    for (fi, (path, base)) in files.iter().enumerate() {
-        let mut settings = vec![(String::new(), base.clone())];
-        for v in &base.variants {
-            let sc = v
-                .scenario
-                .as_deref()
-                .ok_or_else(|| format!("{}: variant '{}' was not built", path.display(), v.label))?;
-            settings.push((v.label.clone(), sc.clone()));
-        }
-        let mut labels = Vec::new();
-        for (si, (label, sc)) in settings.iter().enumerate() {
-            let list = batch::seed_list(sc.seed, seeds).map_err(|e| format!("{}: {e}", path.display()))?;
-            let ids: Vec<String> = sc.policies.iter().map(|p| p.id.clone()).collect();
-            let at = if label.is_empty() { String::new() } else { format!(" {{{label}}}") };
-            for (n, &s) in list.iter().enumerate() {
-                let scenario = report::with_overrides(sc, &RunOptions { seed: Some(s), ..RunOptions::default() })?;
-                let name = format!("{}{at}, seed {s}", path.display());
-                for (claims, ablated) in ablation_groups(&scenario).map_err(|e| format!("{name}: {e}"))? {
-                    let policies = group_policies(&ablated, &scenario, &claims);
-                    batches.push(Batch {
-                        scenario: ablated,
-                        policies,
-                        label: format!("{name}, without '{}'", ablation_label(&scenario, claims[0])),
-                    });
-                    plan.push((fi, si, n, Role::Ablation(claims)));
-                }
-                batches.push(Batch { scenario, policies: ids.clone(), label: name });
-                plan.push((fi, si, n, Role::Scenario));
-            }
-            labels.push((label.clone(), sc.clone(), list));
-        }
-        shapes.push(labels);
-    }
-    let opts = RunOptions { max_events: Some(max_events), ..RunOptions::default() };
-    let reports = batch::run(&batches, &opts, jobs, "runs")?;
-
-    let mut out: Vec<FileOutcome> = files
+    let plans: Vec<plan::Plan> =
+        files.iter().map(|(path, sc)| plan::plan(&path.display().to_string(), sc, seeds)).collect::<Result<_, _>>()?;
+    let batches: Vec<Batch> = plans
         .iter()
-        .zip(&shapes)
-        .map(|((path, sc), labels)| FileOutcome {
-            path: path.clone(),
-            scenario: sc.clone(),
-            settings: labels
-                .iter()
-                .map(|(label, setting, list)| Setting {
-                    label: label.clone(),
-                    scenario: setting.clone(),
-                    claims: setting
-                        .claims
-                        .iter()
-                        .map(|_| ClaimOutcome { seeds: list.clone(), on_scenario: Vec::new(), on_ablation: Vec::new() })
-                        .collect(),
-                })
-                .collect(),
-        })
+        .flat_map(|p| &p.runs)
+        .map(|r| Batch { scenario: r.scenario.clone(), policies: r.policies.clone(), label: r.label.clone() })
         .collect();
-    // Batches were planned seed by seed in order, so pushing keeps each outcome's results in seed order.
-    for ((fi, si, _n, role), (b, rep)) in plan.into_iter().zip(batches.iter().zip(reports)) {
-        let results = judge(&b.scenario, &rep);
-        let outcomes = &mut out[fi].settings[si].claims;
-        match role {
-            Role::Scenario => {
-                for (k, r) in results.into_iter().enumerate() {
-                    outcomes[k].on_scenario.push(r);
-                }
-            }
-            Role::Ablation(ks) => {
-                for k in ks {
-                    outcomes[k].on_ablation.push(results[k].clone());
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn judge(sc: &Scenario, rep: &Report) -> Vec<ClaimResult> {
-    claims::evaluate(sc, &rep.runs)
-}
-
-fn ablation_label(sc: &Scenario, k: usize) -> &str {
-    sc.claims[k].without.as_ref().map_or("", |a| a.label.as_str())
-}
-
-/// Claims that share an ablation (the same label and patch) share its runs: (claim indices, ablated scenario).
-fn ablation_groups(sc: &Scenario) -> Result<Vec<(Vec<usize>, Scenario)>, String> {
-    let mut groups: BTreeMap<String, (Vec<usize>, Scenario)> = BTreeMap::new();
-    for (k, c) in sc.claims.iter().enumerate() {
-        let Some(ab) = &c.without else { continue };
-        let key = serde_json::to_string(ab).expect("an ablation serialises");
-        if let Some((ks, _)) = groups.get_mut(&key) {
-            ks.push(k);
-            continue;
-        }
-        let ablated = sc.ablated(k).expect("the claim has an ablation").map_err(|e| e.to_string())?;
-        groups.insert(key, (vec![k], ablated));
-    }
-    let mut v: Vec<_> = groups.into_values().collect();
-    v.sort_by_key(|(ks, _)| ks[0]);
-    Ok(v)
-}
-
-/// The policies the group's claims read, in the ablated scenario's order.
-fn group_policies(ablated: &Scenario, sc: &Scenario, claims: &[usize]) -> Vec<String> {
-    let wanted: Vec<&str> = claims.iter().flat_map(|&k| sc.claims[k].policies()).collect();
-    ablated.policies.iter().filter(|p| wanted.contains(&p.id.as_str())).map(|p| p.id.clone()).collect()
+    let opts = RunOptions { max_events: Some(max_events), ..RunOptions::default() };
+    let mut reports = batch::run(&batches, &opts, jobs, "runs")?.into_iter();
+    files
+        .iter()
+        .zip(plans)
+        .map(|((path, _), p)| {
+            let mine = reports.by_ref().take(p.runs.len()).map(|r| Ok(r.runs)).collect();
+            Ok(FileOutcome { path: path.clone(), check: p.collect(mine)? })
+        })
+        .collect()
 }
 
 /// Totals of a check.
@@ -194,30 +64,38 @@ pub struct Tally {
     pub goals: usize,
 }
 
+/// Every claim's verdict of every file, file by file (the core's `FileCheck::results`).
+pub fn results(outcomes: &[FileOutcome]) -> Vec<Value> {
+    outcomes.iter().flat_map(|f| f.check.results()).collect()
+}
+
+/// How `check` counts a verdict, and the mark its line starts with.
+fn mark(v: &Verdict) -> &'static str {
+    match v.state {
+        State::Goal { .. } => "goal",
+        State::Holds => "ok  ",
+        State::NotReproduced { .. } => "n/r ",
+        State::Fails | State::NotCredited | State::AblationBroken { .. } | State::Stale { .. } => "FAIL",
+    }
+}
+
+/// A verdict's numbers as reports give them (`null` when the claim could not be judged).
+fn legacy(values: Option<&Values>) -> Value {
+    values.map_or(Value::Null, Values::legacy)
+}
+
 /// The lines `schedsim check` prints, and the tally. `show_seeds` adds per-seed counts (with `--seeds`).
 pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
     let mut text = String::new();
     let mut t = Tally::default();
     for f in outcomes {
-        // A not_reproduced claim is stale only if it now holds, with its ablation failing, in every setting that
-        // has it: holding in one variant does not make the paper's result reproduced.
-        let reproduced = |text: &str| f.settings.iter().all(|set| set.claim(text).is_none_or(ClaimOutcome::passes));
-        for set in &f.settings {
+        for (s, set) in f.settings().iter().enumerate() {
             let variant = if set.label.is_empty() { String::new() } else { format!(" {{{}}}", set.label) };
             for (k, o) in set.claims.iter().enumerate() {
                 let c = &set.scenario.claims[k];
-                let n = o.seeds.len();
-                let nr = c.not_reproduced();
-                let pass = o.passes();
-                let stale = nr && reproduced(&c.text);
-                let bad_reason = c.reason_defect();
-                let mark = match (nr, pass) {
-                    _ if c.goal() => "goal",
-                    (false, true) => "ok  ",
-                    (false, false) => "FAIL",
-                    (true, _) if stale || bad_reason.is_some() => "FAIL",
-                    (true, _) => "n/r ",
-                };
+                let v = f.check.verdict(s, k);
+                let n = v.seeds.len();
+                let mark = mark(&v);
                 match mark {
                     "ok  " => t.passed += 1,
                     "n/r " => t.not_reproduced += 1,
@@ -225,55 +103,55 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                     _ => t.failed += 1,
                 }
                 let policy = c.subject().unwrap_or("");
-                let _ = write!(text, "{mark} {}{variant} [{policy}] {}", f.scenario.id, c.text);
+                let _ = write!(text, "{mark} {}{variant} [{policy}] {}", f.scenario().id, c.text);
                 let mut notes = Vec::new();
                 if show_seeds {
-                    let failed: Vec<String> = o
-                        .seeds
-                        .iter()
-                        .zip(&o.on_scenario)
-                        .filter(|(_, r)| !r.holds)
-                        .map(|(s, _)| s.to_string())
-                        .collect();
+                    let held = n - v.failed_seeds.len();
+                    let failed: Vec<String> = v.failed_seeds.iter().map(u64::to_string).collect();
                     notes.push(match failed.len() {
-                        0 => format!("{}/{n} seeds", o.held()),
-                        1 => format!("{}/{n} seeds; failed: seed {}", o.held(), failed[0]),
-                        _ => format!("{}/{n} seeds; failed: seeds {}", o.held(), failed.join(", ")),
+                        0 => format!("{held}/{n} seeds"),
+                        1 => format!("{held}/{n} seeds; failed: seed {}", failed[0]),
+                        _ => format!("{held}/{n} seeds; failed: seeds {}", failed.join(", ")),
                     });
                 }
-                if let Some(ab) = &c.without {
-                    let still = o.ablation_held();
-                    notes.push(if still == 0 {
-                        format!("without '{}': fails {n}/{n}", ab.label)
-                    } else {
-                        format!("without '{}': still holds {still}/{n}", ab.label)
-                    });
+                if let Some(ab) = &v.without {
+                    let mut how = Vec::new();
+                    if ab.still_holds > 0 {
+                        how.push(format!("still holds {}/{n}", ab.still_holds));
+                    }
+                    if ab.broken > 0 {
+                        how.push(format!("broken {}/{n}", ab.broken));
+                    }
+                    if how.is_empty() {
+                        how.push(format!("fails {n}/{n}"));
+                    }
+                    notes.push(format!("without '{}': {}", ab.label, how.join(", ")));
                 }
-                if let Some(why) = bad_reason {
-                    notes.push(format!("not reproduced, but {why}: state the mechanism and the model's cause"));
-                }
-                if nr {
-                    notes.push(match (stale, pass) {
-                        (true, _) => "marked not_reproduced but reproduced: update its status".into(),
-                        (false, true) => "not reproduced; holds in this setting".into(),
-                        (false, false) => "not reproduced".into(),
-                    });
+                match &v.state {
+                    State::AblationBroken { ablation_error } => {
+                        notes.push(format!("ablation broken: {ablation_error}"))
+                    }
+                    State::Stale { why } => notes.push(why.clone()),
+                    State::NotReproduced { holds: true, .. } => {
+                        notes.push("not reproduced; holds in this setting".into())
+                    }
+                    State::NotReproduced { holds: false, .. } => notes.push("not reproduced".into()),
+                    _ => {}
                 }
                 if !notes.is_empty() {
                     let _ = write!(text, " ({})", notes.join("; "));
                 }
                 text.push('\n');
                 // Values: of the first failing seed, or the first seed; and the ablated run's beside them.
-                let pick = o.on_scenario.iter().position(|r| !r.holds).unwrap_or(0);
-                let show = !pass || c.without.is_some() || nr;
-                if let (true, Some(r)) = (show, o.on_scenario.get(pick)) {
-                    let which = if show_seeds { format!(" (seed {})", o.seeds[pick]) } else { String::new() };
-                    let _ = writeln!(text, "       values{which}: {}", r.values);
-                    if let Some(e) = &r.error {
+                let show = !o.passes() || c.without.is_some() || c.not_reproduced();
+                if show && !v.seeds.is_empty() {
+                    let which = if show_seeds { format!(" (seed {})", v.seed) } else { String::new() };
+                    let _ = writeln!(text, "       values{which}: {}", legacy(v.values.as_ref()));
+                    if let Some(e) = &v.error {
                         let _ = writeln!(text, "       error: {e}");
                     }
-                    if let Some(a) = o.on_ablation.get(pick) {
-                        let _ = writeln!(text, "       without: {}", a.values);
+                    if let Some(a) = v.without.as_ref().filter(|a| a.judged > 0) {
+                        let _ = writeln!(text, "       without: {}", legacy(a.values.as_ref()));
                         if let Some(e) = &a.error {
                             let _ = writeln!(text, "       without, error: {e}");
                         }
@@ -311,12 +189,23 @@ fn fmt_num(x: f64) -> String {
     }
 }
 
-/// `policy: path value; ...` with each number as mean [min, max] over the seeds, at most `most` numbers.
-fn values_cell(results: &[ClaimResult], most: usize) -> String {
+/// A verdict that counts as passed: holds, or a homework goal met.
+fn passed(v: &Verdict) -> bool {
+    matches!(v.state, State::Holds | State::Goal { met: true })
+}
+
+/// The scenario's judgements of a claim, seed by seed: (the report's values, why it could not be judged).
+fn judged(t: &Trials) -> Vec<(&Value, Option<&str>)> {
+    t.on_scenario.iter().map(|r| (&r.values, r.error.as_deref())).collect()
+}
+
+/// `policy: path value; ...` with each number as mean [min, max] over the seeds, at most `most` numbers, from
+/// each seed's (values, error).
+fn values_cell(results: &[(&Value, Option<&str>)], most: usize) -> String {
     let mut series: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
     let mut order = Vec::new();
-    for r in results {
-        let Some(obj) = r.values.as_object() else { continue };
+    for (values, _) in results {
+        let Some(obj) = values.as_object() else { continue };
         for (who, vals) in obj {
             match vals {
                 Value::Object(m) => {
@@ -344,10 +233,8 @@ fn values_cell(results: &[ClaimResult], most: usize) -> String {
     }
     // Seeds on which the claim could not be judged (a metric missing: a job that never finished, a run without
     // the quantity): their numbers are not there, so no mean is shown over the seeds that had them.
-    let unjudged: Vec<&ClaimResult> = results.iter().filter(|r| r.error.is_some()).collect();
-    let note = unjudged.first().map(|r| {
-        format!("not judged on {} of {} seeds: {}", unjudged.len(), results.len(), r.error.as_deref().unwrap_or(""))
-    });
+    let unjudged: Vec<&str> = results.iter().filter_map(|(_, e)| *e).collect();
+    let note = unjudged.first().map(|e| format!("not judged on {} of {} seeds: {e}", unjudged.len(), results.len()));
     if order.is_empty() {
         return note.unwrap_or_else(|| "—".into());
     }
@@ -393,15 +280,17 @@ pub fn fidelity_markdown(outcomes: &[FileOutcome], figures: &Value, seeds: u64) 
          ablation (*without*: the scenario with the credited mechanism switched off), and holds only if it fails \
          there on every seed. *Not reproduced* claims state the paper's value and why the model does not give it.\n"
     );
-    let by_id: BTreeMap<&str, &FileOutcome> = outcomes.iter().map(|f| (f.scenario.id.as_str(), f)).collect();
+    let by_id: BTreeMap<&str, &FileOutcome> = outcomes.iter().map(|f| (f.scenario().id.as_str(), f)).collect();
     let summary = |f: &FileOutcome| {
         let (mut ok, mut nr, mut bad) = (0, 0, 0);
-        for c in &f.scenario.claims {
-            let pass = f.settings.iter().all(|set| set.claim(&c.text).is_none_or(ClaimOutcome::passes));
-            match (c.not_reproduced(), pass) {
-                (false, true) => ok += 1,
-                (true, false) => nr += 1,
-                _ => bad += 1,
+        for c in &f.scenario().claims {
+            let verdicts = f.check.verdicts_of(&c.text);
+            if verdicts.iter().all(|(_, v)| passed(v)) {
+                ok += 1;
+            } else if verdicts.iter().all(|(_, v)| matches!(v.state, State::NotReproduced { .. })) {
+                nr += 1;
+            } else {
+                bad += 1;
             }
         }
         let mut s = format!("{ok} hold");
@@ -443,8 +332,8 @@ pub fn fidelity_markdown(outcomes: &[FileOutcome], figures: &Value, seeds: u64) 
         md.push('\n');
     }
     let _ = writeln!(md, "## Claims, scenario by scenario\n");
-    for f in outcomes.iter().filter(|f| f.scenario.id.starts_with('p')) {
-        let sc = &f.scenario;
+    for f in outcomes.iter().filter(|f| f.scenario().id.starts_with('p')) {
+        let sc = f.scenario();
         let _ = writeln!(md, "### {}\n", sc.id);
         let file = f.path.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
         let _ = writeln!(
@@ -452,36 +341,51 @@ pub fn fidelity_markdown(outcomes: &[FileOutcome], figures: &Value, seeds: u64) 
             "{} ({}; [{file}](../scenarios/{file})). Variants: {}.\n",
             sc.title,
             sc.source,
-            f.settings.len() - 1
+            f.settings().len() - 1
         );
         let _ = writeln!(md, "| Claim | Paper | Ours | Result |");
         let _ = writeln!(md, "|---|---|---|---|");
         for (k, c) in sc.claims.iter().enumerate() {
-            let base = &f.settings[0].claims[k];
+            let base = &f.settings()[0].claims[k];
             // A variant that restates its claims is judged on those of the same text.
-            let failing: Vec<&str> = f
-                .settings
-                .iter()
-                .filter(|set| set.claim(&c.text).is_some_and(|o| !o.passes()))
-                .map(|set| set.label.as_str())
-                .collect();
-            let pass_all = failing.is_empty();
-            let mut result = match (c.not_reproduced(), pass_all) {
-                (true, _) => format!("not reproduced: {}", c.reason.as_deref().unwrap_or("")),
-                (false, true) => "holds".to_string(),
-                (false, false) => {
-                    let names: Vec<&str> =
-                        failing.iter().map(|l| if l.is_empty() { "as written" } else { l }).collect();
-                    format!("**fails** in: {}", names.join("; "))
-                }
+            let failing: Vec<(&str, Verdict)> =
+                f.check.verdicts_of(&c.text).into_iter().filter(|(_, v)| !passed(v)).collect();
+            let mut result = if c.not_reproduced() {
+                format!("not reproduced: {}", c.reason.as_deref().unwrap_or(""))
+            } else if failing.is_empty() {
+                "holds".to_string()
+            } else {
+                let names: Vec<String> = failing
+                    .iter()
+                    .map(|(l, v)| {
+                        let l = if l.is_empty() { "as written" } else { l };
+                        match &v.state {
+                            State::NotCredited => format!("{l} (holds without its mechanism too)"),
+                            State::AblationBroken { ablation_error } => {
+                                format!("{l} (ablation broken: {ablation_error})")
+                            }
+                            State::Stale { why } => format!("{l} ({why})"),
+                            _ => l.to_string(),
+                        }
+                    })
+                    .collect();
+                format!("**fails** in: {}", names.join("; "))
             };
+            let ablated: Vec<(&Value, Option<&str>)> = base
+                .on_ablation
+                .iter()
+                .map(|r| match r {
+                    Ok(r) => (&r.values, r.error.as_deref()),
+                    Err(e) => (&Value::Null, Some(e.as_str())),
+                })
+                .collect();
             if let Some(ab) = &c.without {
-                let _ = write!(result, "; without {}: {}", ab.label, values_cell(&base.on_ablation, 3));
+                let _ = write!(result, "; without {}: {}", ab.label, values_cell(&ablated, 3));
             }
             if c.not_reproduced() {
                 // Whether switching the credited mechanism off moves the claim's numbers at all: a mechanism whose
                 // ablation changes nothing does not act in this setting.
-                let moved = base.on_scenario.iter().zip(&base.on_ablation).any(|(a, b)| a.values != b.values);
+                let moved = base.on_scenario.iter().zip(&ablated).any(|(a, (b, _))| a.values != **b);
                 result.push_str(match (&c.without, moved) {
                     (None, _) => "; no ablation",
                     (Some(_), true) => "; its ablation changes the figures",
@@ -493,7 +397,7 @@ pub fn fidelity_markdown(outcomes: &[FileOutcome], figures: &Value, seeds: u64) 
                 "| {} | {} | {} | {} |",
                 cell(&c.text),
                 cell(c.paper.as_deref().unwrap_or("—")),
-                cell(&values_cell(&base.on_scenario, 3)),
+                cell(&values_cell(&judged(base), 3)),
                 cell(&result)
             );
         }
@@ -513,30 +417,5 @@ mod tests {
         assert_eq!(fmt_num(1234.4), "1234");
         assert_eq!(spread(&[1.0, 2.0, 3.0]), "2 [1, 3]");
         assert_eq!(spread(&[5.0, 5.0]), "5");
-    }
-
-    fn outcome(holds: &[bool], ablated: &[bool]) -> ClaimOutcome {
-        let r = |h: bool| ClaimResult {
-            text: String::new(),
-            holds: h,
-            policy: None,
-            values: Value::Null,
-            error: None,
-            absent: false,
-            status: None,
-        };
-        ClaimOutcome {
-            seeds: (0..holds.len() as u64).collect(),
-            on_scenario: holds.iter().map(|&h| r(h)).collect(),
-            on_ablation: ablated.iter().map(|&h| r(h)).collect(),
-        }
-    }
-
-    #[test]
-    fn a_claim_passes_only_if_its_ablation_fails_on_every_seed() {
-        assert!(outcome(&[true, true], &[]).passes());
-        assert!(outcome(&[true, true], &[false, false]).passes());
-        assert!(!outcome(&[true, true], &[false, true]).passes(), "the effect survives the ablation on a seed");
-        assert!(!outcome(&[true, false], &[false, false]).passes());
     }
 }

@@ -83,6 +83,10 @@ enum Cmd {
         /// The papers' figures and tables, for the fidelity table.
         #[arg(long, value_name = "FILE", default_value = "docs/fidelity-figures.json")]
         figures: PathBuf,
+        /// Print every claim's verdict as a JSON array instead of the lines (what Python's `check` returns);
+        /// the exit code is the same.
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         scripts: Scripts,
         #[command(flatten)]
@@ -370,9 +374,10 @@ fn real_main() -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { paths, seeds, jobs, fidelity, figures, scripts, limit } => {
+        Cmd::Check { paths, seeds, jobs, fidelity, figures, json, scripts, limit } => {
             let ff = fidelity.map(|doc| FidelityFiles { figures, doc });
-            check_cmd(&paths, &scripts.read()?, seeds, jobs_or_default(jobs), ff.as_ref(), limit.events())
+            let how = CheckOptions { seeds, jobs: jobs_or_default(jobs), fidelity: ff.as_ref(), json };
+            check_cmd(&paths, &scripts.read()?, &how, limit.events())
         }
         Cmd::Fidelity { paths, seeds, jobs, figures, out } => {
             let files: Vec<(PathBuf, Scenario)> =
@@ -554,45 +559,67 @@ fn stats_csv(report: &Value) -> String {
 fn check_cmd(
     paths: &[PathBuf],
     scripts: &[(String, String)],
-    seeds: Option<u64>,
-    jobs: usize,
-    fidelity: Option<&FidelityFiles>,
+    how: &CheckOptions,
     max_events: u64,
 ) -> Result<ExitCode, String> {
+    let &CheckOptions { seeds, jobs, fidelity, json } = how;
     let files: Vec<(PathBuf, Scenario)> = scenario_files(paths)?
         .into_iter()
         .map(|f| load_with(&f, scripts).map(|sc| (f, sc)))
         .collect::<Result<_, _>>()?;
     let outcomes = check::run_all(&files, seeds.unwrap_or(1), jobs, max_events)?;
     let (mut text, t) = check::render(&outcomes, seeds.is_some());
+    if json {
+        text = serde_json::to_string_pretty(&check::results(&outcomes)).expect("verdicts serialise") + "\n";
+    }
     let mut stale = false;
     if let Some(ff) = fidelity {
         let want = check::fidelity_markdown(&outcomes, &ff.figures()?, seeds.unwrap_or(1));
         let have = std::fs::read_to_string(&ff.doc).unwrap_or_default();
         if have != want {
             stale = true;
-            text.push_str(&format!(
+            let msg = format!(
                 "FAIL {} is not what these runs give: regenerate it with `schedsim fidelity {} --seeds {} --figures {} --out {}`\n",
                 ff.doc.display(),
                 paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "),
                 seeds.unwrap_or(1),
                 ff.figures.display(),
                 ff.doc.display()
-            ));
+            );
+            if json {
+                eprint!("{msg}");
+            } else {
+                text.push_str(&msg);
+            }
         }
     }
-    if t.not_reproduced > 0 {
+    if t.not_reproduced > 0 && !json {
         text.push_str(&format!(
             "not reproduced: {} (kept as findings with the paper's value; not failed)\n",
             t.not_reproduced
         ));
     }
-    if t.goals > 0 {
+    if t.goals > 0 && !json {
         text.push_str(&format!("homework goals: {} (judged on the starting scripts; not failed)\n", t.goals));
     }
-    text.push_str(&format!("claims: {} passed, {} failed\n", t.passed, t.failed + usize::from(stale)));
+    if json {
+        // The lines' tally goes to stderr, so stdout stays one JSON document.
+        eprintln!("claims: {} passed, {} failed", t.passed, t.failed + usize::from(stale));
+    } else {
+        text.push_str(&format!("claims: {} passed, {} failed\n", t.passed, t.failed + usize::from(stale)));
+    }
     emit(&text);
     Ok(if t.failed == 0 && !stale { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// How `schedsim check` runs and what it prints.
+struct CheckOptions<'a> {
+    /// `--seeds`: consecutive seeds per scenario and variant (the lines then count seeds).
+    seeds: Option<u64>,
+    jobs: usize,
+    fidelity: Option<&'a FidelityFiles>,
+    /// `--json`: the verdicts as one JSON array instead of the lines.
+    json: bool,
 }
 
 /// The fidelity table's files: the list of the papers' figures and the generated Markdown.

@@ -101,6 +101,37 @@ fn check_with_seeds_counts_seeds_per_claim() {
     std::fs::remove_file(file).ok();
 }
 
+/// A broken ablation (here its patch renames the domain the claim's bound reads, so the ablated run lacks it) fails
+/// the check as broken, not as "fails without" (which would read as a pass); `--json` gives the same verdicts.
+#[test]
+fn check_names_a_broken_ablation() {
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(scenario("credit-weights.json")).unwrap()).unwrap();
+    doc["duration_ms"] = 1500.into();
+    doc["warmup_ms"] = 500.into();
+    doc["variants"] = serde_json::json!([]);
+    doc["claims"] = serde_json::json!([
+        { "text": "heavy gets more", "metric": "domains.heavy.cpu_share", "higher": "credit", "than": "credit",
+          "than_metric": "domains.light1.cpu_share", "by_factor": 1.2,
+          "factor_at_most": { "policy": "credit", "metric": "domains.light2.cpu_share", "scale": 100 },
+          "without": { "label": "renamed", "patch": [{ "op": "replace", "path": "/domains/2/name", "value": "light3" }] } }
+    ]);
+    let file = std::env::temp_dir().join(format!("schedsim-cli-test-{}-broken.json", std::process::id()));
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let out = schedsim(&["check", file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.starts_with("FAIL credit-weights [credit] heavy gets more (without 'renamed': broken 1/1; ablation broken: factor_at_most: 'domains.light2.cpu_share' must match one value"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let out = schedsim(&["check", "--json", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(v[0]["verdict"]["kind"], "ablation_broken", "{v}");
+    assert!(v[0]["verdict"]["ablation_error"].as_str().unwrap().contains("must match one value"), "{v}");
+    assert_eq!(v[0]["verdict"]["values"]["bound"], v[0]["values"]["factor_at_most"], "{v}");
+    assert_eq!(v[0]["holds"], true, "it holds on the scenario itself");
+    std::fs::remove_file(file).ok();
+}
+
 #[test]
 fn check_passes_an_effect_claim_only_if_its_ablation_fails() {
     // credit-weights: weights give shares. Ablating the weights (all equal) must undo the claimed effect; an

@@ -1,9 +1,54 @@
 //! Scenario claims: statements about the report that the runs must reproduce (direction and rough size of a
 //! paper's effect). A metric is a dotted path into a run object; `*` matches every key at that level.
+//!
+//! A claim is judged on one set of runs ([`evaluate`]: a [`ClaimResult`] with the typed [`Values`] it read), and
+//! given one [`Verdict`] over its seeds and its ablation ([`verdict`]); [`check`] plans and collects the runs a
+//! whole check needs. Every front end (the CLI's `check` and fidelity table, the page, Python) renders that verdict.
+
+pub mod check;
+mod verdict;
+
+pub use verdict::{verdict, Ablated, State, Trials, Verdict};
 
 use crate::scenario::{Claim, ClaimStatus, FactorBound, Scenario};
+use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+/// The numbers a claim was judged on, typed: a policy whose id is `target` no longer collides with the targets.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, JsonSchema)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+pub struct Values {
+    /// Each run's numbers the claim read: `{policy: {metric path: value}}`, in the order the claim names them.
+    pub runs: IndexMap<String, IndexMap<String, f64>>,
+    /// A `near` claim's targets: the value each metric path was compared with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<IndexMap<String, f64>>,
+    /// A `factor_at_most` read from a run's metric: the most the factor between the two sides may be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<f64>,
+}
+
+impl Values {
+    /// The report's `values` object: `{policy: {path: value}}` with the literal keys `factor_at_most` (first)
+    /// and `target` (last) beside the policies, as reports always gave it.
+    pub fn legacy(&self) -> Value {
+        let mut m = Map::new();
+        if let Some(b) = self.bound {
+            m.insert("factor_at_most".into(), Value::from(b));
+        }
+        let object =
+            |xs: &IndexMap<String, f64>| Value::Object(xs.iter().map(|(k, x)| (k.clone(), Value::from(*x))).collect());
+        for (id, xs) in &self.runs {
+            m.insert(id.clone(), object(xs));
+        }
+        if let Some(t) = &self.target {
+            m.insert("target".into(), object(t));
+        }
+        Value::Object(m)
+    }
+}
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
@@ -13,7 +58,9 @@ pub struct ClaimResult {
     /// The policy the claim is about (its run carries the result).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
-    /// The numbers it was judged on: `{policy: {metric path: value}}`, plus `target` for `near` claims.
+    /// The numbers it was judged on: `{policy: {metric path: value}}`, plus `target` for `near` claims and
+    /// `factor_at_most` for a bound read from a metric, beside the policies (the verdict's typed `values` keep
+    /// them apart: here a policy whose id is `target` collides).
     #[cfg_attr(test, ts(type = "unknown"))]
     pub values: Value,
     /// Why it could not be judged (a missing metric or run), when so.
@@ -26,6 +73,13 @@ pub struct ClaimResult {
     /// `not_reproduced` when the scenario keeps this claim as a finding the model does not reproduce.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<ClaimStatus>,
+    /// The typed numbers `values` renders (none when it could not be judged).
+    #[serde(skip)]
+    pub judged: Option<Values>,
+    /// The claim's verdict on these runs and, when given, its ablation's ([`evaluate_with`]; the page reads it).
+    /// Reports leave it out: a report's runs are one seed of the scenario, without the ablation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
 }
 
 /// All `(path, number)` pairs a metric pattern matches in a run (see [`crate::metric_path`]).
@@ -77,24 +131,24 @@ fn unfinished(run: &Value, metric: &str) -> Option<String> {
         .find(|job| !finished.iter().any(|(p, _)| p.trim_end_matches(".makespan_ms") == job))
 }
 
-fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> {
+fn judge(c: &Claim, runs: &[Value]) -> Result<(bool, Values), Unjudged> {
     // Every run the claim reads: a job it covers that did not finish fails it, whatever the other numbers say.
     for id in [c.lower.as_ref(), c.higher.as_ref(), c.than.as_ref(), c.policy.as_ref()].into_iter().flatten() {
         if let Some(run) = run_of(runs, id) {
             let metric =
                 if Some(id) == c.than.as_ref() { c.than_metric.as_deref().unwrap_or(&c.metric) } else { &c.metric };
             if let Some(job) = unfinished(run, metric) {
-                return Err(Unjudged::Absent(format!("{job} did not finish in the run of '{id}' (no makespan_ms)")));
+                return Err(Unjudged::Absent(format!("no makespan: {job} did not finish within the run of '{id}'")));
             }
         }
     }
     judge_finished(c, runs)
 }
 
-fn judge_finished(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> {
+fn judge_finished(c: &Claim, runs: &[Value]) -> Result<(bool, Values), Unjudged> {
     let missing = |id: &str| format!("no run of policy '{id}' in the report");
     let nothing = |id: &str| Unjudged::Absent(format!("metric '{}' matches nothing in the run of '{id}'", c.metric));
-    let mut values = Map::new();
+    let mut values = Values::default();
 
     if let (Some(a), Some(b)) = (c.lower.as_ref().or(c.higher.as_ref()), c.than.as_ref()) {
         let ra = resolve(run_of(runs, a).ok_or_else(|| missing(a))?, &c.metric);
@@ -118,12 +172,12 @@ fn judge_finished(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> 
                     );
                 };
                 let m = x.max(min.unwrap_or(f64::NEG_INFINITY)) * scale;
-                values.insert("factor_at_most".into(), Value::from(m));
+                values.bound = Some(m);
                 Some(m)
             }
         };
         let mut holds = true;
-        let (mut va, mut vb) = (Map::new(), Map::new());
+        let (mut va, mut vb) = (IndexMap::new(), IndexMap::new());
         for (i, (path, x)) in ra.iter().enumerate() {
             let other = if c.than_metric.is_some() { rb.get(i) } else { rb.iter().find(|(p, _)| p == path) };
             let Some((bpath, y)) = other else {
@@ -139,17 +193,17 @@ fn judge_finished(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> 
                 (None, None) => small < big,
             };
             holds &= ok && bound.is_none_or(|m| big <= small * m);
-            va.insert(path.clone(), Value::from(*x));
-            vb.insert(bpath.clone(), Value::from(*y));
+            va.insert(path.clone(), *x);
+            vb.insert(bpath.clone(), *y);
         }
         if a == b {
             va.extend(vb);
-            values.insert(a.clone(), Value::Object(va));
+            values.runs.insert(a.clone(), va);
         } else {
-            values.insert(a.clone(), Value::Object(va));
-            values.insert(b.clone(), Value::Object(vb));
+            values.runs.insert(a.clone(), va);
+            values.runs.insert(b.clone(), vb);
         }
-        return Ok((holds, Value::Object(values)));
+        return Ok((holds, values));
     }
 
     let id = c.policy.as_deref().ok_or("claim names no policy")?;
@@ -159,10 +213,10 @@ fn judge_finished(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> 
         return Err(nothing(id));
     }
     let mut holds = true;
-    let mut mine = Map::new();
-    let mut targets = Map::new();
+    let mut mine = IndexMap::new();
+    let mut targets = IndexMap::new();
     for (path, x) in &found {
-        mine.insert(path.clone(), Value::from(*x));
+        mine.insert(path.clone(), *x);
         if let (Some(near), true) = (&c.near, c.within.is_some() || c.within_pct.is_some()) {
             let target = match near {
                 Value::Number(n) => n.as_f64(),
@@ -179,7 +233,7 @@ fn judge_finished(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> 
             let Some(t) = target else {
                 return Err(format!("no value for near '{near}' beside {path}").into());
             };
-            targets.insert(path.clone(), Value::from(t));
+            targets.insert(path.clone(), t);
             let within =
                 c.within.unwrap_or(f64::INFINITY).min(c.within_pct.map_or(f64::INFINITY, |p| t.abs() * p / 100.0));
             holds &= (x - t).abs() <= within;
@@ -191,45 +245,68 @@ fn judge_finished(c: &Claim, runs: &[Value]) -> Result<(bool, Value), Unjudged> 
             holds &= *x >= m;
         }
     }
-    values.insert(id.to_string(), Value::Object(mine));
-    if !targets.is_empty() {
-        values.insert("target".into(), Value::Object(targets));
+    values.runs.insert(id.to_string(), mine);
+    values.target = (!targets.is_empty()).then_some(targets);
+    Ok((holds, values))
+}
+
+/// Judges one claim against the given run objects.
+pub fn evaluate_claim(c: &Claim, runs: &[Value]) -> ClaimResult {
+    let policy = c.subject().map(str::to_string);
+    let (holds, judged, error, absent) = match judge(c, runs) {
+        Ok((holds, values)) => (holds, Some(values), None, false),
+        Err(Unjudged::Absent(e)) => (false, None, Some(e), true),
+        Err(Unjudged::Broken(e)) => (false, None, Some(e), false),
+    };
+    ClaimResult {
+        text: c.text.clone(),
+        holds,
+        policy,
+        values: judged.as_ref().map_or(Value::Null, Values::legacy),
+        error,
+        absent,
+        status: c.status,
+        judged,
+        verdict: None,
     }
-    Ok((holds, Value::Object(values)))
 }
 
 /// Judges every claim of the scenario against the given run objects.
 pub fn evaluate(sc: &Scenario, runs: &[Value]) -> Vec<ClaimResult> {
+    sc.claims.iter().map(|c| evaluate_claim(c, runs)).collect()
+}
+
+/// What became of a claim's ablation on one seed, as a front end that runs it on demand knows it.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum AblationRuns {
+    /// The run objects of the ablated scenario (at least the policies the claim reads).
+    Runs(Vec<Value>),
+    /// Why the ablated runs could not be made (the patch, a run's error).
+    Error(String),
+}
+
+/// [`evaluate`], each result with its [`Verdict`] on this one seed: with the ablation of claim `k` judged on
+/// `ablations[k]` when given, else as not run yet. Other settings (variants, seeds) are not known here, so a
+/// `not_reproduced` claim is never called stale for holding (see [`verdict`]).
+pub fn evaluate_with(
+    sc: &Scenario,
+    runs: &[Value],
+    ablations: &std::collections::BTreeMap<usize, AblationRuns>,
+) -> Vec<ClaimResult> {
     sc.claims
         .iter()
-        .map(|c| {
-            let policy = c.subject().map(str::to_string);
-            match judge(c, runs) {
-                Ok((holds, values)) => ClaimResult {
-                    text: c.text.clone(),
-                    holds,
-                    policy,
-                    values,
-                    error: None,
-                    absent: false,
-                    status: c.status,
-                },
-                Err(e) => {
-                    let (absent, e) = match e {
-                        Unjudged::Absent(e) => (true, e),
-                        Unjudged::Broken(e) => (false, e),
-                    };
-                    ClaimResult {
-                        text: c.text.clone(),
-                        holds: false,
-                        policy,
-                        values: Value::Null,
-                        absent,
-                        error: Some(e),
-                        status: c.status,
-                    }
-                }
-            }
+        .enumerate()
+        .map(|(k, c)| {
+            let mut r = evaluate_claim(c, runs);
+            let on_ablation = match ablations.get(&k) {
+                None => Vec::new(),
+                Some(AblationRuns::Runs(ab)) => vec![Ok(evaluate_claim(c, ab))],
+                Some(AblationRuns::Error(e)) => vec![Err(e.clone())],
+            };
+            let trials = Trials { seeds: vec![sc.seed], on_scenario: vec![r.clone()], on_ablation };
+            r.verdict = Some(verdict(c, &trials, None));
+            r
         })
         .collect()
 }
@@ -261,7 +338,7 @@ mod tests {
         ];
         let star = claim(json!({"text":"t","metric":"jobs.*.makespan_ms","lower":"a","than":"b"}));
         match judge(&star, &runs) {
-            Err(Unjudged::Absent(e)) => assert!(e.contains("jobs.d/y did not finish"), "{e}"),
+            Err(Unjudged::Absent(e)) => assert!(e.contains("no makespan: jobs.d/y did not finish"), "{e}"),
             other => panic!("{other:?}"),
         }
         let bound = claim(json!({"text":"t","metric":"jobs.*.makespan_ms","policy":"a","at_most":1000}));
@@ -279,7 +356,8 @@ mod tests {
         };
         let (holds, values) = judge(&bounded(20.0), &runs()).unwrap();
         assert!(holds);
-        assert!((values["factor_at_most"].as_f64().unwrap() - 14.8).abs() < 1e-9);
+        assert!((values.bound.unwrap() - 14.8).abs() < 1e-9);
+        assert!((values.legacy()["factor_at_most"].as_f64().unwrap() - 14.8).abs() < 1e-9);
         assert!(!judge(&bounded(10.0), &runs()).unwrap().0);
         // A floor under the metric: 0.74 is taken as 1.0, so 10 x 1.0 bounds the 14x factor too low, 15 x 1.0 not.
         let floored = |scale: f64| {

@@ -5,7 +5,8 @@
 //! (checked against the library's scenarios by a test), not exact: what it guards against are runs thousands of
 //! times longer than intended.
 
-use crate::scenario::{Scenario, Workload};
+use crate::scenario::Scenario;
+use crate::sim::workload::{Estimate, EstimateCx};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -102,79 +103,39 @@ fn policy_rate(params: &Value, pcpus: f64, domains: f64) -> f64 {
     2.0 * pcpus.max(domains.min(pcpus * 4.0)) / period
 }
 
-/// Mean of a think-time range [ms], floored at 0.1 ms so a zero think time still gives a finite closed-loop rate
-/// (the server's CPU then bounds it).
-fn think_s(th: &[f64; 2]) -> f64 {
-    ((th[0] + th[1]) / 2.0).max(0.1) / 1e3
-}
-
 /// Estimates the cost of running the named policies (all when `policies` is empty).
 pub fn estimate(sc: &Scenario, policies: &[String]) -> Cost {
     let pcpus = f64::from(sc.host.pcpus);
     let net_rtt_s = 2.0 * sc.host.net.latency_us / 1e6 + 100e-6;
     let disk_s = sc.host.disk.service_us / 1e6 + 16.0 / 1024.0 / sc.host.disk.mb_per_s.max(1.0);
     let sim_s = sc.duration_ms as f64 / 1e3;
-    let mut rate = 0.0; // events per simulated second, policy timers aside
-    let mut bytes = 1_000_000.0; // the engine, the policy, the report
-                                 // Bulk packets and block reads share the host's one link (each way) and one disk, which bound their rates.
+    // Events per simulated second (policy timers aside) and memory: the engine, the policy, the report.
+    let mut e = Estimate { bytes: 1_000_000.0, ..Estimate::default() };
+    // Bulk packets and block reads share the host's one link (each way) and one disk, which bound their rates.
     let link_pkts = sc.host.net.mbps * 1e6 / 8.0 / 1500.0;
-    let (mut net_pkts, mut disk_blocks) = (0.0, 0.0);
     let mut vcpus = 0.0;
     for d in &sc.domains {
         let dv = f64::from(d.vcpus);
         vcpus += dv;
         // Guest slices and hypervisor slices of a busy vCPU.
-        rate += dv * 100.0;
-        bytes += dv * 2048.0;
+        e.rate += dv * 100.0;
+        e.bytes += dv * 2048.0;
+        let cx = EstimateCx {
+            pcpus,
+            dom_vcpus: dv,
+            net_rtt_s,
+            disk_s,
+            link_pkts,
+            disk_service_us: sc.host.disk.service_us,
+            disk_mb_per_s: sc.host.disk.mb_per_s,
+        };
         for t in &d.tasks {
-            bytes += 1024.0;
-            // Per request/packet/block: the NIC, the backend, the notification, the guest wake-up, the response.
-            const PER_REQUEST: f64 = 12.0;
-            let cpu = |us: f64| us.max(1.0) / 1e6;
-            match &t.workload {
-                Workload::Cpu => rate += 100.0,
-                Workload::Server(s) => {
-                    let per_client = 1.0 / (think_s(&s.think_ms) + net_rtt_s + cpu(s.cpu_us));
-                    let disk = s.disk.as_ref().map_or(0.0, |k| f64::from(k.reads + k.writes));
-                    rate += f64::from(s.clients) * per_client * (PER_REQUEST + 6.0 * disk);
-                    bytes += f64::from(s.clients) * 512.0;
-                }
-                Workload::Tier(s) => {
-                    rate += f64::from(s.clients) / (think_s(&s.think_ms) + net_rtt_s + cpu(s.cpu_us)) * PER_REQUEST;
-                    bytes += f64::from(s.clients) * 512.0;
-                }
-                Workload::Interactive(s) => rate += 1.0 / (think_s(&s.think_ms) + cpu(s.cpu_us)) * PER_REQUEST,
-                Workload::IoLoop(s) => {
-                    let io = if s.io == "disk" { disk_s } else { net_rtt_s };
-                    rate += PER_REQUEST / (io + cpu(s.cpu_us));
-                }
-                Workload::DiskReader(s) => {
-                    let per_block =
-                        sc.host.disk.service_us / 1e6 + f64::from(s.block_kb) / 1024.0 / sc.host.disk.mb_per_s.max(1.0);
-                    disk_blocks += 1.0 / (per_block + cpu(s.cpu_us));
-                }
-                Workload::NetBulk(s) => net_pkts += link_pkts.min(1.0 / cpu(s.cpu_us)),
-                Workload::StreamServer(s) => {
-                    net_pkts += f64::from(s.clients) * f64::from(s.kbps) * 1e3 / 8.0 / 1500.0;
-                    rate += 4.0 * 1e3 / s.interval_ms.max(0.1) * f64::from(s.clients);
-                    bytes += f64::from(s.clients) * (512.0 + f64::from(s.buffer_kb) * 16.0);
-                }
-                Workload::Barrier(s) => {
-                    // Each thread: compute, arrive, wait or spin, release; a phase per compute time at best.
-                    // (`phases` bounds the work, but a starved job may take the whole run, so it is not counted.)
-                    rate += dv.min(pcpus) * 6.0 / cpu(s.compute_us);
-                }
-                Workload::Pipe(s) => {
-                    let rings = f64::from(s.threads / s.group.max(1));
-                    // Every message is a burst of CPU: the domain's vCPUs (on as many pCPUs) bound the rate.
-                    let busy = (rings * f64::from(s.messages.max(1))).min(dv.min(pcpus));
-                    rate += busy * 4.0 / cpu(s.cpu_us);
-                    bytes += f64::from(s.threads) * 1024.0;
-                }
-            }
+            e.bytes += 1024.0;
+            t.workload.kind().estimate(&cx, &mut e);
         }
     }
-    rate += 8.0 * net_pkts.min(2.0 * link_pkts) + 12.0 * disk_blocks.min(1.0 / disk_s.max(1e-6));
+    let rate = e.rate + (8.0 * e.net_pkts.min(2.0 * link_pkts) + 12.0 * e.disk_blocks.min(1.0 / disk_s.max(1e-6)));
+    let mut bytes = e.bytes;
     let ids: Vec<&str> = if policies.is_empty() {
         sc.policies.iter().map(|p| p.id.as_str()).collect()
     } else {

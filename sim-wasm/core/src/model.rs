@@ -2,9 +2,9 @@
 //! The engine (`sim`) owns it and is the only writer; policies see it through `policy::HostView`.
 
 use crate::rng::Stream;
-use crate::scenario::Priority;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::Nanos;
+use serde::Deserialize;
 use std::collections::VecDeque;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -578,6 +578,22 @@ impl crate::size::HeapSize for Peer {
             _ => 0,
         }
     }
+}
+
+/// A guest task's static priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Priority {
+    /// "rt": real-time, always ahead of normal tasks.
+    Rt(RtTag),
+    /// A nice value, -20..19.
+    Nice(i32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtTag {
+    Rt,
 }
 
 #[cfg(test)]

@@ -6,6 +6,22 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::OnceLock;
 
+use crate::sim::workload::CheckCx;
+
+pub use crate::model::{Priority, RtTag};
+pub use crate::sim::workload::{
+    barrier::{BarrierSpec, SyncMode},
+    disk_reader::{DiskOp, DiskReaderSpec},
+    interactive::InteractiveSpec,
+    io_loop::{IoKind, IoLoopSpec},
+    net_bulk::{Direction, NetBulkSpec},
+    pipe::PipeSpec,
+    server::{Proto, ServerDiskSpec, ServerSpec},
+    stream::StreamSpec,
+    tier::TierSpec,
+    Workload,
+};
+
 /// The JSON Schema, the one source of truth for Rust and TypeScript validation.
 pub const SCHEMA_JSON: &str = include_str!("../../../scenarios/schema.json");
 
@@ -283,247 +299,6 @@ pub struct TaskSpec {
     #[serde(default)]
     pub priority: Option<Priority>,
     pub workload: Workload,
-}
-
-/// A guest task's static priority.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub enum Priority {
-    /// "rt": real-time, always ahead of normal tasks.
-    Rt(RtTag),
-    /// A nice value, -20..19.
-    Nice(i32),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RtTag {
-    Rt,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Workload {
-    /// A busy loop.
-    Cpu,
-    /// Request/response on a port with closed-loop external clients.
-    Server(ServerSpec),
-    /// I/O (disk or network round trip), then some CPU, in a loop (inference studies).
-    IoLoop(IoLoopSpec),
-    /// Sequential block reads, some CPU per block.
-    DiskReader(DiskReaderSpec),
-    /// A bulk TCP stream (iperf-like), received or sent.
-    NetBulk(NetBulkSpec),
-    /// Constant-bit-rate streaming to buffered clients.
-    StreamServer(StreamSpec),
-    /// A concurrent job: one thread per vCPU, phases of compute then a barrier.
-    Barrier(BarrierSpec),
-    /// One tier of a multi-tier request chain.
-    Tier(TierSpec),
-    /// Keystrokes from a user: a little CPU per key, response = key to screen update.
-    Interactive(InteractiveSpec),
-    /// Tasks passing messages around rings inside the guest (hackbench-like): guest-internal wakeups only.
-    Pipe(PipeSpec),
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerSpec {
-    pub port: u16,
-    #[serde(default = "udp")]
-    pub proto: String,
-    /// CPU per request [us].
-    #[serde(default = "fifty")]
-    pub cpu_us: f64,
-    #[serde(default = "one_u32")]
-    pub clients: u32,
-    /// Think time range [ms].
-    #[serde(default = "think")]
-    pub think_ms: [f64; 2],
-    /// Request size [bytes].
-    #[serde(default = "forty")]
-    pub request_bytes: u32,
-    /// Response size [bytes].
-    #[serde(default = "forty")]
-    pub response_bytes: u32,
-    /// Synchronous block I/O per request (through the driver domain's block backend), e.g. a database's page
-    /// reads and commit log writes; none when absent.
-    #[serde(default)]
-    pub disk: Option<ServerDiskSpec>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerDiskSpec {
-    /// Block reads per request.
-    #[serde(default)]
-    pub reads: u32,
-    /// Block writes per request.
-    #[serde(default)]
-    pub writes: u32,
-    /// Size of each block request [KiB].
-    #[serde(default = "sixteen")]
-    pub block_kb: u32,
-}
-
-/// Direction of a block workload's requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DiskOp {
-    /// Data comes from the disk.
-    #[default]
-    Read,
-    /// Data goes to the disk (direct I/O: no page cache absorbs it, as IOzone's -I).
-    Write,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IoLoopSpec {
-    /// "disk" or "net".
-    pub io: String,
-    /// CPU after each I/O [us].
-    #[serde(default)]
-    pub cpu_us: f64,
-    #[serde(default)]
-    pub port: Option<u16>,
-    /// Size of each disk read [KiB].
-    #[serde(default = "four")]
-    pub block_kb: u32,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DiskReaderSpec {
-    /// Sequential reads or direct-I/O sequential writes (IOzone S-read / S-write).
-    #[serde(default)]
-    pub op: DiskOp,
-    /// Size of each read or write [KiB].
-    #[serde(default = "block128")]
-    pub block_kb: u32,
-    /// CPU per block [us].
-    #[serde(default = "fifty")]
-    pub cpu_us: f64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NetBulkSpec {
-    /// "rx" (an outside sender streams to this task) or "tx" (this task streams out).
-    pub direction: String,
-    /// TCP window [KiB].
-    #[serde(default = "sixty_four")]
-    pub window_kb: u32,
-    /// Guest CPU per packet [us].
-    #[serde(default = "five")]
-    pub cpu_us: f64,
-    /// rx only: the receiver's socket buffer (window_kb) limits the sender, as TCP's advertised window does.
-    #[serde(default)]
-    pub flow_control: bool,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StreamSpec {
-    pub clients: u32,
-    /// Bit rate per client [kbit/s].
-    pub kbps: u32,
-    /// Each client's playback buffer [KiB]; playback starts (and restarts after an under-run) at half full.
-    pub buffer_kb: u32,
-    /// Guest CPU per packet sent [us].
-    #[serde(default = "ten")]
-    pub cpu_us: f64,
-    /// How often the server wakes to send what is due [ms].
-    #[serde(default = "ten")]
-    pub interval_ms: f64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BarrierSpec {
-    /// Compute per phase per thread [us].
-    pub compute_us: f64,
-    /// Phases until the job is done; 0 = forever.
-    pub phases: u32,
-    /// "spin" or "block".
-    pub sync: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TierSpec {
-    pub port: u16,
-    /// CPU per request at this tier [us].
-    pub cpu_us: f64,
-    /// The next tier, "DOMAIN/TASK", or null for the last.
-    #[serde(default)]
-    pub next: Option<String>,
-    /// External clients of this tier (the front tier has them).
-    #[serde(default)]
-    pub clients: u32,
-    #[serde(default = "think")]
-    pub think_ms: [f64; 2],
-    #[serde(default = "forty")]
-    pub request_bytes: u32,
-    #[serde(default = "forty")]
-    pub response_bytes: u32,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PipeSpec {
-    /// Tasks this spec creates (`NAME.0` ...), in rings of `group` consecutive tasks.
-    pub threads: u32,
-    /// Tasks per ring: each hands its messages to the next in its ring.
-    pub group: u32,
-    /// CPU per message handed on (read, work, write) [us].
-    pub cpu_us: f64,
-    /// Messages circulating in each ring.
-    #[serde(default = "one_u32")]
-    pub messages: u32,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InteractiveSpec {
-    /// CPU per keystroke [us].
-    pub cpu_us: f64,
-    /// Time between a screen update and the next keystroke [ms].
-    pub think_ms: [f64; 2],
-}
-
-fn udp() -> String {
-    "udp".into()
-}
-fn fifty() -> f64 {
-    50.0
-}
-fn five() -> f64 {
-    5.0
-}
-fn ten() -> f64 {
-    10.0
-}
-fn one_u32() -> u32 {
-    1
-}
-fn four() -> u32 {
-    4
-}
-fn sixteen() -> u32 {
-    16
-}
-fn block128() -> u32 {
-    128
-}
-fn sixty_four() -> u32 {
-    64
-}
-fn think() -> [f64; 2] {
-    [100.0, 1000.0]
-}
-fn forty() -> u32 {
-    40
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -979,15 +754,13 @@ impl Scenario {
         if total_vcpus > MAX_TOTAL_VCPUS {
             p.push(format!("domains: {total_vcpus} vCPUs in all, more than the limit of {MAX_TOTAL_VCPUS}"));
         }
-        let threads = |t: &TaskSpec| match &t.workload {
-            Workload::Pipe(s) => s.threads as usize,
-            _ => 1,
-        };
-        let total_tasks: usize = self.domains.iter().flat_map(|d| d.tasks.iter().map(threads)).sum();
+        let total_tasks: usize =
+            self.domains.iter().flat_map(|d| d.tasks.iter().map(|t| t.workload.kind().threads())).sum();
         if total_tasks > MAX_TOTAL_TASKS {
             p.push(format!("domains: {total_tasks} tasks in all, more than the limit of {MAX_TOTAL_TASKS}"));
         }
         let mut clients = 0u64;
+        let find = |path: &str| self.find_task(path).map(|(_, t)| &t.workload);
         let drivers: Vec<&str> =
             self.domains.iter().filter(|d| d.role == Role::Driver).map(|d| d.name.as_str()).collect();
         for (i, d) in self.domains.iter().enumerate() {
@@ -1018,15 +791,11 @@ impl Scenario {
                         p.push(format!("{at}.vcpu: {v} but '{}' has {} vCPU(s)", d.name, d.vcpus));
                     }
                 }
-                let needs_driver = !matches!(t.workload, Workload::Cpu | Workload::Barrier(_) | Workload::Pipe(_));
+                let kind = t.workload.kind();
+                let needs_driver = kind.needs_driver();
                 // A driver domain owns the disk, so its own block I/O goes to the disk directly; its network
                 // workloads would need a bridge to itself, which the model does not have.
-                let own_disk = match &t.workload {
-                    Workload::DiskReader(_) => true,
-                    Workload::IoLoop(s) => s.io == "disk",
-                    _ => false,
-                };
-                if needs_driver && d.role == Role::Driver && !own_disk {
+                if needs_driver && d.role == Role::Driver && !kind.own_disk() {
                     p.push(format!(
                         "{at}.workload: a driver domain's own tasks can do disk I/O (disk_reader, io_loop with io \"disk\") but no network I/O"
                     ));
@@ -1035,111 +804,29 @@ impl Scenario {
                         "{at}.workload: this workload does I/O and needs a driver domain (a domain with \"role\": \"driver\")"
                     ));
                 }
-                let think_ok = |th: &[f64; 2], p: &mut Vec<String>| {
-                    if th[0] > th[1] {
-                        p.push(format!("{at}.workload.think_ms: min {} is above max {}", th[0], th[1]));
-                    }
-                };
-                match &t.workload {
-                    Workload::Server(s) => {
-                        clients += u64::from(s.clients);
-                        think_ok(&s.think_ms, &mut p);
-                        if s.disk.as_ref().is_some_and(|k| k.reads + k.writes == 0) {
-                            p.push(format!("{at}.workload.disk: at least one of reads and writes must be above 0"));
-                        }
-                    }
-                    Workload::Tier(s) => {
-                        clients += u64::from(s.clients);
-                        think_ok(&s.think_ms, &mut p);
-                        if let Some(next) = &s.next {
-                            if self.find_task(next).is_none() {
-                                p.push(format!("{at}.workload.next: no task '{next}' (expected \"DOMAIN/TASK\")"));
-                            } else if !matches!(self.find_task(next).map(|(_, t)| &t.workload), Some(Workload::Tier(_)))
-                            {
-                                p.push(format!("{at}.workload.next: '{next}' is not a tier task"));
-                            } else if next == &format!("{}/{}", d.name, t.name) {
-                                p.push(format!("{at}.workload.next: a tier cannot call itself"));
-                            }
-                        }
-                    }
-                    Workload::Interactive(s) => {
-                        clients += 1;
-                        think_ok(&s.think_ms, &mut p);
-                    }
-                    Workload::StreamServer(s) => clients += u64::from(s.clients),
-                    Workload::IoLoop(s) if s.io != "disk" && s.io != "net" => {
-                        p.push(format!("{at}.workload.io: expected \"disk\" or \"net\", got '{}'", s.io));
-                    }
-                    Workload::NetBulk(s) if s.direction != "rx" && s.direction != "tx" => {
-                        p.push(format!("{at}.workload.direction: expected \"rx\" or \"tx\", got '{}'", s.direction));
-                    }
-                    Workload::Barrier(s) if s.sync != "spin" && s.sync != "block" => {
-                        p.push(format!("{at}.workload.sync: expected \"spin\" or \"block\", got '{}'", s.sync));
-                    }
-                    Workload::Pipe(s) if s.group < 2 || s.threads % s.group != 0 || s.messages > s.group => {
-                        p.push(format!(
-                            "{at}.workload: {} threads do not form rings of {} (group must be at least 2 and divide \
-                             threads; messages, {}, at most group)",
-                            s.threads, s.group, s.messages
-                        ));
-                    }
-                    Workload::Barrier(_) if t.vcpu.is_some() => {
-                        p.push(format!("{at}.vcpu: a barrier job runs one thread on every vCPU; it cannot be pinned"));
-                    }
-                    _ => {}
-                }
+                clients += kind.clients();
+                let path = format!("{}/{}", d.name, t.name);
+                kind.validate(&CheckCx { at: &at, path: &path, pinned: t.vcpu.is_some(), find: &find }, &mut p);
                 // Work shorter than a microsecond is below what a switch costs, so the model says nothing about it
                 // and it would only flood the event queue; 0 means none.
-                let cpu_us = match &t.workload {
-                    Workload::Server(s) => Some(s.cpu_us),
-                    Workload::IoLoop(s) => Some(s.cpu_us),
-                    Workload::DiskReader(s) => Some(s.cpu_us),
-                    Workload::NetBulk(s) => Some(s.cpu_us),
-                    Workload::StreamServer(s) => Some(s.cpu_us),
-                    Workload::Tier(s) => Some(s.cpu_us),
-                    Workload::Interactive(s) => Some(s.cpu_us),
-                    _ => None,
-                };
-                if let Some(us) = cpu_us.filter(|&us| us > 0.0 && us < MIN_WORK_US) {
+                if let Some(us) = kind.cpu_us().filter(|&us| us > 0.0 && us < MIN_WORK_US) {
                     p.push(format!(
                         "{at}.workload.cpu_us: {us} is below the floor of {MIN_WORK_US} us (0 for none, or at least {MIN_WORK_US})"
                     ));
                 }
-                let port = match &t.workload {
-                    Workload::Server(s) => Some(s.port),
-                    Workload::Tier(s) => Some(s.port),
-                    _ => None,
-                };
-                if let Some(port) = port {
-                    let clash = d.tasks[..j].iter().any(|o| match &o.workload {
-                        Workload::Server(os) => os.port == port,
-                        Workload::Tier(os) => os.port == port,
-                        _ => false,
-                    });
-                    if clash {
+                if let Some(port) = kind.port() {
+                    if d.tasks[..j].iter().any(|o| o.workload.kind().port() == Some(port)) {
                         p.push(format!("{at}.workload.port: {port} is already served in '{}'", d.name));
                     }
                 }
             }
         }
-        // A tier chain must end: following `next` from any tier never comes back to it.
+        // Links between tasks, once every task's own spec is checked.
         for (i, d) in self.domains.iter().enumerate() {
             for (j, t) in d.tasks.iter().enumerate() {
-                let mut seen = vec![format!("{}/{}", d.name, t.name)];
-                let mut cur = t;
-                while let Workload::Tier(ts) = &cur.workload {
-                    let Some(next) = &ts.next else { break };
-                    if seen.contains(next) {
-                        p.push(format!(
-                            "domains[{i}].tasks[{j}].workload.next: the tier chain {} loops",
-                            seen.join(" -> ")
-                        ));
-                        break;
-                    }
-                    let Some((_, nt)) = self.find_task(next) else { break };
-                    seen.push(next.clone());
-                    cur = nt;
-                }
+                let (at, path) = (format!("domains[{i}].tasks[{j}]"), format!("{}/{}", d.name, t.name));
+                let cx = CheckCx { at: &at, path: &path, pinned: t.vcpu.is_some(), find: &find };
+                t.workload.kind().validate_links(&cx, &mut p);
             }
         }
         if clients > MAX_TOTAL_CLIENTS {

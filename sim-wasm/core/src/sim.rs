@@ -15,7 +15,8 @@ mod queue;
 mod record;
 mod replay;
 pub(crate) mod timing;
-mod workload;
+mod work;
+pub mod workload;
 
 use crate::costs::HostCosts;
 use crate::metrics::{Distribution, DomMetrics, TaskMetrics};
@@ -24,14 +25,14 @@ use crate::overview::InferenceBuckets;
 use crate::policy::registry::{self, Caps};
 use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause, MASTER_PCPU};
 use crate::rng::Stream;
-use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario, Workload};
-use crate::tcp::{Arrival, TcpReceiver, TcpSender};
+use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario};
+use crate::tcp::Arrival;
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use crate::trace::{BeliefRec, BoostRec, IoRec, RqEntry, Segment, SpinRec, TaskRec, Trace, VcpuUsage};
 use queue::EventQueue;
 use record::Recording;
-pub use replay::Detail;
 use replay::Replay;
+pub use replay::{Detail, Window};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::fmt;
@@ -262,7 +263,7 @@ pub(crate) struct HostState {
     vcpu_dom: Vec<DomId>,
     vcpu_name: Vec<String>,
     pub(crate) dom_info: Vec<DomainInfo>,
-    pub(crate) kinds: Vec<build::DomKinds>,
+    pub(crate) kinds: Vec<workload::DomKinds>,
     /// When the pCPUs' timers fire (Xen's timer slop, per-pCPU tickers).
     timing: HostTiming,
 }

@@ -929,6 +929,40 @@ impl Trace {
         out
     }
 
+    /// Wake-to-run latency per domain over time (the heat map view): `[from_ns, to_ns)` cut into `buckets` equal
+    /// columns, and for each domain and column the wake-ups whose vCPU woke there (blocked, then runnable or at
+    /// once running or spinning, as the state lanes show them), as three numbers at `(domain * buckets + column)
+    /// * 3`: how many, their summed latency [ns] and the longest [ns]. A wake-up counts once its dispatch is in
+    /// the detail held (`held`, as for [`Trace::vcpu_state_shares`]); its size is `domains * buckets * 3`.
+    pub fn wake_latency_map(&self, from_ns: u64, to_ns: u64, buckets: usize, held: (u64, u64)) -> Vec<f64> {
+        let mut out = vec![0.0; self.ndomains * buckets * 3];
+        if buckets == 0 || to_ns <= from_ns {
+            return out;
+        }
+        let edges = Buckets::new(from_ns, to_ns, buckets);
+        // From the held window's start, not the map's: a wake in the map may follow a block before it.
+        let spans = self.vcpu_states(held.0, to_ns.min(held.1), usize::MAX);
+        let on_cpu = |s: &VcpuSpan| matches!(s.state, VcpuState::Running | VcpuState::Spinning);
+        for (i, pair) in spans.windows(2).enumerate() {
+            let [a, b] = [&pair[0], &pair[1]];
+            if a.vcpu != b.vcpu || a.state != VcpuState::Blocked || !(from_ns..to_ns).contains(&b.start) {
+                continue;
+            }
+            let next = spans.get(i + 2).filter(|c| c.vcpu == b.vcpu);
+            let latency = match b.state {
+                _ if on_cpu(b) => 0,
+                VcpuState::Runnable if next.is_some_and(on_cpu) => b.end - b.start,
+                _ => continue,
+            };
+            let Some(&d) = self.vcpu_dom.get(b.vcpu as usize) else { continue };
+            let cell = (d * buckets + edges.of(b.start)) * 3;
+            out[cell] += 1.0;
+            out[cell + 1] += latency as f64;
+            out[cell + 2] = out[cell + 2].max(latency as f64);
+        }
+        out
+    }
+
     /// Delivered notifications per column of `[from_ns, to_ns)` cut into `buckets` equal columns (by delivery
     /// time): the I/O strip at a zoom too dense for one bar per notification. Only deliveries in `held` count (as
     /// for [`Trace::vcpu_state_shares`]).

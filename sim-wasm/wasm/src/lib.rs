@@ -6,6 +6,7 @@
 
 use schedsim_core::metrics::Distribution;
 use schedsim_core::scenario::{Scenario, ScenarioError};
+use schedsim_core::trace::Trace;
 use schedsim_core::{report, sim};
 use sim::{Detail, SimOptions};
 use std::cell::RefCell;
@@ -170,13 +171,29 @@ fn script_problem(source: &str) -> Option<serde_json::Value> {
         .map(|e| serde_json::json!({ "line": e.line, "column": e.column, "message": e.message }))
 }
 
-/// Evaluates the scenario's claims over run objects produced by [`Simulation::report_json`] (a JSON array).
+/// Evaluates the scenario's claims over run objects produced by [`Simulation::report_json`] (a JSON array), each
+/// with its verdict (`verdict`). `ablations_json`, when given, is an object from claim index to that claim's
+/// ablation as far as it ran: `{"K": {"runs": [run objects of the ablated scenario]}}` or `{"K": {"error": "why
+/// its runs failed"}}`; a claim whose ablation is not there is judged as if it had not run yet.
 #[wasm_bindgen]
-pub fn evaluate_claims(scenario_json: &str, runs_json: &str) -> Result<String, JsError> {
-    let scenario = parsed(scenario_json).map_err(js_err)?;
-    let runs: Vec<serde_json::Value> = serde_json::from_str(runs_json).map_err(js_err)?;
-    let claims = schedsim_core::claims::evaluate(&scenario, &runs);
-    serde_json::to_string(&claims).map_err(js_err)
+pub fn evaluate_claims(
+    scenario_json: &str,
+    runs_json: &str,
+    ablations_json: Option<String>,
+) -> Result<String, JsError> {
+    claims_json(scenario_json, runs_json, ablations_json.as_deref()).map_err(js_err)
+}
+
+/// [`evaluate_claims`] without the JavaScript error type, so native tests can call it.
+fn claims_json(scenario_json: &str, runs_json: &str, ablations_json: Option<&str>) -> Result<String, String> {
+    let scenario = parsed(scenario_json).map_err(|e| e.to_string())?;
+    let runs: Vec<serde_json::Value> = serde_json::from_str(runs_json).map_err(|e| format!("runs: {e}"))?;
+    let ablations: std::collections::BTreeMap<usize, schedsim_core::claims::AblationRuns> = match ablations_json {
+        Some(text) => serde_json::from_str(text).map_err(|e| format!("ablations: {e}"))?,
+        None => Default::default(),
+    };
+    let claims = schedsim_core::claims::evaluate_with(&scenario, &runs, &ablations);
+    serde_json::to_string(&claims).map_err(|e| e.to_string())
 }
 
 /// Claim `k`'s ablation as JSON text `{"scenario", "label", "policy", "reads"}`: the ablated scenario file (built by
@@ -210,9 +227,69 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// The detail the queries may speak for [ns]: a replay run's focused window, else all of it.
-    fn held(&self) -> (u64, u64) {
-        self.inner.focused().unwrap_or((0, u64::MAX))
+    /// The run's own detail and the stretch it may speak for [ns]: a replay run's focused window, else all of it.
+    fn held(&self) -> Held<'_> {
+        Held { trace: self.inner.detail(), span: self.inner.focused().unwrap_or((0, u64::MAX)) }
+    }
+}
+
+/// The detail queries, over a trace and the stretch its detail covers: one implementation for a run's own detail
+/// ([`Simulation`]) and for a window replayed apart ([`ReplayWindow`]).
+struct Held<'a> {
+    trace: &'a Trace,
+    /// [ns]
+    span: (u64, u64),
+}
+
+/// A time from JavaScript [ns] as the core's integer nanoseconds (negative: 0).
+fn ns(t: f64) -> u64 {
+    t.max(0.0) as u64
+}
+
+impl Held<'_> {
+    fn segments(&self) -> js_sys::Float64Array {
+        js_sys::Float64Array::from(self.trace.segments_flat().as_slice())
+    }
+
+    fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        serde_json::to_string(&self.trace.io_events(ns(from_ns), ns(to_ns), limit as usize)).unwrap_or_default()
+    }
+
+    fn task_states_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        serde_json::to_string(&self.trace.task_states(ns(from_ns), ns(to_ns), limit as usize)).unwrap_or_default()
+    }
+
+    fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
+        let rows = self.trace.vcpu_states_flat(ns(from_ns), ns(to_ns), limit as usize, self.span);
+        js_sys::Float64Array::from(rows.as_slice())
+    }
+
+    fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+        let shares = self.trace.vcpu_state_shares(ns(from_ns), ns(to_ns), buckets as usize, self.span);
+        js_sys::Float64Array::from(shares.as_slice())
+    }
+
+    fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
+        let counts = self.trace.io_delivery_counts(ns(from_ns), ns(to_ns), buckets as usize, self.span);
+        js_sys::Uint32Array::from(counts.as_slice())
+    }
+
+    fn wake_latency_map(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+        let map = self.trace.wake_latency_map(ns(from_ns), ns(to_ns), buckets as usize, self.span);
+        js_sys::Float64Array::from(map.as_slice())
+    }
+
+    fn runqueues_json(&self, t_ns: f64) -> String {
+        serde_json::to_string(&self.trace.runqueues_at(ns(t_ns))).unwrap_or_default()
+    }
+
+    fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        let r = self.trace.runqueue_changes(ns(from_ns), ns(to_ns), limit as usize);
+        serde_json::to_string(&r).unwrap_or_default()
+    }
+
+    fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        serde_json::to_string(&self.trace.decisions(ns(from_ns), ns(to_ns), limit as usize)).unwrap_or_default()
     }
 }
 
@@ -257,6 +334,22 @@ impl Simulation {
         self.inner.focus(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64).map_err(js_err)
     }
 
+    /// The detail of `[from_ns, to_ns)` replayed from the nearest checkpoint as a window of its own, which answers
+    /// the detail queries for that stretch while the run stays as it was (so a caller may keep several windows
+    /// and free each when done); undefined for a run that keeps its whole trace.
+    #[wasm_bindgen(js_name = replayWindow)]
+    pub fn replay_window(&self, from_ns: f64, to_ns: f64) -> Result<Option<ReplayWindow>, JsError> {
+        let w = self.inner.replay_window(ns(from_ns), ns(to_ns)).map_err(js_err)?;
+        Ok(w.map(|inner| ReplayWindow { inner }))
+    }
+
+    /// Hands over the window the run holds (the opening window recorded as it ran), leaving none held; undefined
+    /// when none is.
+    #[wasm_bindgen(js_name = takeWindow)]
+    pub fn take_window(&mut self) -> Option<ReplayWindow> {
+        self.inner.take_window().map(|inner| ReplayWindow { inner })
+    }
+
     /// Processes at most `max_events` events; returns true once the run has reached its duration.
     pub fn step(&mut self, max_events: u32) -> Result<bool, JsError> {
         // std's clock panics on wasm32-unknown-unknown; time the step with JavaScript's.
@@ -281,12 +374,6 @@ impl Simulation {
         serde_json::to_string(&self.inner.meta()).unwrap_or_default()
     }
 
-    /// Schedule segments, flattened rows of 5: `pcpu, start_ns, end_ns, vcpu, task` (vcpu and task are indices
-    /// into `meta.vcpus` and `meta.tasks`; task is -1 for the guest idle loop).
-    pub fn segments(&self) -> js_sys::Float64Array {
-        js_sys::Float64Array::from(self.inner.detail().segments_flat().as_slice())
-    }
-
     /// CPU share per domain in consecutive buckets of `bucket_ms`: rows are buckets, columns are domains
     /// (fraction of the whole host, 0..1).
     pub fn share_series(&self, bucket_ms: f64) -> js_sys::Float64Array {
@@ -298,12 +385,6 @@ impl Simulation {
     /// `{"vcpus":[{"name":"web.v0","domain":"web","t_ns":[...],"lag_ns":[...]}]}` (positive: behind its share).
     pub fn lag_json(&self) -> String {
         serde_json::to_string(&self.inner.lag_report()).unwrap_or_default()
-    }
-
-    /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON text.
-    pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        let r = self.inner.detail().io_events(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
-        serde_json::to_string(&r).unwrap_or_default()
     }
 
     /// Degree-of-belief changes of one task (index into `meta.tasks`; -1 = all tasks) in the detail held (a
@@ -333,37 +414,6 @@ impl Simulation {
         self.inner.belief_threshold().map(|b| b as f64)
     }
 
-    /// Guest task state changes (runnable, blocked) between two times (ns), as JSON text.
-    pub fn task_states_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        let r = self.inner.detail().task_states(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
-        serde_json::to_string(&r).unwrap_or_default()
-    }
-
-    /// Every vCPU's state between two times (ns), by vCPU then time, at most `limit` spans, as rows of 4 numbers:
-    /// vcpu, start_ns, end_ns, state (0 running, 1 spinning, 2 runnable, 3 blocked); for the state lanes. Only
-    /// the detail held answers (a replay run: its focused window), so no state is drawn past it.
-    pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
-        let (d, held) = (self.inner.detail(), self.held());
-        let rows = d.vcpu_states_flat(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize, held);
-        js_sys::Float64Array::from(rows.as_slice())
-    }
-
-    /// The state lanes at a zoom too dense for spans: between two times (ns) cut into `buckets` equal columns,
-    /// each vCPU's share of each column's time per state [0, 1], at `(vcpu * buckets + column) * 4 + state`.
-    pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
-        let (d, held) = (self.inner.detail(), self.held());
-        let shares = d.vcpu_state_shares(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize, held);
-        js_sys::Float64Array::from(shares.as_slice())
-    }
-
-    /// Delivered notifications between two times (ns) per column of `buckets` equal columns (the I/O strip at a
-    /// zoom too dense for one bar each).
-    pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
-        let (d, held) = (self.inner.detail(), self.held());
-        let counts = d.io_delivery_counts(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, buckets as usize, held);
-        js_sys::Uint32Array::from(counts.as_slice())
-    }
-
     /// A domain's distribution as flattened (value_ms, count) pairs in increasing value, for CDFs. `metric` is
     /// "response", "event_latency" or "io_latency" (empty when the domain has none).
     pub fn distribution(&self, domain: u32, metric: &str) -> js_sys::Float64Array {
@@ -373,23 +423,137 @@ impl Simulation {
         js_sys::Float64Array::from(flat.as_slice())
     }
 
+    /// Schedule segments, flattened rows of 5: `pcpu, start_ns, end_ns, vcpu, task` (vcpu and task are indices
+    /// into `meta.vcpus` and `meta.tasks`; task is -1 for the guest idle loop).
+    pub fn segments(&self) -> js_sys::Float64Array {
+        self.held().segments()
+    }
+
+    /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON text.
+    pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        self.held().io_events_json(from_ns, to_ns, limit)
+    }
+
+    /// Guest task state changes (runnable, blocked) between two times (ns), as JSON text.
+    pub fn task_states_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        self.held().task_states_json(from_ns, to_ns, limit)
+    }
+
+    /// Every vCPU's state between two times (ns), by vCPU then time, at most `limit` spans, as rows of 4 numbers:
+    /// vcpu, start_ns, end_ns, state (0 running, 1 spinning, 2 runnable, 3 blocked); for the state lanes. Only
+    /// the detail held answers (a replay run: its focused window), so no state is drawn past it.
+    pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
+        self.held().vcpu_states(from_ns, to_ns, limit)
+    }
+
+    /// The state lanes at a zoom too dense for spans: between two times (ns) cut into `buckets` equal columns,
+    /// each vCPU's share of each column's time per state [0, 1], at `(vcpu * buckets + column) * 4 + state`.
+    pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+        self.held().vcpu_state_shares(from_ns, to_ns, buckets)
+    }
+
+    /// Delivered notifications between two times (ns) per column of `buckets` equal columns (the I/O strip at a
+    /// zoom too dense for one bar each).
+    pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
+        self.held().io_delivery_counts(from_ns, to_ns, buckets)
+    }
+
     /// Every pCPU's run queue at a time (ns): `[{"t_ns", "running": {"vcpu","pri","class","credit"}|null, "queued": [...]}|null]`.
     pub fn runqueues_json(&self, t_ns: f64) -> String {
-        serde_json::to_string(&self.inner.detail().runqueues_at(t_ns.max(0.0) as u64)).unwrap_or_default()
+        self.held().runqueues_json(t_ns)
     }
 
     /// Every pCPU's run-queue snapshots with `from_ns < t <= to_ns` in time order (several per instant when a
     /// decision took several steps), as JSON text `[{"pcpu", "t_ns", "running", "queued"}]`; `null` when there
     /// are more than `limit` (the page then jumps rather than animating each step).
     pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        let r = self.inner.detail().runqueue_changes(from_ns.max(0.0) as u64, to_ns.max(0.0) as u64, limit as usize);
-        serde_json::to_string(&r).unwrap_or_default()
+        self.held().runqueue_changes_json(from_ns, to_ns, limit)
     }
 
     /// Scheduling decisions with their one-line reasons between two times (ns), at most `limit`, as JSON text.
     pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        let d = self.inner.detail().decisions(from_ns as u64, to_ns as u64, limit as usize);
-        serde_json::to_string(&d).unwrap_or_default()
+        self.held().decisions_json(from_ns, to_ns, limit)
+    }
+}
+
+/// One window of a replay run's detail, replayed apart ([`Simulation::replay_window`]): the detail queries of a
+/// run, for `from_ns <= t < to_ns` only. Free it when done (its detail is the memory it keeps).
+#[wasm_bindgen]
+pub struct ReplayWindow {
+    inner: sim::Window,
+}
+
+impl ReplayWindow {
+    fn held(&self) -> Held<'_> {
+        Held { trace: self.inner.trace(), span: self.inner.held() }
+    }
+}
+
+#[wasm_bindgen]
+impl ReplayWindow {
+    /// Where its detail starts [ns] (the checkpoint or the window's start).
+    #[wasm_bindgen(getter, js_name = fromNs)]
+    pub fn from_ns(&self) -> f64 {
+        self.inner.held().0 as f64
+    }
+
+    /// Where its detail ends [ns].
+    #[wasm_bindgen(getter, js_name = toNs)]
+    pub fn to_ns(&self) -> f64 {
+        self.inner.held().1 as f64
+    }
+
+    /// What it keeps in memory [bytes].
+    #[wasm_bindgen(getter)]
+    pub fn bytes(&self) -> f64 {
+        self.inner.heap_bytes() as f64
+    }
+
+    /// As [`Simulation::segments`], for this window.
+    pub fn segments(&self) -> js_sys::Float64Array {
+        self.held().segments()
+    }
+
+    /// As [`Simulation::io_events_json`], for this window.
+    pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        self.held().io_events_json(from_ns, to_ns, limit)
+    }
+
+    /// As [`Simulation::vcpu_states`], for this window.
+    pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
+        self.held().vcpu_states(from_ns, to_ns, limit)
+    }
+
+    /// As [`Simulation::vcpu_state_shares`], for this window.
+    pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+        self.held().vcpu_state_shares(from_ns, to_ns, buckets)
+    }
+
+    /// As [`Simulation::io_delivery_counts`], for this window.
+    pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
+        self.held().io_delivery_counts(from_ns, to_ns, buckets)
+    }
+
+    /// Wake-to-run latency per domain between two times (ns) in `buckets` equal columns (the heat map): at
+    /// `(domain * buckets + column) * 3` the wake-ups' count, summed latency [ns] and longest latency [ns]
+    /// (`Trace::wake_latency_map`).
+    pub fn wake_latency_map(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+        self.held().wake_latency_map(from_ns, to_ns, buckets)
+    }
+
+    /// As [`Simulation::runqueues_json`], for this window.
+    pub fn runqueues_json(&self, t_ns: f64) -> String {
+        self.held().runqueues_json(t_ns)
+    }
+
+    /// As [`Simulation::runqueue_changes_json`], for this window.
+    pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        self.held().runqueue_changes_json(from_ns, to_ns, limit)
+    }
+
+    /// As [`Simulation::decisions_json`], for this window.
+    pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+        self.held().decisions_json(from_ns, to_ns, limit)
     }
 }
 
@@ -460,6 +624,22 @@ mod tests {
         // Shorter than the scenario's own warm-up (4 s): the measured window is moved inside the run.
         warm_up(20.0);
         assert!(PARSED.with(|p| p.borrow().is_none()), "a page's first parse must not be answered by the warm-up");
+    }
+
+    /// Each claim comes with its verdict; an ablation the page ran (or whose runs failed) is judged into it.
+    #[test]
+    fn claims_carry_their_verdict_with_the_ablation_given() {
+        let k = 3;
+        let runs = r#"[{"policy":"credit"},{"policy":"pi"}]"#;
+        let plain: serde_json::Value = serde_json::from_str(&claims_json(FIG7A, runs, None).unwrap()).unwrap();
+        let v = &plain[k]["verdict"];
+        assert!(v["kind"].is_string(), "{v}");
+        assert_eq!(v["without"]["judged"], 0, "not run yet");
+        let broke = claims_json(FIG7A, runs, Some(r#"{"3": {"error": "the run ran out of events"}}"#)).unwrap();
+        let broke: serde_json::Value = serde_json::from_str(&broke).unwrap();
+        assert_eq!(broke[k]["verdict"]["without"]["judged"], 1);
+        assert_eq!(broke[k]["verdict"]["without"]["error"], "the run ran out of events");
+        assert!(claims_json(FIG7A, runs, Some(r#"{"3": {"nope": 1}}"#)).unwrap_err().starts_with("ablations:"));
     }
 
     #[test]

@@ -33,6 +33,16 @@ export function toggleHidden(hidden: readonly number[], i: number, count: number
   return hidden.length + 1 >= count ? hidden : [...hidden, i];
 }
 
+/** Why key `i + 1` cannot show or hide a column (toggleHidden would change nothing), or null when it can. */
+export function whyNotToggle(hidden: readonly number[], i: number, count: number): string | null {
+  if (count <= 2)
+    return `Keys 1-4 show or hide columns when more than two are on screen; there are ${count}.`;
+  if (i >= count) return `There is no column ${i + 1}: ${count} columns are on screen.`;
+  if (!hidden.includes(i) && hidden.length + 1 >= count)
+    return `Column ${i + 1} is the only one shown: one column always stays on screen.`;
+  return null;
+}
+
 export interface Columns {
   /** Column id per column (a policy id, or `POLICY~wK` for its run on claim K's ablation; see lib/columns). */
   readonly columns: readonly string[];

@@ -1,7 +1,14 @@
 // Guided lessons: which lesson and step is on screen, and moving between steps. A step on the scenario already
 // shown only moves the playhead (and the columns); a step on another scenario loads it.
 import { useCallback, useState } from 'react';
-import { findHomework, findLesson, PENDING_SCENARIOS, type Homework, type Lesson } from '../lib/lessons';
+import {
+  concealedAt,
+  findHomework,
+  findLesson,
+  PENDING_SCENARIOS,
+  type Homework,
+  type Lesson,
+} from '../lib/lessons';
 import { findEntry, type ScenarioEntry, type ScenarioIndex } from '../lib/scenarios';
 import type { View } from '../lib/view';
 import type { Current, Restore } from './useScenarioRuns';
@@ -38,7 +45,8 @@ export interface Lessons {
   /** The class's pick on a predict step, once made (null before: the results stay hidden). */
   readonly choice: string | null;
   readonly choose: (policy: string) => void;
-  /** A predict step waits for the class's pick: the page hides the results. */
+  /** A predict step (this one or a later one on the same scenario) waits for the class's pick: the page hides
+   * the results. */
   readonly concealed: boolean;
 }
 
@@ -127,7 +135,11 @@ export function useLessons({
   const key = lesson ? `${lesson.id}:${lesson.step}` : '';
   const choice = choices[key] ?? null;
   const choose = useCallback((policy: string) => setChoices((c) => ({ ...c, [key]: policy })), [key]);
-  const concealed = Boolean(lesson && currentLesson?.steps[lesson.step]?.predict && choice === null);
+  const concealed = Boolean(
+    lesson &&
+    currentLesson &&
+    concealedAt(currentLesson, lesson.step, (j) => choices[`${lesson.id}:${j}`] !== undefined),
+  );
 
   return {
     lesson,

@@ -5,12 +5,12 @@ import { useCallback, useEffect, useState, type Dispatch, type SetStateAction } 
 import type { SimClient } from '../sim/client';
 import { toNs } from '../lib/decisions';
 import { Playhead, selectTime, selectView, usePlayhead } from '../lib/playhead';
-import { clampView, defaultView, follow, zoomView, type View } from '../lib/view';
+import { START_SPEED } from '../lib/speed';
+import { clampView, defaultView, follow, playheadWindow, zoomView, type View } from '../lib/view';
+import type { RunResult } from '../sim/types';
 
 /** The page shell follows the playhead only when playback is not moving it. */
 const SHELL = { playingMs: Infinity } as const;
-/** Playback speed the page starts at [simulated ms per ms]. */
-const START_SPEED = 0.25;
 /** Longest frame step: a tab coming back from the background does not jump [ms]. */
 const MAX_FRAME_MS = 100;
 
@@ -40,14 +40,16 @@ export interface Playback {
   readonly onViewChange: (v: View) => void;
 }
 
-export function usePlayback(): Playback {
+/** `initialSpeed`: the link's speed, else the page's default. */
+export function usePlayback(initialSpeed: number | null = null): Playback {
   const [playhead] = useState(() => new Playhead());
   const [playing, setPlaying] = useState(false);
-  const [speed, setSpeed] = useState(START_SPEED);
+  const [speed, setSpeed] = useState(initialSpeed ?? START_SPEED);
   const [durationMs, setDurationMs] = useState(0);
   const time = usePlayhead(playhead, selectTime, SHELL);
   const view = usePlayhead(playhead, selectView, SHELL);
   useEffect(() => playhead.set({ playing }), [playhead, playing]);
+  useEffect(() => playhead.set({ speed }), [playhead, speed]);
 
   // Advance the playhead every frame while playing; the timelines' window follows it.
   useEffect(() => {
@@ -130,26 +132,27 @@ export function usePlayback(): Playback {
 }
 
 /**
- * Moves the playhead to the previous (-1) or next (1) scheduling decision of the run `runId` (the first column
- * shown); does nothing without a run.
+ * Moves the playhead to the previous (-1) or next (1) scheduling decision of `run` (the first column shown) within
+ * the window of detail around the playhead; does nothing without a run.
  */
 export function useDecisionStep(
   client: SimClient,
-  runId: string | undefined,
+  run: RunResult | undefined,
   playback: Pick<Playback, 'playhead' | 'setPlaying' | 'seek'>,
 ): (dir: 1 | -1) => Promise<void> {
   const { playhead, setPlaying, seek } = playback;
   return useCallback(
     async (dir: 1 | -1) => {
-      if (runId === undefined) return;
+      if (run === undefined) return;
       setPlaying(false);
       try {
-        const t = await client.query(runId, 'adjacentDecision', toNs(playhead.time), dir);
+        const w = playheadWindow(playhead.get(), run.capNs / 1e6, run.meta.duration_ns / 1e6);
+        const t = await client.query(run.runId, 'adjacentDecision', w, toNs(playhead.time), dir);
         if (t !== null) seek(t / 1e6);
       } catch {
         // The run was released (a new scenario is loading): nothing to step through.
       }
     },
-    [client, runId, seek, playhead, setPlaying],
+    [client, run, seek, playhead, setPlaying],
   );
 }

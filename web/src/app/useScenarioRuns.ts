@@ -4,7 +4,7 @@
 // are done: the simulator patches the scenario, the claim's policies run on it, and the claim is judged there.
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Cancelled, SimClient } from '../sim/client';
-import type { ClaimResult, Cost, RunResult, ScenarioDoc } from '../sim/types';
+import type { ClaimResult, Cost, RunOpening, RunResult, ScenarioDoc } from '../sim/types';
 import {
   findEntry,
   loadIndex,
@@ -17,7 +17,8 @@ import { LinkError, resolveLibraryRef, type ShareState } from '../lib/share';
 import { parseColumnId, registryPolicy } from '../lib/columns';
 import { titleOf } from '../lib/drafts';
 import { chooseBucketMs } from '../lib/series';
-import type { View } from '../lib/view';
+import { detailWindow, type View } from '../lib/view';
+import type { Playhead } from '../lib/playhead';
 import { markOnce, markRun } from '../lib/marks';
 import { message } from './useErrors';
 
@@ -62,6 +63,8 @@ export interface ScenarioRunsDeps {
   ) => readonly string[];
   /** Resets playback for the new scenario: its duration, the playhead and the window. */
   readonly load: (durationMs: number, time?: number | null, view?: View | null) => void;
+  /** The shared playhead: a run's opening window is the one the timelines show when it starts. */
+  readonly playhead: Playhead;
 }
 
 /** A column's run on a claim's ablated scenario, and the claim judged there. */
@@ -94,6 +97,8 @@ export interface ScenarioRuns {
   readonly current: Current | null;
   /** Finished runs by column id (policy id, or `POLICY~wK` for an ablated run). */
   readonly runs: Readonly<Record<string, RunResult>>;
+  /** Each column's opening window while its run goes on (drawn first: the first frame does not wait for runs). */
+  readonly openings: Readonly<Record<string, RunOpening>>;
   /** The claims, once every run finished and they were judged. */
   readonly claims: ClaimResult[] | null;
   /** The ablated (and registry) columns' outcomes by column id, once each finished. */
@@ -145,12 +150,20 @@ export function useScenarioRuns({
   columns,
   layout,
   load,
+  playhead,
 }: ScenarioRunsDeps): ScenarioRuns {
   const testing = urlState.testing;
   const [client] = useState(() => new SimClient());
+  /** The window a run opens at: the one the timelines show as it starts (its lanes come with the run; the
+   * worker cuts it to the run's longest window). Decided here only. */
+  const opening = useCallback(
+    (durationMs: number) => detailWindow(playhead.get(), Infinity, durationMs),
+    [playhead],
+  );
   const [index, setIndex] = useState<ScenarioIndex | null>(null);
   const [current, setCurrent] = useState<Current | null>(null);
   const [runs, setRuns] = useState<Readonly<Record<string, RunResult>>>({});
+  const [openings, setOpenings] = useState<Readonly<Record<string, RunOpening>>>({});
   const [claims, setClaims] = useState<ClaimResult[] | null>(null);
   const [runError, setRunError] = useState<string | null>(null);
   const [failures, setFailures] = useState<Readonly<Record<string, string>>>({});
@@ -251,6 +264,7 @@ export function useScenarioRuns({
       const cols = layout(doc, preferred, restore.hidden);
       setCurrent({ key: gen, id: origin.id, name: origin.name, text, doc, baseText: origin.baseText });
       setRuns({});
+      setOpenings({});
       setAblated({});
       setClaims(null);
       setRunError(null);
@@ -264,19 +278,30 @@ export function useScenarioRuns({
       const first = cols.filter((c) => policyIds.includes(c));
       const order = [...first, ...policyIds.filter((p) => !first.includes(p))];
       try {
-        const results = await client.runAll(text, order, chooseBucketMs(doc.duration_ms), {
-          onProgress: (f) => live() && setProgress(f),
-          onRun: (run) => {
-            markRun(run.policy, run.timing);
-            if (live()) setRuns((prev) => ({ ...prev, [run.policy]: run }));
+        const results = await client.runAll(
+          text,
+          order,
+          chooseBucketMs(doc.duration_ms),
+          opening(doc.duration_ms),
+          {
+            shown: first.length,
+            onOpening: (o) => {
+              markOnce(`run:${o.policy}:opening`);
+              if (live()) setOpenings((prev) => ({ ...prev, [o.policy]: o }));
+            },
+            onProgress: (f) => live() && setProgress(f),
+            onRun: (run) => {
+              markRun(run.policy, run.timing);
+              if (live()) setRuns((prev) => ({ ...prev, [run.policy]: run }));
+            },
+            // A policy that fails (a script's runtime error) says why in its column; the others run on.
+            onFail: (policy, e) => {
+              if (!live()) return;
+              addError(`${origin.name}: the run of ${policy} failed: ${message(e)}`);
+              setFailures((prev) => ({ ...prev, [policy]: message(e) }));
+            },
           },
-          // A policy that fails (a script's runtime error) says why in its column; the others run on.
-          onFail: (policy, e) => {
-            if (!live()) return;
-            addError(`${origin.name}: the run of ${policy} failed: ${message(e)}`);
-            setFailures((prev) => ({ ...prev, [policy]: message(e) }));
-          },
-        });
+        );
         if (!live()) return true;
         const checked = await client.claims(
           text,
@@ -293,7 +318,7 @@ export function useScenarioRuns({
       }
       return true;
     },
-    [addError, client, layout, load],
+    [addError, client, layout, load, opening],
   );
 
   // Ablated columns: once the scenario's runs are done and judged, each new one runs its claim's ablation.
@@ -319,7 +344,8 @@ export function useScenarioRuns({
             const text = JSON.stringify({ ...doc, policies: [...doc.policies, policy] });
             const problem = await client.validate(text);
             if (problem !== null) throw new Error(problem);
-            await client.runAll(text, [policy.id], chooseBucketMs(current.doc.duration_ms), {
+            const ms = current.doc.duration_ms;
+            await client.runAll(text, [policy.id], chooseBucketMs(ms), opening(ms), {
               onRun: (run) => live() && setRuns((prev) => ({ ...prev, [id]: run })),
             });
             if (live()) setAblated((prev) => ({ ...prev, [id]: { label, claim: null, error: null } }));
@@ -341,7 +367,8 @@ export function useScenarioRuns({
           const ab = await client.ablation(current.text, k);
           // The column's policy first (it draws as soon as it is done), then the others the claim compares it with.
           const order = [ref.policy, ...ab.reads.filter((p) => p !== ref.policy)];
-          const results = await client.runAll(ab.scenario, order, chooseBucketMs(current.doc.duration_ms), {
+          const ms = current.doc.duration_ms;
+          const results = await client.runAll(ab.scenario, order, chooseBucketMs(ms), opening(ms), {
             onRun: (run) =>
               live() && run.policy === ref.policy && setRuns((prev) => ({ ...prev, [id]: run })),
           });
@@ -364,7 +391,7 @@ export function useScenarioRuns({
         }
       });
     }
-  }, [columns, current, claims, client, addError]);
+  }, [columns, current, claims, client, addError, opening]);
 
   /** Counts `work` as a load in progress. */
   const track = useCallback(async (work: () => Promise<void>) => {
@@ -512,7 +539,7 @@ export function useScenarioRuns({
       onShown?.();
       const old = ids.map((id) => runsRef.current[id]?.runId).filter((r): r is string => r !== undefined);
       try {
-        await client.runAll(text, ids, chooseBucketMs(doc.duration_ms), {
+        await client.runAll(text, ids, chooseBucketMs(doc.duration_ms), opening(doc.duration_ms), {
           onRun: (run) => {
             if (!live(run.policy)) return;
             runsRef.current = { ...runsRef.current, [run.policy]: run };
@@ -543,7 +570,7 @@ export function useScenarioRuns({
       }
       return null;
     },
-    [client, current, addError],
+    [client, current, addError, opening],
   );
 
   const cancelRuns = useCallback(() => {
@@ -559,6 +586,7 @@ export function useScenarioRuns({
     index,
     current,
     runs,
+    openings,
     claims,
     ablated,
     ablating: ablating > 0,

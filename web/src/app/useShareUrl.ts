@@ -1,8 +1,10 @@
 // The address bar is the share link: written with what is on screen (scenario, columns, playhead, window, open
-// panels, lesson step), at most every 100 ms (the browser rate-limits history updates; scrubbing would exceed
-// it), and never while playing (a moving playhead is not a place to share).
+// panels, lesson step, speed), at most every 100 ms (the browser rate-limits history updates; scrubbing would
+// exceed it), and never while playing (a moving playhead is not a place to share). Another scenario on screen is
+// a new history entry, so Back and Forward move between scenarios (`onHistory` shows the entry's link).
 import { useEffect, useLayoutEffect, useMemo, useRef } from 'react';
-import { scenarioLink, toShareSearch } from '../lib/share';
+import { parseShareUrl, scenarioLink, toShareSearch, type ShareState } from '../lib/share';
+import { START_SPEED } from '../lib/speed';
 import type { View } from '../lib/view';
 import type { LessonAt } from './useLessons';
 import type { Panel } from './usePanels';
@@ -21,6 +23,9 @@ export interface ShareInput {
   readonly open: readonly Panel[];
   readonly lesson: LessonAt | null;
   readonly playing: boolean;
+  readonly speed: number;
+  /** Back or Forward landed on another entry: show its link. */
+  readonly onHistory: (link: ShareState) => void;
 }
 
 /** Keeps the address bar on the share link of what is on screen; returns that link ('' before a scenario). */
@@ -34,6 +39,8 @@ export function useShareUrl({
   open,
   lesson,
   playing,
+  speed,
+  onHistory,
 }: ShareInput): string {
   const link = useMemo(() => {
     try {
@@ -55,8 +62,15 @@ export function useShareUrl({
       open: open.filter((p) => p !== 'share'),
       lesson: lesson?.id ?? null,
       step: lesson?.step ?? 0,
+      speed: speed === START_SPEED ? null : speed,
     });
-  }, [link, columns, testing, time, view, hidden, open, lesson]);
+  }, [link, columns, testing, time, view, hidden, open, lesson, speed]);
+
+  // Which scenario the address bar's entry is for: another one pushes an entry, the same one replaces it.
+  const identity = current ? `${current.id ?? ''}\n${current.id ? '' : current.name}` : null;
+  const entryOf = useRef<string | null>(null);
+  /** Back/Forward loads the entry's scenario: that load replaces the entry rather than pushing another. */
+  const fromHistory = useRef(false);
 
   // A layout effect, so the URL changes in the same commit as the page.
   const lastUrlWrite = useRef(0);
@@ -64,8 +78,12 @@ export function useShareUrl({
     if (playing || shareSearch === null) return;
     const write = () => {
       lastUrlWrite.current = performance.now();
-      if (window.location.search + window.location.hash !== shareSearch)
-        window.history.replaceState(null, '', window.location.pathname + shareSearch);
+      const switched = entryOf.current !== null && identity !== entryOf.current && !fromHistory.current;
+      if (identity !== entryOf.current) fromHistory.current = false;
+      entryOf.current = identity;
+      if (window.location.search + window.location.hash === shareSearch) return;
+      if (switched) window.history.pushState(null, '', window.location.pathname + shareSearch);
+      else window.history.replaceState(null, '', window.location.pathname + shareSearch);
     };
     const wait = lastUrlWrite.current + WRITE_EVERY_MS - performance.now();
     if (wait <= 0) {
@@ -74,7 +92,20 @@ export function useShareUrl({
     }
     const timer = setTimeout(write, wait);
     return () => clearTimeout(timer);
-  }, [shareSearch, playing]);
+  }, [shareSearch, playing, identity]);
+
+  const historyRef = useRef(onHistory);
+  useEffect(() => {
+    historyRef.current = onHistory;
+  }, [onHistory]);
+  useEffect(() => {
+    const onPop = () => {
+      fromHistory.current = true;
+      historyRef.current(parseShareUrl(window.location.search, window.location.hash));
+    };
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, []);
 
   // A link pasted over this one that differs only after the # does not reload the page by itself.
   useEffect(() => {

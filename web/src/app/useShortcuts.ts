@@ -1,8 +1,22 @@
 // The page's keys: Space play/pause, arrows step through decisions, +/- zoom, [/] speed, 1-4 show/hide columns;
 // for the classroom, PageDown/PageUp step through a lesson (what presentation clickers send), P toggles
-// presentation mode and Escape leaves it. Keys that the focused control already uses (typing, lists, buttons for
-// Space, the slider for arrows) are left to it.
+// presentation mode and Escape leaves it, ? shows them all (KEYS, the help overlay's list). A key does what KEYS
+// says whatever has focus (Space on a focused button plays, it does not press the button), except while typing
+// in a field or choosing in a list, and the slider keeps its arrows.
 import { useEffect, type Dispatch, type SetStateAction } from 'react';
+
+/** The keys and what they do, as the help overlay lists them. */
+export const KEYS: readonly { readonly keys: string; readonly does: string }[] = [
+  { keys: 'Space', does: 'play / pause' },
+  { keys: '← / →', does: 'previous / next scheduling decision' },
+  { keys: '+ / −', does: 'zoom the timelines in / out' },
+  { keys: '[ / ]', does: 'slower / faster' },
+  { keys: '1 – 4', does: 'show / hide column 1-4 (with more than two columns)' },
+  { keys: 'PageDown / PageUp', does: 'next / previous lesson step (a presentation clicker sends these)' },
+  { keys: 'P', does: 'presentation mode on / off' },
+  { keys: 'Escape', does: 'close this help; leave presentation mode' },
+  { keys: '?', does: 'this help' },
+];
 
 /** Whether a key press belongs to the focused control (typing, a list, a slider) rather than to the page. */
 function ownKey(e: KeyboardEvent, slider: boolean): boolean {
@@ -26,6 +40,8 @@ export interface Shortcuts {
   readonly stepLesson: ((delta: 1 | -1) => void) | null;
   readonly presenting: boolean;
   readonly setPresenting: Dispatch<SetStateAction<boolean>>;
+  readonly helpOpen: boolean;
+  readonly setHelpOpen: Dispatch<SetStateAction<boolean>>;
 }
 
 export function useShortcuts({
@@ -37,14 +53,15 @@ export function useShortcuts({
   stepLesson,
   presenting,
   setPresenting,
+  helpOpen,
+  setHelpOpen,
 }: Shortcuts): void {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey) return;
-      const tag = (e.target as HTMLElement | null)?.tagName;
       switch (e.key) {
         case ' ':
-          if (ownKey(e, false) || tag === 'BUTTON') return;
+          if (ownKey(e, false)) return;
           e.preventDefault();
           if (!e.repeat) togglePlay();
           return;
@@ -85,13 +102,30 @@ export function useShortcuts({
           if (ownKey(e, false)) return;
           setPresenting((v) => !v);
           return;
+        case '?':
+          if (ownKey(e, false)) return;
+          e.preventDefault();
+          setHelpOpen((v) => !v);
+          return;
         case 'Escape':
-          if (ownKey(e, false) || !presenting) return;
-          setPresenting(false);
+          if (ownKey(e, false)) return;
+          if (helpOpen) setHelpOpen(false);
+          else if (presenting) setPresenting(false);
           return;
       }
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [togglePlay, stepDecision, zoom, changeSpeed, toggleColumn, stepLesson, presenting, setPresenting]);
+  }, [
+    togglePlay,
+    stepDecision,
+    zoom,
+    changeSpeed,
+    toggleColumn,
+    stepLesson,
+    presenting,
+    setPresenting,
+    helpOpen,
+    setHelpOpen,
+  ]);
 }

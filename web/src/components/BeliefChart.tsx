@@ -184,7 +184,12 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
 
   if (inference === null) {
     return (
-      <figure className="belief-chart" data-testid="belief-chart" data-infers="false">
+      <figure
+        className="belief-chart"
+        data-testid="belief-chart"
+        data-view="belief-chart"
+        data-infers="false"
+      >
         <p className="muted belief-none">
           {error
             ? `Beliefs unavailable: ${error}`
@@ -233,6 +238,7 @@ export function BeliefChart({ client, run, durationMs, playhead }: Props) {
       className="belief-chart"
       testId="belief-chart"
       data={{
+        'data-view': 'belief-chart',
         'data-infers': 'true',
         'data-tasks': lines.length,
         'data-boosts': given,

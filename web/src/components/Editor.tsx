@@ -18,7 +18,14 @@ import {
   useState,
   type ChangeEvent,
 } from 'react';
-import { SCENARIO_SCHEMA, parseProblems, sameJson, setIn, type Problem } from '../lib/editorSchema';
+import {
+  SCENARIO_SCHEMA,
+  childPath,
+  editJsonText,
+  parseProblems,
+  sameJson,
+  type Problem,
+} from '../lib/editorSchema';
 import { download, slug } from '../lib/exports';
 import type { Json } from '../lib/share';
 import { EditScriptContext, SchemaField, type Key } from './SchemaFields';
@@ -28,41 +35,21 @@ import {
   pushHistory,
   readDraft,
   readHistory,
-  tabId,
-  writeDraft,
   type Draft,
   type SavedDraft,
 } from '../lib/drafts';
+import { localStore, useTabDraft } from '../app/useTabDraft';
 
 /** Largest scenario file we read [bytes]: scenarios are small; anything bigger is a mistake. */
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 /** Quiet time after the last keystroke before a valid draft re-runs [ms]. */
 const RERUN_DELAY_MS = 700;
-/** Quiet time after the last keystroke before the draft is written to storage [ms]. */
-const SAVE_DELAY_MS = 300;
 /** Quiet time after the last form edit before the JSON view shows it [ms]. */
 const VIEW_DELAY_MS = 400;
 /** Text above which a scenario that comes on screen folds the JSON view [chars]: laying it out takes seconds. */
 export const LARGE_TEXT = 100_000;
 
 type Stored = Draft;
-
-/** This tab's draft key (see lib/drafts). */
-function draftKey(): string {
-  try {
-    return `${DRAFT_PREFIX}.${tabId(sessionStorage)}`;
-  } catch {
-    return `${DRAFT_PREFIX}.tab`;
-  }
-}
-
-function localStore(): Storage | null {
-  try {
-    return localStorage;
-  } catch {
-    return null;
-  }
-}
 
 /** When a draft was set aside, in words. */
 function when(ms: number): string {
@@ -78,8 +65,12 @@ function parse(text: string): { doc: Json | null; error: string | null } {
 }
 
 interface Props {
-  /** The scenario on screen and its name. */
-  readonly current: { readonly text: string; readonly name: string } | null;
+  /** The scenario on screen and its name, and the library's text it was made from (null for one of yours). */
+  readonly current: {
+    readonly text: string;
+    readonly name: string;
+    readonly original?: string | null;
+  } | null;
   /** The simulator's validation: null when valid, else its message naming the field paths. */
   readonly validate: (text: string) => Promise<string | null>;
   /** Runs the draft (the page validates again and reports into the banner). */
@@ -137,7 +128,7 @@ export const Editor = memo(function Editor({
   onClose,
   onEditScript,
 }: Props) {
-  const [key] = useState(draftKey);
+  const { key, store, saveError, setSaveError } = useTabDraft();
   /** The JSON view is shown (a large scenario's starts folded; the user's choice otherwise stays). */
   const [showJson, setShowJson] = useState(true);
   const [draft, setDraftState] = useState<Stored | null>(() => {
@@ -151,34 +142,19 @@ export const Editor = memo(function Editor({
   });
   /** The draft this tab set aside last, while its notice shows. */
   const [kept, setKept] = useState<SavedDraft | null>(null);
-  /** Why the last save failed, while it is the latest word on saving. */
-  const [saveError, setSaveError] = useState<string | null>(null);
-  const saveTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
-
-  /** Writes this tab's draft, now or once typing pauses, and remembers whether that worked. */
-  const store = useCallback(
-    (value: Stored | null, later = false) => {
-      const ls = localStore();
-      if (!ls) return;
-      if (saveTimer.current) clearTimeout(saveTimer.current);
-      saveTimer.current = null;
-      const save = () => setSaveError(writeDraft(ls, key, value));
-      if (later) saveTimer.current = setTimeout(save, SAVE_DELAY_MS);
-      else save();
-    },
-    [key],
-  );
-  useEffect(() => () => void (saveTimer.current && clearTimeout(saveTimer.current)), []);
 
   /** Puts a draft with unrun edits into the history and shows it as kept aside. */
-  const setAside = useCallback((d: Stored) => {
-    const ls = localStore();
-    if (!ls) return;
-    const r = pushHistory(ls, d, Date.now());
-    setHistory(r.history);
-    setKept(r.history[0] ?? null);
-    if (r.error) setSaveError(`Your edits to ${d.name} could not be saved: ${r.error}.`);
-  }, []);
+  const setAside = useCallback(
+    (d: Stored) => {
+      const ls = localStore();
+      if (!ls) return;
+      const r = pushHistory(ls, d, Date.now());
+      setHistory(r.history);
+      setKept(r.history[0] ?? null);
+      if (r.error) setSaveError(`Your edits to ${d.name} could not be saved: ${r.error}.`);
+    },
+    [setSaveError],
+  );
 
   // Another tab set a draft aside: its history is ours too.
   useEffect(() => {
@@ -197,14 +173,41 @@ export const Editor = memo(function Editor({
   const [restored, setRestored] = useState(false);
   const seen = useRef<string | null>(null);
 
+  /**
+   * Undo and redo over the user's own changes, form edits and typing alike (Ctrl+Z, Ctrl+Shift+Z): the
+   * textarea's own history cannot hold the form's edits, which set its value. Typing within a second of the
+   * last keystroke is one step.
+   */
+  const undo = useRef<{ past: string[]; future: string[]; typingAt: number }>({
+    past: [],
+    future: [],
+    typingAt: -Infinity,
+  });
+  const [undoDepth, setUndoDepth] = useState({ past: 0, future: 0 });
+  const textRef = useRef<string>('');
+  const syncUndo = useCallback(
+    () => setUndoDepth({ past: undo.current.past.length, future: undo.current.future.length }),
+    [],
+  );
+
   // The user's own change: a restored draft becomes live again (it re-runs when valid).
   const setDraft = useCallback(
     (next: Stored | null, typing = false) => {
+      const h = undo.current;
+      const now = performance.now();
+      const prev = textRef.current;
+      if (next && next.text !== prev && !(typing && now - h.typingAt < 1000)) {
+        h.past.push(prev);
+        if (h.past.length > 200) h.past.shift();
+      }
+      h.typingAt = typing ? now : -Infinity;
+      if (next && next.text !== prev) h.future = [];
+      syncUndo();
       setRestored(false);
       setDraftState(next);
       store(next, typing);
     },
-    [store],
+    [store, syncUndo],
   );
   /** A scenario coming into the editor from elsewhere (on screen, a file, a draft): a large one folds the JSON. */
   const arrive = useCallback((t: string) => {
@@ -220,6 +223,11 @@ export const Editor = memo(function Editor({
     const d = draft;
     const next = { text: current.text, name: current.name };
     if (d === null || sameJson(d.text, current.text) || (prev !== null && sameJson(d.text, prev))) {
+      // Another scenario (not the draft's own run): its edits start a history of their own.
+      if (d === null || !sameJson(d.text, current.text)) {
+        undo.current = { past: [], future: [], typingAt: -Infinity };
+        syncUndo();
+      }
       arrive(next.text);
       setDraftState(next);
       store(next);
@@ -239,6 +247,9 @@ export const Editor = memo(function Editor({
 
   const text = draft?.text ?? current?.text ?? '';
   const name = draft?.name ?? current?.name ?? 'your scenario';
+  useLayoutEffect(() => {
+    textRef.current = text;
+  }, [text]);
   /** What the JSON view shows: the text itself while typing there, the form's edits once they pause. */
   const [viewText, setViewText] = useState(text);
   useEffect(() => {
@@ -280,18 +291,80 @@ export const Editor = memo(function Editor({
 
   // The form's handler keeps one identity while the text changes, so the memoised form is not re-rendered by each
   // keystroke; it edits the latest document.
-  const latest = useRef({ doc, name });
+  const latest = useRef({ doc, name, text });
   useLayoutEffect(() => {
-    latest.current = { doc, name };
-  }, [doc, name]);
+    latest.current = { doc, name, text };
+  }, [doc, name, text]);
+  /** The form path of what a form edit added (an item, a field), to bring into view once the form shows it. */
+  const [added, setAdded] = useState<string | null>(null);
   const edit = useCallback(
     (keys: readonly Key[], value: Json | undefined) => {
-      const { doc: d, name: n } = latest.current;
+      const { doc: d, name: n, text: t } = latest.current;
       if (d === null) return;
-      setDraft({ text: JSON.stringify(setIn(d, keys, value), null, 2) + '\n', name: n });
+      let before: Json | undefined = d;
+      for (const k of keys)
+        before =
+          before !== null && typeof before === 'object'
+            ? (before as Record<string | number, Json | undefined>)[k]
+            : undefined;
+      if (before === undefined && value !== undefined) setAdded(keys.reduce<string>(childPath, ''));
+      // Only the lines the edit touches change in the JSON view.
+      setDraft({ text: editJsonText(t, keys, value), name: n });
     },
     [setDraft],
   );
+  // What was added comes into view, focused, once the form has drawn it (a long list draws its last items only
+  // when scrolled there).
+  const formRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (added === null) return;
+    let tries = 0;
+    let frame = 0;
+    const find = () => {
+      const form = formRef.current;
+      const el = form?.querySelector<HTMLElement>(
+        `[data-path="${CSS.escape(added)}"], [data-path^="${CSS.escape(added)}."], [data-path^="${CSS.escape(added)}["]`,
+      );
+      if (el) {
+        el.scrollIntoView({ block: 'center' });
+        el.focus({ preventScroll: true });
+        setAdded(null);
+        return;
+      }
+      if (form && tries === 2) form.scrollTop = form.scrollHeight;
+      if (++tries < 30) frame = requestAnimationFrame(find);
+      else setAdded(null);
+    };
+    frame = requestAnimationFrame(find);
+    return () => cancelAnimationFrame(frame);
+  }, [added, formDoc]);
+
+  /** Steps back (-1) or forward (1) through the user's own changes. */
+  const stepUndo = useCallback(
+    (dir: -1 | 1) => {
+      const h = undo.current;
+      const from = dir < 0 ? h.past : h.future;
+      const to = dir < 0 ? h.future : h.past;
+      const t = from.pop();
+      if (t === undefined) return;
+      to.push(textRef.current);
+      h.typingAt = -Infinity;
+      syncUndo();
+      setRestored(false);
+      const next = { text: t, name: latest.current.name };
+      setDraftState(next);
+      setViewText(t);
+      store(next);
+    },
+    [store, syncUndo],
+  );
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    if (!(e.ctrlKey || e.metaKey) || e.altKey) return;
+    const k = e.key.toLowerCase();
+    if (k !== 'z' && k !== 'y') return;
+    e.preventDefault();
+    stepUndo(k === 'y' || e.shiftKey ? 1 : -1);
+  };
 
   /** The form's "Open in the policy editor" on policy `k` of the draft. */
   const editScript = useCallback(
@@ -343,7 +416,7 @@ export const Editor = memo(function Editor({
   const rootProblems = problems.filter((p) => p.path === '(scenario)');
 
   return (
-    <section className="editor" data-testid="editor" aria-label="Scenario editor">
+    <section className="editor" data-testid="editor" aria-label="Scenario editor" onKeyDown={onKeyDown}>
       <header className="editor-head">
         <h2>Edit: {name}</h2>
         <span className="muted" role="status" data-testid="editor-status">
@@ -383,9 +456,37 @@ export const Editor = memo(function Editor({
         </label>
         <button
           type="button"
-          disabled={!current || onScreen}
-          onClick={() => current && setDraft({ text: current.text, name: current.name })}
-          title="Replace the draft with the scenario on screen"
+          data-testid="editor-undo"
+          disabled={undoDepth.past === 0}
+          onClick={() => stepUndo(-1)}
+          title="Undo the last change, in the form or the JSON (Ctrl+Z)"
+        >
+          Undo
+        </button>
+        <button
+          type="button"
+          data-testid="editor-redo"
+          disabled={undoDepth.future === 0}
+          onClick={() => stepUndo(1)}
+          title="Redo (Ctrl+Shift+Z)"
+        >
+          Redo
+        </button>
+        <button
+          type="button"
+          data-testid="editor-revert"
+          disabled={!current || (onScreen && (!current.original || sameJson(text, current.original)))}
+          onClick={() => {
+            if (!current) return;
+            // Unrun edits go back to the scenario on screen; edits that have run, to the library's original.
+            const back = !onScreen || !current.original ? current.text : current.original;
+            setDraft({ text: back, name: current.name });
+          }}
+          title={
+            onScreen
+              ? 'Go back to the library’s version of this scenario (it runs again)'
+              : 'Replace the draft with the scenario on screen'
+          }
         >
           Revert
         </button>
@@ -435,7 +536,7 @@ export const Editor = memo(function Editor({
         </details>
       )}
       <div className="editor-body">
-        <div className="editor-form" data-testid="editor-form" data-scroll-root="">
+        <div className="editor-form" data-testid="editor-form" data-scroll-root="" ref={formRef}>
           <EditScriptContext.Provider value={onEditScript ? editScript : null}>
             <FormView doc={formDoc} problems={problems} onChange={edit} />
           </EditScriptContext.Provider>

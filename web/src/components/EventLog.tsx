@@ -7,6 +7,7 @@ import { toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
 import { useVisible } from '../lib/useVisible';
+import { useDetailWindow } from '../app/useDetailWindow';
 
 /** Decisions shown before (including the current one) and after the playhead. */
 export const LOG_BEFORE = 13;
@@ -31,9 +32,10 @@ export function EventLog({ client, run, playhead, onSeek }: Props) {
   const visible = useVisible(sectionRef);
   const tNs = toNs(usePlayhead(playhead, selectTime, { playingMs: PLAYING_REFRESH_MS, visible }));
   const { runId } = run;
+  const detail = useDetailWindow(playhead, run, 'playhead', { playingMs: PLAYING_REFRESH_MS, visible });
   const query = useCallback(
-    () => client.query(runId, 'decisionsAround', tNs, LOG_BEFORE, LOG_AFTER),
-    [client, runId, tNs],
+    () => client.query(runId, 'decisionsAround', detail, tNs, LOG_BEFORE, LOG_AFTER),
+    [client, runId, detail, tNs],
   );
   const { value, error } = useLatestQuery(query);
   const items = useMemo(() => value?.items ?? [], [value]);
@@ -55,6 +57,7 @@ export function EventLog({ client, run, playhead, onSeek }: Props) {
       ref={sectionRef}
       className="event-log"
       data-testid="event-log"
+      data-view="event-log"
       aria-label="Scheduling decisions near the playhead"
     >
       <h3>Decisions near the playhead</h3>

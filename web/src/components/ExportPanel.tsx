@@ -14,7 +14,15 @@ import {
   traceJson,
   type TraceRun,
 } from '../lib/exports';
-import { svgToPng, viewToSvg } from '../lib/svgExport';
+import {
+  EXPORT_SIZES,
+  figureToSvg,
+  nothingToShow,
+  svgToPng,
+  viewToSvg,
+  type ExportSize,
+} from '../lib/svgExport';
+import { nsWindow } from '../lib/view';
 
 /** Views that can be exported, by test id (per column first, then the page-wide ones). */
 const VIEW_IDS = [
@@ -42,6 +50,8 @@ interface ViewOption {
   readonly key: string;
   readonly label: string;
   readonly find: () => HTMLElement | null;
+  /** What the view shows, for the export's caption: the column's policy, or '' for a page-wide view. */
+  readonly policy: string;
 }
 
 function columnView(i: number, id: string): HTMLElement | null {
@@ -54,13 +64,16 @@ function viewsOnScreen(): ViewOption[] {
   const out: ViewOption[] = [];
   const columns = [...document.querySelectorAll<HTMLElement>('[data-testid="policy-column"]')];
   columns.forEach((col, i) => {
-    const policy = col.dataset.policy ?? String(i + 1);
+    // The column as its header names it ("Credit + TAVS, PBratio 0"), not by its id ("tavs~w0").
+    const policy =
+      col.querySelector('.col-label')?.textContent?.trim() || col.dataset.policy || String(i + 1);
     for (const id of VIEW_IDS) {
       if (!col.querySelector(selector(id))) continue;
       out.push({
         key: `${i}:${id}`,
-        label: `Column ${i + 1} (${policy}): ${id.replace(/-/g, ' ')}`,
+        label: `${policy}: ${id.replace(/-/g, ' ')}`,
         find: () => columnView(i, id),
+        policy,
       });
     }
   });
@@ -71,6 +84,7 @@ function viewsOnScreen(): ViewOption[] {
         key: `page:${id}`,
         label: id.replace(/-/g, ' '),
         find: () => document.querySelector<HTMLElement>(selector(id)),
+        policy: '',
       });
   }
   return out;
@@ -136,6 +150,10 @@ export function ExportPanel({
   const [views, setViews] = useState<ViewOption[]>(viewsOnScreen);
   const [chosen, setChosen] = useState(() => views[0]?.key ?? '');
   const [busy, setBusy] = useState(false);
+  const [size, setSize] = useState<ExportSize>('2x');
+  /** The per-column view a figure puts side by side for every column. */
+  const [figureView, setFigureView] = useState<string>('timeline');
+  const [notice, setNotice] = useState<string | null>(null);
   const base = slug(scenarioId ?? scenarioName);
   const option = views.find((v) => v.key === chosen) ?? views[0];
 
@@ -154,10 +172,34 @@ export function ExportPanel({
     run(`the ${format.toUpperCase()} image`, async () => {
       const el = option?.find();
       if (!el) throw new Error('that view is no longer on screen');
+      const empty = nothingToShow(el);
+      setNotice(empty);
+      if (empty) return;
+      const caption = [option!.policy, scenarioName].filter(Boolean).join(' · ');
       // The PNG is the SVG rendered: one drawing of the view, so both files show the same thing.
-      const svg = viewToSvg(el);
-      const blob = format === 'png' ? await svgToPng(svg, 2) : new Blob([svg], { type: 'image/svg+xml' });
+      const svg = viewToSvg(el, caption, size);
+      const blob = format === 'png' ? await svgToPng(svg, 1) : new Blob([svg], { type: 'image/svg+xml' });
       download(`${base}-${slug(option!.label)}.${format}`, blob);
+    });
+
+  /** Every column's `figureView` side by side in one SVG, each captioned with its policy. */
+  const figure = () =>
+    run('the figure', async () => {
+      const cols = [...document.querySelectorAll<HTMLElement>('[data-testid="policy-column"]')];
+      const views = cols.flatMap((col, i) => {
+        const el = col.querySelector<HTMLElement>(selector(figureView));
+        if (!el || nothingToShow(el)) return [];
+        const policy =
+          col.querySelector('.col-label')?.textContent?.trim() || col.dataset.policy || `${i + 1}`;
+        return [{ el, caption: policy }];
+      });
+      if (views.length === 0) {
+        setNotice(`No column has a ${figureView.replace(/-/g, ' ')} with something to show.`);
+        return;
+      }
+      setNotice(null);
+      const svg = figureToSvg(views, `${scenarioName}: ${figureView.replace(/-/g, ' ')}`, size);
+      download(`${base}-figure-${figureView}.svg`, new Blob([svg], { type: 'image/svg+xml' }));
     });
 
   const metrics = (format: 'csv' | 'json') =>
@@ -172,23 +214,15 @@ export function ExportPanel({
       const [from, to] = view;
       const traced: TraceRun[] = await Promise.all(
         runs.map(async (r) => {
-          const decisions = await client.query(
-            r.run.runId,
-            'decisionsBetween',
-            from * 1e6,
-            to * 1e6,
-            MAX_DECISIONS,
-          );
-          // A replay run's segments at hand are those of the window it holds: it replays the exported one (up to
-          // its longest window, which then cuts the export short).
-          const held = r.run.detail
-            ? await client.query(r.run.runId, 'focus', Math.floor(from * 1e6), Math.ceil(to * 1e6))
-            : null;
+          const window = nsWindow(from, to);
+          const decisions = await client.query(r.run.runId, 'decisionsBetween', window, MAX_DECISIONS);
+          // The run replays the exported window (up to its longest window, which then cuts the export short).
+          const held = await client.query(r.run.runId, 'lanes', window);
           return {
             policy: r.policy,
-            segments: segmentsInWindow(held?.lanes ?? r.run.lanes, r.run.meta, from, to),
+            segments: segmentsInWindow(held.lanes, r.run.meta, from, to),
             decisions,
-            truncated: decisions.length >= MAX_DECISIONS || (held !== null && held.toNs < to * 1e6),
+            truncated: decisions.length >= MAX_DECISIONS || held.window.to_ns < window.to_ns,
           };
         }),
       );
@@ -197,7 +231,7 @@ export function ExportPanel({
         const wakeups = await Promise.all(
           runs.map(async (r) => {
             // Deliveries up to the window's end whose wait overlaps it (a wait may start long before).
-            const recs = await client.query(r.run.runId, 'ioEvents', from * 1e6, to * 1e6, MAX_DECISIONS);
+            const recs = await client.query(r.run.runId, 'ioEvents', nsWindow(from, to), MAX_DECISIONS);
             return recs
               .filter((rec) => rec.phase === 'delivered')
               .map((rec) => ({
@@ -251,7 +285,45 @@ export function ExportPanel({
           disabled={busy || !option}
           onPick={(f) => void image(f)}
         />
+        <label htmlFor="export-size">Size</label>
+        <select
+          id="export-size"
+          data-testid="export-size"
+          value={size}
+          onChange={(e) => setSize(e.target.value as ExportSize)}
+        >
+          {(Object.keys(EXPORT_SIZES) as ExportSize[]).map((k) => (
+            <option key={k} value={k}>
+              {EXPORT_SIZES[k].label}
+            </option>
+          ))}
+        </select>
       </div>
+      <div className="row">
+        <label htmlFor="export-figure-view">Figure: every column’s</label>
+        <select
+          id="export-figure-view"
+          data-testid="export-figure-view"
+          value={figureView}
+          onChange={(e) => setFigureView(e.target.value)}
+        >
+          {VIEW_IDS.filter((id) =>
+            document.querySelector(`[data-testid="policy-column"] ${selector(id)}`),
+          ).map((id) => (
+            <option key={id} value={id}>
+              {id.replace(/-/g, ' ')}
+            </option>
+          ))}
+        </select>
+        <button type="button" data-testid="export-figure" disabled={busy} onClick={() => void figure()}>
+          Figure SVG
+        </button>
+      </div>
+      {notice && (
+        <p className="notice" role="status" data-testid="export-notice">
+          {notice}
+        </p>
+      )}
       <div className="row">
         <span>Metrics of the columns shown</span>
         <Formats

@@ -5,6 +5,7 @@ import { memo, type CSSProperties } from 'react';
 import type { ClaimResult, RunResult, ScenarioClaim } from '../sim/types';
 import { claimMetrics, metricLabel, metricValue, type Focus } from '../lib/focus';
 import { fmt } from '../lib/format';
+import { Terms } from './Reference';
 
 interface Props {
   readonly focus: Focus;
@@ -56,6 +57,7 @@ export const KeyFigures = memo(function KeyFigures({
   const keyed = focus.policies.length >= KEYED_FROM;
   const badge = badges(focus.policies, columns);
   const byColumn = badge.every((b) => b.column);
+  const seen = new Set<string>();
   return (
     <section
       className={`key-figures${keyed ? ' keyed' : ''}`}
@@ -91,7 +93,7 @@ export const KeyFigures = memo(function KeyFigures({
             >
               <div className="key-figure-head">
                 <span className="key-figure-metric" title={path}>
-                  {metricLabel(path)}
+                  <Terms text={metricLabel(path)} seen={seen} />
                 </span>
                 {verdict && (
                   <span

@@ -81,7 +81,7 @@ export function LagChart({ client, run, durationMs, playhead }: Props) {
     <ChartFrame
       className="share-chart lag-chart"
       testId="lag-chart"
-      data={{ 'data-vcpus': lag?.vcpus.length ?? 0 }}
+      data={{ 'data-view': 'lag-chart', 'data-vcpus': lag?.vcpus.length ?? 0 }}
       frame={frame}
       label="Lag of every vCPU over time"
       y={y}

@@ -1,10 +1,23 @@
 // Classroom lessons (issue 9): a picker and the player bar. The player shows the step's text, points at the
 // step's views (outlined on screen, listed here for screen readers) and moves through the steps; the page
 // (App) loads scenarios and moves the playhead.
-import { useEffect, useRef } from 'react';
-import { HOMEWORK, LESSONS, nextLesson, type Homework, type Lesson } from '../lib/lessons';
-import type { ClaimResult } from '../sim/types';
-import { claimValueLines } from '../lib/format';
+import { useContext, useEffect, useRef } from 'react';
+import { PresentingContext } from '../lib/theme';
+import { Terms } from './Reference';
+import {
+  DIFFERENCE_MARGIN,
+  HOMEWORK,
+  LESSONS,
+  nextLesson,
+  predictVerdict,
+  renderLessonText,
+  type Homework,
+  type Lesson,
+} from '../lib/lessons';
+import type { ClaimResult, ScenarioClaim } from '../sim/types';
+import { claimValueLines, fmt } from '../lib/format';
+import { metricLabel } from '../lib/focus';
+import { viewSelector } from './views';
 
 interface PickerProps {
   readonly onPick: (id: string) => void;
@@ -183,8 +196,11 @@ const SCROLL_KEYS = new Set(['ArrowUp', 'ArrowDown', 'PageUp', 'PageDown', 'Home
 function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: boolean): void {
   const marks = lesson.steps[step]?.marks;
   const settledRef = useRef(settled);
+  const presenting = useContext(PresentingContext);
+  const presentingRef = useRef(presenting);
   const placeRef = useRef<() => void>(() => {});
   useEffect(() => {
+    presentingRef.current = presenting;
     const apply = () => {
       const want = new Set<Element>();
       for (const m of marks ?? []) {
@@ -196,7 +212,8 @@ function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: bool
             ]
           : [document];
         for (const s of scope) {
-          const el = s.querySelector(`[data-testid="${CSS.escape(m.view)}"]`);
+          // A column view by its registered id (components/views.tsx); other parts of the page by test id.
+          const el = s.querySelector(viewSelector(m.view) ?? `[data-testid="${CSS.escape(m.view)}"]`);
           if (!el) continue;
           want.add(el);
           el.classList.add(MARK_CLASS);
@@ -231,7 +248,22 @@ function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: bool
       if (tookOver || !lesson || !document.querySelector('[data-lesson-first]') || !settledRef.current)
         return;
       const y = window.scrollY;
-      const target = Math.max(0, Math.min(lesson.getBoundingClientRect().top + y, maxScroll()));
+      const lessonRect = lesson.getBoundingClientRect();
+      let top = lessonRect.top + y;
+      // On the projector the lesson's text stays at the top of the screen (styles.css): scroll on until the
+      // step's views are all below it, as long as the first one keeps its top in sight.
+      if (presentingRef.current) {
+        const rects = [...document.querySelectorAll('[data-lesson-note]')].map((e) =>
+          e.getBoundingClientRect(),
+        );
+        if (rects.length > 0) {
+          const first = Math.min(...rects.map((r) => r.top)) + y;
+          const last = Math.max(...rects.map((r) => r.bottom)) + y;
+          const under = lessonRect.height + 8;
+          top = Math.max(top, Math.min(first - under, last - window.innerHeight + 8));
+        }
+      }
+      const target = Math.max(0, Math.min(top, maxScroll()));
       if (Math.abs(target - y) >= 1) window.scrollTo({ top: target });
     };
     placeRef.current = place;
@@ -256,12 +288,13 @@ function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: bool
         el.removeAttribute('data-lesson-first');
       }
     };
-  }, [marks, revealed]); // a predict step's choice reveals results above the view: show it again
+  }, [marks, revealed, presenting]); // a predict step's choice reveals results above the view: show it again
   // Settling places the view at once, in the same commit, rather than at the next tick.
   useEffect(() => {
     settledRef.current = settled;
+    presentingRef.current = presenting;
     if (settled) placeRef.current();
-  }, [settled]);
+  }, [settled, presenting]);
 }
 
 interface PlayerProps {
@@ -280,6 +313,47 @@ interface PlayerProps {
   readonly onLesson: (id: string) => void;
   /** Nothing in flight (runs, claims, ablations, replays): the layout is final, so the step's view can be shown. */
   readonly settled: boolean;
+  /** The scenario's claims as stated, and as judged on the runs on screen (null while in flight). */
+  readonly stated: readonly ScenarioClaim[];
+  readonly claims: readonly ClaimResult[] | null;
+}
+
+/** What the reveal says: the winner the run shows by its claim's figures, or that they are about the same. */
+function Reveal({
+  step,
+  choice,
+  stated,
+  claims,
+  labelOf,
+}: {
+  step: Lesson['steps'][number];
+  choice: string;
+  stated: readonly ScenarioClaim[];
+  claims: readonly ClaimResult[] | null;
+  labelOf: (policy: string) => string;
+}) {
+  const k = step.claim;
+  const claim = k === undefined ? undefined : stated[k];
+  const verdict = claim && claims && k !== undefined ? predictVerdict(claim, claims[k]?.values) : null;
+  if (!verdict)
+    return (
+      <p data-testid="lesson-reveal" aria-live="polite">
+        Your pick: {labelOf(choice)}. {claims ? 'This run has no figures for it.' : 'Judging the runs…'}
+      </p>
+    );
+  const figures = verdict.figures
+    .map((f) => `${fmt(f.value, 3)} under ${labelOf(f.policy)}`)
+    .join(' against ');
+  const what = metricLabel(verdict.path);
+  return (
+    <p data-testid="lesson-reveal" data-winner={verdict.winner ?? 'same'} aria-live="polite">
+      {verdict.winner === null
+        ? `About the same here: ${what} ${figures}, less than ${DIFFERENCE_MARGIN * 100}% apart. `
+        : `${choice === verdict.winner ? '✓ Right: ' : '✗ Not this time: '}${labelOf(verdict.winner)} wins ` +
+          `here: ${what} ${figures}. `}
+      The key figures and the claims are shown again.
+    </p>
+  );
 }
 
 export function LessonPlayer({
@@ -293,6 +367,8 @@ export function LessonPlayer({
   onChoose,
   onLesson,
   settled,
+  stated,
+  claims,
 }: PlayerProps) {
   useMarks(lesson, step, settled, choice !== null);
   const s = lesson.steps[step];
@@ -317,7 +393,7 @@ export function LessonPlayer({
       </div>
       <h2 data-testid="lesson-title">{s.title}</h2>
       <p data-testid="lesson-text" aria-live="polite">
-        {s.text}
+        <Terms key={`${lesson.id}:${step}`} text={renderLessonText(s.text, claims)} />
       </p>
       {s.predict && (
         <div className="lesson-predict" data-testid="lesson-predict" data-revealed={choice !== null}>
@@ -341,10 +417,7 @@ export function LessonPlayer({
             ))}
           </div>
           {choice !== null && (
-            <p data-testid="lesson-reveal" aria-live="polite">
-              {choice === s.predict.answer ? '✓ Right: ' : '✗ Not this time: '}
-              {labelOf(s.predict.answer)} wins here. The key figures and the claims are shown again.
-            </p>
+            <Reveal step={s} choice={choice} stated={stated} claims={claims} labelOf={labelOf} />
           )}
         </div>
       )}
@@ -380,6 +453,9 @@ export function LessonPlayer({
         >
           Next →
         </button>
+        <span className="muted lesson-keys">
+          Step {step + 1} of {lesson.steps.length} · PageDown / PageUp · ? for all keys
+        </span>
         {step === last && next && (
           <button type="button" data-testid="lesson-next-lesson" onClick={() => onLesson(next.id)}>
             Next lesson: {next.title} →

@@ -19,7 +19,7 @@ export const MetricsTable = memo(function MetricsTable({ meta, report }: Props) 
   const domainColor = useDomainColor();
   const anyResponse = meta.domains.some((d) => report.domains[d.name]?.response_ms);
   return (
-    <div className="metrics-scroll">
+    <div className="metrics-scroll" data-view="metrics-table">
       <table className="metrics" data-testid="metrics-table">
         <thead>
           <tr>

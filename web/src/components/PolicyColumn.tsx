@@ -1,17 +1,10 @@
-import { memo } from 'react';
+import { Fragment, memo } from 'react';
 import type { SimClient } from '../sim/client';
-import type { RunResult, ScenarioPolicy } from '../sim/types';
+import type { RunOpening, RunResult, ScenarioPolicy } from '../sim/types';
 import type { AblatedRun } from '../app/useScenarioRuns';
 import { claimValueLines } from '../lib/format';
-import { showsLag } from '../lib/caps';
 import { parseColumnId } from '../lib/columns';
-import { BeliefChart } from './BeliefChart';
-import { EventLog } from './EventLog';
-import { LagChart } from './LagChart';
-import { RunQueues } from './RunQueues';
-import { MetricsTable } from './MetricsTable';
-import { ShareChart } from './ShareChart';
-import { Timeline } from './Timeline';
+import { COLUMN_VIEWS } from './views';
 import type { View } from '../lib/view';
 import type { Playhead } from '../lib/playhead';
 
@@ -25,6 +18,8 @@ interface Props {
   readonly policies: readonly ScenarioPolicy[];
   /** Undefined while the run is in flight. */
   readonly run: RunResult | undefined;
+  /** The run's opening window, once the run in flight has passed it: drawn until the run is done. */
+  readonly opening?: RunOpening;
   /** Why the run will not come, if it failed. */
   readonly failed: string | null;
   readonly durationMs: number;
@@ -54,6 +49,7 @@ export const PolicyColumn = memo(function PolicyColumn({
   ablated,
   policies,
   run,
+  opening,
   failed,
   durationMs,
   playhead,
@@ -150,27 +146,20 @@ export const PolicyColumn = memo(function PolicyColumn({
       )}
       {run ? (
         <>
-          <RunQueues client={client} run={run} playhead={playhead} />
-          <Timeline
-            client={client}
-            run={run}
-            durationMs={durationMs}
-            playhead={playhead}
-            onViewChange={onViewChange}
-          />
-          {!run.detail && run.meta.trace_detail_until_ns != null && (
-            <p className="muted trace-note" data-testid="trace-note">
-              Detailed trace ends at {(run.meta.trace_detail_until_ns / 1e6).toFixed(1)} ms (memory budget);
-              run queues and the log stop there, shares continue.
-            </p>
-          )}
-          <EventLog client={client} run={run} playhead={playhead} onSeek={onSeek} />
-          <ShareChart run={run} durationMs={durationMs} playhead={playhead} />
-          <BeliefChart client={client} run={run} durationMs={durationMs} playhead={playhead} />
-          {showsLag(run.meta) && (
-            <LagChart client={client} run={run} durationMs={durationMs} playhead={playhead} />
-          )}
-          <MetricsTable meta={run.meta} report={run.report} />
+          {COLUMN_VIEWS.map((v) => (
+            <Fragment key={v.id}>
+              {v.render({ client, run, durationMs, playhead, onViewChange, onSeek })}
+            </Fragment>
+          ))}
+        </>
+      ) : opening && !failed ? (
+        <>
+          {COLUMN_VIEWS.map((v) => (
+            <Fragment key={v.id}>
+              {v.early?.({ client, run: opening, durationMs, playhead, onViewChange, onSeek })}
+            </Fragment>
+          ))}
+          <p className="muted placeholder">Running…</p>
         </>
       ) : failed ? (
         <p className="muted placeholder run-failed" data-testid="column-failed" role="alert">

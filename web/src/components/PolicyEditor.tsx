@@ -5,7 +5,8 @@
 // applied yet (a script that does not compile) is written to this tab's scenario draft, so a reload keeps it.
 import { lazy, memo, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Json } from '../lib/share';
-import { DRAFT_PREFIX, pushHistory, readDraft, tabId, writeDraft, type Draft } from '../lib/drafts';
+import { pushHistory, readDraft } from '../lib/drafts';
+import { localStore, useTabDraft } from '../app/useTabDraft';
 import { TemplateMenu } from './TemplateMenu';
 import {
   scriptPolicies,
@@ -23,8 +24,6 @@ const CodeEditor = lazy(() => import('./CodeEditor'));
 const CHECK_DELAY_MS = 200;
 /** Quiet time after the last keystroke before a compiling source re-runs its column [ms]. */
 export const APPLY_DELAY_MS = 600;
-/** Quiet time before this tab's draft is written [ms]. */
-const SAVE_DELAY_MS = 300;
 
 interface Props {
   /** The scenario on screen (its text holds the scripts) and its name. */
@@ -50,22 +49,6 @@ interface Props {
   readonly onClose: () => void;
 }
 
-function draftKey(): string {
-  try {
-    return `${DRAFT_PREFIX}.${tabId(sessionStorage)}`;
-  } catch {
-    return `${DRAFT_PREFIX}.tab`;
-  }
-}
-
-function localStore(): Storage | null {
-  try {
-    return localStorage;
-  } catch {
-    return null;
-  }
-}
-
 const PolicyEditor = memo(function PolicyEditor({
   scenario,
   policy,
@@ -87,7 +70,7 @@ const PolicyEditor = memo(function PolicyEditor({
   const [checked, setChecked] = useState<{ source: string; problem: ScriptProblem | null } | null>(null);
   /** The scenario validation's message for the last applied edit, if it failed. */
   const [invalid, setInvalid] = useState<string | null>(null);
-  const [key] = useState(draftKey);
+  const { key, store, saveError } = useTabDraft();
   /**
    * This policy's script in the tab's draft when it differs from the one on screen: edits not applied before a
    * reload (a script that did not compile yet), offered back.
@@ -160,15 +143,11 @@ const PolicyEditor = memo(function PolicyEditor({
 
   // Unapplied edits survive a reload: this tab's scenario draft holds them (the scenario editor restores it).
   useEffect(() => {
-    if (!dirty) return;
-    const timer = setTimeout(() => {
-      const ls = localStore();
-      const draft: Draft = { text: setScript(scenario.text, policy, source, vars), name: scenario.name };
-      const err = ls && writeDraft(ls, key, draft);
-      if (err) onError(`Your script could not be saved in the browser: ${err}.`);
-    }, SAVE_DELAY_MS);
-    return () => clearTimeout(timer);
-  }, [dirty, source, vars, scenario, policy, key, onError]);
+    if (dirty) store({ text: setScript(scenario.text, policy, source, vars), name: scenario.name }, true);
+  }, [dirty, source, vars, scenario, policy, store]);
+  useEffect(() => {
+    if (saveError) onError(`Your script could not be saved in the browser: ${saveError}.`);
+  }, [saveError, onError]);
 
   const syntax = checked?.source === source ? checked.problem : null;
   // A run's error concerns the applied source: marked while the editor still shows that source.

@@ -3,7 +3,8 @@
 // as DOM they cost a style, layout and paint pass several times a second while playing. Only the pCPUs whose queue
 // changed are redrawn, and of a scrolling host only those in view. On small hosts at speeds up to 1x (and when
 // stepping) the queues play the scheduler's decisions one at a time (lib/runqueueSteps): the chips slide to each
-// step and hold there, so a BOOSTed vCPU is seen jumping the queue and then running; faster, they jump. Each
+// step and hold there, so a BOOSTed vCPU is seen jumping the queue and then running (never one chip over
+// another: lib/runqueueSteps `stepFrame`); faster, they jump and hold still between refreshes. Each
 // pCPU's row keeps its element (a label, an accessible description, the chips as hidden test hooks); hovering a
 // chip on the canvas says what it is.
 import {
@@ -22,7 +23,7 @@ import { useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
 import { toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
-import { selectPlaying, selectTime, usePlayhead, type Playhead } from '../lib/playhead';
+import { selectPlaying, selectTime, usePlayhead, type Playhead, type PlayheadState } from '../lib/playhead';
 import { fontFamily, useCanvasColors, type CanvasColors } from '../lib/canvasColors';
 import { registerVector, SvgRecorder } from '../lib/svgExport';
 import {
@@ -44,12 +45,14 @@ import {
   MOTION_MAX_SPEED,
   SLIDE_MS,
   planSteps,
+  stepFrame,
   trimBacklog,
   type RowStep,
   type RunQueueChange,
 } from '../lib/runqueueSteps';
 import { useVisible } from '../lib/useVisible';
 import { useWidth } from '../lib/useWidth';
+import { useDetailWindow } from '../app/useDetailWindow';
 import { Tooltip, type Hover } from './Tooltip';
 
 /** Up to this many pCPUs the queues play their steps; beyond, many moving at once is noise, so they jump. */
@@ -58,6 +61,10 @@ const ANIMATE_MAX_PCPUS = 4;
 const ROWS_BEFORE_SCROLL = 4;
 /** Width of the "pCPU N" label column [px] (styles.css .rq-row). */
 const LABEL_W = 52;
+/** Least time the queues hold still while playing faster than they can move (MOTION_MAX_SPEED) [ms]. */
+const STILL_MS = 600;
+/** Playing faster than the chips can move readably. */
+const selectFast = (s: PlayheadState): boolean => s.speed > MOTION_MAX_SPEED;
 /** Most snapshot changes one refresh plays as steps; past them (a scrub, a fast playhead) the queues jump. */
 const STEP_LIMIT = 64;
 
@@ -83,7 +90,7 @@ interface Answer {
 }
 
 /**
- * Plays queued steps one at a time: `begin(step)` starts drawing a step and returns its frame (ease 0..1); each
+ * Plays queued steps one at a time: `begin(step)` starts drawing a step and returns its frame (0..1); each
  * step slides for SLIDE_MS and holds for HOLD_MS. A backlog beyond MAX_BACKLOG is jumped over (`jump` draws a
  * pCPU's latest dropped state at once, before the next step), so the queues never lag far behind.
  */
@@ -130,7 +137,7 @@ class StepPlayer {
     const t0 = performance.now();
     const tick = (now: number) => {
       const k = Math.min(1, (now - t0) / SLIDE_MS);
-      frame(1 - (1 - k) ** 3); // ease-out
+      frame(k); // linear: stepFrame eases each of its phases
       if (k < 1) this.raf = requestAnimationFrame(tick);
       else this.timer = window.setTimeout(this.next, HOLD_MS);
     };
@@ -345,9 +352,13 @@ export function RunQueues({ client, run, playhead }: Props) {
   const colors = useCanvasColors();
   // Nobody reads a queue that changes 60 times a second: a few updates a second while playing, none off screen.
   const visible = useVisible(plotRef);
-  const tNs = toNs(usePlayhead(playhead, selectTime, { playingMs: PLAYING_REFRESH_MS, visible }));
+  // Faster than the queues can move readably, they hold still between refreshes long enough to be read.
+  const fast = usePlayhead(playhead, selectFast);
+  const refreshMs = fast ? STILL_MS : PLAYING_REFRESH_MS;
+  const tNs = toNs(usePlayhead(playhead, selectTime, { playingMs: refreshMs, visible }));
   const playing = usePlayhead(playhead, selectPlaying);
   const { runId, meta } = run;
+  const detail = useDetailWindow(playhead, run, 'playhead', { playingMs: refreshMs, visible });
   const animate = meta.pcpus <= ANIMATE_MAX_PCPUS;
 
   // Motion up to 1x only: the speed is what the playhead covered since the last refresh, per wall-clock time.
@@ -366,17 +377,25 @@ export function RunQueues({ client, run, playhead }: Props) {
   const answered = useRef<{ runId: string; tNs: number } | null>(null);
   const query = useCallback(async (): Promise<Answer> => {
     const last = answered.current;
+    // Steps only from an answer within this window (the window holds every step from its start).
     const from =
-      animate && motion.current && !reducedMotion() && last?.runId === runId && last.tNs < tNs
+      animate &&
+      motion.current &&
+      !reducedMotion() &&
+      last?.runId === runId &&
+      last.tNs < tNs &&
+      last.tNs >= detail.from_ns
         ? last.tNs
         : null;
     const [snaps, changes] = await Promise.all([
-      client.query(runId, 'runqueues', tNs),
-      from === null ? Promise.resolve(null) : client.query(runId, 'runqueueChanges', from, tNs, STEP_LIMIT),
+      client.query(runId, 'runqueues', detail, tNs),
+      from === null
+        ? Promise.resolve(null)
+        : client.query(runId, 'runqueueChanges', detail, from, tNs, STEP_LIMIT),
     ]);
     answered.current = { runId, tNs };
     return { runId, tNs, snaps, changes };
-  }, [client, runId, tNs, animate]);
+  }, [client, runId, detail, tNs, animate]);
   const { value, error } = useLatestQuery(query);
   const slotsW = Math.max(CHIP_W, width - LABEL_W);
   const perRow = Math.max(1, Math.floor((slotsW + GAP) / (CHIP_W + GAP)));
@@ -472,25 +491,13 @@ export function RunQueues({ client, run, playhead }: Props) {
   const player = useRef<StepPlayer | null>(null);
   player.current ??= new StepPlayer(
     (step) => {
-      // From where its chips are drawn now to the step's slots; chips that arrive fade in.
+      // From where its chips are drawn now to the step's slots, never one chip over another (stepFrame).
       const was = drawn.current?.at[step.pcpu] ?? new Map<number, Placed>();
       const to = latest.current.placesOf(step.row);
       return (ease) =>
         latest.current.drawRows(
           [step.pcpu],
-          () => {
-            const placed = new Map<number, Placed>();
-            for (const [v, end] of to) {
-              const w = was.get(v);
-              placed.set(
-                v,
-                w
-                  ? { x: w.x + (end.x - w.x) * ease, y: w.y + (end.y - w.y) * ease, alpha: 1 }
-                  : { ...end, alpha: ease },
-              );
-            }
-            return placed;
-          },
+          () => stepFrame(was, to, ease),
           () => step.row,
         );
     },
@@ -602,6 +609,7 @@ export function RunQueues({ client, run, playhead }: Props) {
       ref={figureRef}
       className="runqueues"
       data-testid="runqueues"
+      data-view="runqueues"
       aria-label="Run queue per pCPU at the playhead"
     >
       <figcaption className="muted">

@@ -115,7 +115,7 @@ export function ShareChart({ run, durationMs, playhead }: Props) {
     <ChartFrame
       className="share-chart"
       testId="share-chart"
-      data={{ 'data-domains': meta.domains.length }}
+      data={{ 'data-view': 'share-chart', 'data-domains': meta.domains.length }}
       frame={frame}
       label="CPU share per domain over time"
       y={y}

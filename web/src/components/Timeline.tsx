@@ -1,9 +1,12 @@
-// Gantt chart of one run: a lane per pCPU, a rectangle per schedule segment coloured by domain. Segments, the
-// time axis and the playhead share one canvas (a run has tens of thousands of segments, and a playing window
-// moves the axis every frame), which playback draws straight from the Playhead store: a frame costs no React
-// render and changes nothing in the DOM. Legend, lane labels and tooltip stay React-owned HTML. d3-zoom only
-// listens for gestures and reports the new time window, which the page shares with every column. Under the
-// pCPU lanes and the I/O strip, a state lane per vCPU (lib/vcpuStates) says what each vCPU did meanwhile.
+// A column's timeline: the shell that stacks its tracks (./tracks: the pCPU lanes, the I/O strip, the vCPU state
+// lanes, and what else `TRACKS` lists) over one time axis. The shell owns the canvas, the time axis, the playhead,
+// the zoom and the pointer; each track asks the run's worker for the window of detail the column's views share
+// (app/useDetailWindow: one decision for all), draws its answer into its band and says what is under the pointer.
+// The bands of the window's grid cell are drawn once into an offscreen strip, each again only when its answer
+// changes; playback draws every frame straight from the Playhead store (copying the visible part of the strip,
+// then the axis and the playhead): a frame costs no React render and changes nothing in the DOM. Legend, labels
+// and tooltip stay React-owned HTML. d3-zoom only listens for gestures and reports the new time window, which the
+// page shares with every column.
 import {
   memo,
   useCallback,
@@ -19,42 +22,28 @@ import { scaleLinear } from 'd3-scale';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type D3ZoomEvent, type ZoomBehavior } from 'd3-zoom';
 import type { SimClient } from '../sim/client';
-import type { IoRec, Meta, RunResult } from '../sim/types';
-import { useWindowDetail } from '../app/useWindowDetail';
+import type { DetailWindow, Meta, RunOpening } from '../sim/types';
+import { useDetailWindow } from '../app/useDetailWindow';
 import { PresentingContext, useDomainColor } from '../lib/theme';
 import { withAlpha } from '../lib/color';
-import { segmentAt, visibleRange, type Lane } from '../lib/series';
 import { anchor, fmt } from '../lib/format';
 import { useVisible } from '../lib/useVisible';
 import { fontFamily, useCanvasColors } from '../lib/canvasColors';
 import { useWidth } from '../lib/useWidth';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
-import type { View } from '../lib/view';
+import { MIN_WINDOW_MS, windowKey, type View } from '../lib/view';
 import { usePlayhead, usePlayheadEffect, type Playhead, type PlayheadState } from '../lib/playhead';
 import { Tooltip, type Hover } from './Tooltip';
 import { esc, rect, registerVector } from '../lib/svgExport';
+import { TRACKS } from './tracks';
 import {
-  BLOCKED,
-  RUNNABLE,
-  SPINNING,
-  STATE_COLS,
-  columnAt,
-  columnSpan,
-  describeShares,
-  describeSpan,
-  foldLanes,
-  shareBuckets,
-  splitStates,
-  stackColumn,
-  stateAt,
-  wakeMarks,
-  type LaneRow,
-  type StateLane,
-  type StateShares,
-  type WakeMark,
-} from '../lib/vcpuStates';
-
-const LANE_GAP = 4;
+  LANE_GAP,
+  canvasFill,
+  type Fill,
+  type Track,
+  type TrackContext,
+  type TrackKind,
+} from './tracks/track';
 
 /** The state lanes' legend: each item's mark (its class), and its text in a wide and in a narrow column. */
 const STATE_LEGEND = [
@@ -65,192 +54,14 @@ const STATE_LEGEND = [
 ] as const;
 /** Beyond this many domains colours repeat and the legend would crowd out the chart; hovering names them. */
 const LEGEND_MAX = 16;
-
-/** Lane height [px]: roomy for a few pCPUs, compact for many. */
-function laneHeight(pcpus: number): number {
-  return pcpus <= 2 ? 28 : pcpus <= 8 ? 20 : 12;
-}
 const AXIS_H = 18;
 const PAD_TOP = 4;
-/** Narrowest window the zoom allows [ms]. */
-const MIN_WINDOW_MS = 0.05;
-/** Height of the I/O strip under the lanes: one bar per event-channel notification from pending to delivered. */
-const IO_H = 12;
-/** Most notifications the strip asks for per window; beyond it the strip says to zoom in. */
-const IO_LIMIT = 4000;
 /** Opacity of the guest idle loop: the vCPU holds the pCPU but does no work. */
 const IDLE_ALPHA = 0.3;
-/** Height of a vCPU's state lane and the gap under it [px]: labelled lanes, or in presentation mode (where the
- * labels give way to large type and the lesson's view must still fit the screen) thinner unlabelled ones. */
-const STATE_H = 10;
-const STATE_GAP = 2;
-const STATE_H_PRESENTING = 6;
-const STATE_GAP_PRESENTING = 1;
-/** A domain with more vCPUs shows its first ones and a "+k more" row (clicking it unfolds the domain). */
-const STATES_PER_DOMAIN = 4;
-/** Most state spans the lanes ask for per window; beyond it they say to zoom in. */
-const STATE_LIMIT = 40_000;
-/** Spinning: burnt CPU, in one colour whatever the domain (a warning orange readable on both themes). */
-const SPIN_COLOR = '#e8590c';
-
-/** A vCPU's state lane where it is drawn: its spans and wake-ups, at `y` [px]. */
-interface StateRow {
-  readonly vcpu: number;
-  readonly y: number;
-  /** [px] */
-  readonly h: number;
-  readonly lane: StateLane;
-  readonly wakes: readonly WakeMark[];
-}
-
-/**
- * Draws the state lanes into `out` (a canvas context or an SVG pen with the same three calls), x from time by
- * `sx`, `w` wide: running in the domain's colour, spinning in orange, runnable as a thin bar in the domain's
- * colour (waiting), blocked left empty; each wake-up as a tick with a line to its dispatch along the lane's top.
- */
-function drawStates(
-  rows: readonly StateRow[],
-  sx: (t: number) => number,
-  w: number,
-  busy: readonly string[],
-  empty: string,
-  tick: string,
-  fillRect: (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void,
-): void {
-  for (const { vcpu, y, h, lane, wakes } of rows) {
-    fillRect(0, y, w, h, empty);
-    const color = busy[vcpu] ?? '#888';
-    let painted = -1;
-    for (let i = 0; i < lane.state.length; i++) {
-      const s = lane.state[i]!;
-      if (s === BLOCKED) continue;
-      const x0 = sx(lane.start[i]!);
-      const x1 = sx(lane.end[i]!);
-      if (x1 <= 0 || x0 >= w) continue;
-      // A sliver inside a pixel already painted adds nothing visible (a zoomed-out lane of thousands of spans).
-      if (x1 - x0 < 1 && x1 <= painted) continue;
-      painted = Math.ceil(x1);
-      const width = Math.max(0.75, x1 - x0);
-      if (s === RUNNABLE) fillRect(x0, y + h * 0.3, width, Math.max(2, h * 0.4), color, 0.7);
-      else fillRect(x0, y, width, h, s === SPINNING ? SPIN_COLOR : color);
-    }
-    for (const { wake, run } of wakes) {
-      const a = sx(wake);
-      const b = sx(run);
-      if (b < 0 || a > w) continue;
-      fillRect(a - 0.5, y, 1, h, tick);
-      if (b - a >= 1) fillRect(a, y, b - a, 1, tick);
-    }
-  }
-}
-
-/** A state lane drawn from the aggregate (a window too dense for spans): its vCPU's row at `y` [px]. */
-interface ShareRow {
-  readonly vcpu: number;
-  readonly y: number;
-  /** [px] */
-  readonly h: number;
-}
-
-/** Delivered notifications per column of [fromMs, toMs) (the I/O strip at a zoom too dense for a bar each). */
-interface IoCounts {
-  readonly counts: Uint32Array;
-  readonly buckets: number;
-  /** [ms] */
-  readonly fromMs: number;
-  /** [ms] */
-  readonly toMs: number;
-}
-
-/**
- * Draws aggregated state lanes: per column, bars as tall as the vCPU's share of the column's time running (its
- * domain's colour), spinning (orange) and runnable (its colour, faint), stacked from the lane's bottom; blocked
- * left empty. Columns are a pixel or so wide, so this costs about rows x pixels rectangles per strip.
- */
-function drawShares(
-  rows: readonly ShareRow[],
-  agg: StateShares,
-  sx: (t: number) => number,
-  w: number,
-  busy: readonly string[],
-  empty: string,
-  fillRect: (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void,
-): void {
-  // Every row's columns fall at the same x: placed once, as (column, x, width) for those on the strip.
-  const placed: number[] = [];
-  for (let k = 0; k < agg.buckets; k++) {
-    const [a, b] = columnSpan(agg, k);
-    const x0 = sx(a);
-    const x1 = sx(b);
-    if (x1 <= 0 || x0 >= w) continue;
-    placed.push(k, x0, Math.max(0.75, x1 - x0));
-  }
-  for (const { vcpu, y, h } of rows) {
-    fillRect(0, y, w, h, empty);
-    const color = busy[vcpu] ?? '#888';
-    for (let i = 0; i < placed.length; i += 3)
-      for (const bar of stackColumn(agg, vcpu, placed[i]!, y, h))
-        fillRect(
-          placed[i + 1]!,
-          bar.y,
-          placed[i + 2]!,
-          bar.h,
-          bar.state === SPINNING ? SPIN_COLOR : color,
-          bar.state === RUNNABLE ? 0.35 : 1,
-        );
-  }
-}
-
-/**
- * A `fillRect` with a colour and an opacity, for the drawing helpers above, that sets the context's fill style and
- * alpha only when they change (a canvas parses every colour it is given, and an aggregated strip is some 10^5
- * rectangles): the same drawing. Nothing else may set them on `ctx` while it is in use.
- */
-function canvasFill(
-  ctx: CanvasRenderingContext2D,
-): (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void {
-  let style: string | null = null;
-  let alpha = ctx.globalAlpha;
-  return (x, y, w, h, color, a = 1) => {
-    if (a !== alpha) {
-      ctx.globalAlpha = a;
-      alpha = a;
-    }
-    if (color !== style) {
-      ctx.fillStyle = color;
-      style = color;
-    }
-    ctx.fillRect(x, y, w, h);
-  };
-}
-
-/** Draws the I/O strip's aggregate: per column a bar whose height grows with the log of its deliveries, against the
- * busiest column's (log: a burst must not flatten every other column to nothing; hovering gives the counts). */
-function drawIoCounts(
-  io: IoCounts,
-  sx: (t: number) => number,
-  w: number,
-  top: number,
-  color: string,
-  fillRect: (x: number, y: number, w: number, h: number, color: string, alpha?: number) => void,
-): void {
-  const max = io.counts.reduce((m, c) => Math.max(m, c), 0);
-  if (max === 0) return;
-  for (let k = 0; k < io.buckets; k++) {
-    const c = io.counts[k]!;
-    if (c === 0) continue;
-    const [a, b] = columnSpan(io, k);
-    const x0 = sx(a);
-    const x1 = sx(b);
-    if (x1 <= 0 || x0 >= w) continue;
-    const h = Math.max(1, ((IO_H - 2) * Math.log1p(c)) / Math.log1p(max));
-    fillRect(x0, top + IO_H - 1 - h, Math.max(0.75, x1 - x0), h, color, 0.7);
-  }
-}
 
 interface Props {
-  /** The run drawn: the lanes of the window on screen come from its worker (app/useWindowDetail). */
-  readonly run: RunResult;
+  /** The run drawn: its tracks ask its worker for the window on screen. */
+  readonly run: RunOpening;
   readonly durationMs: number;
   /** Playhead and visible time window, shared by all columns: this view follows them every frame. */
   readonly playhead: Playhead;
@@ -269,176 +80,127 @@ const STRIP_WIDTHS = 4;
 
 /**
  * The window's cell on a grid of window widths: its width, rounded (a window that follows the playhead keeps its
- * width, but t1 - t0 jitters in the last bits), and `from`, one width before the cell the window starts in.
- * The strip and the I/O and state fetches cover [from, from + STRIP_WIDTHS * w]: a window that follows the
- * playhead moves to a new cell once per window width, not per frame.
+ * width, but t1 - t0 jitters in the last bits), and `from`, one width before the cell the window starts in. The
+ * strip covers [from, from + STRIP_WIDTHS * w]: a window that follows the playhead moves to a new cell once per
+ * window width, not per frame.
  */
 function gridOf([t0, t1]: View): { w: number; from: number } {
   const w = Number((t1 - t0).toPrecision(9));
   return { w, from: w > 0 ? (Math.floor(t0 / w) - 1) * w : 0 };
 }
+const selectWidth = (s: PlayheadState): number => gridOf(s.view).w;
 
-/** The strip's range for a grid cell ([from, from + STRIP_WIDTHS * w], ms) in whole nanoseconds, as the worker
- * is asked for it: one computation for the I/O strip and the state lanes, so both ask for the same window. */
-function stripNs(from: number, w: number): [number, number] {
-  return [Math.max(0, Math.round(from * 1e6)), Math.round((from + STRIP_WIDTHS * w) * 1e6)];
+/** A track made for this run, with its kind. */
+interface Made {
+  readonly kind: TrackKind<unknown>;
+  readonly track: Track<unknown>;
+  /** Its band's top in the plot [px]. */
+  readonly top: number;
 }
-const selectGrid = (s: PlayheadState): string => {
-  const { w, from } = gridOf(s.view);
-  return `${w} ${from}`;
-};
 
-/** A delivered notification as a bar from when it became pending to when its vCPU ran [ms]. */
-interface IoBar {
-  readonly from: number;
-  readonly to: number;
-  readonly rec: IoRec;
+/** The tracks' answers for a window, by kind id, and the window they answer for. */
+interface Answer {
+  readonly window: DetailWindow;
+  readonly data: ReadonlyMap<string, unknown>;
+}
+
+/** Which of the aggregating tracks draw per-pixel aggregates, in the legend's words. */
+function aggregatedText(ids: readonly string[]): string | null {
+  const states = ids.includes('vcpu-states');
+  const io = ids.includes('io-strip');
+  if (states && io) return 'lanes and I/O';
+  if (states) return 'state lanes';
+  if (io) return 'I/O strip';
+  return ids.length > 0 ? ids.join(' and ') : null;
 }
 
 export function Timeline({ run, durationMs, playhead, onViewChange, client }: Props) {
-  const { meta, runId } = run;
+  const { meta } = run;
   const domainColor = useDomainColor();
-  // The lanes' empty background follows the page's theme (a canvas cannot read CSS variables).
+  // The bands' empty background follows the page's theme (a canvas cannot read CSS variables).
   const theme = useCanvasColors();
+  const presenting = useContext(PresentingContext);
   // Every frame while the chart is on screen (its legend above it may be while the chart is not); off screen
   // nothing until it scrolls back or playback stops.
   const figureRef = useRef<HTMLElement>(null);
   const plotRef = useRef<HTMLDivElement>(null);
-  const visible = useVisible(plotRef);
-  // A replay run's detail (issue 19): the window the lanes hold [ms], whether the view's is being replayed, and
-  // the longest window the run replays [ms]. Undefined when the lanes hold the whole run.
-  const { lanes, loading, held } = useWindowDetail(client, run, playhead, durationMs, visible);
-  const capMs = run.detail ? run.detail.capNs / 1e6 : null;
-  const detail = useMemo(
-    () => (capMs === null ? undefined : { loading, held, capMs }),
-    [capMs, loading, held],
-  );
-  // React hears of the window only when it moves to a new grid cell (the I/O and state fetches); the canvas
-  // follows every frame.
-  const [w, cellFrom] = usePlayhead(playhead, selectGrid, { visible }).split(' ').map(Number) as [
-    number,
-    number,
-  ];
-  const [stripFromNs, stripToNs] = stripNs(cellFrom, w);
-  // A view wider than a replay run's longest window: the lanes show the window it holds, and the I/O strip and the
-  // state lanes ask for that same window (the strip's range would replay another one, from the strip's start,
-  // and the views would disagree about which stretch they show).
-  const heldMs = detail && w > detail.capMs ? detail.held : null;
-  const [askFromNs, askToNs] = heldMs
-    ? [Math.ceil(heldMs[0] * 1e6), Math.floor(heldMs[1] * 1e6)]
-    : [stripFromNs, stripToNs];
   const canvasRef = useRef<HTMLCanvasElement>(null);
+  const visible = useVisible(plotRef);
+  const width = useWidth(plotRef);
   const onViewChangeRef = useRef(onViewChange);
   const [hover, setHover] = useState<Hover | null>(null);
-  const width = useWidth(plotRef);
-  const LANE_H = laneHeight(meta.pcpus);
-  const ioTop = meta.pcpus * (LANE_H + LANE_GAP) + PAD_TOP;
-  const statesTop = ioTop + IO_H + LANE_GAP;
-  const [expanded, setExpanded] = useState<ReadonlySet<number>>(() => new Set());
-  const stateRows = useMemo(() => foldLanes(meta, STATES_PER_DOMAIN, expanded), [meta, expanded]);
-  const presenting = useContext(PresentingContext);
-  const stateH = presenting ? STATE_H_PRESENTING : STATE_H;
-  const stateStep = stateH + (presenting ? STATE_GAP_PRESENTING : STATE_GAP);
-  const lanesH = statesTop + stateRows.length * stateStep + (stateRows.length > 0 ? LANE_GAP : 0);
+
+  const [shown, setShown] = useState<ReadonlySet<string>>(
+    () => new Set(TRACKS.filter((k) => !k.optional).map((k) => k.id)),
+  );
+  const toggle = useCallback(
+    (id: string) =>
+      setShown((s) => {
+        const next = new Set(s);
+        if (!next.delete(id)) next.add(id);
+        return next;
+      }),
+    [],
+  );
+  const [unfolded, setUnfolded] = useState<ReadonlyMap<string, ReadonlySet<number>>>(() => new Map());
+  const colors = useMemo(() => {
+    const busy = meta.vcpus.map((v) => domainColor(meta.domains[v.domain]?.color_index ?? v.domain));
+    return { busy, idle: busy.map((c) => withAlpha(c, IDLE_ALPHA)) };
+  }, [meta, domainColor]);
+  const { tracks, lanesH } = useMemo(() => {
+    let top = PAD_TOP;
+    const made: Made[] = [];
+    for (const kind of TRACKS) {
+      if (!shown.has(kind.id)) continue;
+      const ctx: TrackContext = {
+        run,
+        meta,
+        client,
+        busy: colors.busy,
+        idle: colors.idle,
+        domainColor,
+        theme,
+        presenting,
+        unfolded: unfolded.get(kind.id) ?? new Set(),
+        unfold: (group) =>
+          setUnfolded((m) => new Map(m).set(kind.id, new Set([...(m.get(kind.id) ?? []), group]))),
+      };
+      const track = kind.make(ctx);
+      made.push({ kind, track, top });
+      top += track.height + LANE_GAP;
+    }
+    return { tracks: made, lanesH: top };
+  }, [run, meta, client, colors, domainColor, theme, presenting, unfolded, shown]);
   const height = lanesH + AXIS_H;
 
-  // Notifications delivered from one window before the view to two after it (a wait may start long before its
-  // delivery): the grid cell's range.
-  const ioQuery = useCallback(
-    () => client.query(runId, 'ioEvents', askFromNs, askToNs, IO_LIMIT),
-    [client, runId, askFromNs, askToNs],
+  // The window of detail every track asks for (the one the column's other views share), at one column per pixel
+  // of the view's width. React hears of it once per window, not per frame.
+  const wanted = useDetailWindow(playhead, run, 'view', { visible });
+  const w = usePlayhead(playhead, selectWidth, { visible });
+  const resolution = Math.max(
+    1,
+    Math.round(((wanted.to_ns - wanted.from_ns) / 1e6 / Math.max(w, MIN_WINDOW_MS)) * width),
   );
-  // A replay run's notifications come from the window it holds: asked again when it holds another.
-  const heldKey = detail?.held?.join(' ');
-  const ioQueryHeld = useMemo(() => (heldKey === undefined ? ioQuery : () => ioQuery()), [ioQuery, heldKey]);
-  const io = useLatestQuery(ioQueryHeld).value;
-  const ioBars = useMemo<IoBar[]>(
+  const query = useMemo(
     () =>
-      (io ?? [])
-        .filter((r) => r.phase === 'delivered')
-        .map((rec) => ({ from: (rec.t_ns - rec.wait_ns) / 1e6, to: rec.t_ns / 1e6, rec })),
-    [io],
+      width > 0
+        ? async (): Promise<Answer> => {
+            const answers = await Promise.all(tracks.map((m) => m.track.update(wanted, resolution)));
+            return { window: wanted, data: new Map(tracks.map((m, i) => [m.kind.id, answers[i]])) };
+          }
+        : null,
+    [tracks, wanted, resolution, width],
   );
-  const ioFull = (io?.length ?? 0) >= IO_LIMIT;
-  // Too many for a bar each: deliveries per pixel column of the strip instead (bounded by its width), each answer
-  // carrying its own range so one that arrives for the previous cell still draws where it belongs.
-  // The asked range's width on the strip [px]: one column per pixel.
-  const stripPx = (STRIP_WIDTHS * width * (askToNs - askFromNs)) / Math.max(1, stripToNs - stripFromNs);
-  const ioCountsAsk = useCallback(
-    () =>
-      client
-        .query(runId, 'ioDeliveryCounts', askFromNs, askToNs, Math.max(1, Math.round(stripPx)))
-        .then((counts): IoCounts => ({
-          counts,
-          buckets: counts.length,
-          fromMs: askFromNs / 1e6,
-          toMs: askToNs / 1e6,
-        })),
-    [client, runId, askFromNs, askToNs, stripPx],
+  const answer = useLatestQuery(query).value;
+  /** Each track's latest answer (of whatever window came last), or what it had at hand. */
+  const dataOf = useCallback(
+    (m: Made): unknown =>
+      answer?.data.has(m.kind.id) ? answer.data.get(m.kind.id) : (m.track.initial ?? null),
+    [answer],
   );
-  // Asked only while the bars are cut short; a replay run's again when it holds another window.
-  const ioCountsQuery = useMemo(
-    () => (ioFull ? (heldKey === undefined ? ioCountsAsk : () => ioCountsAsk()) : null),
-    [ioFull, ioCountsAsk, heldKey],
-  );
-  const ioCounts = useLatestQuery(ioCountsQuery).value;
-  /** The aggregate the strip draws instead of bars (only while the bars would be cut short). */
-  const ioShown = ioFull ? ioCounts : null;
-
-  // Every vCPU's states over the same grid cell, split per vCPU with their wake-ups; placed at their rows.
-  const statesQuery = useCallback(
-    () => client.query(runId, 'vcpuStates', askFromNs, askToNs, STATE_LIMIT),
-    [client, runId, askFromNs, askToNs],
-  );
-  const statesFlat = useLatestQuery(statesQuery).value;
-  const stateLabels = useMemo(
-    () => stateRows.map((row) => stateLabel(meta, row, setExpanded)),
-    [stateRows, meta],
-  );
-  const statesFull = (statesFlat?.length ?? 0) >= STATE_LIMIT * STATE_COLS;
-  const stateLanes = useMemo(
-    () => (statesFlat && !statesFull ? splitStates(statesFlat, meta.vcpus.length) : null),
-    [statesFlat, statesFull, meta.vcpus.length],
-  );
-  // Too many spans: each vCPU's share of each state per pixel column of the strip instead (lib/vcpuStates).
-  const nvcpus = meta.vcpus.length;
-  const sharesAsk = useCallback(
-    () =>
-      client
-        .query(runId, 'vcpuStateShares', askFromNs, askToNs, shareBuckets(stripPx, nvcpus))
-        .then((shares): StateShares => ({
-          shares,
-          buckets: Math.floor(shares.length / (STATE_COLS * Math.max(1, nvcpus))),
-          fromMs: askFromNs / 1e6,
-          toMs: askToNs / 1e6,
-        })),
-    [client, runId, askFromNs, askToNs, stripPx, nvcpus],
-  );
-  const sharesQuery = useMemo(
-    () => (statesFull ? (heldKey === undefined ? sharesAsk : () => sharesAsk()) : null),
-    [statesFull, sharesAsk, heldKey],
-  );
-  const shares = useLatestQuery(sharesQuery).value;
-  const sharesDrawn = useMemo<ShareRow[]>(
-    () =>
-      shares && !stateLanes
-        ? stateRows.flatMap((row, r) =>
-            row.kind === 'vcpu' ? [{ vcpu: row.vcpu, y: statesTop + r * stateStep, h: stateH }] : [],
-          )
-        : [],
-    [shares, stateLanes, stateRows, statesTop, stateH, stateStep],
-  );
-  const statesDrawn = useMemo<StateRow[]>(
-    () =>
-      stateRows.flatMap((row, r) => {
-        if (row.kind !== 'vcpu' || !stateLanes) return [];
-        const lane = stateLanes[row.vcpu];
-        if (!lane) return [];
-        const y = statesTop + r * stateStep;
-        return [{ vcpu: row.vcpu, y, h: stateH, lane, wakes: wakeMarks(lane) }];
-      }),
-    [stateRows, stateLanes, statesTop, stateH, stateStep],
-  );
+  const held = answer?.window ?? run.opening;
+  const loading = windowKey(held) !== windowKey(wanted);
+  const capMs = run.capNs / 1e6;
 
   useEffect(() => {
     onViewChangeRef.current = onViewChange;
@@ -450,26 +212,17 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
     [durationMs, width],
   );
 
-  const colors = useMemo(() => {
-    const busy = meta.vcpus.map((v) => domainColor(meta.domains[v.domain]?.color_index ?? v.domain));
-    return { busy, idle: busy.map((c) => withAlpha(c, IDLE_ALPHA)) };
-  }, [meta, domainColor]);
-
-  // The segments and I/O bars of the window's grid cell ([from, from + 4w]) are drawn once into an offscreen
-  // strip; each frame only copies the visible part of it and draws the axis and playhead over it. So a view that
-  // follows the playhead costs one drawImage and a few ticks per frame, and the strip is redrawn once per window
-  // width (or when the I/O events of a new cell arrive: then only their strip).
+  // The bands of the window's grid cell ([from, from + 4w]) are drawn once into an offscreen strip; each frame
+  // only copies the visible part of it and draws the axis and playhead over it. So a view that follows the
+  // playhead costs one drawImage and a few ticks per frame, and a band is redrawn once per window width or when
+  // its track's answer changes (then only that band).
   const stripRef = useRef<{
     canvas: HTMLCanvasElement;
     geometry: readonly unknown[];
-    lanes: readonly Lane[];
-    ioBars: readonly IoBar[];
-    ioCounts: IoCounts | null;
-    states: readonly StateRow[];
-    shares: readonly ShareRow[];
+    drawn: Map<string, unknown>;
   } | null>(null);
-  const segmentsShown = useRef(-1);
-  const segmentsAt = useRef(-Infinity);
+  const viewAttrsAt = useRef(-Infinity);
+  const viewAttrsShown = useRef(new Map<string, string>());
   const paint = useCallback(
     (s: PlayheadState) => {
       const canvas = canvasRef.current;
@@ -477,7 +230,7 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
       const { w, from } = gridOf(s.view);
       if (!canvas || !ctx || !(w > 0) || width <= 0) return;
       const [t0, t1] = s.view;
-      const dpr = window.devicePixelRatio || 1;
+      const dpr = globalThis.devicePixelRatio || 1;
       const cw = Math.max(1, Math.round(width * dpr));
       const ch = Math.round(height * dpr);
       const sh = Math.round(lanesH * dpr);
@@ -485,17 +238,11 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
       if (canvas.width !== cw) canvas.width = cw;
       if (canvas.height !== ch) canvas.height = ch;
 
-      // The strip's three bands (pCPU lanes, the I/O strip, the state lanes) do not overlap, each is drawn whole
-      // on a cleared band, and each is redrawn only when what it shows changed, or everything when the cell or
-      // the geometry did (a new strip). The window's lanes, I/O, states and shares arrive as separate answers;
-      // the aggregated state lanes are the costly band, so new lanes alone must not redraw them.
-      const geometry = [from, w, width, lanesH, colors, theme, LANE_H, ioTop, dpr];
+      const geometry = [from, w, width, lanesH, dpr, tracks];
       const cached = stripRef.current;
       const fresh = !cached || cached.geometry.some((d, i) => d !== geometry[i]);
-      const lanesStale = fresh || cached.lanes !== lanes;
-      const ioStale = fresh || cached.ioBars !== ioBars || cached.ioCounts !== ioShown;
-      const statesStale = fresh || cached.states !== statesDrawn || cached.shares !== sharesDrawn;
-      if (lanesStale || ioStale || statesStale) {
+      const stale = tracks.filter((m) => fresh || cached.drawn.get(m.kind.id) !== dataOf(m));
+      if (stale.length > 0) {
         const strip = cached?.canvas ?? document.createElement('canvas');
         const sw = STRIP_WIDTHS * width;
         if (fresh) {
@@ -504,89 +251,27 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
         }
         const sctx = strip.getContext('2d');
         if (!sctx) return;
-        /** Clears the band [top, bottom) [px] on whole device pixels: the band's edges drawn anew, none left. */
-        const clearBand = (top: number, bottom: number) => {
-          sctx.setTransform(1, 0, 0, 1, 0, 0);
-          const y0 = Math.floor(top * dpr);
-          sctx.clearRect(0, y0, strip.width, Math.ceil(bottom * dpr) - y0);
-        };
-        if (!fresh) {
-          if (lanesStale) clearBand(0, ioTop - LANE_GAP);
-          if (ioStale) clearBand(ioTop, ioTop + IO_H);
-        }
-        if (statesStale) clearBand(statesTop, lanesH);
-        sctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-        sctx.globalAlpha = 1;
+        const drawn = fresh ? new Map<string, unknown>() : cached.drawn;
         const k = width / w;
         const sx = (t: number) => Math.min(sw, Math.max(0, (t - from) * k));
-        if (lanesStale)
-          lanes.forEach((lane, p) => {
-            const y = PAD_TOP + p * (LANE_H + LANE_GAP);
-            sctx.fillStyle = theme.empty;
-            sctx.fillRect(0, y, sw, LANE_H);
-            const [lo, hi] = visibleRange(lane, from, from + STRIP_WIDTHS * w);
-            let runColor = '';
-            let runX0 = 0;
-            let runX1 = -1;
-            const flush = () => {
-              if (runX1 > runX0 - 1 && runColor) {
-                sctx.fillStyle = runColor;
-                sctx.fillRect(runX0, y, Math.max(0.75, runX1 - runX0), LANE_H);
-              }
-            };
-            for (let i = lo; i < hi; i++) {
-              const v = lane.vcpu[i]!;
-              const color = (lane.task[i]! < 0 ? colors.idle[v] : colors.busy[v]) ?? '#888';
-              const x0 = sx(lane.start[i]!);
-              const x1 = sx(lane.end[i]!);
-              // A sliver inside a pixel the current rectangle already paints adds nothing visible: skip it, so a
-              // zoomed-out lane of thousands of short I/O runs costs about one fillRect per pixel column.
-              if (x1 - x0 < 1 && x1 <= Math.ceil(runX1)) continue;
-              if (color === runColor && x0 - runX1 < 0.5) {
-                runX1 = Math.max(runX1, x1);
-              } else {
-                flush();
-                runColor = color;
-                runX0 = x0;
-                runX1 = x1;
-              }
-            }
-            flush();
-          });
-        // The I/O strip: how long each notification waited for its vCPU (a long bar is a long scheduling latency).
-        // Bars fetched for the previous cell are drawn where they fall until this cell's arrive.
-        if (ioStale) {
+        for (const m of stale) {
+          // The band cleared on whole device pixels: its edges drawn anew, none left.
+          sctx.setTransform(1, 0, 0, 1, 0, 0);
+          const y0 = Math.floor(m.top * dpr);
+          if (!fresh) sctx.clearRect(0, y0, strip.width, Math.ceil((m.top + m.track.height) * dpr) - y0);
+          sctx.setTransform(dpr, 0, 0, dpr, 0, m.top * dpr);
           sctx.globalAlpha = 1;
-          sctx.fillStyle = theme.emptyAlt;
-          sctx.fillRect(0, ioTop, sw, IO_H);
-          if (ioShown) drawIoCounts(ioShown, sx, sw, ioTop, theme.muted, canvasFill(sctx));
-          for (const b of ioShown ? [] : ioBars) {
-            const x0 = sx(b.from);
-            const x1 = sx(b.to);
-            if (x1 <= 0 || x0 >= sw) continue;
-            sctx.fillStyle = colors.busy[b.rec.vcpu] ?? '#888';
-            sctx.globalAlpha = 0.55;
-            sctx.fillRect(x0, ioTop + 2, Math.max(1, x1 - x0), IO_H - 4);
-            sctx.globalAlpha = 1;
-            sctx.fillRect(Math.max(0, x1 - 1), ioTop, 2, IO_H);
-          }
+          const data = dataOf(m);
+          // An answer for the previous window is drawn where its times fall until this one's arrives.
+          if (data !== null)
+            m.track.render(
+              { from, to: from + STRIP_WIDTHS * w, sx, width: sw, fill: canvasFill(sctx) },
+              data,
+            );
+          sctx.globalAlpha = 1;
+          drawn.set(m.kind.id, data);
         }
-        // The state lanes under it (states fetched for the previous cell, like the I/O bars, until these come).
-        if (statesStale) {
-          const fill = canvasFill(sctx);
-          drawStates(statesDrawn, sx, sw, colors.busy, theme.empty, theme.fg, fill);
-          if (shares) drawShares(sharesDrawn, shares, sx, sw, colors.busy, theme.empty, fill);
-        }
-        sctx.globalAlpha = 1;
-        stripRef.current = {
-          canvas: strip,
-          geometry,
-          lanes,
-          ioBars,
-          ioCounts: ioShown,
-          states: statesDrawn,
-          shares: sharesDrawn,
-        };
+        stripRef.current = { canvas: strip, geometry, drawn };
       }
       const strip = stripRef.current!.canvas;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
@@ -594,7 +279,7 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
       const offset = Math.round((t0 - from) * (width / w) * dpr);
       ctx.drawImage(strip, offset, 0, cw, sh, 0, 0, cw, sh);
 
-      // The time axis under the lanes. No digit grouping: "1500", not "1,500" (the unit sits under the labels).
+      // The time axis under the bands. No digit grouping: "1500", not "1,500" (the unit sits under the labels).
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       const x = scaleLinear().domain([t0, t1]).range([0, width]);
       const n = Math.max(2, Math.floor(width / 90));
@@ -622,42 +307,26 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
         ctx.stroke();
       }
 
-      // How many segments the window shows (a test hook): a few times a second while playing, so most playing
+      // What the window on screen shows (test hooks): a few times a second while playing, so most playing
       // frames change nothing in the DOM.
       const now = performance.now();
-      if (!s.playing || now - segmentsAt.current >= PLAYING_REFRESH_MS) {
-        segmentsAt.current = now;
-        const shown = lanes.reduce((sum, lane) => {
-          const [lo, hi] = visibleRange(lane, t0, t1);
-          return sum + hi - lo;
-        }, 0);
-        if (shown !== segmentsShown.current) {
-          segmentsShown.current = shown;
-          figureRef.current?.setAttribute('data-segments', String(shown));
-        }
+      if (!s.playing || now - viewAttrsAt.current >= PLAYING_REFRESH_MS) {
+        viewAttrsAt.current = now;
+        for (const m of tracks)
+          for (const [name, value] of Object.entries(m.track.viewAttrs?.(s.view, dataOf(m)) ?? {})) {
+            const text = value === undefined ? '' : String(value);
+            if (viewAttrsShown.current.get(name) === text) continue;
+            viewAttrsShown.current.set(name, text);
+            figureRef.current?.setAttribute(name, text);
+          }
       }
     },
-    [
-      lanes,
-      width,
-      height,
-      lanesH,
-      colors,
-      theme,
-      LANE_H,
-      ioTop,
-      ioBars,
-      ioShown,
-      statesDrawn,
-      shares,
-      sharesDrawn,
-      statesTop,
-    ],
+    [width, height, lanesH, tracks, dataOf, theme],
   );
   usePlayheadEffect(playhead, paint, { visible });
 
-  // The SVG export redraws the window on screen as shapes (lib/svgExport): the same lanes, runs of one colour
-  // merged as on the canvas, the I/O strip, the axis and the playhead, in the canvas's CSS pixels.
+  // The SVG export redraws the window on screen as shapes (lib/svgExport): every band with its track's own
+  // drawing, the axis and the playhead, in the canvas's CSS pixels.
   useEffect(() => {
     const canvas = canvasRef.current;
     if (!canvas) return;
@@ -665,51 +334,18 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
       const { view: v, time } = playhead.get();
       const [t0, t1] = v;
       const x = scaleLinear().domain([t0, t1]).range([0, width]);
-      const clamp = (t: number) => Math.min(width, Math.max(0, x(t)));
       const out: string[] = [];
-      lanes.forEach((lane, p) => {
-        const y = PAD_TOP + p * (LANE_H + LANE_GAP);
-        out.push(rect(0, y, width, LANE_H, theme.empty));
-        const [lo, hi] = visibleRange(lane, t0, t1);
-        let color = '';
-        let x0 = 0;
-        let x1 = -1;
-        const flush = () => {
-          if (color && x1 > x0 - 1) out.push(rect(x0, y, Math.max(0.75, x1 - x0), LANE_H, color));
+      for (const m of tracks) {
+        const data = dataOf(m);
+        if (data === null) continue;
+        const pen: Fill = (rx, ry, rw, rh, c, a = 1) => {
+          const left = Math.max(0, rx);
+          const right = Math.min(width, rx + rw);
+          if (right > left)
+            out.push(rect(left, m.top + ry, right - left, rh, c, a < 1 ? ` fill-opacity="${a}"` : ''));
         };
-        for (let i = lo; i < hi; i++) {
-          const vc = lane.vcpu[i]!;
-          const c = (lane.task[i]! < 0 ? colors.idle[vc] : colors.busy[vc]) ?? '#888';
-          const a = clamp(lane.start[i]!);
-          const b = clamp(lane.end[i]!);
-          if (b - a < 1 && b <= Math.ceil(x1)) continue;
-          if (c === color && a - x1 < 0.5) x1 = Math.max(x1, b);
-          else {
-            flush();
-            color = c;
-            x0 = a;
-            x1 = b;
-          }
-        }
-        flush();
-      });
-      out.push(rect(0, ioTop, width, IO_H, theme.emptyAlt));
-      const pen = (rx: number, ry: number, rw: number, rh: number, c: string, a = 1) => {
-        const left = Math.max(0, rx);
-        const right = Math.min(width, rx + rw);
-        if (right > left) out.push(rect(left, ry, right - left, rh, c, a < 1 ? ` fill-opacity="${a}"` : ''));
-      };
-      if (ioShown) drawIoCounts(ioShown, x, width, ioTop, theme.muted, pen);
-      for (const bar of ioShown ? [] : ioBars) {
-        const a = clamp(bar.from);
-        const b = clamp(bar.to);
-        if (b <= 0 || a >= width) continue;
-        const c = colors.busy[bar.rec.vcpu] ?? '#888';
-        out.push(rect(a, ioTop + 2, Math.max(1, b - a), IO_H - 4, c, ' fill-opacity="0.55"'));
-        out.push(rect(Math.max(0, b - 1), ioTop, 2, IO_H, c));
+        m.track.render({ from: t0, to: t1, sx: (t) => x(t), width, fill: pen }, data);
       }
-      drawStates(statesDrawn, x, width, colors.busy, theme.empty, theme.fg, pen);
-      if (shares) drawShares(sharesDrawn, shares, x, width, colors.busy, theme.empty, pen);
       out.push(rect(0, lanesH, width, 1, AXIS_COLOR));
       const n = Math.max(2, Math.floor(width / 90));
       const format = x.tickFormat(n, '~f');
@@ -729,21 +365,7 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
         );
       return out.join('');
     });
-  }, [
-    playhead,
-    lanes,
-    width,
-    colors,
-    theme,
-    LANE_H,
-    ioTop,
-    lanesH,
-    ioBars,
-    ioShown,
-    statesDrawn,
-    shares,
-    sharesDrawn,
-  ]);
+  }, [playhead, width, theme, tracks, dataOf, lanesH]);
 
   // Attach d3-zoom once per geometry. Its transform is synced from the shared window only when a gesture may
   // start (in its filter), not every frame; those programmatic transforms carry no sourceEvent and are ignored,
@@ -781,140 +403,49 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
     };
   }, [width, height, durationMs, baseScale, playhead]);
 
-  /** Time [ms] -> x [px] in the window on screen now. */
-  const xNow = () => scaleLinear().domain(playhead.view).range([0, width]);
-
-  /** The notification under the pointer in the I/O strip: the bar it is on, else a delivery within 4 px. */
-  const ioHover = (px: number, py: number): Hover | null => {
-    if (py > ioTop + IO_H) return null;
-    const x = xNow();
-    const t = x.invert(px);
-    const slack = x.invert(px + 4) - t;
-    const on = ioBars.filter((b) => b.from - slack <= t && t <= b.to + slack);
-    const b = on.length > 0 ? on.reduce((a, c) => (c.to - c.from < a.to - a.from ? c : a)) : undefined;
-    if (ioShown) {
-      const k = columnAt(ioShown, t);
-      if (k < 0) return null;
-      const [a, z] = columnSpan(ioShown, k);
-      const n = ioShown.counts[k] ?? 0;
-      return {
-        x: px,
-        y: py,
-        lines: [
-          `${n} notification${n === 1 ? '' : 's'} delivered in ${fmt(a, 6)} – ${fmt(z, 6)} ms`,
-          'aggregated at this zoom: zoom in for each wait',
-        ],
-      };
-    }
-    if (!b) return ioFull ? { x: px, y: py, lines: ['too many I/O events here: zoom in'] } : null;
-    const vcpu = meta.vcpus[b.rec.vcpu]?.name ?? `vCPU ${b.rec.vcpu}`;
-    return {
-      x: px,
-      y: py,
-      lines: [
-        `${b.rec.kind} notification for ${vcpu}`,
-        b.rec.wait_ns > 0
-          ? `pending ${fmt(b.rec.wait_ns / 1e6)} ms until the vCPU ran`
-          : 'delivered at once (the vCPU was running)',
-        `delivered at ${fmt(b.to, 6)} ms`,
-      ],
-    };
-  };
-
-  /** The state span under the pointer, with the wake-up it ends if any. */
-  const statesHover = (px: number, py: number): Hover | null => {
-    const r = Math.floor((py - statesTop) / stateStep);
-    const row = stateRows[r];
-    if (!row || py - statesTop - r * stateStep > stateH) return null;
-    if (row.kind === 'more')
-      return { x: px, y: py, lines: [moreText(meta, row), 'click its label to show them'] };
-    const name = meta.vcpus[row.vcpu]?.name ?? `vCPU ${row.vcpu}`;
-    const lane = stateLanes?.[row.vcpu];
-    const x = xNow();
-    if (!lane && shares && sharesDrawn.length > 0) {
-      const k = columnAt(shares, x.invert(px));
-      return k < 0 ? null : { x: px, y: py, lines: describeShares(name, shares, row.vcpu, k) };
-    }
-    if (!lane)
-      return { x: px, y: py, lines: [name, statesFull ? 'too many states here: zoom in' : 'no states yet'] };
-    const t = x.invert(px);
-    const i = stateAt(lane, t);
-    if (i < 0) return null;
-    const lines = describeSpan(name, lane, i);
-    const slack = x.invert(px + 3) - t;
-    const wake = wakeMarks(lane).find((m) => m.wake - slack <= t && t <= m.run + slack);
-    if (wake)
-      lines.push(
-        wake.run > wake.wake
-          ? `woken at ${fmt(wake.wake, 6)} ms, ran ${fmt(wake.run - wake.wake)} ms later`
-          : `woken at ${fmt(wake.wake, 6)} ms and ran at once`,
-      );
-    return { x: px, y: py, lines };
-  };
-
   const onPointerMove = (e: PointerEvent<HTMLCanvasElement>) => {
-    const rect = e.currentTarget.getBoundingClientRect();
-    const px = e.clientX - rect.left;
-    const py = e.clientY - rect.top - PAD_TOP;
-    if (e.clientY - rect.top >= statesTop) {
-      setHover(statesHover(px, e.clientY - rect.top));
-      return;
-    }
-    if (e.clientY - rect.top >= ioTop) {
-      setHover(ioHover(px, e.clientY - rect.top));
-      return;
-    }
-    const p = Math.floor(py / (LANE_H + LANE_GAP));
-    const lane = lanes[p];
-    if (!lane || py < 0 || py % (LANE_H + LANE_GAP) > LANE_H) {
-      setHover(null);
-      return;
-    }
-    const t = xNow().invert(px);
-    const i = segmentAt(lane, t);
-    const lines =
-      i < 0
-        ? [`pCPU ${p} idle`, `t = ${fmt(t, 6)} ms`]
-        : (() => {
-            const vcpu = meta.vcpus[lane.vcpu[i]!];
-            const task = lane.task[i]! >= 0 ? meta.tasks[lane.task[i]!] : undefined;
-            const domain = vcpu ? meta.domains[vcpu.domain] : undefined;
-            return [
-              `${vcpu?.name ?? `vCPU ${lane.vcpu[i]}`} (${domain?.name ?? '?'}) on pCPU ${p}`,
-              task ? `task ${task.path}` : 'guest idle loop',
-              `${fmt(lane.start[i]!, 6)} – ${fmt(lane.end[i]!, 6)} ms (${fmt(lane.end[i]! - lane.start[i]!)} ms)`,
-            ];
-          })();
-    setHover({ x: px, y: e.clientY - rect.top, lines });
+    const box = e.currentTarget.getBoundingClientRect();
+    const px = e.clientX - box.left;
+    const py = e.clientY - box.top;
+    const m = tracks.find((b) => py >= b.top && py < b.top + b.track.height + LANE_GAP);
+    const x = scaleLinear().domain(playhead.view).range([0, width]);
+    const t = x.invert(px);
+    const lines = m?.track.hover(
+      { t, slack: x.invert(px + 4) - t, y: py - m.top, tAt: (at) => x.invert(at) },
+      dataOf(m),
+    );
+    setHover(lines ? { x: px, y: py, lines } : null);
   };
 
+  const attrs: Record<string, string | number | undefined> = {};
+  for (const m of tracks) Object.assign(attrs, m.track.attrs?.(dataOf(m) as never));
+  const zooms = tracks.map((m) => ({ id: m.kind.id, z: m.track.zoom?.(dataOf(m) as never) }));
+  const aggregated = aggregatedText(zooms.filter((z) => z.z?.aggregated).map((z) => z.id));
+  const full = zooms.some((z) => z.z?.full);
   return (
     <figure
       ref={figureRef}
-      className={detail?.loading ? 'timeline loading-detail' : 'timeline'}
+      className={loading ? 'timeline loading-detail' : 'timeline'}
       data-testid="timeline"
-      data-io={ioBars.length}
-      data-state-lanes={statesDrawn.length}
-      data-state-aggregate={sharesDrawn.length}
-      data-io-aggregate={ioShown ? 'yes' : undefined}
-      data-detail={detail ? (detail.loading ? 'loading' : 'held') : undefined}
+      data-view="timeline"
+      {...attrs}
+      data-detail={loading ? 'loading' : 'held'}
     >
       <Legend
         meta={meta}
-        ioFull={ioFull}
-        statesFull={statesFull}
-        aggregated={
-          sharesDrawn.length > 0 ? (ioShown ? 'lanes and I/O' : 'state lanes') : ioShown ? 'I/O strip' : null
-        }
+        full={full}
+        aggregated={aggregated}
+        optional={OPTIONAL}
+        shown={shown}
+        onToggle={toggle}
       />
       <div className="timeline-body">
-        <LaneLabels
-          pcpus={lanes.length}
-          laneH={LANE_H}
-          stateLabels={stateLabels}
-          stateH={stateH}
-          stateGap={stateStep - stateH}
-        />
+        <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
+          {tracks.map((m) => (
+            <TrackLabels key={m.kind.id} labels={m.track.labels} />
+          ))}
+          <div className="unit">ms</div>
+        </div>
         <div className="plot" ref={plotRef} style={{ height }}>
           <canvas
             ref={canvasRef}
@@ -923,7 +454,7 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
             onPointerLeave={() => setHover(null)}
             aria-label="Schedule per pCPU: scroll to zoom, drag to pan"
           />
-          {detail?.loading && (
+          {loading && (
             <span className="detail-status muted" data-testid="detail-loading">
               loading detail…
             </span>
@@ -932,31 +463,50 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
         </div>
       </div>
       {/* Only when the view is wider than the longest window a run replays: its lanes then show part of it. */}
-      {detail && w > detail.capMs && (
+      {w > capMs && (
         <p className="muted trace-note" data-testid="detail-note">
-          Detail replayed on demand from checkpoints, at most {fmt(detail.capMs / 1000)} s at a time
-          {detail.held ? ` (held: ${fmt(detail.held[0])}–${fmt(detail.held[1])} ms)` : ''}: zoom in past that
-          for the schedule; shares, metrics and distributions cover the whole run.
+          Detail replayed on demand from checkpoints, at most {fmt(capMs / 1000)} s at a time (held:{' '}
+          {fmt(held.from_ns / 1e6)}–{fmt(held.to_ns / 1e6)} ms): zoom in past that for the schedule; shares,
+          metrics and distributions cover the whole run.
         </p>
       )}
     </figure>
   );
 }
 
+/** The tracks the legend lets the reader turn on. */
+const OPTIONAL = TRACKS.filter((k) => k.optional);
+
+/** A track's labels, then the gap to the next band (a block that is not a div: `.lane-labels div` is a flex row). */
+const TrackLabels = memo(function TrackLabels({ labels }: { labels: ReactNode }) {
+  return (
+    <>
+      {labels}
+      <span style={{ display: 'block', height: LANE_GAP }} />
+    </>
+  );
+});
+
 /** The domains' colours, then what the strip and the state lanes draw: compact (short labels in a narrow column,
  * the full meaning in each title) so four columns side by side stay tidy. Memoised, like the lane labels: the
  * timeline re-renders once per window width while playing. */
 const Legend = memo(function Legend({
   meta,
-  ioFull,
-  statesFull,
+  full,
   aggregated,
+  optional,
+  shown,
+  onToggle,
 }: {
   meta: Meta;
-  ioFull: boolean;
-  statesFull: boolean;
+  /** A track's answer was cut short at this zoom. */
+  full: boolean;
   /** Which views show per-pixel aggregates at this zoom: the state lanes, the I/O strip, or both. */
   aggregated: string | null;
+  /** The tracks the reader may turn on or off, and which are on. */
+  optional: readonly TrackKind<unknown>[];
+  shown: ReadonlySet<string>;
+  onToggle: (id: string) => void;
 }) {
   const domainColor = useDomainColor();
   return (
@@ -1000,7 +550,18 @@ const Legend = memo(function Legend({
           </span>
         ))}
       </span>
-      {(aggregated || ioFull || statesFull) && (
+      {optional.map((k) => (
+        <label key={k.id} className="legend-item muted" title={`Show the ${k.title} under the state lanes`}>
+          <input
+            type="checkbox"
+            data-testid={`track-toggle-${k.id}`}
+            checked={shown.has(k.id)}
+            onChange={() => onToggle(k.id)}
+          />
+          {k.title}
+        </label>
+      ))}
+      {(aggregated || full) && (
         <span
           className="legend-item legend-zoom"
           data-testid="legend-zoom"
@@ -1037,77 +598,3 @@ function Short({ long, short }: { long: string; short: string }) {
     </>
   );
 }
-
-/** What a "+k more" row says. */
-function moreText(meta: Meta, row: Extract<LaneRow, { kind: 'more' }>): string {
-  return `${meta.domains[row.domain]?.name ?? '?'}: ${row.hidden} more vCPU${row.hidden === 1 ? '' : 's'}`;
-}
-
-/** A state lane's label: the vCPU's name, or a button unfolding the domain's other vCPUs. */
-function stateLabel(
-  meta: Meta,
-  row: LaneRow,
-  setExpanded: (f: (s: ReadonlySet<number>) => ReadonlySet<number>) => void,
-): ReactNode {
-  if (row.kind === 'vcpu') {
-    const name = meta.vcpus[row.vcpu]?.name ?? `vCPU ${row.vcpu}`;
-    return <span title={`${name}: its states`}>{name}</span>;
-  }
-  return (
-    <button
-      type="button"
-      className="state-more"
-      data-testid="state-lanes-more"
-      title={`${moreText(meta, row)}: show them`}
-      onClick={() => setExpanded((s) => new Set([...s, row.domain]))}
-    >
-      +{row.hidden} more
-    </button>
-  );
-}
-
-const LaneLabels = memo(function LaneLabels({
-  pcpus,
-  laneH,
-  stateLabels,
-  stateH,
-  stateGap,
-}: {
-  pcpus: number;
-  laneH: number;
-  stateLabels: readonly ReactNode[];
-  /** A state lane's height and the gap under it [px]. */
-  stateH: number;
-  stateGap: number;
-}) {
-  return (
-    <div className="lane-labels" style={{ paddingTop: PAD_TOP }}>
-      {Array.from({ length: pcpus }, (_, p) => (
-        <div key={p} style={{ height: laneH, marginBottom: LANE_GAP }}>
-          {/* Presentation mode's large type fits only the short form (styles.css). */}
-          <span className="lane-long">{'pCPU\u00a0'}</span>
-          <span className="lane-short" aria-hidden="true">
-            P
-          </span>
-          {p}
-        </div>
-      ))}
-      <div className="io-label" style={{ height: IO_H, marginBottom: LANE_GAP }} title="I/O notifications">
-        <span className="lane-long">I/O wait</span>
-        <span className="lane-short" aria-hidden="true">
-          I/O
-        </span>
-      </div>
-      {stateLabels.map((label, r) => (
-        <div
-          key={r}
-          className="state-label"
-          style={{ height: stateH, marginBottom: stateGap + (r === stateLabels.length - 1 ? LANE_GAP : 0) }}
-        >
-          {label}
-        </div>
-      ))}
-      <div className="unit">ms</div>
-    </div>
-  );
-});

@@ -67,3 +67,14 @@ describe('insertColumn', () => {
     expect(insertColumn(['a', 'b', 'c', 'd'], 4, 's', 4)).toEqual(['a', 'b', 'c', 's']);
   });
 });
+
+describe('ablationName', () => {
+  it('drops the scenario file\'s 0-based "in policy N"', async () => {
+    const { ablationName } = await import('./columns');
+    expect(ablationName('partial boosting off (PBratio 0) in policy 1')).toBe(
+      'partial boosting off (PBratio 0)',
+    );
+    expect(ablationName('xBalloon off')).toBe('xBalloon off');
+    expect(ablationName('BOOST off in policies 0 and 2')).toBe('BOOST off');
+  });
+});

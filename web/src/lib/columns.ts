@@ -105,3 +105,11 @@ export function insertColumn(columns: readonly string[], at: number, id: string,
   }
   return next;
 }
+
+/**
+ * What a claim's ablation switched off, for a column title: its label without the "in policy N" that the
+ * scenario file adds (a 0-based index into its policies; the column already names the policy).
+ */
+export function ablationName(label: string): string {
+  return label.replace(/\s+(?:in|for) (?:policy|policies) \d+(?:(?:,\s*|\s+and\s+)\d+)*\s*$/, '').trim();
+}

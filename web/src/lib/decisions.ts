@@ -1,44 +1,12 @@
-// The event log's window of scheduling decisions around the playhead, and the helpers the worker uses to
-// find it without reading the whole trace.
+// Scheduling decisions on the page: the event log's window around the playhead (picked in the worker,
+// sim/decisionWindow.ts) and the playhead's time in the trace's nanoseconds.
 
 import type { Decision } from '../sim/types';
 
 /** One scheduling decision with its one-line reason (the simulator's `decisions_json`). */
 export type { Decision };
 
-export interface DecisionWindow {
-  readonly items: readonly Decision[];
-  /** Index in `items` of the decision at or before the playhead, or -1 if the playhead is before all of them. */
-  readonly current: number;
-}
-
-/** Index of the last decision at or before `tNs` in a list sorted by time, or -1. */
-export function lastAtOrBefore(list: readonly Decision[], tNs: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]!.t_ns <= tNs) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
-}
-
-/**
- * The `before` decisions up to and including the one at or before `tNs` and the `after` decisions following it,
- * from a time-sorted list that covers at least that much around `tNs`.
- */
-export function selectWindow(
-  list: readonly Decision[],
-  tNs: number,
-  before: number,
-  after: number,
-): DecisionWindow {
-  const at = lastAtOrBefore(list, tNs);
-  const from = Math.max(0, at - Math.max(0, before - 1));
-  const to = Math.min(list.length, at + 1 + Math.max(0, after));
-  return { items: list.slice(from, to), current: at < 0 ? -1 : at - from };
-}
+export { lastAtOrBefore, selectWindow, type DecisionWindow } from '../sim/decisionWindow';
 
 /** Playhead [ms] -> trace time [ns], rounded so a decision's own time maps back onto it exactly. */
 export function toNs(ms: number): number {

@@ -80,3 +80,24 @@ describe('new list items', () => {
     expect(singular('claims')).toBe('claim');
   });
 });
+
+describe('editJsonText', () => {
+  it('changes only the lines a form edit touches, and keeps the rest as written', async () => {
+    const { editJsonText } = await import('./editorSchema');
+    const text =
+      '{\n  "schema": 1,\n  "pcpus": [0, 1],\n  "domains": [\n    { "name": "a", "weight": 256 }\n  ]\n}\n';
+    const out = editJsonText(text, ['domains', 0, 'weight'], 512);
+    expect(out).toBe(text.replace('256', '512'));
+    const removed = editJsonText(text, ['pcpus'], undefined);
+    expect(JSON.parse(removed)).toEqual({ schema: 1, domains: [{ name: 'a', weight: 256 }] });
+    expect(removed).toContain('{ "name": "a", "weight": 256 }');
+    const added = editJsonText(text, ['domains', 1], { name: 'b', weight: 128 });
+    expect(JSON.parse(added).domains).toEqual([
+      { name: 'a', weight: 256 },
+      { name: 'b', weight: 128 },
+    ]);
+    expect(added).toContain('{ "name": "a", "weight": 256 }');
+    // Not JSON: left alone (the JSON view shows the syntax error).
+    expect(editJsonText('{', ['x'], 1)).toBe('{');
+  });
+});

@@ -3,6 +3,7 @@
 // simulator (wasm `validate_scenario`) stays the one validator; this file only reads its messages back into
 // field paths so each error can sit at its field.
 import schemaText from '../../../scenarios/schema.json?raw';
+import { applyEdits, format, modify } from 'jsonc-parser';
 import { splitProblems } from './format';
 import type { Json } from './share';
 
@@ -158,6 +159,43 @@ export function setIn(root: Json, path: readonly (string | number)[], value: Jso
   if (value === undefined && rest.length === 0) delete obj[head!];
   else obj[head!] = setIn(obj[head!] ?? null, rest, value);
   return obj;
+}
+
+/**
+ * `text` with the value at `path` set to `value` (removed when undefined), changing only the lines that value
+ * spans: a form edit shows in the JSON view as that edit, not as the whole file reformatted. Falls back to
+ * reformatting the whole text when the text cannot be edited in place (it is not an object, say).
+ */
+export function editJsonText(
+  text: string,
+  path: readonly (string | number)[],
+  value: Json | undefined,
+): string {
+  let doc: Json;
+  try {
+    doc = JSON.parse(text) as Json;
+  } catch {
+    return text;
+  }
+  const want = setIn(doc, path, value);
+  try {
+    // Edited unformatted (formatting the edit reformats the whole parent array), then each inserted piece is
+    // laid out on its own.
+    const edits = [...modify(text, [...path], value, {})].sort((a, b) => a.offset - b.offset);
+    let out = applyEdits(text, edits);
+    let shift = 0;
+    const inserted = edits.map((e) => {
+      const r = { offset: e.offset + shift, length: e.content.length };
+      shift += e.content.length - e.length;
+      return r;
+    });
+    const layout = { insertSpaces: true, tabSize: 2, eol: '\n' };
+    for (const r of inserted.reverse()) if (r.length > 0) out = applyEdits(out, format(out, r, layout));
+    if (canonical(JSON.parse(out) as Json) === canonical(want)) return out;
+  } catch {
+    // Not editable in place: reformatted below.
+  }
+  return JSON.stringify(want, null, 2) + '\n';
 }
 
 /** Whether two JSON texts hold the same value (key order aside). */

@@ -1,6 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { findHomework, findLesson, HOMEWORK, LESSONS, nextLesson, PENDING_SCENARIOS } from './lessons';
+import {
+  concealedAt,
+  differ,
+  DIFFERENCE_MARGIN,
+  findHomework,
+  findLesson,
+  HOMEWORK,
+  LESSONS,
+  nextLesson,
+  PENDING_SCENARIOS,
+  predictVerdict,
+  renderLessonText,
+  textFigures,
+} from './lessons';
 import { parseIndex } from './scenarios';
 
 const dir = new URL('../../../scenarios/', import.meta.url);
@@ -161,5 +174,101 @@ describe('homework', () => {
         if (c.status === 'goal') expect(h.claims, `${h.id} claim ${k}`).toContain(k);
       });
     }
+  });
+});
+
+/**
+ * The model's figures for claim `k` of a scenario, as docs/fidelity.md gives them (the mean over its seeds;
+ * `npm test` regenerates that file and fails when it differs, so these are the runs' figures of this build):
+ * `{policy: {metric path: value}}`, the shape of a judged claim's `values`.
+ */
+function modelFigures(scenario: string, k: number): Record<string, Record<string, number>> {
+  const md = readFileSync(new URL('../docs/fidelity.md', dir), 'utf8');
+  const at = md.indexOf(`\n### ${scenario}\n`);
+  expect(at, `docs/fidelity.md has a section for ${scenario}`).toBeGreaterThanOrEqual(0);
+  const rows = md
+    .slice(at + 1)
+    .split('\n### ')[0]!
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| Claim'));
+  const ours = rows[k]?.split(' | ')[2] ?? '';
+  const out: Record<string, Record<string, number>> = {};
+  for (const m of ours.matchAll(/([A-Za-z0-9_~-]+) `([^`]+)` (-?[0-9.e+-]+)/g))
+    (out[m[1]!] ??= {})[m[2]!] ??= Number(m[3]);
+  return out;
+}
+
+describe('lesson questions and reveals against the model figures', () => {
+  it(`name as answer the winner the figures show, by at least ${DIFFERENCE_MARGIN * 100}%`, () => {
+    for (const l of LESSONS)
+      for (const [i, s] of l.steps.entries()) {
+        if (!s.predict) continue;
+        const where = `${l.id} step ${i + 1}`;
+        const c = scenarioDoc(s.scenario).claims![s.claim!]!;
+        const v = predictVerdict(c, modelFigures(s.scenario, s.claim!));
+        expect(v, `${where}: figures for claim ${s.claim}`).not.toBeNull();
+        expect(v!.winner, `${where}: ${JSON.stringify(v!.figures)}`).toBe(s.predict.answer);
+      }
+  });
+
+  it('say "about the same" where a step\'s claim figures are within the margin, and never name a winner there', () => {
+    for (const l of LESSONS)
+      for (const [i, s] of l.steps.entries()) {
+        if (s.claim === undefined) continue;
+        const c = scenarioDoc(s.scenario).claims![s.claim]!;
+        const v = predictVerdict(c, modelFigures(s.scenario, s.claim));
+        if (!v) continue;
+        const where = `${l.id} step ${i + 1}: ${JSON.stringify(v.figures)}`;
+        const same = /about the same/.test(s.text);
+        expect(same, `${where}: the text says "about the same" exactly when the figures are`).toBe(
+          v.winner === null,
+        );
+        if (same) expect(s.text, where).not.toMatch(/\bwins\b/);
+      }
+  });
+
+  it('render the figures they quote from the run, and quote none before the class has answered', () => {
+    for (const l of LESSONS)
+      for (const [i, s] of l.steps.entries()) {
+        const where = `${l.id} step ${i + 1}`;
+        const refs = textFigures(s.text);
+        for (const r of refs) {
+          const f = modelFigures(s.scenario, r.claim)[r.policy];
+          expect(f, `${where}: claim ${r.claim} has a figure for ${r.policy}`).toBeDefined();
+        }
+        if (refs.length > 0)
+          expect(
+            concealedAt(l, i, () => false),
+            `${where}: quotes figures on a step that hides them`,
+          ).toBe(false);
+        // Times and figures of the run are not typed: a decision's time is "the playhead".
+        expect(s.text, where).not.toMatch(/\bAt \d+(\.\d+)? ms\b/);
+        const rendered = renderLessonText(s.text, null);
+        expect(rendered, where).not.toMatch(/\{\d+:/);
+      }
+  });
+
+  it('hide the results on a predict step and on the steps before it on the same scenario', () => {
+    const l = LESSONS.find((x) => x.id === 'p000-tavs')!;
+    const p = l.steps.findIndex((s) => s.predict);
+    for (let i = 0; i <= p; i++)
+      expect(
+        concealedAt(l, i, () => false),
+        `step ${i + 1}`,
+      ).toBe(true);
+    expect(concealedAt(l, p + 1, () => false)).toBe(false);
+    expect(concealedAt(l, 0, (j) => j === p)).toBe(false);
+    // Another scenario's steps before a predict step are not its question.
+    const p003 = LESSONS.find((x) => x.id === 'p003-schedulers')!;
+    expect(concealedAt(p003, 0, () => false)).toBe(false);
+  });
+
+  it('count a gap as a difference from the margin up', () => {
+    expect(differ(100, 94)).toBe(true);
+    expect(differ(91.9, 89.3)).toBe(false);
+    expect(differ(0, 0)).toBe(false);
+    expect(predictVerdict({ lower: 'a', than: 'b' }, { a: { x: 91 }, b: { x: 89 } })?.winner).toBeNull();
+    expect(predictVerdict({ higher: 'a', than: 'b' }, { a: { x: 30 }, b: { x: 14 } })?.winner).toBe('a');
+    expect(predictVerdict({ higher: 'a', than: 'b' }, { a: { x: 10 }, b: { x: 14 } })?.winner).toBe('b');
   });
 });

@@ -1,6 +1,12 @@
 // Classroom lessons (issue 9): each paper's story as data, in steps. A step names a library scenario, the
 // columns, where the playhead goes, the window to show and the views to point at. The lesson player
 // (components/Lessons.tsx) loads the scenario when it changes and otherwise only moves the playhead.
+//
+// A step's text never types a figure the model computes: `{K:POLICY}` stands for the value claim K of the step's
+// scenario was judged on for POLICY, filled in from the run on screen (renderLessonText), so a change to the
+// model cannot leave a lesson saying what its run no longer shows.
+import { fmt } from './format';
+import type { ScenarioRef } from './share';
 
 /** A view to point at: a `data-testid` of DESIGN.md 7, in the column of `policy` (any column when absent). */
 export interface LessonMark {
@@ -25,8 +31,10 @@ export interface LessonStep {
   /** Index of the scenario claim the step's text is about (lessons.test.ts checks the text against it). */
   readonly claim?: number;
   /**
-   * Predict, then reveal: the results (key figures, claims, comparison) stay hidden until the class has picked
-   * which policy wins; `answer` is the one the claim says wins.
+   * Predict, then reveal: the results (key figures, claims, comparison) stay hidden, on this step and on the
+   * steps before it on the same scenario, until the class has picked which policy wins; `answer` is the one the
+   * claim says wins (lessons.test.ts checks it against the model's figures), and the reveal names the winner
+   * the run on screen shows (predictVerdict).
    */
   readonly predict?: {
     readonly question: string;
@@ -72,7 +80,7 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'BOOST jumps the queue',
         text:
-          "At 2042.0 ms a request for the 'io' echo server arrives. dom0 wakes with BOOST and preempts the " +
+          "Just after the playhead a request for the 'io' echo server arrives. dom0 wakes with BOOST and preempts the " +
           "CPU-bound domain to handle the packet, then notifies 'io'. Its vCPU was blocked with credit left, so " +
           'it wakes with BOOST too and runs next, ahead of every UNDER vCPU: the answer leaves within a tenth of a ' +
           'millisecond.',
@@ -145,8 +153,9 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'Partial boost, revoked at once',
         text:
-          'At 8236.1 ms an event is pending for the mixed domain, whose echo task is believed I/O-bound: TAVS ' +
-          'boosts its vCPU (UNDER → BOOST) so it runs right after dom0, and revokes the boost 0.06 ms later, when ' +
+          'At the playhead an event is pending for the mixed domain, whose echo task is believed I/O-bound: TAVS ' +
+          'boosts its vCPU (UNDER → BOOST) so it runs right after dom0, and revokes the boost a fraction of a millisecond ' +
+          'later, when ' +
           'the guest switches back to its busy loop. The busy loop gets no extra CPU.',
         scenario: 'p000-fig10-partial-boost',
         policies: ['credit', 'tavs'],
@@ -177,8 +186,8 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'Fast answers, fair shares',
         text:
-          'Responses drop to about the network round trip (over 10× better), and every busy domain keeps its sixth ' +
-          'of the CPU: Jain’s index stays above 0.999.',
+          'Responses drop to about the network round trip (here a mean of {0:tavs} against {0:credit} ms), and ' +
+          'every busy domain keeps its sixth of the CPU: Jain’s index stays above 0.999.',
         scenario: 'p000-fig10-partial-boost',
         policies: ['credit', 'tavs'],
         t_ms: 60000,
@@ -211,9 +220,9 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'Priority inversion',
         text:
-          'dom0 has used up its BOOST. At 4451.1 ms the receiver, woken BOOSTed by dom0’s notification, preempts ' +
+          'dom0 has used up its BOOST. At the playhead the receiver, woken BOOSTed by dom0’s notification, preempts ' +
           'it, and dom0 waits as UNDER behind a CPU-bound domain’s 30 ms slice before it runs again, while the ' +
-          'receiver waits for it. Throughput falls from 97 Mbit/s to about 10 here; the paper saw near ' +
+          'receiver waits for it. Throughput falls from near the link’s 100 Mbit/s to {0:credit} here; the paper saw near ' +
           'starvation, which this model reaches on some seeds only (the claims say why).',
         scenario: 'p000-fig7a-idd-starvation',
         policies: ['credit', 'pi'],
@@ -239,12 +248,12 @@ export const LESSONS: readonly Lesson[] = [
         title: 'Priority inheritance',
         text:
           'With IDD priority inheritance, dom0 inherits the priority of the domain it serves when that domain sends ' +
-          'it an event: dom0 answers within a few milliseconds on average and the receiver’s throughput about ' +
-          'doubles here (22 against 10 Mbit/s; the paper’s recovery is larger, see the claims).',
+          'it an event: dom0 answers within a few milliseconds on average and the receiver’s throughput rises ' +
+          '({3:pi} against {3:credit} Mbit/s here; the paper’s recovery is larger, see the claims).',
         scenario: 'p000-fig7a-idd-starvation',
         policies: ['credit', 'pi'],
         t_ms: 30000,
-        view_ms: [2000, 30000],
+        view_ms: [24000, 30000],
         claim: 3,
         marks: [
           { view: 'key-figures', note: 'Throughput and dom0 latency, per policy' },
@@ -293,8 +302,8 @@ export const LESSONS: readonly Lesson[] = [
         text:
           'Co-proportional share runs the concurrent domain’s vCPUs at the same time, so every barrier is met at ' +
           'once. In the paper’s ten-slot example co-scheduling finishes 3 steps where proportional share finishes ' +
-          'only 2 (4 of its 10 slots go to spinning); here co-scheduling completes 30 steps in 100 slots and ' +
-          'proportional share clearly fewer, its vCPUs spinning while a sibling waits (the key figures above).',
+          'only 2 (4 of its 10 slots go to spinning); here co-scheduling completes {2:cps} steps in 100 slots and ' +
+          'proportional share {2:ps}, its vCPUs spinning while a sibling waits (the key figures above).',
         scenario: 'p001-sec2-ten-slots',
         policies: ['ps', 'cps'],
         t_ms: 500,
@@ -377,7 +386,7 @@ export const LESSONS: readonly Lesson[] = [
         text:
           'xBalloon lets the guest see its CPU budget: a balloon task holds the CPU the guest may not use, so the ' +
           'guest scheduler spends what is left on the I/O task first. Its throughput rises and the neighbour keeps ' +
-          'its half of the pCPU. The tail latency falls too, from 60 to 21 ms (the slides: by 71%), though not at ' +
+          'its half of the pCPU. The tail latency falls too, from {0:credit} to {0:xballoon} ms (the slides: by 71%), though not at ' +
           'twice the request rate: the claims keep that as not reproduced.',
         scenario: 'p002-sharing-xballoon',
         policies: ['credit', 'xballoon'],
@@ -428,7 +437,8 @@ export const LESSONS: readonly Lesson[] = [
         text:
           'The same dom0 stress, now with the domU reading its disk through dom0 (Table 4). SEDF gives each domain ' +
           'a reserved slice by deadline; Credit shares by weight. In the thesis SEDF loses 41-45% of the domU’s ' +
-          'disk throughput and Credit 4-5%; here every scheduler gives about the same rate, because the disk, not ' +
+          'disk throughput and Credit 4-5%; here every scheduler gives about the same rate (SEDF {2:sedf} blocks/s, ' +
+          'Credit {2:credit}), because the disk, not ' +
           'the CPU, bounds it: the claim is kept as not reproduced.',
         scenario: 'p003-table4-disk-stress',
         policies: ['credit', 'sedf'],
@@ -441,7 +451,7 @@ export const LESSONS: readonly Lesson[] = [
         title: 'Credit2 loses less',
         text:
           'Back to the network stream: Credit2 runs dom0’s packet work sooner, so the domU’s throughput drops less ' +
-          'than under Credit (97 against 87 Mbit/s at seed 1; Table 5: 79.15 against 72.71). The claims keep it as ' +
+          'than under Credit ({1:credit2} against {1:credit} Mbit/s here; Table 5: 79.15 against 72.71). The claims keep it as ' +
           'not reproduced: it holds with Credit’s rate limit off too, so the rate limit is not what decides it.',
         scenario: 'p003-table5-dom0-stress',
         policies: ['credit', 'credit2', 'enhanced'],
@@ -459,8 +469,8 @@ export const LESSONS: readonly Lesson[] = [
         text:
           'The thesis’s enhanced Credit has no rate limit: the domU preempts dom0 at once, often while dom0’s ' +
           'packet thread is still current. dom0’s kernel charges that thread the domU’s run and then makes it wait ' +
-          'behind its own busy task, so here the domU streams less than under Credit (69 against 88 Mbit/s over ' +
-          'five seeds; the thesis: 80.47 against 72.71). Its cost, more context switches, is the subject of the ' +
+          'behind its own busy task, so here the domU streams less than under Credit ({2:enhanced} against ' +
+          '{2:credit} Mbit/s; the thesis: 80.47 against 72.71). Its cost, more context switches, is the subject of the ' +
           'thesis’s stress scenario (p003-s45-enhanced-stress).',
         scenario: 'p003-table5-dom0-stress',
         policies: ['credit', 'credit2', 'enhanced'],
@@ -561,7 +571,7 @@ export const LESSONS: readonly Lesson[] = [
         scenario: 'p004-fig6-streaming',
         policies: ['sedf', 'xenco'],
         t_ms: 6000,
-        view_ms: [1000, 6000],
+        view_ms: [4000, 6000],
         claim: 7,
         marks: [
           { view: 'share-chart', policy: 'xenco', note: 'dom0’s share over time' },
@@ -638,6 +648,94 @@ export const HOMEWORK: readonly Homework[] = [
   },
 ];
 
+/** Two figures count as different when they are at least this fraction of the larger apart; closer than that,
+ * a reveal says the policies are about the same (a 5% gap is over twice the seed-to-seed spread of the
+ * throughputs the lessons compare, docs/fidelity.md). */
+export const DIFFERENCE_MARGIN = 0.05;
+
+/** The value claim results were judged on for `policy`: `values` is `{policy: {metric path: value}}`. */
+export function claimFigure(values: unknown, policy: string): { path: string; value: number } | null {
+  if (typeof values !== 'object' || values === null) return null;
+  const per = (values as Record<string, unknown>)[policy];
+  if (typeof per !== 'object' || per === null) return null;
+  for (const [path, value] of Object.entries(per as Record<string, unknown>))
+    if (typeof value === 'number' && Number.isFinite(value)) return { path, value };
+  return null;
+}
+
+/** Whether `a` and `b` differ by more than DIFFERENCE_MARGIN of the larger. */
+export function differ(a: number, b: number): boolean {
+  const big = Math.max(Math.abs(a), Math.abs(b));
+  return big > 0 && Math.abs(a - b) >= DIFFERENCE_MARGIN * big;
+}
+
+/** What a predict step's figures show: the winner (null: about the same) and the two figures it rests on. */
+export interface Verdict {
+  readonly winner: string | null;
+  readonly path: string;
+  readonly figures: readonly { readonly policy: string; readonly value: number }[];
+}
+
+/**
+ * The winner of a predict step by the figures its claim was judged on: the lower or higher of the claim's two
+ * policies, as the claim puts it, when they differ by the margin; null when the figures are missing.
+ */
+export function predictVerdict(
+  claim: { readonly lower?: string | null; readonly higher?: string | null; readonly than?: string | null },
+  values: unknown,
+): Verdict | null {
+  const subject = claim.lower ?? claim.higher;
+  const than = claim.than;
+  if (!subject || !than) return null;
+  const a = claimFigure(values, subject);
+  const b = claimFigure(values, than);
+  if (!a || !b) return null;
+  const better = claim.lower ? (a.value < b.value ? subject : than) : a.value > b.value ? subject : than;
+  return {
+    winner: differ(a.value, b.value) ? better : null,
+    path: a.path,
+    figures: [
+      { policy: subject, value: a.value },
+      { policy: than, value: b.value },
+    ],
+  };
+}
+
+/** A step's text with each `{K:POLICY}` replaced by claim K's figure for POLICY ('…' until it is judged). */
+export function renderLessonText(
+  text: string,
+  claims: readonly { readonly values: unknown }[] | null,
+): string {
+  return text.replace(/\{(\d+):([A-Za-z0-9_~-]+)\}/g, (_, k: string, policy: string) => {
+    const f = claims ? claimFigure(claims[Number(k)]?.values, policy) : null;
+    return f ? fmt(f.value, 3) : '…';
+  });
+}
+
+/** The `{K:POLICY}` figures a text refers to. */
+export function textFigures(text: string): { claim: number; policy: string }[] {
+  return [...text.matchAll(/\{(\d+):([A-Za-z0-9_~-]+)\}/g)].map((m) => ({
+    claim: Number(m[1]),
+    policy: m[2]!,
+  }));
+}
+
+/**
+ * Whether step `step` of `lesson` must hide its results: a predict step on the same scenario, this one or a
+ * later one, still waits for the class's pick (`chosen` says which steps have one). The steps after a predict
+ * step are its reveal.
+ */
+export function concealedAt(lesson: Lesson, step: number, chosen: (step: number) => boolean): boolean {
+  const here = lesson.steps[step];
+  if (!here) return false;
+  for (let j = step; j < lesson.steps.length; j++) {
+    const s = lesson.steps[j]!;
+    if (s.scenario !== here.scenario) break;
+    if (s.predict && !chosen(j)) return true;
+  }
+  return false;
+}
+
 export function findHomework(id: string): Homework | undefined {
   return HOMEWORK.find((h) => h.id === id);
 }
@@ -650,4 +748,50 @@ export function findLesson(id: string): Lesson | undefined {
 export function nextLesson(id: string): Lesson | undefined {
   const i = LESSONS.findIndex((l) => l.id === id);
   return i >= 0 ? LESSONS[i + 1] : undefined;
+}
+
+/** The parts of a share link a lesson step fills in. */
+export interface LessonLink {
+  readonly scenario: ScenarioRef | null;
+  readonly policies: readonly string[] | null;
+  readonly time: number | null;
+  readonly view: readonly [number, number] | null;
+  readonly lesson: string | null;
+  readonly step: number;
+}
+
+/**
+ * A link that names a lesson step shows that step: its scenario, columns, playhead and window, except what the
+ * link itself gives for that same scenario (a link made on the step, then scrubbed). A step past the lesson's
+ * end is its last step; a homework opens on its scenario.
+ */
+export function linkWithLesson<T extends LessonLink>(link: T): T {
+  const hw = link.lesson ? findHomework(link.lesson) : undefined;
+  if (hw) {
+    if (link.scenario) return { ...link, step: 0 };
+    return { ...link, step: 0, scenario: { kind: 'library', id: hw.scenario, patch: null } };
+  }
+  const lesson = link.lesson ? findLesson(link.lesson) : undefined;
+  if (!lesson) return link;
+  const step = Math.min(link.step, lesson.steps.length - 1);
+  const s = lesson.steps[step]!;
+  const same =
+    link.scenario?.kind === 'inline' ||
+    (link.scenario?.kind === 'library' && link.scenario.id === s.scenario);
+  if (same)
+    return {
+      ...link,
+      step,
+      policies: link.policies ?? s.policies ?? null,
+      time: link.time ?? s.t_ms,
+      view: link.view ?? s.view_ms ?? null,
+    };
+  return {
+    ...link,
+    step,
+    scenario: { kind: 'library', id: s.scenario, patch: null },
+    policies: s.policies ?? null,
+    time: s.t_ms,
+    view: s.view_ms ?? null,
+  };
 }

@@ -13,7 +13,7 @@ describe('Playhead', () => {
     stop();
     ph.set({ time: 7 });
     expect(heard).toEqual([5, 5]);
-    expect(ph.get()).toEqual({ time: 7, view: [0, 10], playing: true });
+    expect(ph.get()).toEqual({ time: 7, view: [0, 10], playing: true, speed: 1 });
   });
 
   it('keeps the window object when only the time moves (views compare it by identity)', () => {

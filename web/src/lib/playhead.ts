@@ -12,6 +12,8 @@ export interface PlayheadState {
   readonly view: View;
   /** Playback is moving them every frame. */
   readonly playing: boolean;
+  /** Playback speed [simulated ms per wall-clock ms]. */
+  readonly speed: number;
 }
 
 export class Playhead {
@@ -19,7 +21,7 @@ export class Playhead {
   private readonly listeners = new Set<(s: PlayheadState) => void>();
 
   constructor(time = 0, view: View = [0, 1]) {
-    this.state = { time, view, playing: false };
+    this.state = { time, view, playing: false, speed: 1 };
   }
 
   get(): PlayheadState {
@@ -39,8 +41,10 @@ export class Playhead {
     const time = next.time ?? this.state.time;
     const view = next.view ?? this.state.view;
     const playing = next.playing ?? this.state.playing;
-    if (time === this.state.time && view === this.state.view && playing === this.state.playing) return;
-    this.state = { time, view, playing };
+    const speed = next.speed ?? this.state.speed;
+    const same = time === this.state.time && view === this.state.view && playing === this.state.playing;
+    if (same && speed === this.state.speed) return;
+    this.state = { time, view, playing, speed };
     for (const l of this.listeners) l(this.state);
   }
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RunQueueEntry } from '../sim/types';
 import { queueRow, rowKey, type QueueRow } from './runqueueLayout';
-import { decompose, planSteps, trimBacklog, type RunQueueChange } from './runqueueSteps';
+import { decompose, planSteps, stepFrame, trimBacklog, type RunQueueChange } from './runqueueSteps';
+import { CHIP_H, CHIP_W, slotPosition } from './runqueueLayout';
 
 const e = (vcpu: number, pri = 'UNDER'): RunQueueEntry => ({
   vcpu,
@@ -63,5 +64,44 @@ describe('run-queue steps', () => {
     // pCPU 1's only step is dropped: drawn at once; pCPU 0's dropped steps are followed by a kept one.
     expect(jumps).toEqual([queue[1]]);
     expect(trimBacklog(queue, 9)).toEqual({ kept: queue, jumps: [] });
+  });
+});
+
+describe('stepFrame', () => {
+  /** Slots of vCPUs in a row of `perRow` chips, by vCPU. */
+  const slots = (order: readonly number[], perRow: number, first = 0) =>
+    new Map(order.map((v, i) => [v, slotPosition(i + first, perRow)]));
+  const overlap = (a: { x: number; y: number }, b: { x: number; y: number }) =>
+    Math.abs(a.x - b.x) < CHIP_W && Math.abs(a.y - b.y) < CHIP_H;
+
+  it('never draws two chips over each other, whatever the step moves', () => {
+    const cases: [number[], number[], number][] = [
+      [[1, 2, 3, 4], [4, 1, 2, 3], 4], // a BOOSTed vCPU jumps the queue
+      [[1, 2, 3, 4], [2, 3, 4, 1], 4], // the running one goes to the tail
+      [[1, 2, 3, 4, 5], [5, 4, 3, 2, 1], 3], // reversed over two lines
+      [[1, 2, 3], [3, 7, 1, 2], 2], // one arrives, one jumps, lines wrap
+      [[1, 2, 3, 4, 5, 6], [2, 1, 4, 3, 6, 5], 4],
+    ];
+    for (const [from, to, perRow] of cases) {
+      const was = slots(from, perRow);
+      const end = slots(to, perRow);
+      for (let k = 0; k <= 1.0001; k += 0.01) {
+        const drawn = [...stepFrame(was, end, k).values()].filter((p) => p.alpha > 0);
+        for (let i = 0; i < drawn.length; i++)
+          for (let j = i + 1; j < drawn.length; j++)
+            expect(overlap(drawn[i]!, drawn[j]!), `${from} -> ${to} at ${k.toFixed(2)}`).toBe(false);
+      }
+      // It ends with every chip in its slot, fully drawn.
+      expect(stepFrame(was, end, 1)).toEqual(new Map([...end].map(([v, p]) => [v, { ...p, alpha: 1 }])));
+    }
+  });
+
+  it('slides the chips that keep their order, and fades only the one that jumps', () => {
+    const was = slots([1, 2, 3], 4);
+    const end = slots([3, 1, 2], 4);
+    const mid = stepFrame(was, end, 0.5);
+    expect(mid.has(3)).toBe(false);
+    expect(mid.get(1)!.x).toBeGreaterThan(was.get(1)!.x);
+    expect(mid.get(1)!.x).toBeLessThan(end.get(1)!.x);
   });
 });

@@ -149,3 +149,33 @@ describe('share links', () => {
     expect(s.errors).toHaveLength(2);
   });
 });
+
+describe('links that name only part of the page', () => {
+  it('read the view, lesson and speed of an unversioned link, and drop a speed that is not one', () => {
+    const s = parseShareUrl('?lesson=p000-tavs&step=2&speed=5');
+    expect(s.errors).toEqual([]);
+    expect([s.lesson, s.step, s.speed]).toEqual(['p000-tavs', 1, 5]);
+    const bad = parseShareUrl('?v=1&scenario=x&speed=3');
+    expect(bad.speed).toBeNull();
+    expect(bad.errors.join(' ')).toMatch(/speed="3" is not one of the speeds/);
+  });
+
+  it("open a lesson step's scenario, columns and window unless the link gives its own for that scenario", async () => {
+    const { linkWithLesson, findLesson } = await import('./lessons');
+    const tavs = findLesson('p000-tavs')!;
+    const alone = linkWithLesson(parseShareUrl('?lesson=p000-tavs&step=3'));
+    expect(alone.scenario).toEqual({ kind: 'library', id: tavs.steps[2]!.scenario, patch: null });
+    expect(alone.policies).toEqual(tavs.steps[2]!.policies);
+    expect([alone.time, alone.view]).toEqual([tavs.steps[2]!.t_ms, tavs.steps[2]!.view_ms]);
+    // Another scenario in the link: the step's wins (the text must describe the columns on screen).
+    const other = linkWithLesson(parseShareUrl('?v=1&scenario=credit-boost&lesson=p000-tavs&step=3'));
+    expect(other.scenario).toEqual(alone.scenario);
+    // The step's own scenario with a playhead of its own: kept.
+    const own = linkWithLesson(
+      parseShareUrl(`?v=1&scenario=${tavs.steps[2]!.scenario}&t=123&lesson=p000-tavs&step=3`),
+    );
+    expect(own.time).toBe(123);
+    // A step past the end is the last one.
+    expect(linkWithLesson(parseShareUrl('?lesson=p000-tavs&step=99')).step).toBe(tavs.steps.length - 1);
+  });
+});

@@ -10,7 +10,8 @@
 //   view=A,B               the timelines' window [ms]
 //   hide=N,...             hidden columns, 1-based (the 1-4 keys)
 //   open=P,...             open panels (editor, export, ...)
-//   lesson=ID step=N       the lesson and its step (1-based)
+//   lesson=ID step=N       the lesson and its step (1-based); alone, the step's scenario, columns and window
+//   speed=X                playback speed (simulated ms per ms), one of lib/speed.ts SPEEDS
 // The compressed parts go in the fragment: browsers never send it, so no server's URL limit or log sees them
 // (s and patch in the query are read too). Links without `v` are the first format (scenario and policies only)
 // and still open.
@@ -19,6 +20,7 @@
 // malformed becomes a message for the error banner.
 import { Unzlib, strToU8, zlibSync } from 'fflate';
 import { parseUrl, type UrlState } from './url';
+import { SPEEDS } from './speed';
 
 /** The link format this page writes; it reads this one and the unversioned first one. */
 export const LINK_VERSION = 1;
@@ -50,6 +52,8 @@ export interface ViewState {
   readonly lesson: string | null;
   /** Lesson step, 0-based. */
   readonly step: number;
+  /** Playback speed [simulated ms per ms], or null for the page's default. */
+  readonly speed: number | null;
 }
 
 export interface ShareState extends ViewState {
@@ -235,10 +239,12 @@ export function parseShareUrl(search: string, hash = ''): ShareState {
     open: [],
     lesson: null,
     step: 0,
+    speed: null,
   };
 
   const rawVersion = params.get('v');
-  if (rawVersion === null) return none; // the first link format: scenario and policies only
+  // The first link format named the scenario and policies only; its view parameters read as today's.
+  if (rawVersion === null) return { ...none, ...viewParams(params, errors) };
   const version = Number(rawVersion);
   if (!Number.isInteger(version) || version < 1) {
     errors.push(
@@ -274,6 +280,11 @@ export function parseShareUrl(search: string, hash = ''): ShareState {
     return { ...none, scenario: null, policies: null };
   }
 
+  return { ...none, scenario, ...viewParams(params, errors) };
+}
+
+/** The view parameters of a link (playhead, window, hidden columns, panels, lesson, speed). */
+function viewParams(params: URLSearchParams, errors: string[]): ViewState {
   const time = numberParam(params, 't', errors);
   let view: [number, number] | null = null;
   const rawView = params.get('view');
@@ -303,7 +314,18 @@ export function parseShareUrl(search: string, hash = ''): ShareState {
   const rawLesson = params.get('lesson');
   const lesson = rawLesson !== null && PANEL.test(rawLesson) ? rawLesson : null;
   const step = Math.max(0, Math.trunc(Number(params.get('step') ?? '1')) - 1 || 0);
-  return { ...none, scenario, time, view, hidden, open, lesson, step };
+  let speed: number | null = null;
+  const rawSpeed = params.get('speed');
+  if (rawSpeed !== null) {
+    const x = Number(rawSpeed);
+    if ((SPEEDS as readonly number[]).includes(x)) speed = x;
+    else
+      errors.push(
+        `The link's speed=${JSON.stringify(rawSpeed.slice(0, 20))} is not one of the speeds ` +
+          `(${SPEEDS.join(', ')}); ignored.`,
+      );
+  }
+  return { time, view, hidden, open, lesson, step, speed };
 }
 
 /** How a link names the scenario on screen (computed once per scenario: compressing is not per-frame work). */
@@ -359,6 +381,7 @@ export function toShareSearch(state: ShareInput): string {
     params.set('lesson', state.lesson);
     params.set('step', String((state.step ?? 0) + 1));
   }
+  if (state.speed != null) params.set('speed', String(state.speed));
   if (state.testing) params.set('testing', '1');
   const hash = fragment.toString();
   return `?${params.toString().replace(/%2C/g, ',')}${hash ? `#${hash}` : ''}`;

@@ -106,8 +106,18 @@ function textOf(el: Element, origin: DOMRect): string {
     range.selectNodeContents(node);
     const lines = [...range.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
     if (lines.length === 0) continue;
-    // Collapse and trim as HTML does: ordinary white space only (a no-break space is kept).
-    const words = transform(text.replace(/[ \t\n\r]+/g, ' ').replace(/^ | $/g, ''), cs.textTransform);
+    // Collapse as HTML does: ordinary white space only (a no-break space is kept). A space at either end stays
+    // when the layout gave it width ("Paper: Fig.", "(fair 14.3%)" span two nodes); one at a line's edge has none.
+    const edge = (at: number) => {
+      const r = document.createRange();
+      r.setStart(node, at);
+      r.setEnd(node, at + 1);
+      return r.getBoundingClientRect().width > 0;
+    };
+    let collapsed = text.replace(/[ \t\n\r]+/g, ' ');
+    if (collapsed.startsWith(' ') && !edge(0)) collapsed = collapsed.slice(1);
+    if (collapsed.endsWith(' ') && !edge(text.length - 1)) collapsed = collapsed.slice(0, -1);
+    const words = transform(collapsed, cs.textTransform);
     const parts =
       lines.length === 1
         ? [words]
@@ -121,7 +131,8 @@ function textOf(el: Element, origin: DOMRect): string {
         `<text x="${(line.left - origin.left).toFixed(2)}" y="${baseline.toFixed(2)}" fill="${esc(cs.color)}"` +
         ` font-family="${esc(cs.fontFamily)}" font-size="${cs.fontSize}" font-weight="${cs.fontWeight}"` +
         `${cs.fontStyle !== 'normal' ? ` font-style="${cs.fontStyle}"` : ''}` +
-        ` textLength="${line.width.toFixed(2)}" lengthAdjust="spacingAndGlyphs">${esc(part)}</text>`;
+        ` textLength="${line.width.toFixed(2)}" lengthAdjust="spacingAndGlyphs" xml:space="preserve">` +
+        `${esc(part)}</text>`;
     });
   }
   return out;
@@ -237,26 +248,132 @@ function walk(el: Element, origin: DOMRect, out: string[]): void {
 
 let clips = 0;
 
-/** A view on screen as a standalone SVG document (see the header). */
-export function viewToSvg(el: HTMLElement): string {
+/** Why a view has nothing to export (a belief chart of a policy that does not infer), or null. */
+export function nothingToShow(el: HTMLElement): string | null {
+  if (el.dataset.infers === 'false')
+    return 'This column’s policy does not infer task types: its belief chart has nothing to show.';
+  if (!el.querySelector('svg, canvas') && !(el.textContent ?? '').trim()) return 'This view is empty.';
+  return null;
+}
+
+/**
+ * The box a view's content covers, relative to the view: its children's boxes and its charts' labels, which
+ * may stick out of their SVG (a right-hand tick label) or leave the view's box half empty (a chart in a grid
+ * cell as tall as the table beside it). Content inside a scrolled box counts as that box.
+ */
+function contentBox(el: HTMLElement): { width: number; height: number } {
   const origin = el.getBoundingClientRect();
-  const width = Math.ceil(el.scrollWidth > origin.width ? origin.width : origin.width);
-  const height = Math.ceil(origin.height);
+  let right = 0;
+  let bottom = 0;
+  const visit = (node: Element) => {
+    if (!shown(node)) return;
+    const r = node.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0) {
+      right = Math.max(right, r.right - origin.left);
+      bottom = Math.max(bottom, r.bottom - origin.top);
+    }
+    const cs = getComputedStyle(node);
+    if (node !== el && (cs.overflowX !== 'visible' || cs.overflowY !== 'visible')) return;
+    for (const c of node.children) visit(c);
+  };
+  for (const c of el.children) visit(c);
+  const pad = 6;
+  return {
+    width: Math.ceil(Math.max(right, 1) + pad),
+    height: Math.ceil(Math.max(bottom, 1) + pad),
+  };
+}
+
+/** Export sizes: as on screen, twice that, or a one-column figure of an A4 paper (85 mm) at 300 dpi. */
+export const EXPORT_SIZES = {
+  column: { label: 'column width', scale: () => 1 },
+  '2x': { label: '2x', scale: () => 2 },
+  a4: { label: 'A4 column (85 mm) at 300 dpi', scale: (width: number) => ((85 / 25.4) * 300) / width },
+} as const;
+export type ExportSize = keyof typeof EXPORT_SIZES;
+
+/** One view drawn in its content box, with a caption line under it. */
+function drawView(el: HTMLElement, caption: string): { markup: string; width: number; height: number } {
+  const origin = el.getBoundingClientRect();
+  const box = contentBox(el);
+  const parts: string[] = [];
+  walk(el, origin, parts);
+  const cs = getComputedStyle(el);
+  const size = 13;
+  const captionH = caption ? size + 10 : 0;
+  // A caption wider than the view widens the drawing rather than being cut.
+  const measure = document.createElement('canvas').getContext('2d');
+  if (measure) measure.font = `${size}px ${cs.fontFamily}`;
+  const captionW = caption ? (measure?.measureText(caption).width ?? caption.length * 7) + 8 : 0;
+  const width = Math.ceil(Math.max(box.width, captionW));
+  const id = `view${++clips}`;
+  const markup =
+    `<clipPath id="${id}">${rect(0, 0, box.width, box.height, '#000')}</clipPath>` +
+    `<g clip-path="url(#${id})">${parts.join('')}</g>` +
+    (caption
+      ? `<text x="4" y="${box.height + size + 2}" fill="${esc(cs.color)}" font-family="${esc(cs.fontFamily)}"` +
+        ` font-size="${size}px" data-caption="">${esc(caption)}</text>`
+      : '');
+  return { markup, width, height: box.height + captionH };
+}
+
+function background(el: HTMLElement): string {
   let bg = getComputedStyle(el).backgroundColor;
   for (let p: Element | null = el; p && transparent(bg); p = p.parentElement)
     bg = getComputedStyle(p).backgroundColor;
   if (transparent(bg)) bg = getComputedStyle(document.body).backgroundColor || '#ffffff';
-  const parts: string[] = [];
-  walk(el, origin, parts);
+  return transparent(bg) ? '#ffffff' : bg;
+}
+
+function document_(width: number, height: number, bg: string, body: string, scale = 1): string {
+  // The size a document asks for is the chosen one; its coordinates stay the screen's (a vector scales).
+  const w = Math.round(width * scale);
+  const h = Math.round(height * scale);
   return (
     '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    `<svg xmlns="${SVG_NS}" xmlns:xlink="http://www.w3.org/1999/xlink" width="${width}" height="${height}"` +
+    `<svg xmlns="${SVG_NS}" xmlns:xlink="http://www.w3.org/1999/xlink" width="${w}" height="${h}"` +
     ` viewBox="0 0 ${width} ${height}">` +
-    rect(0, 0, width, height, transparent(bg) ? '#ffffff' : bg) +
-    `<g clip-path="url(#view)"><clipPath id="view">${rect(0, 0, width, height, '#000')}</clipPath>` +
-    parts.join('') +
-    '</g></svg>\n'
+    rect(0, 0, width, height, bg) +
+    body +
+    '</svg>\n'
   );
+}
+
+/**
+ * A view on screen as a standalone SVG document (see the header), cropped to its content, with `caption`
+ * (the policy and scenario it shows) under it, at `scale` times its size on screen.
+ */
+export function viewToSvg(el: HTMLElement, caption = '', size: ExportSize = 'column'): string {
+  const v = drawView(el, caption);
+  return document_(v.width, v.height, background(el), v.markup, EXPORT_SIZES[size].scale(v.width));
+}
+
+/** Views side by side in one SVG (a figure of every column's view), each with its caption, and a title. */
+export function figureToSvg(
+  views: readonly { readonly el: HTMLElement; readonly caption: string }[],
+  title: string,
+  size: ExportSize = 'column',
+): string {
+  const gap = 16;
+  const top = title ? 26 : 0;
+  let x = 0;
+  let height = 0;
+  const body: string[] = [];
+  for (const { el, caption } of views) {
+    const v = drawView(el, caption);
+    body.push(`<g transform="translate(${x} ${top})">${v.markup}</g>`);
+    x += v.width + gap;
+    height = Math.max(height, v.height);
+  }
+  const first = views[0]?.el;
+  const cs = first ? getComputedStyle(first) : null;
+  const head = title
+    ? `<text x="4" y="18" font-size="15px" font-weight="600" fill="${esc(cs?.color ?? '#000')}"` +
+      ` font-family="${esc(cs?.fontFamily ?? 'sans-serif')}">${esc(title)}</text>`
+    : '';
+  const width = Math.max(1, x - gap);
+  const bg = first ? background(first) : '#ffffff';
+  return document_(width, height + top, bg, head + body.join(''), EXPORT_SIZES[size].scale(width));
 }
 
 /** Renders an SVG document to a PNG at `scale` times its size (what the PNG export saves). */

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { clampView, covers, defaultView, detailWindow, follow, zoomView } from './view';
+import {
+  clampView,
+  covers,
+  defaultView,
+  detailWindow,
+  follow,
+  nsWindow,
+  parseWindowKey,
+  playheadWindow,
+  windowKey,
+  zoomView,
+} from './view';
 
 describe('view', () => {
   it('opens on a window that scales with the run', () => {
@@ -36,14 +47,21 @@ describe('view', () => {
   });
 });
 
+/** A stopped playhead at `time` showing `view`. */
+function at(view: readonly [number, number], time = view[0]) {
+  return { view, time, playing: false, speed: 1 };
+}
+/** A window [ms] as the worker is asked for it [ns]. */
+const ms = (a: number, b: number) => nsWindow(a, b);
+
 describe('detailWindow', () => {
   it("holds the view's grid cell and the ones ahead, the same window while the view stays in the cell", () => {
-    expect(detailWindow([2100, 3100], 10_000, 60_000)).toEqual([2000, 6000]);
-    expect(detailWindow([2900, 3900], 10_000, 60_000)).toEqual([2000, 6000]);
-    expect(detailWindow([3000, 4000], 10_000, 60_000)).toEqual([3000, 7000]);
+    expect(detailWindow(at([2100, 3100]), 10_000, 60_000)).toEqual(ms(2000, 6000));
+    expect(detailWindow(at([2900, 3900]), 10_000, 60_000)).toEqual(ms(2000, 6000));
+    expect(detailWindow(at([3000, 4000]), 10_000, 60_000)).toEqual(ms(3000, 7000));
     // Up to the cap, and never past the run.
-    expect(detailWindow([2100, 3100], 2500, 60_000)).toEqual([2000, 4500]);
-    expect(detailWindow([58_500, 59_500], 10_000, 60_000)).toEqual([58_000, 60_000]);
+    expect(detailWindow(at([2100, 3100]), 2500, 60_000)).toEqual(ms(2000, 4500));
+    expect(detailWindow(at([58_500, 59_500]), 10_000, 60_000)).toEqual(ms(58_000, 60_000));
   });
 
   it('covers the view when two widths fit, else starts at it in quarter steps of the cap', () => {
@@ -51,30 +69,51 @@ describe('detailWindow', () => {
       [2100, 3100],
       [17_345, 18_345],
     ] as const) {
-      const held = detailWindow(view, 2000, 60_000);
-      expect(covers(held, view)).toBe(true);
+      const held = detailWindow(at(view), 2000, 60_000);
+      expect(covers(held, ms(view[0], view[1]))).toBe(true);
     }
-    const wide = detailWindow([10_100, 20_100], 4000, 60_000);
-    expect(wide).toEqual([10_000, 14_000]);
-    expect(covers(wide, [10_100, 20_100])).toBe(false);
+    const wide = detailWindow(at([10_100, 20_100], 10_100), 4000, 60_000);
+    expect(wide).toEqual(ms(10_000, 14_000));
+    expect(covers(wide, ms(10_100, 20_100))).toBe(false);
   });
 
   it('holds the part of a view wider than the cap around the playhead, within the view', () => {
     // Quarter steps of 1000 ms; the playhead stays inside as it moves.
-    expect(detailWindow([10_100, 20_100], 4000, 60_000, 15_000)).toEqual([13_000, 17_000]);
-    expect(detailWindow([10_100, 20_100], 4000, 60_000, 15_400)).toEqual([13_000, 17_000]);
-    expect(detailWindow([10_100, 20_100], 4000, 60_000, 15_600)).toEqual([14_000, 18_000]);
+    expect(detailWindow(at([10_100, 20_100], 15_000), 4000, 60_000)).toEqual(ms(13_000, 17_000));
+    expect(detailWindow(at([10_100, 20_100], 15_400), 4000, 60_000)).toEqual(ms(13_000, 17_000));
+    expect(detailWindow(at([10_100, 20_100], 15_600), 4000, 60_000)).toEqual(ms(14_000, 18_000));
     // At the run's end (a whole-run view with the playhead at the end): the last stretch.
-    expect(detailWindow([0, 30_000], 8000, 30_000, 30_000)).toEqual([22_000, 30_000]);
-    // Near the view's start: from it, as without a playhead.
-    expect(detailWindow([10_100, 20_100], 4000, 60_000, 10_200)).toEqual([10_000, 14_000]);
+    expect(detailWindow(at([0, 30_000], 30_000), 8000, 30_000)).toEqual(ms(22_000, 30_000));
+    // Near the view's start: from it.
+    expect(detailWindow(at([10_100, 20_100], 10_200), 4000, 60_000)).toEqual(ms(10_000, 14_000));
+  });
+
+  it('reaches ahead while playing, in steps of half the lead, and still covers the view', () => {
+    // The lessons' 1 ms zoom at 0.25x: a second of playback ahead is 250 ms, at most 60 widths.
+    const playing = { view: [2041.5, 2042.5] as const, time: 2041.8, playing: true, speed: 0.25 };
+    const w = detailWindow(playing, 10_000, 60_000);
+    // 4 widths and 60 of lead, on a grid of 31 widths: 2015 is the cell the view starts in.
+    expect(w).toEqual(ms(2015, 2079));
+    // One window per 31 widths of playback, not one per width, and each covers the view.
+    const seen = new Set<string>();
+    for (let t0 = 2041.5; t0 < 2200; t0 += 0.37) {
+      const next = detailWindow({ ...playing, view: [t0, t0 + 1] as const }, 10_000, 60_000);
+      expect(covers(next, ms(t0, t0 + 1))).toBe(true);
+      seen.add(windowKey(next));
+    }
+    expect(seen.size).toBe(6);
+  });
+
+  it('asks about the playhead in the timelines’ window when it holds it, else in one that follows it', () => {
+    expect(playheadWindow(at([2100, 3100], 2500), 10_000, 60_000)).toEqual(ms(2000, 6000));
+    const away = playheadWindow(at([2100, 3100], 9000), 10_000, 60_000);
+    expect(covers(away, ms(9000, 9000.001))).toBe(true);
   });
 
   it('covers only what the held window holds', () => {
-    expect(covers(null, [0, 1])).toBe(false);
-    expect(covers([0, 10], [2, 10])).toBe(true);
-    expect(covers([0, 10], [2, 11])).toBe(false);
-    // Windows cross to the worker in whole nanoseconds.
-    expect(covers([29_029.5, 31_609.499_999_9], [29_029.500_000_1, 31_609.5])).toBe(true);
+    expect(covers(null, ms(0, 1))).toBe(false);
+    expect(covers(ms(0, 10), ms(2, 10))).toBe(true);
+    expect(covers(ms(0, 10), ms(2, 11))).toBe(false);
+    expect(parseWindowKey(windowKey(ms(2, 11)))).toEqual(ms(2, 11));
   });
 });

@@ -1,4 +1,5 @@
-// The shared time window of the timelines [ms].
+// The shared time window of the timelines [ms], and the window of detail [ns] the views ask the worker for.
+import type { DetailWindow } from '../sim/types';
 
 export type View = readonly [number, number];
 
@@ -42,31 +43,79 @@ export function zoomView(view: View, t: number, factor: number, durationMs: numb
   return clampView([t0, t0 + next], durationMs);
 }
 
-/**
- * The window [from, to] of a replay run's detail to hold for the view `[t0, t1]` [ms] (issue 19): the grid cell
- * of the view's width that the view starts in and the next one, so a view that follows the playhead needs a new
- * window once per width, and up to two widths more ahead as far as `capMs` (the longest window the run replays,
- * for its memory) allows. When not even two widths fit, `capMs` from the view's start (in quarter steps): the
- * view is covered only in part; when not even one fits, `capMs` around the playhead `t` if it is given (so the
- * lanes show the time the run queues and the log show), within the view. Within [0, durationMs].
- */
-export function detailWindow([t0, t1]: View, capMs: number, durationMs: number, t?: number): View {
-  const w = Math.max(t1 - t0, MIN_WINDOW_MS);
-  const len = Math.max(MIN_WINDOW_MS, Math.min(capMs, 4 * w));
-  // Steps of a quarter window when it is shorter than two views, so that it still moves in steps, not per frame.
-  const step = len >= 2 * w ? w : len / 4;
-  // Centred on the playhead to the nearest step (a quarter window: the playhead stays inside).
-  const from =
-    len < w && t !== undefined
-      ? Math.round(Math.min(Math.max(t - len / 2, t0), t1 - len) / step) * step
-      : Math.floor(t0 / step) * step;
-  return [Math.max(0, from), Math.min(durationMs, from + len)];
+/** How far ahead a playing window reaches, in wall-clock time of playback [ms]: its detail is asked for well before
+ * the view gets there, so the views never wait for it at the edge. */
+const LEAD_WALL_MS = 1000;
+/** The most view widths that lead adds to a window: a window's detail stays small enough to draw. */
+const LEAD_MAX_WIDTHS = 60;
+
+/** What the window of detail depends on: the playhead and the window on screen, and playback. */
+export interface WindowState {
+  /** [ms] */
+  readonly view: View;
+  /** Playhead [ms]. */
+  readonly time: number;
+  readonly playing: boolean;
+  /** Simulated ms per wall-clock ms. */
+  readonly speed: number;
 }
 
-/** Slack of `covers` [ms]: windows cross to the worker in whole nanoseconds. */
-const COVER_SLACK_MS = 1e-3;
+/**
+ * The window of detail [ns] every view of a column asks for while the timelines show `view` (the one place it
+ * is decided; the worker replays and keeps each window asked for). Four view widths from the grid cell the view
+ * starts in, plus, while playing, what playback covers in LEAD_WALL_MS; the grid's step is a width, or half the
+ * lead when it is longer, so a view that follows the playhead needs a new window once per step, not per frame.
+ * Cut to `capMs` (the longest window the run replays, for its memory): when not even two widths fit, `capMs`
+ * from the view's start in quarter steps (the view is covered only in part); when not even one fits, `capMs`
+ * around the playhead, within the view (so the lanes show the time the run queues and the log show). Within
+ * [0, durationMs].
+ */
+export function detailWindow(s: WindowState, capMs: number, durationMs: number): DetailWindow {
+  const [t0, t1] = s.view;
+  const w = Math.max(t1 - t0, MIN_WINDOW_MS);
+  const lead = s.playing ? Math.min(s.speed * LEAD_WALL_MS, LEAD_MAX_WIDTHS * w) : 0;
+  const len = Math.max(MIN_WINDOW_MS, Math.min(capMs, 4 * w + lead));
+  // Steps of a quarter window when it is shorter than two views, so that it still moves in steps, not per frame.
+  const step = len >= 2 * w ? Math.max(w, (len - 2 * w) / 2) : len / 4;
+  // Centred on the playhead to the nearest step (a quarter window: the playhead stays inside).
+  const t = s.time;
+  const from =
+    len < w
+      ? Math.round(Math.min(Math.max(t - len / 2, t0), t1 - len) / step) * step
+      : Math.floor(t0 / step) * step;
+  return nsWindow(Math.max(0, from), Math.min(durationMs, from + len));
+}
 
-/** Whether the held window [from, to] covers the one wanted [ms] (to within a microsecond of rounding). */
-export function covers(held: View | null, wanted: View): boolean {
-  return held !== null && held[0] <= wanted[0] + COVER_SLACK_MS && wanted[1] <= held[1] + COVER_SLACK_MS;
+/**
+ * The window of detail for a question about the playhead (run queues, the log, stepping): the timelines' window
+ * when it holds the playhead (the same window, so no second replay), else the one a view of the same width
+ * following the playhead would ask for.
+ */
+export function playheadWindow(s: WindowState, capMs: number, durationMs: number): DetailWindow {
+  const shown = detailWindow(s, capMs, durationMs);
+  const t = Math.round(s.time * 1e6);
+  if (shown.from_ns <= t && t < shown.to_ns) return shown;
+  const w = s.view[1] - s.view[0];
+  return detailWindow({ ...s, view: follow([s.time, s.time + w], s.time, durationMs) }, capMs, durationMs);
+}
+
+/** [from, to] [ms] as a window in whole nanoseconds. */
+export function nsWindow(fromMs: number, toMs: number): DetailWindow {
+  return { from_ns: Math.round(fromMs * 1e6), to_ns: Math.round(toMs * 1e6) };
+}
+
+/** Whether window `a` holds all of window `b` (null holds nothing). */
+export function covers(a: DetailWindow | null, b: DetailWindow): boolean {
+  return a !== null && a.from_ns <= b.from_ns && b.to_ns <= a.to_ns;
+}
+
+/** A window as text (a React key, a store selector's value: equal windows, equal text). */
+export function windowKey(w: DetailWindow): string {
+  return `${w.from_ns} ${w.to_ns}`;
+}
+
+/** The window a key was made from. */
+export function parseWindowKey(key: string): DetailWindow {
+  const [a, b] = key.split(' ').map(Number) as [number, number];
+  return { from_ns: a, to_ns: b };
 }

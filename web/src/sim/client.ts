@@ -8,7 +8,7 @@
 import * as Comlink from 'comlink';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import type { QueryArgs, QueryName, QueryResult, WorkerApi } from './worker';
-import type { Ablation, ClaimResult, Cost, RunReport, RunResult } from './types';
+import type { Ablation, ClaimResult, Cost, DetailWindow, RunOpening, RunReport, RunResult } from './types';
 import { markOnce } from '../lib/marks';
 import type { ScriptProblem, ScriptTemplate } from '../lib/script';
 
@@ -43,8 +43,9 @@ export class Cancelled extends Error {
 interface Slot {
   readonly worker: Worker;
   readonly api: Comlink.Remote<WorkerApi>;
-  /** Rejects when the worker dies (script failed to load, uncaught error). */
+  /** Rejects when the worker dies (script failed to load, uncaught error) or is stopped here (`kill`). */
   readonly failed: Promise<never>;
+  readonly stop: (e: Error) => void;
 }
 
 interface Abort {
@@ -72,17 +73,21 @@ function spawn(warmUpMs = 0): Slot {
   const api = Comlink.wrap<WorkerApi>(worker);
   // The worker waits for its module before anything else it is asked (worker.ts `load`).
   void simulatorModule().then((module) => api.load(module, warmUpMs).catch(() => {}));
+  let stop!: (e: Error) => void;
   const failed = new Promise<never>((_, reject) => {
+    stop = reject;
     worker.addEventListener('error', (ev) => {
       ev.preventDefault();
       reject(new Error(`The simulation worker failed: ${ev.message || 'it could not be loaded'}`));
     });
   });
   failed.catch(() => {});
-  return { worker, api, failed };
+  return { worker, api, failed, stop };
 }
 
+/** Terminates the worker; calls still waiting on it reject (a run sharing the worker with one that failed). */
 function kill(slot: Slot): void {
+  slot.stop(new Error('the simulation worker was stopped after another run in it failed'));
   slot.api[Comlink.releaseProxy]();
   slot.worker.terminate();
 }
@@ -92,9 +97,18 @@ export function defaultPoolSize(): number {
   return Math.max(1, Math.min(4, cores));
 }
 
+/** Most columns that run at once, each in a worker of its own, however few cores the machine has: so that every
+ * column on screen draws its opening window early (the system shares the cores between them). */
+const MAX_SHOWN_RUNNERS = 4;
+
 export interface RunAllCallbacks {
   /** Overall progress 0..1 over all policies. */
   readonly onProgress?: (fraction: number) => void;
+  /** Each run's opening window as soon as the run has passed it (any order; before `onRun`). */
+  readonly onOpening?: (opening: RunOpening) => void;
+  /** How many of the policies (the first ones) are on screen: they all start at once, in workers of their own
+   * (more than the pool when need be); the others wait for a free worker. */
+  readonly shown?: number;
   /** Each run as soon as it finishes (any order). */
   readonly onRun?: (run: RunResult) => void;
   /**
@@ -108,8 +122,8 @@ export class SimClient {
   private runners: (Slot | undefined)[] = [];
   private helper: Slot | null = null;
   private abort = makeAbort();
-  /** Runners with a run in flight: the ones `cancel()` must terminate. */
-  private busy = new Set<Slot>();
+  /** Runners with runs in flight, and how many: the ones `cancel()` must terminate. */
+  private busy = new Map<Slot, number>();
   /** Which worker keeps each finished run. */
   private handles = new Map<string, Slot>();
   private generation = 0;
@@ -188,12 +202,14 @@ export class SimClient {
 
   /**
    * Runs every policy (at most poolSize at once); resolves with the runs in `policies` order (those that
-   * finished, when `callbacks.onFail` takes the failures).
+   * finished, when `callbacks.onFail` takes the failures). Each run comes with the detail of `opening`, the
+   * window the page opens at (worker.ts `run`).
    */
   async runAll(
     json: string,
     policies: readonly string[],
     bucketMs: number,
+    opening: DetailWindow,
     callbacks: RunAllCallbacks = {},
   ): Promise<RunResult[]> {
     const abort = this.abort;
@@ -204,6 +220,7 @@ export class SimClient {
     const results: RunResult[] = new Array<RunResult>(policies.length);
     let next = 0;
 
+    const onOpening = callbacks.onOpening && Comlink.proxy(callbacks.onOpening);
     const lane = async (k: number) => {
       while (next < policies.length) {
         const i = next++;
@@ -214,11 +231,11 @@ export class SimClient {
           report();
         });
         const runId = `${gen}:${policy}`;
-        this.busy.add(slot);
+        this.busy.set(slot, (this.busy.get(slot) ?? 0) + 1);
         try {
           const run = await this.call(
             slot,
-            (api) => api.run(json, policy, runId, bucketMs, onProgress),
+            (api) => api.run(json, policy, runId, bucketMs, opening, onProgress, onOpening),
             abort,
           );
           this.handles.set(runId, slot);
@@ -233,12 +250,15 @@ export class SimClient {
           report();
           callbacks.onFail(policy, e);
         } finally {
-          this.busy.delete(slot);
+          const n = (this.busy.get(slot) ?? 1) - 1;
+          if (n > 0) this.busy.set(slot, n);
+          else this.busy.delete(slot);
         }
       }
     };
 
-    const lanes = Math.max(1, Math.min(this.poolSize, policies.length));
+    const shown = Math.min(callbacks.shown ?? 0, MAX_SHOWN_RUNNERS);
+    const lanes = Math.max(1, Math.min(Math.max(this.poolSize, shown), policies.length));
     await Promise.all(Array.from({ length: lanes }, (_, k) => lane(k)));
     return results.filter((r) => r !== undefined);
   }
@@ -264,9 +284,11 @@ export class SimClient {
 
   /** Stops every run in flight; their promises reject with `Cancelled`. Finished runs stay queryable. */
   cancel(): void {
-    for (const slot of [...this.busy]) this.drop(slot);
-    this.abort.reject(new Cancelled());
+    // The runs hear of the cancel before their workers stop (which would reject them with another reason).
+    const aborted = this.abort;
     this.abort = makeAbort();
+    aborted.reject(new Cancelled());
+    for (const slot of [...this.busy.keys()]) this.drop(slot);
   }
 
   /** Stops the runs in flight and frees every finished run (a new scenario is coming). */
@@ -287,8 +309,9 @@ export class SimClient {
   }
 
   /**
-   * Asks the finished run `runId` a question (worker.ts `queries`: run queues, decisions, distributions, Lag,
-   * inference, I/O events), in the worker that keeps it.
+   * Asks the finished run `runId` a question (worker.ts `queries`: a window's lanes, run queues, decisions, I/O,
+   * states and wake latencies, each for the window it names; the whole run's distributions, Lag and inference),
+   * in the worker that keeps it.
    */
   async query<K extends QueryName>(runId: string, name: K, ...args: QueryArgs<K>): Promise<QueryResult<K>> {
     const slot = this.handles.get(runId);

@@ -32,41 +32,47 @@ export type { VcpuLag } from './generated/VcpuLag';
 import type { InferenceSeries } from './generated/InferenceSeries';
 import type { Meta } from './generated/Meta';
 import type { RunReport } from './generated/RunReport';
-import type { Lane } from '../lib/series';
+import type { Lane } from './lanes';
+import type { RunQueueSnap } from './generated/RunQueueSnap';
+
+/**
+ * A run's opening window, sent as soon as the run has passed it (before the run is done): enough to draw its
+ * timeline's lanes. The whole run (`RunResult`) follows.
+ */
+export interface RunOpening {
+  readonly policy: string;
+  /** The worker keeps the finished run under this id for queries (SimClient.query), once it is done. */
+  readonly runId: string;
+  readonly meta: Meta;
+  /** The schedule segments per pCPU of `opening` (split in the worker, sim/lanes `splitSegments`). */
+  readonly lanes: readonly Lane[];
+  /** The window whose detail `lanes` hold: the opening window the page asked for, cut to `capNs`. */
+  readonly opening: DetailWindow;
+  /** The longest window the run replays [ns]: its detail's memory (a longer window is cut to it). */
+  readonly capNs: number;
+}
 
 /** What the worker returns for one policy's run. */
-export interface RunResult {
-  readonly policy: string;
-  /** The worker keeps the finished run under this id for playhead queries (SimClient.query). */
-  readonly runId: string;
+export interface RunResult extends RunOpening {
   readonly report: RunReport;
-  readonly meta: Meta;
-  /** The schedule segments per pCPU (split in the worker, lib/series `splitSegments`). */
-  readonly lanes: readonly Lane[];
   /** Rows = buckets of `bucketMs`, cols = meta.domains. */
   readonly shares: Float64Array;
   readonly bucketMs: number;
-  /**
-   * A replay run (issue 19): the window whose detail `lanes` (and the detail queries) hold now, and the longest
-   * window it replays [ns]; null for a run that kept its whole trace.
-   */
-  readonly detail?: DetailWindow | null;
   /** Where the run's wall time went in its worker (the page's cold-start marks read it). */
   readonly timing?: RunTiming;
 }
 
-/** A replay run's window of detail [ns]: detail is held for `fromNs <= t < toNs`. */
+/**
+ * A window of a run's simulated time [ns], detail for `from_ns <= t < to_ns`: what every detail query asks for
+ * (the worker replays and caches the run's detail by window) and what each answer says it holds.
+ */
 export interface DetailWindow {
-  readonly fromNs: number;
-  readonly toNs: number;
-  /** The longest window the run replays (its detail's memory). */
-  readonly capNs: number;
+  readonly from_ns: number;
+  readonly to_ns: number;
 }
 
-/** A replay run's detail of a window: where it is held and its schedule segments per pCPU (as RunResult's). */
-export interface WindowDetail extends DetailWindow {
-  readonly lanes: readonly Lane[];
-}
+/** A snapshot of one pCPU's run queue among the snapshots of a window (the worker's `runqueueChanges`). */
+export type RunQueueChange = RunQueueSnap & { readonly pcpu: number };
 
 /**
  * Wall-clock instants of one run in its worker, as epoch milliseconds (performance.timeOrigin + now()), so the

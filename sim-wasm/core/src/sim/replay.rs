@@ -32,13 +32,30 @@ struct Checkpoint {
     bytes: usize,
 }
 
-/// The detail of a focused window, replayed from a checkpoint.
-struct Window {
+/// The detail of one window of a replay run: replayed from a checkpoint, or recorded as the run passed it.
+pub struct Window {
     /// The checkpoint the replay started from: detail is complete from here [ns].
     from: Nanos,
     /// The replay stopped here: detail is complete before it [ns].
     to: Nanos,
     trace: Trace,
+}
+
+impl Window {
+    /// Where the window's detail is complete: `from <= t < to` [ns].
+    pub fn held(&self) -> (u64, u64) {
+        (self.from.0, self.to.0)
+    }
+
+    /// The window's detail, asked as a whole trace is.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// What the window keeps in memory [bytes].
+    pub fn heap_bytes(&self) -> usize {
+        crate::size::HeapSize::heap_size(&self.trace)
+    }
 }
 
 /// A replay run's checkpoints and its focused window.
@@ -190,7 +207,20 @@ impl Simulation {
         // The window held goes before the new one is recorded, so the two never take memory at once (a wasm
         // module's memory only grows: its peak is what a page keeps). Should the replay fail, no window is held.
         r.window = None;
-        let r = &*r;
+        let window = self.replay_window(from.0, to.0)?;
+        if let Some(r) = self.replay.as_mut() {
+            r.window = window;
+        }
+        Ok(true)
+    }
+
+    /// The detail of `[from_ns, to_ns)` (cut to the run), replayed from the nearest checkpoint at or before
+    /// `from_ns`, untraced up to `from_ns` and with full detail from there to `to_ns`, as a window of its own:
+    /// the run itself is left as it was, so a caller may keep several. `None` in [`Detail::Full`] mode.
+    pub fn replay_window(&self, from_ns: u64, to_ns: u64) -> Result<Option<Window>, SimError> {
+        let to = Nanos(to_ns.min(self.end.0));
+        let from = Nanos(from_ns.min(to.0));
+        let Some(r) = self.replay.as_ref() else { return Ok(None) };
         let i = r.checkpoints.partition_point(|c| c.at <= from).saturating_sub(1);
         let cp = &r.checkpoints[i];
         let mut sim = cp.state.snapshot();
@@ -217,7 +247,6 @@ impl Simulation {
             sim.rec.rq_dirty = true;
             sim.snapshot_runqueues();
         }
-        let start = from;
         while let Some((at, ev)) = sim.queue.pop_before(to) {
             sim.process(at, ev)?;
         }
@@ -227,10 +256,12 @@ impl Simulation {
             sim.close_segment(PcpuId(p));
         }
         let trace = std::mem::replace(&mut sim.rec.trace, Trace::detail_only(0, Vec::new(), 0));
-        if let Some(r) = self.replay.as_mut() {
-            r.window = Some(Window { from: start, to, trace });
-        }
-        Ok(true)
+        Ok(Some(Window { from, to, trace }))
+    }
+
+    /// Hands over the window held (a run's opening window, recorded as it passed), leaving none held.
+    pub fn take_window(&mut self) -> Option<Window> {
+        self.replay.as_mut()?.window.take()
     }
 
     /// The window of detail held: (from, to) [ns], detail complete for `from <= t < to`; `None` in full mode.
@@ -452,6 +483,72 @@ mod tests {
             // Replayed from the checkpoint at 200 ms, recorded from the window's start only.
             assert_eq!(opening.focused(), Some((250 * MS, 420 * MS)), "{file} {policy}: replayed past the opening");
         }
+    }
+
+    /// Windows replayed apart leave the run as it was: two of them, asked in either order, each hold what the
+    /// full trace holds there, and the opening window can be handed over whole.
+    #[test]
+    fn windows_replayed_apart_are_independent_and_equal_the_full_trace() {
+        let sc = load("p000-fig10-partial-boost.json", 700);
+        let full = run(&sc, "tavs", Detail::Full);
+        let opts = SimOptions {
+            detail: Detail::Replay { checkpoint_every_ns: 100 * MS },
+            opening_ns: 130 * MS,
+            ..SimOptions::default()
+        };
+        let mut sim = Simulation::with_options(&sc, "tavs", opts).unwrap();
+        sim.run().unwrap();
+        let opening = sim.take_window().unwrap();
+        assert_eq!(opening.held(), (0, 130 * MS));
+        assert_eq!(sim.focused(), Some((0, 0)), "handed over: none held");
+        let (a, b) = ((250 * MS, 420 * MS), (520 * MS, 610 * MS));
+        let wb = sim.replay_window(b.0, b.1).unwrap().unwrap();
+        let wa = sim.replay_window(a.0, a.1).unwrap().unwrap();
+        for (w, (from, to)) in [(&opening, (0, 130 * MS)), (&wa, a), (&wb, b)] {
+            assert_eq!(w.held(), (from, to));
+            let (f, r) = (full.detail(), w.trace());
+            assert_eq!(clipped(f, from, to), clipped(r, from, to), "{from}..{to}: segments");
+            assert_eq!(f.decisions(from, to, usize::MAX), r.decisions(from, to, usize::MAX), "{from}..{to}");
+            assert!(w.heap_bytes() > 0);
+        }
+    }
+
+    /// The heat map's wake-to-run latencies are the state lanes' wake marks (blocked, then runnable and dispatched
+    /// or at once on a pCPU), counted per domain and column; a replayed window's map equals the full trace's.
+    #[test]
+    fn the_wake_latency_map_counts_the_state_lanes_wake_ups() {
+        use crate::trace::VcpuState::{Blocked, Runnable, Running, Spinning};
+        let sc = load("p003-table5-dom0-idle.json", 300);
+        let full = run(&sc, "credit", Detail::Full);
+        let (from, to, buckets) = (100 * MS, 200 * MS, 10);
+        let all = (0, u64::MAX);
+        let map = full.trace().wake_latency_map(from, to, buckets, all);
+        let ndom = sc.domains.len();
+        assert_eq!(map.len(), ndom * buckets * 3);
+        // The same wake-ups from the spans, as the page's state lanes mark them.
+        let spans = full.trace().vcpu_states(0, to, usize::MAX);
+        let (mut count, mut sum) = (0.0, 0.0);
+        for i in 1..spans.len() {
+            let (a, b) = (&spans[i - 1], &spans[i]);
+            if a.vcpu != b.vcpu || a.state != Blocked || !(from..to).contains(&b.start) {
+                continue;
+            }
+            let next = spans.get(i + 1).filter(|c| c.vcpu == b.vcpu && matches!(c.state, Running | Spinning));
+            match b.state {
+                Running | Spinning => count += 1.0,
+                Runnable if next.is_some() => (count, sum) = (count + 1.0, sum + (b.end - b.start) as f64),
+                _ => {}
+            }
+        }
+        let total = |m: &[f64], k: usize| m.chunks(3).map(|c| c[k]).sum::<f64>();
+        assert!(count > 10.0, "an I/O host wakes often: {count}");
+        assert_eq!(total(&map, 0), count);
+        assert_eq!(total(&map, 1), sum);
+        assert!(map.chunks(3).all(|c| c[2] * c[0] >= c[1]), "the longest is at least the mean");
+        let mut replay = run(&sc, "credit", Detail::Replay { checkpoint_every_ns: 100 * MS });
+        let w = replay.replay_window(50 * MS, to).unwrap().unwrap();
+        assert_eq!(w.trace().wake_latency_map(from, to, buckets, w.held()), map);
+        assert!(replay.focus(50 * MS, to).unwrap());
     }
 
     /// The inference overview over a run long enough for partial boosts and for buckets with several belief
