@@ -47,6 +47,16 @@ pub struct HostCosts {
     /// notified on its own: `blk_backend_req_ns` and `blk_frontend_req_ns` are paid per request. The driver
     /// domain's block layer merges the consecutive requests again, so the disk sees one.
     pub blk_request_max_bytes: u32,
+    /// A sending socket's buffer [bytes of payload]: what an application may have written and not yet seen
+    /// sent; a writer finding it full blocks until transmit completions free room. The initial send buffer of a
+    /// TCP socket, `tcp_wmem`'s default (Linux 2.6.18 net/ipv4/tcp.c `sysctl_tcp_wmem = {4 * 1024, 16 * 1024,
+    /// 128 * 1024}`, the middle value). Counted in payload, so an upper bound on the packets it holds (Linux charges
+    /// each packet's whole buffer, `truesize`).
+    pub sock_sndbuf_bytes: u32,
+    /// Slots of netfront's transmit ring [packets]: packets handed to netback and not yet answered; a guest with a
+    /// full ring stops its queue until responses free slots. `NET_TX_RING_SIZE` = `__RING_SIZE(struct
+    /// netif_tx_sring, PAGE_SIZE)` = 256 (drivers/xen/netfront/netfront.c, linux-2.6.18-xen).
+    pub net_tx_ring: u32,
     /// Items one backend batch handles before it notifies and yields [items]: linux-2.6.18-xen netback's
     /// `net_rx_action` moves up to a ring (`NET_RX_RING_SIZE`, 256) per pass and then sends one notification per
     /// guest interface (`notify_list`).
@@ -75,6 +85,8 @@ pub const PROFILE: HostCosts = HostCosts {
     blk_backend_req_ns: 8_000,
     blk_frontend_req_ns: 3_300,
     blk_request_max_bytes: 11 * 4096,
+    sock_sndbuf_bytes: 16 * 1024,
+    net_tx_ring: 256,
     backend_batch: 256,
     nic_rx_ring: 256,
     nic_tx_queue: 1000,
@@ -93,6 +105,8 @@ impl HostCosts {
         blk_backend_req_ns: 0,
         blk_frontend_req_ns: 0,
         blk_request_max_bytes: 11 * 4096,
+        sock_sndbuf_bytes: 16 * 1024,
+        net_tx_ring: 256,
         backend_batch: 256,
         nic_rx_ring: 256,
         nic_tx_queue: 1000,

@@ -14,6 +14,7 @@ mod io;
 mod queue;
 mod record;
 mod replay;
+pub(crate) mod sendbuf;
 pub(crate) mod timing;
 mod work;
 pub mod workload;
@@ -1070,7 +1071,7 @@ impl Simulation {
                 self.unplug(v);
                 None
             }
-            GuestEvent::TxDone => None,
+            GuestEvent::TxDone => self.stream_tx_done(v),
         };
         let Some(t) = task else { return };
         self.guests.tasks[t.0].last_event = Some(self.now);
