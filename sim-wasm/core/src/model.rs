@@ -297,8 +297,10 @@ pub enum Work {
         /// Data owed to each client in bit-nanoseconds (bits x 1e9), so no fraction is lost between rounds.
         owed: Vec<u128>,
         last_send: Nanos,
-        /// Packets still to send in this round.
+        /// Packets due and not yet written, in order (the client each is for).
         to_send: VecDeque<PeerId>,
+        /// The sockets' send buffers and netfront's transmit ring.
+        tx: crate::sim::sendbuf::SendPath,
     },
     /// A task of a message ring (hackbench-like): for each message in its inbox, `cpu_ns` of CPU, then the message
     /// goes to `next`, waking it inside the guest; blocks while its inbox is empty.
@@ -565,7 +567,9 @@ impl crate::size::HeapSize for Work {
     fn heap_size(&self) -> usize {
         match self {
             Work::Server { queue, .. } | Work::Tier { queue, .. } | Work::BulkRx { queue, .. } => queue.heap_size(),
-            Work::Stream { clients, owed, to_send, .. } => clients.heap_size() + owed.heap_size() + to_send.heap_size(),
+            Work::Stream { clients, owed, to_send, tx, .. } => {
+                clients.heap_size() + owed.heap_size() + to_send.heap_size() + tx.buffered.heap_size()
+            }
             Work::Driver { queue, batch, .. } => queue.heap_size() + batch.heap_size(),
             _ => 0,
         }

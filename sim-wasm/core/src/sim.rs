@@ -15,6 +15,7 @@ mod queue;
 mod record;
 mod replay;
 mod schedule;
+pub(crate) mod sendbuf;
 mod view;
 pub use view::{Meta, MetaDomain, MetaTask, MetaVcpu};
 pub(crate) mod timing;
@@ -892,7 +893,9 @@ impl Simulation {
                 self.io.packets_consumed += 1;
                 self.kernel_work(v, self.costs.net_frontend_pkt_ns);
             }
-            GuestEvent::BlkDone { .. } => self.kernel_work(v, self.costs.blk_frontend_req_ns),
+            GuestEvent::BlkDone { bytes, .. } => {
+                self.kernel_work(v, self.costs.blk_frontend_req_ns * self.costs.blk_requests(*bytes))
+            }
             _ => {}
         }
         let task = match &ev {
@@ -916,7 +919,7 @@ impl Simulation {
                 self.unplug(v);
                 None
             }
-            GuestEvent::TxDone => None,
+            GuestEvent::TxDone => self.stream_tx_done(v),
         };
         let Some(t) = task else { return };
         self.guests.tasks[t.0].last_event = Some(self.now);

@@ -9,6 +9,7 @@ import { useDomainColor } from '../lib/theme';
 import { bucketAt, shareColumns } from '../lib/series';
 import { fmt, pct } from '../lib/format';
 import { nearestIndex } from '../lib/hover';
+import { fairShareLabel } from '../lib/fairness';
 import { usePlayhead, type Playhead, type PlayheadState } from '../lib/playhead';
 import { PLAYING_REFRESH_MS } from '../lib/useLatestQuery';
 import { useVisible } from '../lib/useVisible';
@@ -38,6 +39,7 @@ export function ShareChart({ run, durationMs, playhead }: Props) {
     [meta.domains, report.domains],
   );
   const buckets = series[0]?.length ?? 0;
+  const fairLabel = fairShareLabel(report.fairness?.basis, report.fairness?.rule);
 
   const y = useMemo(() => {
     const top = Math.max(
@@ -95,7 +97,7 @@ export function ShareChart({ run, durationMs, playhead }: Props) {
     if (!dom) return null;
     return [
       `${dom.name}: ${pct(series[best]?.[b])} of the host`,
-      `fair share ${pct(fair[best])}`,
+      `${fairLabel} ${pct(fair[best])}`,
       `${fmt(b * bucketMs, 6)} – ${fmt((b + 1) * bucketMs, 6)} ms`,
     ];
   };
@@ -133,7 +135,9 @@ export function ShareChart({ run, durationMs, playhead }: Props) {
           {meta.domains.length > LEGEND_MAX && (
             <span className="legend-item muted">and {meta.domains.length - LEGEND_MAX} more domains</span>
           )}
-          <span className="legend-item muted">share of host at the playhead; dashed: fair share; ms</span>
+          <span className="legend-item muted" data-testid="share-chart-fair-rule">
+            share of host at the playhead; dashed: {fairLabel}; ms
+          </span>
         </>
       }
     >

@@ -99,7 +99,9 @@ impl Simulation {
             }
             return;
         }
-        let cost = self.frontend_cost(dom, self.costs.blk_frontend_req_ns);
+        // blkfront queues every request of the I/O, then notifies once (`flush_requests`).
+        let bytes = if let DriverItem::BlkSubmit { bytes, .. } = item { bytes } else { 0 };
+        let cost = self.frontend_cost(dom, self.costs.blk_frontend_req_ns * self.costs.blk_requests(bytes));
         self.kernel_work(v, cost);
         self.driver_enqueue(dom, item, Some(v));
     }
@@ -131,11 +133,13 @@ impl Simulation {
         self.post_event(dv, GuestEvent::DriverKick, from, WakeCause::Backend(work));
     }
 
-    /// CPU the backend spends on one item [ns].
-    pub(super) fn item_cost(packet_ns: u64, block_ns: u64, item: &DriverItem) -> u64 {
+    /// CPU the backend spends on one item [ns]: a block I/O costs `block_ns` per split-driver request it takes.
+    pub(super) fn item_cost(costs: &HostCosts, packet_ns: u64, block_ns: u64, item: &DriverItem) -> u64 {
         match item {
             DriverItem::Rx(_) | DriverItem::Tx(_) => packet_ns,
-            DriverItem::BlkSubmit { .. } | DriverItem::BlkDone { .. } => block_ns / 2,
+            DriverItem::BlkSubmit { bytes, .. } | DriverItem::BlkDone { bytes, .. } => {
+                block_ns / 2 * costs.blk_requests(*bytes)
+            }
         }
     }
 

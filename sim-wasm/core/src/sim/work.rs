@@ -15,7 +15,8 @@ impl Simulation {
     pub(super) fn boot_workloads(&mut self) {
         for t in 0..self.guests.tasks.len() {
             let t = TaskId(t);
-            match &self.guests.tasks[t.0].work {
+            let costs = self.costs;
+            match &mut self.guests.tasks[t.0].work {
                 Work::Cpu
                 | Work::Barrier { .. }
                 | Work::IoLoop { .. }
@@ -24,7 +25,8 @@ impl Simulation {
                 | Work::Pipe { .. } => {
                     self.task_wake(t);
                 }
-                Work::Stream { interval_ns, .. } => {
+                Work::Stream { interval_ns, clients, tx, .. } => {
+                    *tx = super::sendbuf::SendPath::new(clients.len(), &costs);
                     let at = Nanos(*interval_ns);
                     self.push(at, Ev::TaskTimer(t));
                 }
@@ -62,7 +64,7 @@ impl Simulation {
             Work::IoLoop { computing, cpu_ns, own_block_ns, .. } => computing.then_some(Some(*cpu_ns + *own_block_ns)),
             Work::BulkRx { queue, cpu_ns, .. } => (!queue.is_empty()).then_some(Some(*cpu_ns)),
             Work::BulkTx { sent, acked, window, cpu_ns, .. } => (*sent - *acked < *window).then_some(Some(*cpu_ns)),
-            Work::Stream { to_send, cpu_ns, .. } => (!to_send.is_empty()).then_some(Some(*cpu_ns)),
+            Work::Stream { to_send, cpu_ns, tx, .. } => tx.begin_write(to_send.len(), *cpu_ns),
             Work::Pipe { inbox, cpu_ns, .. } => (*inbox > 0).then_some(Some(*cpu_ns)),
             Work::Barrier { phase, compute_ns, .. } => match phase {
                 BarrierPhase::Compute => Some(Some(*compute_ns)),
@@ -88,7 +90,7 @@ impl Simulation {
                 let take = queue.len().min(self.costs.backend_batch);
                 batch.extend(queue.drain(..take));
                 let (pk, bk) = (*packet_ns, *block_ns);
-                let work: u64 = batch.iter().map(|it| Self::item_cost(pk, bk, it)).sum();
+                let work: u64 = batch.iter().map(|it| Self::item_cost(&self.costs, pk, bk, it)).sum();
                 let irq = batch.iter().any(Self::from_device);
                 Some(Some(work + if irq { self.costs.nic_irq_ns } else { 0 }))
             }
@@ -336,24 +338,7 @@ impl Simulation {
                 };
                 self.guest_send(t, pkt);
             }
-            Work::Stream { to_send, .. } => {
-                let c = to_send.pop_front().expect("a stream burst sends a packet");
-                let pkt = Packet {
-                    src: Endpoint::Task(t),
-                    dst: Endpoint::Peer(c),
-                    kind: PKind::Data,
-                    bytes: MSS,
-                    origin_at: now,
-                    port: 0,
-                    segs: 1,
-                    rwnd: NO_RWND,
-                    seq: 0,
-                };
-                if in_window {
-                    self.measure.dom_metrics[dom.0].bytes_out += u64::from(MSS);
-                }
-                self.guest_send(t, pkt);
-            }
+            Work::Stream { .. } => self.stream_written(t),
             Work::Barrier { .. } => self.barrier_arrive(t),
             Work::Pipe { inbox, next, .. } => {
                 *inbox -= 1;

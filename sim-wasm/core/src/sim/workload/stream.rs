@@ -57,6 +57,8 @@ impl Kind for StreamSpec {
             owed: Vec::new(),
             last_send: Nanos::ZERO,
             to_send: VecDeque::new(),
+            // Sized by the engine at boot, from the host cost profile and the client count.
+            tx: Default::default(),
         }
     }
     fn peers(&self, id: TaskId, cx: &mut PeerCx) {
