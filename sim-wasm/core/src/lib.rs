@@ -34,6 +34,7 @@ pub mod estimate;
 /// The estimate's former path (`schedsim_core::cost`), kept for callers written against it.
 pub use estimate as cost;
 pub mod grid;
+pub mod limits;
 mod load;
 pub use load::attach_scripts;
 pub mod metric_path;

@@ -14,7 +14,7 @@
 //! ([`crate::scenario::Scenario::check_work`]), so a file of many variants and ablations is refused, with its
 //! figure, before anything is patched.
 
-use crate::scenario::{MAX_PCPUS, MAX_SCENARIO_BYTES, MAX_TOTAL_VCPUS};
+use crate::limits::{MAX_PCPUS, MAX_SCENARIO_BYTES, MAX_TOTAL_VCPUS};
 use json_patch::PatchOperation;
 use serde::Deserialize;
 use serde_json::Value;

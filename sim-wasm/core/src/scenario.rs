@@ -25,17 +25,13 @@ pub use crate::sim::workload::{
 /// The JSON Schema, the one source of truth for Rust and TypeScript validation.
 pub const SCHEMA_JSON: &str = include_str!("../../../scenarios/schema.json");
 
-/// Largest scenario file accepted [bytes]; bigger inputs are refused before parsing.
-pub const MAX_SCENARIO_BYTES: usize = 4 << 20;
+pub use crate::limits::{MAX_PCPUS, MAX_SCENARIO_BYTES, MAX_TOTAL_VCPUS};
+
 /// Shortest piece of guest work a workload may ask for [us]: below it the model says nothing (a switch costs
 /// more) and the events would only flood the queue.
 pub const MIN_WORK_US: f64 = 1.0;
 /// Largest seed: seeds travel as JSON numbers, exact only up to 2^53 - 1 (the schema's maximum).
 pub const MAX_SEED: u64 = (1 << 53) - 1;
-/// Most physical CPUs of a host.
-pub const MAX_PCPUS: u32 = 256;
-/// Most vCPUs over all domains.
-pub const MAX_TOTAL_VCPUS: u32 = 4096;
 /// Most tasks over all domains.
 pub const MAX_TOTAL_TASKS: usize = 65_536;
 /// Most external clients over all servers.

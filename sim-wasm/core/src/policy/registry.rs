@@ -150,7 +150,10 @@ pub static SCHEDULERS: &[Scheduler] = &[
     Scheduler {
         name: "script",
         caps: PLAIN,
-        build: script::build,
+        build: |s| {
+            script::Script::new(s.params, s.pcpus, s.domains, s.seed, s.policy_id)
+                .map(|p| Box::new(p) as Box<dyn Policy>)
+        },
         check_param: script::check_param,
         check_scenario: script::check_scenario,
     },

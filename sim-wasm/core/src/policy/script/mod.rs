@@ -264,11 +264,6 @@ pub fn check_scenario(sc: &Scenario, i: usize, problems: &mut Vec<String>) {
     }
 }
 
-/// Builds the policy (compiles the script, runs `init` and `timers`).
-pub fn build(s: &super::registry::Setup) -> Result<Box<dyn Policy>, String> {
-    Script::new(s.params, s.pcpus, s.domains, s.seed, s.policy_id).map(|p| Box::new(p) as Box<dyn Policy>)
-}
-
 /// A script policy: the shared compiled script and this run's state.
 #[derive(Clone)]
 pub struct Script {
