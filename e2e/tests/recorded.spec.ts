@@ -28,6 +28,10 @@ test('a perf trace opens as a recorded column; a file that is not a trace says w
   const row = page.locator('[data-testid="summary-table"] tr[data-policy="recorded~1"]');
   await expect(row).toContainText('Recorded: sched.perf-script.txt.gz');
   await expect(row.locator('td[data-metric="jain"]')).toHaveText(/^[01]\.\d+$/);
+  // Its wake-to-run CDF, a curve per domain that woke up and ran.
+  await expect
+    .poll(async () => Number(await page.getByTestId('wake-cdf-chart').getAttribute('data-lines')))
+    .toBeGreaterThan(0);
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
 
   // Not a trace: the reader's message, and the columns stay.

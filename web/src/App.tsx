@@ -309,7 +309,7 @@ export function App() {
       seen.add(policy);
       return [{ policy, label: labelOf(policy), run }];
     });
-    const traces = recorded.map((c) => ({ policy: c.id, label: c.label, run: c.run }));
+    const traces = recorded.map((c) => ({ policy: c.id, label: c.label, run: c.run, recorded: true }));
     return [...sim, ...traces];
   }, [shown, runs, labelOf, recorded]);
 
