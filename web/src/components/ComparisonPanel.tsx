@@ -57,7 +57,6 @@ function serverDomains(run: RunResult): number[] {
 /** What a CDF chart plots: the server domains' response times, or every domain's wake-to-run latency. */
 const CDF_KINDS = {
   response: {
-    testId: 'cdf-chart',
     title: 'Response time CDF (server domains)',
     aria: 'Response-time CDF per policy and domain',
     within: 'of responses within',
@@ -66,7 +65,6 @@ const CDF_KINDS = {
     domains: serverDomains,
   },
   wake_to_run: {
-    testId: 'wake-cdf-chart',
     title: 'Wake-to-run CDF (recorded traces)',
     aria: 'Wake-to-run latency CDF per recorded trace and domain',
     within: 'of wake-ups ran within',
@@ -76,7 +74,12 @@ const CDF_KINDS = {
   },
 } as const;
 
-function CdfChart({ client, runs, kind = 'response' }: Props & { kind?: keyof typeof CDF_KINDS }) {
+function CdfChart({
+  client,
+  runs,
+  testId,
+  kind = 'response',
+}: Props & { testId: string; kind?: keyof typeof CDF_KINDS }) {
   const K = CDF_KINDS[kind];
   const domainColor = useDomainColor();
   const ref = useRef<HTMLDivElement>(null);
@@ -173,12 +176,7 @@ function CdfChart({ client, runs, kind = 'response' }: Props & { kind?: keyof ty
   for (let t = d0; t <= d1 * 1.0001; t *= 10) decades.push(t);
 
   return (
-    <figure
-      className="cdf"
-      data-testid={K.testId}
-      data-lines={curves?.length ?? 0}
-      aria-busy={curves === null}
-    >
+    <figure className="cdf" data-testid={testId} data-lines={curves?.length ?? 0} aria-busy={curves === null}>
       <h3>{K.title}</h3>
       {/* An empty plot would only take room from the tables: say why there is no curve instead. */}
       <div ref={ref} className="cdf-plot" hidden={curves?.length === 0}>
@@ -355,9 +353,14 @@ export const ComparisonPanel = memo(function ComparisonPanel({ client, runs }: P
       ) : (
         <div className="comparison-body">
           <div>
-            <CdfChart client={client} runs={runs.filter((c) => !c.recorded)} />
+            <CdfChart testId="cdf-chart" client={client} runs={runs.filter((c) => !c.recorded)} />
             {runs.some((c) => c.recorded) && (
-              <CdfChart client={client} runs={runs.filter((c) => c.recorded)} kind="wake_to_run" />
+              <CdfChart
+                testId="wake-cdf-chart"
+                client={client}
+                runs={runs.filter((c) => c.recorded)}
+                kind="wake_to_run"
+              />
             )}
           </div>
           <div>
