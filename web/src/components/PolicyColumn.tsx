@@ -158,7 +158,7 @@ export const PolicyColumn = memo(function PolicyColumn({
       {run || (opening && !failed) ? (
         <>
           {/* One list for both, so a view drawn from the opening (the timeline) stays mounted when the run is in. */}
-          {COLUMN_VIEWS.map((v) => (
+          {COLUMN_VIEWS.filter((v) => !(recorded && v.model)).map((v) => (
             <Fragment key={v.id}>
               {run
                 ? v.render({ client, run, durationMs, playhead, onViewChange, onSeek })
