@@ -34,6 +34,15 @@ test('a perf trace opens as a recorded column; a file that is not a trace says w
     .toBeGreaterThan(0);
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
 
+  // The perf.data it was printed from opens too, as a second recorded column.
+  await page.getByTestId('open-trace').setInputFiles(path.join(FIXTURES, 'sched.data.gz'));
+  const second = page.locator('[data-testid="policy-column"][data-policy="recorded~2"]');
+  await expect(second).toHaveAttribute('aria-label', 'Recorded: sched.data.gz', { timeout: 60_000 });
+  await waitForIdle(page);
+  await expect
+    .poll(async () => Number(await second.getByTestId('timeline').getAttribute('data-segments')))
+    .toBeGreaterThan(0);
+
   // Not a trace: the reader's message, and the columns stay.
   await page.getByTestId('open-trace').setInputFiles({
     name: 'notes.txt',
@@ -41,5 +50,5 @@ test('a perf trace opens as a recorded column; a file that is not a trace says w
     buffer: Buffer.from('these are my notes, not a trace\n'),
   });
   await expect(page.getByTestId('error-banner')).toContainText('notes.txt could not be opened as a trace');
-  await expect(page.getByTestId('policy-column')).toHaveCount(simulated + 1);
+  await expect(page.getByTestId('policy-column')).toHaveCount(simulated + 2);
 });
