@@ -49,6 +49,7 @@ import { useLessons } from './app/useLessons';
 import { useShortcuts } from './app/useShortcuts';
 import { useShareUrl } from './app/useShareUrl';
 import { useTestingIdle } from './app/useTestingIdle';
+import { useRecorded } from './app/useRecorded';
 import { FIRST_FRAME, useMarkWhenDrawn } from './lib/marks';
 
 /** The policy editor, loaded when first opened (it loads CodeMirror in turn): the first download stays as it was. */
@@ -102,6 +103,7 @@ export function App() {
     playhead: playback.playhead,
   });
   const busy = loading || progress !== null;
+  const { recorded, openFile, removeRecorded } = useRecorded(client, addError);
   const lessons = useLessons({
     initial: urlState,
     index,
@@ -301,13 +303,15 @@ export function App() {
   // Memoised: a new array would refetch every distribution on each playhead frame.
   const compared = useMemo<ComparedRun[]>(() => {
     const seen = new Set<string>();
-    return shown.flatMap(({ policy }) => {
+    const sim = shown.flatMap(({ policy }) => {
       const run = runs[policy];
       if (!run || seen.has(policy)) return [];
       seen.add(policy);
       return [{ policy, label: labelOf(policy), run }];
     });
-  }, [shown, runs, labelOf]);
+    const traces = recorded.map((c) => ({ policy: c.id, label: c.label, run: c.run, recorded: true }));
+    return [...sim, ...traces];
+  }, [shown, runs, labelOf, recorded]);
 
   // The editor's draft keeps the columns, playhead and window on screen.
   const { runDraft } = scenario;
@@ -766,6 +770,20 @@ export function App() {
                             </select>
                           </>
                         )}
+                        <label
+                          className="open-trace"
+                          title="A perf script, perf.data or xentrace file (gzip too): shown as a recorded column. Or drop it on the page."
+                        >
+                          Open trace…{' '}
+                          <input
+                            type="file"
+                            data-testid="open-trace"
+                            onChange={(e) => {
+                              for (const f of Array.from(e.target.files ?? [])) openFile(f);
+                              e.target.value = '';
+                            }}
+                          />
+                        </label>
                         <TemplateMenu
                           templates={templates}
                           onNew={(t) => newScript(t, `Script: ${t.title}`)}
@@ -777,7 +795,9 @@ export function App() {
                       </div>
                       <div
                         className="columns"
-                        style={{ gridTemplateColumns: `repeat(${shown.length}, minmax(0, 1fr))` }}
+                        style={{
+                          gridTemplateColumns: `repeat(${shown.length + recorded.length}, minmax(0, 1fr))`,
+                        }}
                       >
                         {shown.map(({ policy, i }) => (
                           <PolicyColumn
@@ -802,6 +822,25 @@ export function App() {
                             playhead={playhead}
                             onViewChange={playback.onViewChange}
                             onPolicyChange={(p) => setColumn(i, p)}
+                          />
+                        ))}
+                        {recorded.map((c, k) => (
+                          <PolicyColumn
+                            key={c.id}
+                            index={shown.length + k}
+                            client={client}
+                            onSeek={seek}
+                            onRemove={() => removeRecorded(c.id)}
+                            policy={c.id}
+                            label={c.label}
+                            recorded
+                            policies={[]}
+                            run={c.run}
+                            failed={null}
+                            durationMs={durationMs}
+                            playhead={playhead}
+                            onViewChange={playback.onViewChange}
+                            onPolicyChange={() => {}}
                           />
                         ))}
                       </div>

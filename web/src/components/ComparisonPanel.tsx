@@ -28,6 +28,8 @@ export interface ComparedRun {
   readonly policy: string;
   readonly label: string;
   readonly run: RunResult;
+  /** A recorded trace's column (app/useRecorded), not a run of the scenario. */
+  readonly recorded?: boolean;
 }
 
 interface Props {
@@ -52,7 +54,33 @@ function serverDomains(run: RunResult): number[] {
   );
 }
 
-function CdfChart({ client, runs }: Props) {
+/** What a CDF chart plots: the server domains' response times, or every domain's wake-to-run latency. */
+const CDF_KINDS = {
+  response: {
+    title: 'Response time CDF (server domains)',
+    aria: 'Response-time CDF per policy and domain',
+    within: 'of responses within',
+    axis: 'response time [ms, log scale]',
+    none: 'No domain in these runs serves requests, so there are no response times to compare.',
+    domains: serverDomains,
+  },
+  wake_to_run: {
+    title: 'Wake-to-run CDF (recorded traces)',
+    aria: 'Wake-to-run latency CDF per recorded trace and domain',
+    within: 'of wake-ups ran within',
+    axis: 'wake-to-run latency [ms, log scale]',
+    none: 'No domain in these traces woke up and then ran.',
+    domains: (run: RunResult) => run.meta.domains.map((_, i) => i),
+  },
+} as const;
+
+function CdfChart({
+  client,
+  runs,
+  testId,
+  kind = 'response',
+}: Props & { testId: string; kind?: keyof typeof CDF_KINDS }) {
+  const K = CDF_KINDS[kind];
   const domainColor = useDomainColor();
   const ref = useRef<HTMLDivElement>(null);
   const width = useWidth(ref);
@@ -63,9 +91,9 @@ function CdfChart({ client, runs }: Props) {
   useEffect(() => {
     let live = true;
     const jobs = runs.flatMap((c, k) =>
-      serverDomains(c.run).map(async (d): Promise<Curve> => {
+      K.domains(c.run).map(async (d): Promise<Curve> => {
         const domain = c.run.meta.domains[d]!;
-        const pairs = await client.query(c.run.runId, 'distribution', d, 'response');
+        const pairs = await client.query(c.run.runId, 'distribution', d, kind);
         return {
           key: `${c.policy}/${domain.name}`,
           policy: c.policy,
@@ -80,7 +108,7 @@ function CdfChart({ client, runs }: Props) {
     Promise.all(jobs).then(
       (all) => {
         if (!live) return;
-        setCurves(all);
+        setCurves(all.filter((c) => c.points.length > 0));
         setError(null);
       },
       (e: unknown) => {
@@ -92,7 +120,7 @@ function CdfChart({ client, runs }: Props) {
     return () => {
       live = false;
     };
-  }, [client, runs, domainColor]);
+  }, [client, runs, domainColor, kind, K]);
 
   const M = useContext(PresentingContext) ? M_PRESENTING : M_SCREEN;
   const x = useMemo(
@@ -137,7 +165,7 @@ function CdfChart({ client, runs }: Props) {
       y: py,
       lines: [
         `${best.label} · ${best.domain}`,
-        `${(f * 100).toFixed(1)}% of responses within ${fmt(v)} ms`,
+        `${(f * 100).toFixed(1)}% ${K.within} ${fmt(v)} ms`,
         `median ${fmt(best.points.find((p) => p.y >= 0.5)?.x)} ms`,
       ],
     });
@@ -148,20 +176,15 @@ function CdfChart({ client, runs }: Props) {
   for (let t = d0; t <= d1 * 1.0001; t *= 10) decades.push(t);
 
   return (
-    <figure
-      className="cdf"
-      data-testid="cdf-chart"
-      data-lines={curves?.length ?? 0}
-      aria-busy={curves === null}
-    >
-      <h3>Response time CDF (server domains)</h3>
+    <figure className="cdf" data-testid={testId} data-lines={curves?.length ?? 0} aria-busy={curves === null}>
+      <h3>{K.title}</h3>
       {/* An empty plot would only take room from the tables: say why there is no curve instead. */}
       <div ref={ref} className="cdf-plot" hidden={curves?.length === 0}>
         <svg
           width={width}
           height={HEIGHT}
           role="img"
-          aria-label="Response-time CDF per policy and domain"
+          aria-label={K.aria}
           onPointerMove={onPointerMove}
           onPointerLeave={() => setHover(null)}
         >
@@ -182,7 +205,7 @@ function CdfChart({ client, runs }: Props) {
             </g>
           ))}
           <text x={(M.left + width - M.right) / 2} y={HEIGHT - 4} textAnchor="middle" className="axis-label">
-            response time [ms, log scale]
+            {K.axis}
           </text>
           <text
             transform={`translate(${M === M_SCREEN ? 11 : 18}, ${(M.top + HEIGHT - M.bottom) / 2}) rotate(-90)`}
@@ -210,11 +233,7 @@ function CdfChart({ client, runs }: Props) {
         <Tooltip hover={hover} width={width} />
       </div>
       {error && <p className="muted">Distributions unavailable: {error}</p>}
-      {curves && curves.length === 0 && (
-        <p className="muted">
-          No domain in these runs serves requests, so there are no response times to compare.
-        </p>
-      )}
+      {curves && curves.length === 0 && <p className="muted">{K.none}</p>}
       <figcaption className="legend">
         {(curves ?? []).slice(0, LEGEND_MAX).map((c) => (
           <span key={c.key} className="legend-item">
@@ -333,7 +352,17 @@ export const ComparisonPanel = memo(function ComparisonPanel({ client, runs }: P
         <p className="muted">Waiting for the runs…</p>
       ) : (
         <div className="comparison-body">
-          <CdfChart client={client} runs={runs} />
+          <div>
+            <CdfChart testId="cdf-chart" client={client} runs={runs.filter((c) => !c.recorded)} />
+            {runs.some((c) => c.recorded) && (
+              <CdfChart
+                testId="wake-cdf-chart"
+                client={client}
+                runs={runs.filter((c) => c.recorded)}
+                kind="wake_to_run"
+              />
+            )}
+          </div>
           <div>
             <h3>Fairness and whole-run figures</h3>
             <SummaryTable runs={runs} />

@@ -8,6 +8,8 @@ import {
   metricsCsv,
   metricsJson,
   perfettoTrace,
+  PERFETTO_ORIGIN,
+  sendToPerfetto,
   segmentsInWindow,
   slug,
   traceCsv,
@@ -112,7 +114,7 @@ function Formats<F extends string>({
           disabled={disabled}
           onClick={() => onPick(f)}
         >
-          {f === 'perfetto' ? 'Perfetto JSON' : f.toUpperCase()}
+          {f === 'perfetto' ? 'Perfetto JSON' : f === 'open-perfetto' ? 'Open in Perfetto' : f.toUpperCase()}
         </button>
       ))}
     </>
@@ -209,8 +211,14 @@ export function ExportPanel({
       else download(`${base}-metrics.json`, metricsJson(scenarioId, list, claims), 'application/json');
     });
 
-  const trace = (format: 'csv' | 'json' | 'perfetto') =>
-    run('the trace window', async () => {
+  const trace = (format: 'csv' | 'json' | 'perfetto' | 'open-perfetto') => {
+    // Opened by the click itself (a window opened after the queries would be a blocked pop-up).
+    const ui = format === 'open-perfetto' ? window.open(PERFETTO_ORIGIN, '_blank') : null;
+    return run('the trace window', async () => {
+      if (format === 'open-perfetto' && !ui)
+        throw new Error(
+          'the browser blocked the Perfetto window (allow pop-ups, or download "Perfetto JSON")',
+        );
       const [from, to] = view;
       const traced: TraceRun[] = await Promise.all(
         runs.map(async (r) => {
@@ -227,7 +235,7 @@ export function ExportPanel({
         }),
       );
       const name = `${base}-trace-${Math.round(from)}-${Math.round(to)}ms`;
-      if (format === 'perfetto') {
+      if (format === 'perfetto' || format === 'open-perfetto') {
         const wakeups = await Promise.all(
           runs.map(async (r) => {
             // Deliveries up to the window's end whose wait overlaps it (a wait may start long before).
@@ -253,12 +261,17 @@ export function ExportPanel({
             wakeups: wakeups[k]!,
           })),
         );
-        download(`${name}.perfetto.json`, JSON.stringify(trace) + '\n', 'application/json');
+        const text = JSON.stringify(trace) + '\n';
+        if (ui) {
+          const bytes = new TextEncoder().encode(text);
+          await sendToPerfetto(ui, bytes.buffer, `${scenarioName} ${Math.round(from)}-${Math.round(to)} ms`);
+        } else download(`${name}.perfetto.json`, text, 'application/json');
         return;
       }
       if (format === 'csv') download(`${name}.csv`, traceCsv(traced), 'text/csv');
       else download(`${name}.json`, traceJson(scenarioId, view, traced), 'application/json');
     });
+  };
 
   const none = runs.length === 0;
   return (
@@ -339,7 +352,7 @@ export function ExportPanel({
         </span>
         <Formats
           prefix="export-trace"
-          formats={['csv', 'json', 'perfetto']}
+          formats={['csv', 'json', 'perfetto', 'open-perfetto']}
           disabled={busy || none}
           onPick={(f) => void trace(f)}
         />

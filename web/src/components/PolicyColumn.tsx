@@ -34,6 +34,8 @@ interface Props {
   readonly onRemove?: () => void;
   /** Shown before the label: the column's number (its 1-4 shortcut). */
   readonly index: number;
+  /** The column shows a recorded trace (app/useRecorded), not a run of the scenario: it has no policy to pick. */
+  readonly recorded?: boolean;
   /** The column runs a scripted policy (DESIGN.md 10). */
   readonly scripted?: boolean;
   /** Its script was edited and the column is running it again (the last run stays until the new one is in). */
@@ -60,6 +62,7 @@ export const PolicyColumn = memo(function PolicyColumn({
   onRemove,
   index,
   scripted = false,
+  recorded = false,
   rerunning = false,
   onEditScript,
 }: Props) {
@@ -71,6 +74,7 @@ export const PolicyColumn = memo(function PolicyColumn({
       data-testid="policy-column"
       data-policy={policy}
       data-scripted={scripted || undefined}
+      data-recorded={recorded || undefined}
       data-run={run?.runId}
       data-rerunning={rerunning || undefined}
       aria-label={label}
@@ -84,19 +88,21 @@ export const PolicyColumn = memo(function PolicyColumn({
             {label}
           </span>
         </h2>
-        <select
-          aria-label="Policy for this column"
-          data-testid="policy-select"
-          value={policy}
-          onChange={(e) => onPolicyChange(e.target.value)}
-        >
-          {!plain && <option value={policy}>{label}</option>}
-          {policies.map((p) => (
-            <option key={p.id} value={p.id}>
-              {p.label ?? p.id}
-            </option>
-          ))}
-        </select>
+        {!recorded && (
+          <select
+            aria-label="Policy for this column"
+            data-testid="policy-select"
+            value={policy}
+            onChange={(e) => onPolicyChange(e.target.value)}
+          >
+            {!plain && <option value={policy}>{label}</option>}
+            {policies.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.label ?? p.id}
+              </option>
+            ))}
+          </select>
+        )}
         {onEditScript && (
           <button
             type="button"
@@ -131,7 +137,12 @@ export const PolicyColumn = memo(function PolicyColumn({
           {ablated?.error ? ` It could not run: ${ablated.error}` : ''}
         </p>
       )}
-      {!plain && !scheduler && (
+      {recorded && (
+        <p className="ablation-note muted" data-testid="column-recorded">
+          A recorded trace: what the machine did, on the same playhead.
+        </p>
+      )}
+      {!plain && !scheduler && !recorded && (
         <AblationNote
           label={ablated?.label ?? ''}
           claim={ablated?.claim ?? null}
@@ -147,7 +158,7 @@ export const PolicyColumn = memo(function PolicyColumn({
       {run || (opening && !failed) ? (
         <>
           {/* One list for both, so a view drawn from the opening (the timeline) stays mounted when the run is in. */}
-          {COLUMN_VIEWS.map((v) => (
+          {COLUMN_VIEWS.filter((v) => !(recorded && v.model)).map((v) => (
             <Fragment key={v.id}>
               {run
                 ? v.render({ client, run, durationMs, playhead, onViewChange, onSeek })

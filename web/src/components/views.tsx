@@ -35,6 +35,8 @@ export interface ColumnView {
   readonly render: (p: ColumnViewProps) => ReactNode;
   /** The view drawn from the run's opening window while the run goes on (views that can: the first frame). */
   readonly early?: (p: ColumnViewProps<RunOpening>) => ReactNode;
+  /** The view shows what a policy's model holds (its task inference): a recorded trace has nothing for it. */
+  readonly model?: boolean;
 }
 
 /** The timeline draws from the opening window as well as from the finished run. */
@@ -82,6 +84,7 @@ export const COLUMN_VIEWS: readonly ColumnView[] = [
   {
     id: 'belief-chart',
     title: 'Task inference',
+    model: true,
     render: (p) => (
       <BeliefChart client={p.client} run={p.run} durationMs={p.durationMs} playhead={p.playhead} />
     ),

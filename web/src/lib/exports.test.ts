@@ -1,10 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   csvField,
   flattenReport,
   metricsCsv,
+  PERFETTO_ORIGIN,
   perfettoTrace,
   segmentsInWindow,
+  sendToPerfetto,
   slug,
   traceCsv,
   toCsv,
@@ -151,6 +153,58 @@ describe('perfettoTrace', () => {
       expect(Number.isInteger(e.tid)).toBe(true);
       if (e.ph !== 'M') expect(typeof e.ts).toBe('number');
       if (e.ph === 'X') expect(e.dur).toBeGreaterThanOrEqual(0);
+    }
+  });
+});
+
+describe('sendToPerfetto', () => {
+  /** A window stand-in: what the page posts to it, and a way to answer as Perfetto would. */
+  function fakeUi() {
+    const host = new EventTarget() as unknown as Window;
+    const posted: unknown[] = [];
+    const ui = {
+      closed: false,
+      postMessage: (data: unknown, origin: string) => {
+        expect(origin).toBe(PERFETTO_ORIGIN);
+        posted.push(data);
+      },
+    } as unknown as Window;
+    // A plain event with a message's fields (Node's MessageEvent takes only a MessagePort as source).
+    const answer = (data: unknown, origin = PERFETTO_ORIGIN) =>
+      host.dispatchEvent(Object.assign(new Event('message'), { data, origin, source: ui }));
+    return { host, ui, posted, answer };
+  }
+
+  it('pings until Perfetto answers PONG, then posts the buffer and its title', async () => {
+    vi.useFakeTimers();
+    try {
+      const { host, ui, posted, answer } = fakeUi();
+      const buffer = new TextEncoder().encode('{"traceEvents":[]}').buffer;
+      const sent = sendToPerfetto(ui, buffer, 'a title', host);
+      vi.advanceTimersByTime(250);
+      expect(posted).toEqual(['PING', 'PING']);
+      answer('PONG', 'https://elsewhere.example');
+      expect(posted).toHaveLength(2);
+      answer('PONG');
+      await sent;
+      expect(posted[2]).toEqual({ perfetto: { buffer, title: 'a title' } });
+      vi.advanceTimersByTime(1000);
+      expect(posted).toHaveLength(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives up, saying so, when Perfetto never answers', async () => {
+    vi.useFakeTimers();
+    try {
+      const { host, ui } = fakeUi();
+      const sent = sendToPerfetto(ui, new ArrayBuffer(1), 't', host);
+      const failed = expect(sent).rejects.toThrow(/did not answer/);
+      vi.advanceTimersByTime(31_000);
+      await failed;
+    } finally {
+      vi.useRealTimers();
     }
   });
 });

@@ -151,6 +151,52 @@ export function download(name: string, data: Blob | string, type = 'application/
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** Where "Open in Perfetto" sends a trace: the Perfetto UI, which takes one by its postMessage protocol. */
+export const PERFETTO_ORIGIN = 'https://ui.perfetto.dev';
+/** Between PINGs to the Perfetto window until it answers PONG (it is listening once loaded) [ms]. */
+const PING_EVERY_MS = 100;
+/** How long the Perfetto window has to answer before the page gives up (offline: download instead) [ms]. */
+const PERFETTO_WAIT_MS = 30_000;
+
+/**
+ * Hands `buffer` (a trace file's bytes) titled `title` to the Perfetto UI in `ui`, a window the page opened on
+ * PERFETTO_ORIGIN (opened by the click itself, so that no pop-up blocker stops it): PINGs it until it answers
+ * PONG, then posts `{perfetto: {buffer, title}}`. Rejects if it never answers (offline, or the window closed).
+ */
+export function sendToPerfetto(
+  ui: Window,
+  buffer: ArrayBuffer,
+  title: string,
+  host: Window = window,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      clearInterval(ping);
+      clearTimeout(giveUp);
+      host.removeEventListener('message', onMessage);
+    };
+    const onMessage = (e: MessageEvent) => {
+      if (e.origin !== PERFETTO_ORIGIN || e.source !== ui || e.data !== 'PONG') return;
+      done();
+      ui.postMessage({ perfetto: { buffer, title } }, PERFETTO_ORIGIN);
+      resolve();
+    };
+    host.addEventListener('message', onMessage);
+    const ping = setInterval(() => {
+      if (ui.closed) {
+        done();
+        reject(new Error('the Perfetto window was closed'));
+      } else ui.postMessage('PING', PERFETTO_ORIGIN);
+    }, PING_EVERY_MS);
+    const giveUp = setTimeout(() => {
+      done();
+      reject(
+        new Error(`${PERFETTO_ORIGIN} did not answer (offline? use "Perfetto JSON" to download the file)`),
+      );
+    }, PERFETTO_WAIT_MS);
+  });
+}
+
 /** One column's window for the Perfetto export: its segments and its event-channel notifications. */
 export interface PerfettoRun {
   readonly policy: string;

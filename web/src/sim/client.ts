@@ -130,6 +130,8 @@ export interface RunAllCallbacks {
 export class SimClient {
   private runners: (Slot | undefined)[] = [];
   private helper: Slot | null = null;
+  /** The worker keeping the recorded traces opened (they outlive scenario changes), once one was opened. */
+  private traces: Slot | null = null;
   private abort = makeAbort();
   /** Runners with runs in flight, and how many: the ones `cancel()` must terminate. */
   private busy = new Map<Slot, number>();
@@ -298,6 +300,24 @@ export class SimClient {
     return results.filter((r) => r !== undefined);
   }
 
+  /**
+   * Reads the trace file `bytes` named `title` into a recorded run `runId` (worker.ts `openTrace`), kept until
+   * released; rejects with the reader's message for a file that is not a trace.
+   */
+  async openTrace(
+    bytes: Uint8Array<ArrayBuffer>,
+    title: string,
+    runId: string,
+    bucketMs: number,
+  ): Promise<RunResult> {
+    const slot = (this.traces ??= spawn());
+    const result = await this.call(slot, () =>
+      slot.api.openTrace(Comlink.transfer(bytes, [bytes.buffer]), title, runId, bucketMs),
+    );
+    this.handles.set(runId, slot);
+    return result;
+  }
+
   /** Frees the named finished runs in the workers that keep them (runs replaced on screen). */
   release(runIds: readonly string[]): void {
     for (const id of runIds) {
@@ -330,7 +350,7 @@ export class SimClient {
   reset(): void {
     this.cancel();
     for (const slot of this.runners) if (slot) void slot.api.release().catch(() => {});
-    this.handles.clear();
+    for (const [id, s] of this.handles) if (s !== this.traces) this.handles.delete(id);
   }
 
   /** Told when queries start and stop being in flight (the testing idle hook waits for them). */
@@ -371,5 +391,7 @@ export class SimClient {
     this.runners = [];
     if (this.helper) kill(this.helper);
     this.helper = null;
+    if (this.traces) kill(this.traces);
+    this.traces = null;
   }
 }

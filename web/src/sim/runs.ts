@@ -4,7 +4,7 @@
 // `Simulation` with its windows (`adopt`): another kind of column (a recorded trace) plugs in as another way of
 // making a `Run` that answers the same queries.
 import * as Comlink from 'comlink';
-import type { ReplayWindow, Simulation } from './pkg/schedsim_wasm.js';
+import type { RecordedTrace, ReplayWindow, Simulation } from './pkg/schedsim_wasm.js';
 import { selectWindow, type DecisionWindow } from './decisionWindow';
 import { laneBuffers, splitSegments, type Lane } from './lanes';
 import type {
@@ -31,15 +31,39 @@ const WINDOWS_PER_RUN = 4;
 /** Most memory the windows kept over all of this worker's runs take [bytes]; each run's newest stays anyway. */
 const WINDOW_BUDGET_BYTES = 64 << 20;
 
+/** The detail of a window, as the queries read it: a replayed window, or a recorded trace (all of it held). */
+export type Detail = Pick<
+  ReplayWindow,
+  | 'fromNs'
+  | 'toNs'
+  | 'bytes'
+  | 'free'
+  | 'segments'
+  | 'runqueues_json'
+  | 'runqueue_changes_json'
+  | 'decisions_json'
+  | 'io_events_json'
+  | 'vcpu_states'
+  | 'vcpu_state_shares'
+  | 'io_delivery_counts'
+  | 'wake_latency_map'
+>;
+
+/** What a run answers over its whole time: a simulation, or a recorded trace seen as one (`recordedSource`). */
+export type Source = Pick<
+  Simulation,
+  'distribution' | 'lag_json' | 'belief_threshold' | 'inference_json' | 'free'
+> & { replayWindow(fromNs: number, toNs: number): Detail | undefined };
+
 /** A window of detail kept, and when it was last asked for (a counter: larger is later). */
 interface Kept {
-  readonly window: ReplayWindow;
+  readonly window: Detail;
   used: number;
 }
 
-/** A finished run: its simulation and the windows of its detail replayed so far (most recently used first). */
+/** A finished run: its source and the windows of its detail replayed so far (most recently used first). */
 export interface Run {
-  readonly sim: Simulation;
+  readonly sim: Source;
   /** The longest window it replays [ns]. */
   readonly capNs: number;
   /** Its pCPUs: the lanes its windows' segments split into. */
@@ -61,7 +85,7 @@ function cut(run: Run, w: DetailWindow): DetailWindow {
  * The detail of `w` (cut as `cut` says): a window kept that covers it, else replayed from the nearest checkpoint
  * and kept, the least recently used going once a run keeps WINDOWS_PER_RUN or all runs WINDOW_BUDGET_BYTES.
  */
-export function windowOf(run: Run, w: DetailWindow): ReplayWindow {
+export function windowOf(run: Run, w: DetailWindow): Detail {
   const { from_ns, to_ns } = cut(run, w);
   const hit = run.windows.find((k) => k.window.fromNs <= from_ns && to_ns <= k.window.toNs);
   if (hit) {
@@ -75,7 +99,7 @@ export function windowOf(run: Run, w: DetailWindow): ReplayWindow {
 }
 
 /** Keeps `window` for `run`, then frees the windows over the bounds (see `windowOf`). */
-export function keep(run: Run, window: ReplayWindow): void {
+export function keep(run: Run, window: Detail): void {
   run.windows.unshift({ window, used: ++clock });
   run.windows.sort((a, b) => b.used - a.used);
   while (run.windows.length > WINDOWS_PER_RUN) run.windows.pop()!.window.free();
@@ -107,7 +131,7 @@ export function release(runId: string): void {
 }
 
 /** A window's segments split into the run's lanes (transferred with the answer: the page does no per-segment work). */
-export function lanesOf(run: Run, w: ReplayWindow): { window: DetailWindow; lanes: Lane[] } {
+export function lanesOf(run: Run, w: Detail): { window: DetailWindow; lanes: Lane[] } {
   return { window: { from_ns: w.fromNs, to_ns: w.toNs }, lanes: splitSegments(w.segments(), run.pcpus) };
 }
 
@@ -116,7 +140,7 @@ export function parse<T>(json: string): T {
   return JSON.parse(json) as T;
 }
 
-function decisions(s: ReplayWindow, fromNs: number, toNs: number, limit: number): Decision[] {
+function decisions(s: Detail, fromNs: number, toNs: number, limit: number): Decision[] {
   return parse<Decision[]>(s.decisions_json(fromNs, toNs, limit));
 }
 
@@ -125,7 +149,7 @@ function decisions(s: ReplayWindow, fromNs: number, toNs: number, limit: number)
  * from a time, so this bisects for the latest start time with `count` decisions before `tNs`, each probe capped at
  * `count` decisions: a dense trace is never read whole, nor a long quiet stretch before the playhead.
  */
-function decisionsBefore(s: ReplayWindow, tNs: number, count: number): Decision[] {
+function decisionsBefore(s: Detail, tNs: number, count: number): Decision[] {
   if (count <= 0 || tNs <= 0) return [];
   // Room for decisions sharing the start time, which a capped read would otherwise cut off at the end.
   const limit = count + TIE_SLACK;
@@ -249,18 +273,45 @@ export const byName: { [K in QueryName]: (r: Run, ...args: QueryArgs<K>) => Quer
 
 /** Keeps the finished run `sim` as `runId` (freeing a run kept under that id before), with the window it holds
  * (its opening window) if any. */
-export function adopt(
-  runId: string,
-  sim: Simulation,
-  capNs: number,
-  pcpus: number,
-  held?: ReplayWindow,
-): Run {
+export function adopt(runId: string, sim: Source, capNs: number, pcpus: number, held?: Detail): Run {
   release(runId);
   const run: Run = { sim, capNs, pcpus, windows: [] };
   runs.set(runId, run);
   if (held) keep(run, held);
   return run;
+}
+
+/**
+ * A recorded trace as a run's source and its one window, all of its time `[0, untilNs)`: it holds its whole
+ * detail, so every window is that one; it has no Lag or inference (those belong to a policy's model).
+ */
+export function recordedSource(trace: RecordedTrace, untilNs: number): { sim: Source; held: Detail } {
+  const held: Detail = {
+    fromNs: 0,
+    toNs: untilNs,
+    bytes: 0,
+    // The trace is freed once, with its source.
+    free: () => {},
+    segments: () => trace.segments(),
+    runqueues_json: (t) => trace.runqueues_json(t),
+    runqueue_changes_json: (a, b, n) => trace.runqueue_changes_json(a, b, n),
+    decisions_json: (a, b, n) => trace.decisions_json(a, b, n),
+    io_events_json: (a, b, n) => trace.io_events_json(a, b, n),
+    vcpu_states: (a, b, n) => trace.vcpu_states(a, b, n),
+    vcpu_state_shares: (a, b, n) => trace.vcpu_state_shares(a, b, n),
+    io_delivery_counts: (a, b, n) => trace.io_delivery_counts(a, b, n),
+    wake_latency_map: (a, b, n) => trace.wake_latency_map(a, b, n),
+  };
+  const sim: Source = {
+    // Any window is within what it holds (a view past its end finds no detail there).
+    replayWindow: () => held,
+    distribution: (d, m) => trace.distribution(d, m),
+    lag_json: () => JSON.stringify({ vcpus: [] } satisfies LagData),
+    belief_threshold: () => undefined,
+    inference_json: () => '{}',
+    free: () => trace.free(),
+  };
+  return { sim, held };
 }
 
 /** The run ids kept now. */

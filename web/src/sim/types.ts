@@ -169,7 +169,8 @@ export interface Cost {
   readonly duration_ms: number;
 }
 
-export type DistributionMetric = 'response' | 'event_latency' | 'io_latency';
+/** `wake_to_run` (blocked until running) only a recorded trace answers, for now. */
+export type DistributionMetric = 'response' | 'event_latency' | 'io_latency' | 'wake_to_run';
 
 /**
  * What a policy infers about guest tasks over a whole run, in the run's time buckets (`bucket_ns`: beliefs as the

@@ -4,6 +4,7 @@
 // until it releases the run, through the one `query` call.
 import * as Comlink from 'comlink';
 import init, {
+  RecordedTrace,
   Simulation,
   ReplayWindow,
   ablation_json,
@@ -22,6 +23,7 @@ import {
   byName,
   lanesOf,
   parse,
+  recordedSource,
   release,
   runIds as allRunIds,
   runOf,
@@ -102,6 +104,21 @@ function explain(e: unknown): Error {
     return new Error(`the simulator crashed (${detail}); this is a bug in schedsim`);
   }
   return e instanceof Error ? e : new Error(String(e));
+}
+
+/** Whether `bytes` start with gzip's magic number. */
+function isGzip(bytes: Uint8Array): boolean {
+  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
+
+/** `bytes` gunzipped (by the browser's DecompressionStream); a damaged stream says so. */
+async function gunzip(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+  try {
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch (e) {
+    throw new Error(`the file starts like gzip but does not decompress: ${message(e)}`, { cause: e });
+  }
 }
 
 /** How long a run that has sent its opening window waits at most for the other columns' [ms]. */
@@ -279,6 +296,47 @@ const api = {
         // this worker anyway).
       }
     }
+  },
+
+  /**
+   * Reads the trace file `bytes` (perf script text, perf.data or xentrace; gunzipped first when gzip) named
+   * `title` and keeps it as the run `runId`, a column answering the same queries as a simulated run. Throws the
+   * reader's message for a file that is not a trace.
+   */
+  async openTrace(
+    bytes: Uint8Array<ArrayBuffer>,
+    title: string,
+    runId: string,
+    bucketMs: number,
+  ): Promise<RunResult> {
+    await ready;
+    const data = isGzip(bytes) ? await gunzip(bytes) : bytes;
+    return explained(() => {
+      const trace = new RecordedTrace(data, title, undefined, undefined);
+      let meta: Meta;
+      try {
+        meta = parse<Meta>(trace.meta_json());
+      } catch (e) {
+        trace.free();
+        throw e;
+      }
+      const until = meta.trace_detail_until_ns ?? meta.duration_ns;
+      const { sim, held } = recordedSource(trace, until);
+      const run = adopt(runId, sim, Math.max(1, until), meta.pcpus, held);
+      const { window, lanes } = lanesOf(run, held);
+      const result: RunResult = {
+        policy: runId,
+        runId,
+        meta,
+        lanes,
+        opening: window,
+        capNs: Math.max(1, until),
+        report: parse<RunReport>(trace.report_json()),
+        shares: trace.share_series(bucketMs),
+        bucketMs,
+      };
+      return Comlink.transfer(result, [...laneBuffers(lanes), result.shares.buffer]);
+    });
   },
 
   /** Lets the named held runs go on (see `run`'s `hold`). */
