@@ -50,7 +50,7 @@ const PAD_TOP = 4;
 /** The time axis: its height, its tick labels' size and baseline [px]. Presentation mode draws the labels at the
  * 18 px the rest of its type has (the canvas cannot take it from CSS). */
 const AXIS = { h: 18, labelPx: 11, baseline: 14 } as const;
-const AXIS_PRESENTING = { h: 26, labelPx: 18, baseline: 22 } as const;
+const AXIS_PRESENTING = { h: 22, labelPx: 18, baseline: 19 } as const;
 /** Room per tick label [px]: larger labels, fewer ticks. */
 const TICK_ROOM = 90;
 const TICK_ROOM_PRESENTING = 130;

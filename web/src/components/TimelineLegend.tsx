@@ -85,7 +85,11 @@ export const Legend = memo(function Legend({
         ))}
       </span>
       {optional.map((k) => (
-        <label key={k.id} className="legend-item muted" title={`Show the ${k.title} under the state lanes`}>
+        <label
+          key={k.id}
+          className="legend-item legend-toggle muted"
+          title={`Show the ${k.title} under the state lanes`}
+        >
           <input
             type="checkbox"
             data-testid={`track-toggle-${k.id}`}

@@ -11,13 +11,14 @@ interface Lanes {
   readonly lanes: readonly Lane[];
 }
 
-/** A lane's least height in presentation mode [px]: room for its 18 px label. */
-const PRESENTING_MIN_H = 20;
+/** A lane's height in presentation mode [px]: room for its 18 px label, and no more (the lesson's view must fit
+ * one screen). */
+const PRESENTING_H = 20;
 
-/** Lane height [px]: roomy for a few pCPUs, compact for many; in presentation mode never below its 18 px label. */
+/** Lane height [px]: roomy for a few pCPUs, compact for many; in presentation mode the height of its 18 px label. */
 export function laneHeight(pcpus: number, presenting = false): number {
   const h = pcpus <= 2 ? 28 : pcpus <= 8 ? 20 : 12;
-  return presenting ? Math.max(h, PRESENTING_MIN_H) : h;
+  return presenting ? PRESENTING_H : h;
 }
 
 export const pcpuLanes: TrackKind<Lanes> = {

@@ -31,8 +31,12 @@ import type { Fill, TrackKind } from './track';
  * mode's 18 px type (fewer lanes fit: the timeline grows). */
 const STATE_H = 10;
 const STATE_GAP = 2;
-const STATE_H_PRESENTING = 20;
-const STATE_GAP_PRESENTING = 2;
+const STATE_H_PRESENTING = 18;
+const STATE_GAP_PRESENTING = 1;
+/** More rows than this do not fit a lesson's screen at the labelled height: presentation then draws them thin
+ * and unlabelled (their colours and hovers stay). */
+const LABELLED_ROWS_PRESENTING = 6;
+const STATE_H_THIN = 6;
 /** A domain with more vCPUs shows its first ones and a "+k more" row (clicking it unfolds the domain). */
 const STATES_PER_DOMAIN = 4;
 /** Most state spans asked for per window; beyond it the lanes draw the aggregate. */
@@ -103,11 +107,16 @@ export const vcpuStates: TrackKind<States> = {
   title: 'vCPU state lanes',
   make: ({ run, meta, client, busy, theme, presenting, unfolded, unfold }) => {
     const rows = foldLanes(meta, STATES_PER_DOMAIN, unfolded);
-    const h = presenting ? STATE_H_PRESENTING : STATE_H;
+    const thin = presenting && rows.length > LABELLED_ROWS_PRESENTING;
+    const h = thin ? STATE_H_THIN : presenting ? STATE_H_PRESENTING : STATE_H;
     const step = h + (presenting ? STATE_GAP_PRESENTING : STATE_GAP);
     const nv = meta.vcpus.length;
     const labels: ReactNode[] = rows.map((row, r) => (
-      <div key={r} className="state-label" style={{ height: h, marginBottom: step - h }}>
+      <div
+        key={r}
+        className={thin ? 'state-label thin' : 'state-label'}
+        style={{ height: h, marginBottom: step - h }}
+      >
         {row.kind === 'vcpu' ? (
           <span title={`${vcpuName(meta, row.vcpu)}: its states`}>
             {/* Presentation mode's large type fits only the short form (styles.css), as the pCPU lanes'. */}
