@@ -77,15 +77,17 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
         await page.waitForTimeout(500);
         await waitForIdle(page);
         // The step's title and every view it points at on the one screen, below the lesson's text (which stays
-        // at the top), all of it at 18 px or more; no timeline is left showing part of the step's window.
+        // at the top), all of it at 18 px or more (its canvases' drawn labels too); no timeline is left showing part of the step's window.
         const seen = await page.evaluate(() => {
           /** The type size as seen: its font size times the CSS zoom of it and its ancestors. */
-          const seenPx = (e: Element) => {
+          const zoomOf = (e: Element) => {
             let z = 1;
             for (let p: Element | null = e; p; p = p.parentElement)
               z *= parseFloat(getComputedStyle(p).zoom || '1') || 1;
-            return Math.round(parseFloat(getComputedStyle(e).fontSize) * z * 10) / 10;
+            return z;
           };
+          const seenPx = (e: Element, px = parseFloat(getComputedStyle(e).fontSize)) =>
+            Math.round(px * zoomOf(e) * 10) / 10;
           const lesson = document.querySelector('[data-testid="lesson"]')!.getBoundingClientRect();
           const title = document.querySelector('[data-testid="lesson-title"]')!.getBoundingClientRect();
           const off = [...document.querySelectorAll('[data-lesson-note]')]
@@ -104,6 +106,13 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
                 seenPx(e) < 18,
             )
             .map((e) => `${e.tagName.toLowerCase()}.${e.getAttribute('class') ?? ''} ${seenPx(e)}px`);
+          // Type drawn on a canvas has no computed style: each canvas in a marked view says the size it draws
+          // its labels at (data-label-px), seen through the same zoom. A canvas that does not say counts as small.
+          for (const c of document.querySelectorAll('[data-lesson-note] canvas')) {
+            if (c.getBoundingClientRect().height === 0) continue;
+            const px = seenPx(c, parseFloat(c.getAttribute('data-label-px') ?? '0'));
+            if (!(px >= 18)) small.push(`canvas.${c.getAttribute('class') ?? ''} ${px}px drawn`);
+          }
           return {
             off,
             small: [...new Set(small)],

@@ -54,6 +54,7 @@ import { useVisible } from '../lib/useVisible';
 import { useWidth } from '../lib/useWidth';
 import { useDetailWindow } from '../app/useDetailWindow';
 import { Tooltip, type Hover } from './Tooltip';
+import { Terms } from './Reference';
 
 /** Up to this many pCPUs the queues play their steps; beyond, many moving at once is noise, so they jump. */
 const ANIMATE_MAX_PCPUS = 4;
@@ -67,6 +68,9 @@ const STILL_MS = 600;
 const selectFast = (s: PlayheadState): boolean => s.speed > MOTION_MAX_SPEED;
 /** Most snapshot changes one refresh plays as steps; past them (a scrub, a fast playhead) the queues jump. */
 const STEP_LIMIT = 64;
+
+/** The chips' type [px]: presentation mode's .rq-plot zoom (1.5) shows it at 18 px. */
+const LABEL_PX = 12;
 
 interface Props {
   readonly client: SimClient;
@@ -187,7 +191,7 @@ function drawRow(
     ctx.stroke();
     ctx.setLineDash([]);
     ctx.fillStyle = colors.muted;
-    ctx.font = `11px ${font}`;
+    ctx.font = `${LABEL_PX}px ${font}`;
     ctx.textAlign = 'center';
     ctx.fillText('idle', x + CHIP_W / 2, y + CHIP_H / 2);
     ctx.textAlign = 'left';
@@ -218,7 +222,7 @@ function drawRow(
     ctx.fill();
   }
   const maxW = CHIP_W - 12;
-  ctx.font = `600 12px ${font}`;
+  ctx.font = `600 ${LABEL_PX}px ${font}`;
   ctx.fillStyle = colors.fg;
   for (const { at, running, name } of chips) {
     ctx.globalAlpha = at.alpha;
@@ -227,7 +231,7 @@ function drawRow(
   // The policy's label in bold, styled by its class (priStyle), then the credit.
   const tone = { bad: colors.bad, muted: colors.muted, fg: colors.fg };
   for (const italic of [false, true]) {
-    ctx.font = `${italic ? 'italic ' : ''}600 12px ${font}`;
+    ctx.font = `${italic ? 'italic ' : ''}600 ${LABEL_PX}px ${font}`;
     for (const { at, e, pri } of chips) {
       if (pri.italic !== italic) continue;
       ctx.globalAlpha = at.alpha;
@@ -236,9 +240,9 @@ function drawRow(
     }
   }
   const priW = new Map<string, number>();
-  ctx.font = `600 12px ${font}`;
+  ctx.font = `600 ${LABEL_PX}px ${font}`;
   for (const { e } of chips) if (!priW.has(e.pri)) priW.set(e.pri, ctx.measureText(e.pri).width);
-  ctx.font = `12px ${font}`;
+  ctx.font = `${LABEL_PX}px ${font}`;
   for (const { at, e, pri } of chips) {
     if (e.credit === undefined) continue;
     const w = priW.get(e.pri) ?? 0;
@@ -613,7 +617,11 @@ export function RunQueues({ client, run, playhead }: Props) {
       aria-label="Run queue per pCPU at the playhead"
     >
       <figcaption className="muted">
-        Run queues at the playhead: ▶ running, then queued in order (priority · credit)
+        {/* The priorities' and credit's first use links to the glossary. */}
+        <Terms
+          text="Run queues at the playhead: ▶ running, then queued in order (priority, e.g. BOOST, UNDER, OVER · credit)"
+          seen={new Set()}
+        />
         {error && ` — unavailable: ${error}`}
       </figcaption>
       <div ref={plotRef} className="rq-plot">
@@ -643,6 +651,8 @@ export function RunQueues({ client, run, playhead }: Props) {
           <canvas
             ref={canvasRef}
             className="rq-canvas"
+            // The size its labels are drawn at [CSS px] (a test hook: type on a canvas has no computed style).
+            data-label-px={LABEL_PX}
             style={{ left: LABEL_W, width: slotsW, height: totalH }}
             onPointerMove={onPointerMove}
             onPointerLeave={() => setHover(null)}

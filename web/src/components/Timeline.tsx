@@ -46,8 +46,14 @@ import {
   type TrackKind,
 } from './tracks/track';
 
-const AXIS_H = 18;
 const PAD_TOP = 4;
+/** The time axis: its height, its tick labels' size and baseline [px]. Presentation mode draws the labels at the
+ * 18 px the rest of its type has (the canvas cannot take it from CSS). */
+const AXIS = { h: 18, labelPx: 11, baseline: 14 } as const;
+const AXIS_PRESENTING = { h: 22, labelPx: 18, baseline: 19 } as const;
+/** Room per tick label [px]: larger labels, fewer ticks. */
+const TICK_ROOM = 90;
+const TICK_ROOM_PRESENTING = 130;
 /** Opacity of the guest idle loop: the vCPU holds the pCPU but does no work. */
 const IDLE_ALPHA = 0.3;
 
@@ -164,7 +170,9 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
     }
     return { tracks: made, lanesH: top };
   }, [run, meta, client, colors, domainColor, theme, presenting, unfolded, shown]);
-  const height = lanesH + AXIS_H;
+  const axis = presenting ? AXIS_PRESENTING : AXIS;
+  const tickRoom = presenting ? TICK_ROOM_PRESENTING : TICK_ROOM;
+  const height = lanesH + axis.h;
 
   // The window of detail every track asks for (the one the column's other views share), at one column per pixel
   // of the view's width. React hears of it once per window, not per frame.
@@ -281,11 +289,11 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
       // The time axis under the bands. No digit grouping: "1500", not "1,500" (the unit sits under the labels).
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       const x = scaleLinear().domain([t0, t1]).range([0, width]);
-      const n = Math.max(2, Math.floor(width / 90));
+      const n = Math.max(2, Math.floor(width / tickRoom));
       const tickFormat = x.tickFormat(n, '~f');
       ctx.fillStyle = AXIS_COLOR;
       ctx.fillRect(0, lanesH, width, 1);
-      ctx.font = `11px ${fontFamily()}`;
+      ctx.font = `${axis.labelPx}px ${fontFamily()}`;
       ctx.textBaseline = 'alphabetic';
       for (const t of x.ticks(n)) {
         const tx = x(t);
@@ -294,7 +302,7 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
         const a = anchor(tx, width);
         ctx.textAlign = a === 'middle' ? 'center' : a;
         ctx.fillStyle = theme.muted;
-        ctx.fillText(tickFormat(t), tx, lanesH + 14);
+        ctx.fillText(tickFormat(t), tx, lanesH + axis.baseline);
       }
       const px = x(s.time);
       if (px >= 0 && px <= width) {
@@ -320,7 +328,7 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
           }
       }
     },
-    [width, height, lanesH, tracks, dataOf, theme],
+    [width, height, lanesH, tracks, dataOf, theme, axis, tickRoom],
   );
   usePlayheadEffect(playhead, paint, { visible });
 
@@ -346,14 +354,15 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
         m.track.render({ from: t0, to: t1, sx: (t) => x(t), width, fill: pen }, data);
       }
       out.push(rect(0, lanesH, width, 1, AXIS_COLOR));
-      const n = Math.max(2, Math.floor(width / 90));
+      const n = Math.max(2, Math.floor(width / tickRoom));
       const format = x.tickFormat(n, '~f');
       for (const t of x.ticks(n)) {
         const tx = x(t);
         const a = anchor(tx, width);
         out.push(rect(Math.round(tx) - 0.5, lanesH, 1, 4, AXIS_COLOR));
         out.push(
-          `<text x="${tx.toFixed(2)}" y="${lanesH + 14}" fill="${esc(theme.muted)}" font-size="11"` +
+          `<text x="${tx.toFixed(2)}" y="${lanesH + axis.baseline}" fill="${esc(theme.muted)}"` +
+            ` font-size="${axis.labelPx}"` +
             ` font-family="${esc(fontFamily())}" text-anchor="${a}">${esc(format(t))}</text>`,
         );
       }
@@ -364,7 +373,7 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
         );
       return out.join('');
     });
-  }, [playhead, width, theme, tracks, dataOf, lanesH]);
+  }, [playhead, width, theme, tracks, dataOf, lanesH, axis, tickRoom]);
 
   // Attach d3-zoom once per geometry. Its transform is synced from the shared window only when a gesture may
   // start (in its filter), not every frame; those programmatic transforms carry no sourceEvent and are ignored,
@@ -449,6 +458,8 @@ export function Timeline({ run, durationMs, playhead, onViewChange, client }: Pr
           <canvas
             ref={canvasRef}
             style={{ width, height }}
+            // The size its labels are drawn at [CSS px] (a test hook: type on a canvas has no computed style).
+            data-label-px={axis.labelPx}
             onPointerMove={onPointerMove}
             onPointerLeave={() => setHover(null)}
             aria-label="Schedule per pCPU: scroll to zoom, drag to pan"

@@ -3,6 +3,7 @@
 import { memo } from 'react';
 import type { Meta } from '../sim/types';
 import { useDomainColor } from '../lib/theme';
+import { Terms } from './Reference';
 import type { TrackKind } from './tracks/track';
 
 /** The state lanes' legend: each item's mark (its class), and its text in a wide and in a narrow column. */
@@ -36,6 +37,8 @@ export const Legend = memo(function Legend({
   onToggle: (id: string) => void;
 }) {
   const domainColor = useDomainColor();
+  // A term's first use in the legend links to the glossary, once in each length (only one length is shown).
+  const seen = { long: new Set<string>(), short: new Set<string>() };
   return (
     <figcaption className="legend">
       {meta.domains.slice(0, LEGEND_MAX).map((d) => (
@@ -54,13 +57,17 @@ export const Legend = memo(function Legend({
         title="Pale: the guest idle loop (the vCPU holds the pCPU but does no work)"
       >
         <span className="swatch idle" />
-        <Short long="pale: guest idle loop" short="idle loop" />
+        <Short long="pale: guest idle loop" short="idle loop" seen={seen} />
       </span>
       <span
         className="legend-item muted"
         title="The I/O wait strip: each event-channel notification as a bar from pending until its vCPU ran"
       >
-        <Short long="I/O wait: event pending until its vCPU runs" short="I/O wait: pending → ran" />
+        <Short
+          long="I/O wait: event pending until its vCPU runs"
+          short="I/O wait: pending → ran"
+          seen={seen}
+        />
       </span>
       <span
         className="legend-states muted"
@@ -73,12 +80,16 @@ export const Legend = memo(function Legend({
         {STATE_LEGEND.map(({ mark, long, short }) => (
           <span className="legend-item" key={short}>
             <span className={mark} />
-            <Short long={long} short={short} />
+            <Short long={long} short={short} seen={seen} />
           </span>
         ))}
       </span>
       {optional.map((k) => (
-        <label key={k.id} className="legend-item muted" title={`Show the ${k.title} under the state lanes`}>
+        <label
+          key={k.id}
+          className="legend-item legend-toggle muted"
+          title={`Show the ${k.title} under the state lanes`}
+        >
           <input
             type="checkbox"
             data-testid={`track-toggle-${k.id}`}
@@ -116,12 +127,21 @@ export const Legend = memo(function Legend({
   );
 });
 
-/** A legend label in two lengths: the short one in a narrow column (styles.css `.legend` container query). */
-function Short({ long, short }: { long: string; short: string }) {
+/** A legend label in two lengths: the short one in a narrow column (styles.css `.legend` container query); with
+ * `seen`, a glossary term's first use in each length links to its entry. */
+function Short({
+  long,
+  short,
+  seen,
+}: {
+  long: string;
+  short: string;
+  seen?: { long: Set<string>; short: Set<string> };
+}) {
   return (
     <>
-      <span className="lg-long">{long}</span>
-      <span className="lg-short">{short}</span>
+      <span className="lg-long">{seen ? <Terms text={long} seen={seen.long} /> : long}</span>
+      <span className="lg-short">{seen ? <Terms text={short} seen={seen.short} /> : short}</span>
     </>
   );
 }

@@ -20,6 +20,9 @@ describe('glossary', () => {
       ['UNDER', 'under-over'],
       ['Jain’s index', 'jain'],
     ]);
+    // The timeline legend's words: a lane's state and the wait it marks.
+    expect(findTerms('spin').map((p) => p.entry?.id)).toEqual(['spinning']);
+    expect(findTerms('wake → run; blank: blocked')[0]?.entry?.id).toBe('wake-to-run');
     const seen = new Set(['boost']);
     expect(findTerms('BOOST again', seen).some((p) => p.entry)).toBe(false);
   });

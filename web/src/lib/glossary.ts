@@ -92,6 +92,14 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
       'of the weights, of the pCPUs it may use.',
   },
   {
+    id: 'spinning',
+    term: 'spinning',
+    match: /\bspin(?:ning|s)?\b/,
+    text:
+      'A vCPU that runs but makes no progress: a thread busy-waits at a barrier or a spin lock for a sibling ' +
+      'whose vCPU is descheduled, burning its CPU time (the timeline draws it orange; paper 001).',
+  },
+  {
     id: 'wake-to-run',
     term: 'wake-to-run',
     match: /\bwake(?:-| → )(?:to-)?run\b/,

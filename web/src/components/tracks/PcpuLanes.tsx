@@ -11,16 +11,21 @@ interface Lanes {
   readonly lanes: readonly Lane[];
 }
 
-/** Lane height [px]: roomy for a few pCPUs, compact for many. */
-export function laneHeight(pcpus: number): number {
-  return pcpus <= 2 ? 28 : pcpus <= 8 ? 20 : 12;
+/** A lane's height in presentation mode [px]: room for its 18 px label, and no more (the lesson's view must fit
+ * one screen). */
+const PRESENTING_H = 20;
+
+/** Lane height [px]: roomy for a few pCPUs, compact for many; in presentation mode the height of its 18 px label. */
+export function laneHeight(pcpus: number, presenting = false): number {
+  const h = pcpus <= 2 ? 28 : pcpus <= 8 ? 20 : 12;
+  return presenting ? PRESENTING_H : h;
 }
 
 export const pcpuLanes: TrackKind<Lanes> = {
   id: 'pcpu-lanes',
   title: 'pCPU lanes',
-  make: ({ run, meta, client, busy, idle, theme }) => {
-    const laneH = laneHeight(meta.pcpus);
+  make: ({ run, meta, client, busy, idle, theme, presenting }) => {
+    const laneH = laneHeight(meta.pcpus, presenting);
     const step = laneH + LANE_GAP;
     return {
       height: meta.pcpus * step - LANE_GAP,

@@ -27,12 +27,16 @@ import {
 } from '../../lib/vcpuStates';
 import type { Fill, TrackKind } from './track';
 
-/** Height of a vCPU's state lane and the gap under it [px]: labelled lanes, or in presentation mode (where the
- * labels give way to large type and the lesson's view must still fit the screen) thinner unlabelled ones. */
+/** Height of a vCPU's state lane and the gap under it [px]; in presentation mode tall enough for its label at the
+ * mode's 18 px type (fewer lanes fit: the timeline grows). */
 const STATE_H = 10;
 const STATE_GAP = 2;
-const STATE_H_PRESENTING = 6;
+const STATE_H_PRESENTING = 18;
 const STATE_GAP_PRESENTING = 1;
+/** More rows than this do not fit a lesson's screen at the labelled height: presentation then draws them thin
+ * and unlabelled (their colours and hovers stay). */
+const LABELLED_ROWS_PRESENTING = 6;
+const STATE_H_THIN = 6;
 /** A domain with more vCPUs shows its first ones and a "+k more" row (clicking it unfolds the domain). */
 const STATES_PER_DOMAIN = 4;
 /** Most state spans asked for per window; beyond it the lanes draw the aggregate. */
@@ -82,6 +86,17 @@ function drawLane(
   }
 }
 
+function vcpuName(meta: Meta, v: number): string {
+  return meta.vcpus[v]?.name ?? `vCPU ${v}`;
+}
+
+/** A vCPU's name without its domain's ("web.v1" -> "v1"): the lane's colour says the domain. */
+function shortName(meta: Meta, v: number): string {
+  const name = vcpuName(meta, v);
+  const dot = name.lastIndexOf('.');
+  return dot >= 0 && dot < name.length - 1 ? name.slice(dot + 1) : name;
+}
+
 /** What a "+k more" row says. */
 function moreText(meta: Meta, row: Extract<LaneRow, { kind: 'more' }>): string {
   return `${meta.domains[row.domain]?.name ?? '?'}: ${row.hidden} more vCPU${row.hidden === 1 ? '' : 's'}`;
@@ -92,14 +107,23 @@ export const vcpuStates: TrackKind<States> = {
   title: 'vCPU state lanes',
   make: ({ run, meta, client, busy, theme, presenting, unfolded, unfold }) => {
     const rows = foldLanes(meta, STATES_PER_DOMAIN, unfolded);
-    const h = presenting ? STATE_H_PRESENTING : STATE_H;
+    const thin = presenting && rows.length > LABELLED_ROWS_PRESENTING;
+    const h = thin ? STATE_H_THIN : presenting ? STATE_H_PRESENTING : STATE_H;
     const step = h + (presenting ? STATE_GAP_PRESENTING : STATE_GAP);
     const nv = meta.vcpus.length;
     const labels: ReactNode[] = rows.map((row, r) => (
-      <div key={r} className="state-label" style={{ height: h, marginBottom: step - h }}>
+      <div
+        key={r}
+        className={thin ? 'state-label thin' : 'state-label'}
+        style={{ height: h, marginBottom: step - h }}
+      >
         {row.kind === 'vcpu' ? (
-          <span title={`${meta.vcpus[row.vcpu]?.name ?? `vCPU ${row.vcpu}`}: its states`}>
-            {meta.vcpus[row.vcpu]?.name ?? `vCPU ${row.vcpu}`}
+          <span title={`${vcpuName(meta, row.vcpu)}: its states`}>
+            {/* Presentation mode's large type fits only the short form (styles.css), as the pCPU lanes'. */}
+            <span className="lane-long">{vcpuName(meta, row.vcpu)}</span>
+            <span className="lane-short" aria-hidden="true">
+              {shortName(meta, row.vcpu)}
+            </span>
           </span>
         ) : (
           <button
@@ -109,7 +133,8 @@ export const vcpuStates: TrackKind<States> = {
             title={`${moreText(meta, row)}: show them`}
             onClick={() => unfold(row.domain)}
           >
-            +{row.hidden} more
+            +{row.hidden}
+            <span className="lane-long"> more</span>
           </button>
         )}
       </div>
@@ -170,7 +195,7 @@ export const vcpuStates: TrackKind<States> = {
         const row = rows[r];
         if (!row || y - r * step > h) return null;
         if (row.kind === 'more') return [moreText(meta, row), 'click its label to show them'];
-        const name = meta.vcpus[row.vcpu]?.name ?? `vCPU ${row.vcpu}`;
+        const name = vcpuName(meta, row.vcpu);
         const lane = data?.lanes?.[row.vcpu]?.lane;
         if (!lane && data?.shares) {
           const k = columnAt(data.shares, t);
