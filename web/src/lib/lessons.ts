@@ -565,10 +565,7 @@ export const LESSONS: readonly Lesson[] = [
       },
       {
         title: 'Who pays for it',
-        text:
-          'The paper saw dom0 get 4-5% more CPU under Xen and Co., taken from the CPU-bound domains’ extra time ' +
-          '(Fig. 8b). Here dom0’s share comes out about the same under both at 45 clients. The claims say which of ' +
-          'the paper’s findings this model reproduces.',
+        text: 'Here dom0’s share is about the same under both (paper, Fig. 8b: 4-5% more under Xen and Co.).',
         scenario: 'p004-fig6-streaming',
         policies: ['sedf', 'xenco'],
         t_ms: 6000,
