@@ -50,7 +50,9 @@ impl Kind for DiskReaderSpec {
     }
     fn estimate(&self, cx: &EstimateCx, e: &mut Estimate) {
         let per_block = cx.disk_service_us / 1e6 + f64::from(self.block_kb) / 1024.0 / cx.disk_mb_per_s.max(1.0);
-        e.disk_blocks += 1.0 / (per_block + EstimateCx::cpu(self.cpu_us));
+        // Each block crosses the split driver as several blkif requests, each with its own events.
+        let requests = crate::costs::PROFILE.blk_requests(self.block_kb.saturating_mul(1024)) as f64;
+        e.disk_blocks += requests / (per_block + EstimateCx::cpu(self.cpu_us));
     }
     fn metrics(&self, m: &mut DomKinds) {
         m.disk_reader = true;
