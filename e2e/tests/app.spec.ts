@@ -102,7 +102,9 @@ test('columns switch policy and share one zoom', async ({ page }) => {
       .getByTestId('timeline')
       .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-segments'))));
   const before = await counts();
-  const box = await page.getByTestId('timeline').first().locator('canvas').boundingBox();
+  const canvas = page.getByTestId('timeline').first().locator('canvas');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
   expect(box).not.toBeNull();
   await page.mouse.move(box!.x + box!.width / 2, box!.y + box!.height / 2);
   for (let i = 0; i < 4; i++) await page.mouse.wheel(0, -240);
