@@ -224,6 +224,8 @@ fn ablation(scenario_json: &str, k: usize) -> Result<serde_json::Value, String> 
 #[wasm_bindgen]
 pub struct Simulation {
     inner: sim::Simulation,
+    /// Each domain's wake-to-run latencies, measured once when first asked for (a replay run is replayed for it).
+    wake: std::cell::OnceCell<Result<schedsim_core::recorded::wake::WakeToRun, String>>,
 }
 
 impl Simulation {
@@ -300,7 +302,7 @@ impl Simulation {
     pub fn new(scenario_json: &str, policy_id: &str) -> Result<Simulation, JsError> {
         let scenario = parsed(scenario_json).map_err(js_err)?;
         let inner = sim::Simulation::new(&scenario, policy_id).map_err(js_err)?;
-        Ok(Simulation { inner })
+        Ok(Simulation { inner, wake: Default::default() })
     }
 
     /// Builds the host in replay mode: the run records the overview only (report, shares, distributions, Lag,
@@ -323,7 +325,7 @@ impl Simulation {
             ..SimOptions::default()
         };
         let inner = sim::Simulation::with_options(&scenario, policy_id, opts).map_err(js_err)?;
-        Ok(Simulation { inner })
+        Ok(Simulation { inner, wake: Default::default() })
     }
 
     /// Makes the detail of `[from_ns, to_ns)` the answer of the detail queries (segments, run queues, decisions,
@@ -401,12 +403,23 @@ impl Simulation {
     }
 
     /// A domain's distribution as flattened (value_ms, count) pairs in increasing value, for CDFs. `metric` is
-    /// "response", "event_latency" or "io_latency" (empty when the domain has none).
-    pub fn distribution(&self, domain: u32, metric: &str) -> js_sys::Float64Array {
-        let pts =
-            Distribution::from_name(metric).map_or_else(Vec::new, |m| self.inner.distribution(domain as usize, m));
-        let flat: Vec<f64> = pts.iter().flat_map(|&(v, c)| [v as f64 / 1e6, c as f64]).collect();
-        js_sys::Float64Array::from(flat.as_slice())
+    /// "response", "event_latency", "io_latency" or "wake_to_run" (empty when the domain has none). Wake-to-run
+    /// is measured from the run's state lanes by the accumulator recorded traces use, once, when first asked
+    /// for (a finished replay run is replayed window by window for it); throws when that replay fails.
+    pub fn distribution(&self, domain: u32, metric: &str) -> Result<js_sys::Float64Array, JsError> {
+        let pts = if metric == "wake_to_run" {
+            let w = self
+                .wake
+                .get_or_init(|| {
+                    schedsim_core::recorded::wake::WakeToRun::of_run(&self.inner).map_err(|e| e.to_string())
+                })
+                .as_ref()
+                .map_err(js_err)?;
+            w.per_dom.get(domain as usize).map_or_else(Vec::new, |s| s.points())
+        } else {
+            Distribution::from_name(metric).map_or_else(Vec::new, |m| self.inner.distribution(domain as usize, m))
+        };
+        Ok(flat_ms(&pts))
     }
 
     /// Schedule segments, flattened rows of 5: `pcpu, start_ns, end_ns, vcpu, task` (vcpu and task are indices
@@ -635,6 +648,12 @@ mod tests {
     }
 }
 
+/// (value [ns], count) points as flattened (value_ms, count) pairs.
+fn flat_ms(pts: &[(u64, u64)]) -> js_sys::Float64Array {
+    let flat: Vec<f64> = pts.iter().flat_map(|&(v, c)| [v as f64 / 1e6, c as f64]).collect();
+    js_sys::Float64Array::from(flat.as_slice())
+}
+
 /// A recorded run opened from a trace's bytes (`perf script` / ftrace text, perf.data, xentrace; see
 /// `schedsim_core::recorded`): its report (made by the report code), its metadata, and the same detail queries as
 /// a run's, over the whole trace's detail; plus the mapping it used (to edit and open again with) and the scenario
@@ -694,6 +713,16 @@ impl RecordedTrace {
         Ok(schedsim_core::recorded::fit::scenario(&self.inner, &self.title, &s).to_string())
     }
 
+    /// The recorded run's report object followed by the fitted scenario's runs under each scheduler id in
+    /// `schedulers_json` (a JSON list), every run with its domains' `wake_to_run_ms`, as a report's JSON text
+    /// (`schedsim trace report --simulate`).
+    pub fn compare_json(&self, schedulers_json: &str) -> Result<String, JsError> {
+        let s: Vec<String> = serde_json::from_str(schedulers_json).map_err(js_err)?;
+        let s: Vec<&str> = s.iter().map(String::as_str).collect();
+        let rep = schedsim_core::recorded::fit::compare(&self.inner, &self.title, &s).map_err(js_err)?;
+        Ok(report::to_json_string(&rep))
+    }
+
     /// CPU share per domain in consecutive buckets of `bucket_ms`, as a run's `share_series`.
     pub fn share_series(&self, bucket_ms: f64) -> js_sys::Float64Array {
         let bucket_ns = (bucket_ms.max(0.001) * 1e6) as u64;
@@ -706,8 +735,7 @@ impl RecordedTrace {
             ("wake_to_run", Some(s)) => s.points(),
             _ => Vec::new(),
         };
-        let flat: Vec<f64> = pts.iter().flat_map(|&(v, c)| [v as f64 / 1e6, c as f64]).collect();
-        js_sys::Float64Array::from(flat.as_slice())
+        flat_ms(&pts)
     }
 
     pub fn segments(&self) -> js_sys::Float64Array {

@@ -163,9 +163,7 @@ pub fn compare(run: &RecordedRun, title: &str, schedulers: &[&str]) -> Result<Re
     for p in &fitted.policies {
         let mut sim = Simulation::with_options(&fitted, &p.id, SimOptions::default()).map_err(|e| e.to_string())?;
         sim.run().map_err(|e| e.to_string())?;
-        let meta = sim.meta();
-        let vcpu_dom: Vec<usize> = meta.vcpus.iter().map(|v| v.domain).collect();
-        wakes.push((WakeToRun::of_trace(sim.trace(), meta.duration_ns, vcpu_dom, meta.domains.len()), meta));
+        wakes.push((WakeToRun::of_run(&sim).map_err(|e| e.to_string())?, sim.meta()));
         reports.push(sim.run_report(&opts));
     }
     let mut runs = vec![recorded];

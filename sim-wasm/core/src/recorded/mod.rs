@@ -7,7 +7,7 @@
 //! report code for the run object ([`replay::RecordedRun::report`]); [`fit`] turns what was measured into a
 //! scenario the simulator can run ("the same load, simulated").
 //!
-//! Nothing here does I/O: readers take a [`std::io::BufRead`] (text), a `Read + Seek` (xentrace) or bytes.
+//! Nothing here does I/O: readers take a [`std::io::BufRead`] (text) or a `Read + Seek` (xentrace, perf.data).
 
 pub mod fit;
 pub mod mapping;
@@ -170,7 +170,7 @@ pub struct ReadOptions {
 }
 
 /// Reads a trace from a `BufRead + Seek` (a file, or bytes in a `Cursor`) with the reader its first bytes call
-/// for, handing each event to `sink`; text and xentrace stream, perf.data is read whole.
+/// for, handing each event to `sink`; every reader streams (memory bounded whatever the file's size).
 pub fn read_file<R: std::io::BufRead + std::io::Seek>(
     r: &mut R,
     opts: &ReadOptions,
@@ -187,11 +187,7 @@ pub fn read_file<R: std::io::BufRead + std::io::Seek>(
     let summary = match format {
         Format::Text => text::read(&mut *r, sink)?,
         Format::Xentrace => xentrace::read(&mut *r, opts, sink)?,
-        Format::PerfData => {
-            let mut all = Vec::new();
-            std::io::Read::read_to_end(r, &mut all).map_err(io)?;
-            perfdata::read(&all, sink)?
-        }
+        Format::PerfData => perfdata::read(&mut *r, sink)?,
     };
     Ok((format, summary))
 }

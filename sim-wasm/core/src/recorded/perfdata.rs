@@ -10,7 +10,21 @@ use super::{Damage, Event, NotATrace, PrevState, ReadSummary, Task};
 use linux_perf_data::linux_perf_event_reader::EventRecord;
 use linux_perf_data::{Feature, PerfFileReader, PerfFileRecord};
 use std::collections::HashMap;
-use std::io::Cursor;
+use std::io::{Cursor, Read, Seek, SeekFrom};
+
+/// Fills `buf` as far as the reader goes; the count read.
+fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
 
 /// A field of a tracepoint's payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,24 +107,35 @@ fn state(n: i64) -> PrevState {
     }
 }
 
-/// Reads a perf.data file, handing each scheduling event to `sink` in time order.
-pub fn read(bytes: &[u8], sink: &mut dyn FnMut(&Event<'_>)) -> Result<ReadSummary, NotATrace> {
+/// Reads a perf.data file from bytes (see [`read`]).
+pub fn read_bytes(bytes: &[u8], sink: &mut dyn FnMut(&Event<'_>)) -> Result<ReadSummary, NotATrace> {
+    read(Cursor::new(bytes), sink)
+}
+
+/// Reads a perf.data file, streaming: the crate reads the header and the sections it names, then the data
+/// section record by record, sorted by time a round (perf's `FINISHED_ROUND`) at a time, so memory is about one
+/// round's records whatever the file's size. Hands each scheduling event to `sink` in time order.
+pub fn read<R: Read + Seek>(mut r: R, sink: &mut dyn FnMut(&Event<'_>)) -> Result<ReadSummary, NotATrace> {
     let refuse = |e: String| NotATrace(format!("perf.data: {e}"));
-    let PerfFileReader { mut perf_file, mut record_iter } =
-        PerfFileReader::parse_file(Cursor::new(bytes)).map_err(|e| {
-            // The header's data section (offset, size at bytes 40 and 48): a file cut short loses what perf writes
-            // after the data, the event names and formats, so it cannot be read at all.
-            let word = |i: usize| bytes.get(i..i + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
-            match (word(40), word(48)) {
-                (Some(off), Some(size)) if off.saturating_add(size) > bytes.len() as u64 => refuse(format!(
-                    "truncated: its data section ends at byte {}, the file at byte {}; a perf.data file is read \
-                     only whole (perf writes the event names and formats after the data)",
-                    off.saturating_add(size),
-                    bytes.len()
-                )),
-                _ => refuse(format!("corrupt: {e}")),
-            }
-        })?;
+    let io = |e: std::io::Error| refuse(format!("cannot read: {e}"));
+    // The header's data section (offset, size at bytes 40 and 48), to say where a file cut short ends.
+    let mut head = [0u8; 56];
+    let got = read_up_to(&mut r, &mut head).map_err(io)?;
+    let len = r.seek(SeekFrom::End(0)).map_err(io)?;
+    r.seek(SeekFrom::Start(0)).map_err(io)?;
+    let word = |i: usize| (i + 8 <= got).then(|| u64::from_le_bytes(head[i..i + 8].try_into().unwrap_or([0; 8])));
+    let PerfFileReader { mut perf_file, mut record_iter } = PerfFileReader::parse_file(r).map_err(|e| {
+        // A file cut short loses what perf writes after the data, the event names and formats, so it cannot be
+        // read at all.
+        match (word(40), word(48)) {
+            (Some(off), Some(size)) if off.saturating_add(size) > len => refuse(format!(
+                "truncated: its data section ends at byte {}, the file at byte {len}; a perf.data file is read \
+                 only whole (perf writes the event names and formats after the data)",
+                off.saturating_add(size),
+            )),
+            _ => refuse(format!("corrupt: {e}")),
+        }
+    })?;
     let fmts = perf_file.feature_section_data(Feature::TRACING_DATA).map(formats).unwrap_or_default();
     // Which sched event each attribute is, and its format.
     let kinds: Vec<Option<(String, Format)>> = perf_file
@@ -129,7 +154,7 @@ pub fn read(bytes: &[u8], sink: &mut dyn FnMut(&Event<'_>)) -> Result<ReadSummar
                 .to_string(),
         ));
     }
-    let mut s = ReadSummary { bytes: bytes.len() as u64, ..ReadSummary::default() };
+    let mut s = ReadSummary { bytes: len, ..ReadSummary::default() };
     loop {
         let rec = match record_iter.next_record(&mut perf_file) {
             Ok(Some(r)) => r,
@@ -230,15 +255,15 @@ mod tests {
             _ => String::new(),
         };
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        let sd = read(&data, &mut |e: &Event<'_>| a.push(key(e))).unwrap();
+        let sd = read_bytes(&data, &mut |e: &Event<'_>| a.push(key(e))).unwrap();
         let st = super::super::text::read(&text[..], &mut |e: &Event<'_>| b.push(key(e))).unwrap();
         assert!(sd.damage.is_none());
         assert_eq!(sd.events, st.events);
         assert_eq!(a, b);
         assert!(sd.skipped.contains_key("sched_stat_runtime"), "{:?}", sd.skipped);
         // Not a perf.data file; one cut short.
-        assert!(read(b"PERFILE2 but nothing else", &mut |_: &Event<'_>| {}).is_err());
-        let e = read(&data[..data.len() / 2], &mut |_: &Event<'_>| {}).unwrap_err();
+        assert!(read_bytes(b"PERFILE2 but nothing else", &mut |_: &Event<'_>| {}).is_err());
+        let e = read_bytes(&data[..data.len() / 2], &mut |_: &Event<'_>| {}).unwrap_err();
         assert!(e.0.contains("truncated: its data section ends at byte"), "{e}");
     }
 }
