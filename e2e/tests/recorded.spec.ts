@@ -52,3 +52,92 @@ test('a perf trace opens as a recorded column; a file that is not a trace says w
   await expect(page.getByTestId('error-banner')).toContainText('notes.txt could not be opened as a trace');
   await expect(page.getByTestId('policy-column')).toHaveCount(simulated + 2);
 });
+
+test('"Simulate this load" runs the fitted scenario beside the recording and says how far it is', async ({
+  page,
+}) => {
+  await openScenario(page);
+  await page.getByTestId('open-trace').setInputFiles(path.join(FIXTURES, 'sched.perf-script.txt.gz'));
+  const trace = page.locator('[data-testid="recorded-trace"][data-policy="recorded~1"]');
+  await expect(trace).toBeVisible({ timeout: 60_000 });
+  await waitForIdle(page);
+  await trace.getByTestId('simulate-load').click();
+  // The fitted scenario's Credit and Credit2 are the columns now, the recording beside them.
+  for (const p of ['credit', 'credit2', 'recorded~1']) {
+    await expect(page.locator(`[data-testid="policy-column"][data-policy="${p}"]`)).toBeVisible({
+      timeout: 120_000,
+    });
+  }
+  const table = trace.getByTestId('recorded-vs-simulated');
+  await expect(table).toBeVisible({ timeout: 120_000 });
+  for (const run of ['recorded', 'credit', 'credit2']) {
+    const cell = table.locator(`tr[data-run="${run}"][data-domain="burn-hi"] td[data-metric="cpu_share"]`);
+    await expect(cell).toHaveText(/^0\.\d+$/);
+  }
+  await expect(
+    table.locator('tr[data-run="credit"][data-domain="rustc"] td[data-metric="wake_p99_delta"]'),
+  ).toHaveText(/^[+−]\d/);
+  await waitForIdle(page);
+  // The wake-to-run CDF draws the simulated columns beside the recorded one: more lines than the recording has.
+  const recordedDomains = await table.locator('tr[data-run="recorded"]').count();
+  await expect
+    .poll(async () => Number(await page.getByTestId('wake-cdf-chart').getAttribute('data-lines')), {
+      timeout: 60_000,
+    })
+    .toBeGreaterThan(recordedDomains);
+  await expect(page.getByTestId('error-banner')).toHaveCount(0);
+});
+
+test('a trace is read again under an edited mapping; a bad mapping says why', async ({ page }) => {
+  await openScenario(page);
+  await page.getByTestId('open-trace').setInputFiles(path.join(FIXTURES, 'sched.perf-script.txt.gz'));
+  const trace = page.locator('[data-testid="recorded-trace"][data-policy="recorded~1"]');
+  await expect(trace).toBeVisible({ timeout: 60_000 });
+  await trace.locator('summary').click();
+  const mapping = trace.getByTestId('trace-mapping');
+  await expect(mapping).toHaveValue(/"domains"/);
+  // The committed mapping: the cgroups' loads and the echo server as three domains with their weights.
+  const fs = await import('node:fs');
+  await mapping.fill(fs.readFileSync(path.join(FIXTURES, 'sched.mapping.json'), 'utf8'));
+  await trace.getByTestId('trace-reread').click();
+  await expect(trace.getByTestId('trace-read-note')).toHaveText('Read again.', { timeout: 60_000 });
+  const col = page.locator('[data-testid="policy-column"][data-policy="recorded~1"]');
+  await expect(col).toBeVisible();
+  await mapping.fill('{"domains": [], "nope": 1}');
+  await trace.getByTestId('trace-reread').click();
+  await expect(trace.getByTestId('trace-read-note')).toContainText('mapping');
+  await expect(col).toBeVisible();
+});
+
+test('the share link names a recorded trace by its hash: shown again where it was opened, asked for elsewhere', async ({
+  page,
+  browser,
+}) => {
+  await openScenario(page);
+  await page.getByTestId('open-trace').setInputFiles(path.join(FIXTURES, 'sched.perf-script.txt.gz'));
+  await expect(page.locator('[data-testid="policy-column"][data-policy="recorded~1"]')).toBeVisible({
+    timeout: 60_000,
+  });
+  await expect.poll(() => page.url()).toMatch(/[#&]traces=/);
+  const link = page.url();
+  // This browser kept it: the link shows it again (a fresh load, not a move within the page).
+  await page.goto('about:blank');
+  await page.goto(link);
+  await expect(page.locator('[data-testid="policy-column"][data-policy="recorded~1"]')).toHaveAttribute(
+    'aria-label',
+    'Recorded: sched.perf-script.txt.gz',
+    { timeout: 60_000 },
+  );
+  // Another browser has not: the page names the file and opens it once given.
+  const other = await browser.newPage();
+  await other.goto(link);
+  await expect(other.getByTestId('error-banner')).toContainText('sched.perf-script.txt.gz', {
+    timeout: 60_000,
+  });
+  await expect(other.getByTestId('error-banner')).toContainText('Open trace');
+  await other.getByTestId('open-trace').setInputFiles(path.join(FIXTURES, 'sched.perf-script.txt.gz'));
+  await expect(other.locator('[data-testid="policy-column"][data-policy="recorded~1"]')).toBeVisible({
+    timeout: 60_000,
+  });
+  await other.close();
+});

@@ -50,6 +50,7 @@ import { useShortcuts } from './app/useShortcuts';
 import { useShareUrl } from './app/useShareUrl';
 import { useTestingIdle } from './app/useTestingIdle';
 import { useRecorded } from './app/useRecorded';
+import { RecordedPanel } from './components/RecordedPanel';
 import { FIRST_FRAME, useMarkWhenDrawn } from './lib/marks';
 
 /** The policy editor, loaded when first opened (it loads CodeMirror in turn): the first download stays as it was. */
@@ -103,7 +104,7 @@ export function App() {
     playhead: playback.playhead,
   });
   const busy = loading || progress !== null;
-  const { recorded, openFile, removeRecorded } = useRecorded(client, addError);
+  const { recorded, openFile, removeRecorded, reopen, traceRefs } = useRecorded(client, addError);
   const lessons = useLessons({
     initial: urlState,
     index,
@@ -298,6 +299,7 @@ export function App() {
     playing,
     speed,
     onHistory,
+    traces: traceRefs,
   });
 
   // Memoised: a new array would refetch every distribution on each playhead frame.
@@ -321,6 +323,10 @@ export function App() {
     [runDraft, columns, hidden, playhead],
   );
   const validateText = useCallback((text: string) => client.validate(text), [client]);
+  const simulateLoad = useCallback(
+    (text: string, name: string, cols: readonly string[]) => runDraft(text, name, cols, {}),
+    [runDraft],
+  );
   // Stable props: the editor (a form of the whole scenario) must not re-render on every playhead frame.
   const editorCurrent = useMemo(
     () => current && { text: current.text, name: current.name, original: current.baseText },
@@ -844,6 +850,12 @@ export function App() {
                           />
                         ))}
                       </div>
+                      <RecordedPanel
+                        client={client}
+                        recorded={recorded}
+                        onReopen={reopen}
+                        onSimulate={simulateLoad}
+                      />
                       <ComparisonPanel client={client} runs={compared} />
                       <ClaimsPanel
                         claims={claims}

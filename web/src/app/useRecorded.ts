@@ -1,16 +1,24 @@
 // Recorded columns: trace files opened in the page (the file input, or a file dropped on the page), each read in
 // the trace worker into a run answering the same queries as a simulated one (sim/runs `recordedSource`), shown
 // beside the scenario's columns until removed. A file that is not a trace puts the reader's message in the banner.
-import { useCallback, useEffect, useRef, useState } from 'react';
+// Each trace opened is kept in IndexedDB under its SHA-256, which the share link names (lib/traceLink): a link
+// opened here again shows its traces; one whose trace this browser lacks says so and waits for "Open trace…".
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { SimClient } from '../sim/client';
-import type { RunResult } from '../sim/types';
+import type { RunResult, TraceOptions } from '../sim/types';
 import { message } from './useErrors';
+import { loadTrace, parseTraces, sha256, storeTrace, type TraceRef } from '../lib/traceLink';
 
 /** A recorded column: its run and its label ("Recorded: FILE"). */
 export interface RecordedColumn {
   readonly id: string;
   readonly label: string;
   readonly run: RunResult;
+  /** The file it was read from, and how (to read it again under an edited mapping). */
+  readonly file: File;
+  readonly options: TraceOptions;
+  /** SHA-256 of the file's bytes (hex): how the share link names it. */
+  readonly hash: string;
 }
 
 export interface Recorded {
@@ -18,6 +26,13 @@ export interface Recorded {
   /** Reads `file` into a new recorded column. */
   readonly openFile: (file: File) => void;
   readonly removeRecorded: (id: string) => void;
+  /**
+   * Reads column `id`'s file again with `options` (an edited mapping, a TSC frequency), replacing its run in
+   * place; resolves with the reader's message when it cannot (the column stays as it was), else null.
+   */
+  readonly reopen: (id: string, options: TraceOptions) => Promise<string | null>;
+  /** The traces for the share link: the open ones, then those a link named that are not open yet. */
+  readonly traceRefs: readonly TraceRef[];
 }
 
 /** Share buckets of a recorded column [ms]. */
@@ -27,15 +42,28 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
   const [recorded, setRecorded] = useState<readonly RecordedColumn[]>([]);
   const next = useRef(0);
 
-  const openFile = useCallback(
-    (file: File) => {
+  // Traces a link named that this browser had not kept: opened with the link's mapping once their file is.
+  const [pending, setPending] = useState<readonly TraceRef[]>([]);
+  const pendingRef = useRef(pending);
+  useEffect(() => {
+    pendingRef.current = pending;
+  }, [pending]);
+
+  const open = useCallback(
+    (file: File, given?: TraceOptions) => {
       const id = `recorded~${++next.current}`;
       const label = `Recorded: ${file.name}`;
       void (async () => {
         try {
           const bytes = new Uint8Array(await file.arrayBuffer());
-          const run = await client.openTrace(bytes, label, id, BUCKET_MS);
-          setRecorded((prev) => [...prev, { id, label, run }]);
+          const hash = await sha256(bytes);
+          const wanted = pendingRef.current.find((r) => r.hash === hash);
+          const options: TraceOptions =
+            given ?? (wanted ? { mapping: wanted.mapping, tscHz: wanted.tscHz } : {});
+          void storeTrace(hash, file.name, bytes.slice());
+          const run = await client.openTrace(bytes, label, id, BUCKET_MS, options);
+          setPending((prev) => prev.filter((r) => r.hash !== hash));
+          setRecorded((prev) => [...prev, { id, label, run, file, options, hash }]);
         } catch (e) {
           addError(`${file.name} could not be opened as a trace: ${message(e)}`);
         }
@@ -43,10 +71,59 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
     },
     [client, addError],
   );
+  const openFile = useCallback((file: File) => open(file), [open]);
+
+  // The link's traces, once: from this browser's store, or named as missing.
+  const restored = useRef(false);
+  useEffect(() => {
+    if (restored.current) return;
+    restored.current = true;
+    const { refs, errors } = parseTraces(window.location.hash);
+    for (const e of errors) addError(e);
+    void (async () => {
+      const missing: TraceRef[] = [];
+      for (const ref of refs) {
+        const file = await loadTrace(ref.hash);
+        if (file) open(file, { mapping: ref.mapping, tscHz: ref.tscHz });
+        else missing.push(ref);
+      }
+      if (missing.length === 0) return;
+      setPending(missing);
+      for (const ref of missing)
+        addError(
+          `This link shows the recorded trace ${ref.name} (SHA-256 ${ref.hash.slice(0, 12)}…), which this ` +
+            'browser has not kept: open that file with "Open trace…" (or drop it on the page) to see it.',
+        );
+    })();
+  }, [open, addError]);
+
+  const recordedRef = useRef(recorded);
+  useEffect(() => {
+    recordedRef.current = recorded;
+  }, [recorded]);
+  const reopen = useCallback(
+    async (id: string, options: TraceOptions): Promise<string | null> => {
+      const col = recordedRef.current.find((c) => c.id === id);
+      if (!col) return `${id} is no longer open`;
+      // A new run id: the old run answers the views until the new one replaces it.
+      const runId = `${id}~${++next.current}`;
+      try {
+        const bytes = new Uint8Array(await col.file.arrayBuffer());
+        const run = await client.openTrace(bytes, col.label, runId, BUCKET_MS, options);
+        client.release([col.run.runId]);
+        setRecorded((prev) => prev.map((c) => (c.id === id ? { ...c, run, options } : c)));
+        return null;
+      } catch (e) {
+        return message(e);
+      }
+    },
+    [client],
+  );
 
   const removeRecorded = useCallback(
     (id: string) => {
-      client.release([id]);
+      const col = recordedRef.current.find((c) => c.id === id);
+      client.release([col?.run.runId ?? id]);
       setRecorded((prev) => prev.filter((c) => c.id !== id));
     },
     [client],
@@ -71,5 +148,18 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
     };
   }, [openFile]);
 
-  return { recorded, openFile, removeRecorded };
+  const traceRefs = useMemo<readonly TraceRef[]>(
+    () => [
+      ...recorded.map((c) => ({
+        hash: c.hash,
+        name: c.file.name,
+        mapping: c.options.mapping,
+        tscHz: c.options.tscHz,
+      })),
+      ...pending,
+    ],
+    [recorded, pending],
+  );
+
+  return { recorded, openFile, removeRecorded, reopen, traceRefs };
 }

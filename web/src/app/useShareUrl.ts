@@ -5,10 +5,13 @@
 import { useEffect, useLayoutEffect, useMemo, useRef } from 'react';
 import { parseShareUrl, scenarioLink, toShareSearch, type ShareState } from '../lib/share';
 import { START_SPEED } from '../lib/speed';
+import { withTraces, type TraceRef } from '../lib/traceLink';
 import type { View } from '../lib/view';
 import type { LessonAt } from './useLessons';
 import type { Panel } from './usePanels';
 import type { Current } from './useScenarioRuns';
+
+const NO_TRACES: readonly TraceRef[] = [];
 
 /** Least time between two writes of the address bar [ms]. */
 const WRITE_EVERY_MS = 100;
@@ -26,6 +29,8 @@ export interface ShareInput {
   readonly speed: number;
   /** Back or Forward landed on another entry: show its link. */
   readonly onHistory: (link: ShareState) => void;
+  /** Recorded traces on screen, named in the link's fragment by their hash (lib/traceLink). */
+  readonly traces?: readonly TraceRef[];
 }
 
 /** Keeps the address bar on the share link of what is on screen; returns that link ('' before a scenario). */
@@ -41,6 +46,7 @@ export function useShareUrl({
   playing,
   speed,
   onHistory,
+  traces = NO_TRACES,
 }: ShareInput): string {
   const link = useMemo(() => {
     try {
@@ -51,7 +57,7 @@ export function useShareUrl({
   }, [current]);
   const shareSearch = useMemo(() => {
     if (!link) return null;
-    return toShareSearch({
+    const search = toShareSearch({
       scenario: link,
       policies: columns,
       testing,
@@ -64,7 +70,8 @@ export function useShareUrl({
       step: lesson?.step ?? 0,
       speed: speed === START_SPEED ? null : speed,
     });
-  }, [link, columns, testing, time, view, hidden, open, lesson, speed]);
+    return withTraces(search, traces);
+  }, [link, columns, testing, time, view, hidden, open, lesson, speed, traces]);
 
   // Which scenario the address bar's entry is for: another one pushes an entry, the same one replaces it.
   const identity = current ? `${current.id ?? ''}\n${current.id ? '' : current.name}` : null;

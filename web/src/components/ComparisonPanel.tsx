@@ -65,11 +65,11 @@ const CDF_KINDS = {
     domains: serverDomains,
   },
   wake_to_run: {
-    title: 'Wake-to-run CDF (recorded traces)',
-    aria: 'Wake-to-run latency CDF per recorded trace and domain',
+    title: 'Wake-to-run CDF (recorded and simulated)',
+    aria: 'Wake-to-run latency CDF per run and domain',
     within: 'of wake-ups ran within',
     axis: 'wake-to-run latency [ms, log scale]',
-    none: 'No domain in these traces woke up and then ran.',
+    none: 'No domain in these runs woke up and then ran.',
     domains: (run: RunResult) => run.meta.domains.map((_, i) => i),
   },
 } as const;
@@ -355,12 +355,7 @@ export const ComparisonPanel = memo(function ComparisonPanel({ client, runs }: P
           <div>
             <CdfChart testId="cdf-chart" client={client} runs={runs.filter((c) => !c.recorded)} />
             {runs.some((c) => c.recorded) && (
-              <CdfChart
-                testId="wake-cdf-chart"
-                client={client}
-                runs={runs.filter((c) => c.recorded)}
-                kind="wake_to_run"
-              />
+              <CdfChart testId="wake-cdf-chart" client={client} runs={runs} kind="wake_to_run" />
             )}
           </div>
           <div>

@@ -17,6 +17,7 @@ import type {
   RunOpening,
   RunReport,
   RunResult,
+  TraceOptions,
 } from './types';
 import { markOnce } from '../lib/marks';
 import type { ScriptProblem, ScriptTemplate } from '../lib/script';
@@ -309,13 +310,39 @@ export class SimClient {
     title: string,
     runId: string,
     bucketMs: number,
+    options: TraceOptions = {},
   ): Promise<RunResult> {
     const slot = (this.traces ??= spawn());
     const result = await this.call(slot, () =>
-      slot.api.openTrace(Comlink.transfer(bytes, [bytes.buffer]), title, runId, bucketMs),
+      slot.api.openTrace(Comlink.transfer(bytes, [bytes.buffer]), title, runId, bucketMs, options),
     );
     this.handles.set(runId, slot);
     return result;
+  }
+
+  /** The worker keeping the recorded run `runId`. */
+  private traceSlot(runId: string): Slot {
+    const slot = this.handles.get(runId);
+    if (!slot || slot !== this.traces) throw new Error(`recorded run ${runId} is no longer available`);
+    return slot;
+  }
+
+  /** The mapping (JSON text) the recorded run `runId` was read with. */
+  async traceMapping(runId: string): Promise<string> {
+    const slot = this.traceSlot(runId);
+    return this.call(slot, (api) => api.traceMapping(runId));
+  }
+
+  /** The scenario fitted to the recorded run `runId` (JSON text), run under the scheduler ids `schedulers`. */
+  async fittedScenario(runId: string, schedulers: readonly string[]): Promise<string> {
+    const slot = this.traceSlot(runId);
+    return this.call(slot, (api) => api.fittedScenario(runId, schedulers));
+  }
+
+  /** The recorded run's report object and the fitted scenario's runs under `schedulers` (worker.ts). */
+  async compareRecorded(runId: string, schedulers: readonly string[]): Promise<readonly RunReport[]> {
+    const slot = this.traceSlot(runId);
+    return this.call(slot, (api) => api.compareRecorded(runId, schedulers));
   }
 
   /** Frees the named finished runs in the workers that keep them (runs replaced on screen). */

@@ -169,7 +169,7 @@ export interface Cost {
   readonly duration_ms: number;
 }
 
-/** `wake_to_run` (blocked until running) only a recorded trace answers, for now. */
+/** `wake_to_run`: blocked until running, from the state lanes (recorded and simulated runs alike). */
 export type DistributionMetric = 'response' | 'event_latency' | 'io_latency' | 'wake_to_run';
 
 /**
@@ -179,4 +179,12 @@ export type DistributionMetric = 'response' | 'event_latency' | 'io_latency' | '
 export interface Inference extends InferenceSeries {
   /** BelThreshold: a task above it is inferred I/O-bound. */
   readonly threshold: number;
+}
+
+/** How to read a trace file (a recorded column). */
+export interface TraceOptions {
+  /** The thread-to-domain mapping as JSON text (`schedsim trace mapping`); the proposed one when absent. */
+  readonly mapping?: string;
+  /** xentrace: the TSC frequency [Hz] (2.4 GHz when absent). */
+  readonly tscHz?: number;
 }

@@ -43,6 +43,7 @@ import type {
   RunOpening,
   RunReport,
   RunResult,
+  TraceOptions,
 } from './types';
 
 export type { QueryArgs, QueryName, QueryResult } from './runs';
@@ -189,6 +190,15 @@ async function explained<T>(work: () => T | Promise<T>): Promise<T> {
   }
 }
 
+/** The recorded traces opened here, by run id (freed with their runs). */
+const traces = new Map<string, RecordedTrace>();
+
+function traceOf(runId: string): RecordedTrace {
+  const t = traces.get(runId);
+  if (!t) throw new Error(`recorded run ${runId} is no longer available`);
+  return t;
+}
+
 const api = {
   /**
    * Instantiates the simulator from `module` (compiled once by the page), or from its URL when null, and warms it
@@ -308,11 +318,12 @@ const api = {
     title: string,
     runId: string,
     bucketMs: number,
+    options: TraceOptions = {},
   ): Promise<RunResult> {
     await ready;
     const data = isGzip(bytes) ? await gunzip(bytes) : bytes;
     return explained(() => {
-      const trace = new RecordedTrace(data, title, undefined, undefined);
+      const trace = new RecordedTrace(data, title, options.mapping, options.tscHz);
       let meta: Meta;
       try {
         meta = parse<Meta>(trace.meta_json());
@@ -322,6 +333,12 @@ const api = {
       }
       const until = meta.trace_detail_until_ns ?? meta.duration_ns;
       const { sim, held } = recordedSource(trace, until);
+      traces.set(runId, trace);
+      const free = sim.free;
+      sim.free = () => {
+        traces.delete(runId);
+        free();
+      };
       const run = adopt(runId, sim, Math.max(1, until), meta.pcpus, held);
       const { window, lanes } = lanesOf(run, held);
       const result: RunResult = {
@@ -337,6 +354,26 @@ const api = {
       };
       return Comlink.transfer(result, [...laneBuffers(lanes), result.shares.buffer]);
     });
+  },
+
+  /** The mapping (JSON text) the recorded run `runId` was read with, to edit and open it again with. */
+  traceMapping(runId: string): string {
+    return traceOf(runId).mapping_json();
+  },
+
+  /** The scenario fitted to the recorded run `runId` (JSON text), its policies the scheduler ids `schedulers`. */
+  fittedScenario(runId: string, schedulers: readonly string[]): Promise<string> {
+    const trace = traceOf(runId);
+    return explained(() => trace.fitted_scenario_json(JSON.stringify(schedulers)));
+  },
+
+  /**
+   * The recorded run `runId`'s report beside the fitted scenario's runs under `schedulers` (`schedsim trace report
+   * --simulate`), each run with its domains' wake-to-run summary.
+   */
+  compareRecorded(runId: string, schedulers: readonly string[]): Promise<readonly RunReport[]> {
+    const trace = traceOf(runId);
+    return explained(() => parse<{ runs: RunReport[] }>(trace.compare_json(JSON.stringify(schedulers))).runs);
   },
 
   /** Lets the named held runs go on (see `run`'s `hold`). */

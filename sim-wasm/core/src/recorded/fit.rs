@@ -2,7 +2,9 @@
 //!
 //! Each domain keeps its vCPU count and weight; each vCPU's thread becomes one task pinned to it, its workload
 //! chosen from the existing kinds by what the trace shows of it:
-//! - `cpu` when it was blocked at most [`CPU_BOUND_BLOCKED`] of the time it was seen;
+//! - `cpu` when it was blocked at most [`CPU_BOUND_BLOCKED`] of the time it was seen, and was seen for at least
+//!   [`CPU_BOUND_SEEN`] of the trace and ran at least [`CPU_BOUND_RAN`] of the time it was runnable or running;
+//! - `interactive` with one burst per trace (its whole CPU time) when no sleep of it ended in the trace;
 //! - `server` (closed-loop UDP requests, one client) when most of its wake-ups came from another thread: the wake
 //!   source is kept as a request from a client, with `cpu_us` its mean CPU per wake-up and `think_ms` the 10th to
 //!   90th percentile of its sleeps (the model's think times are uniform over a range);
@@ -32,10 +34,22 @@ pub struct Fitted {
     pub why: String,
 }
 
+/// Least part of the trace a thread must be seen in to be fitted as CPU-bound: one seen briefly (it ran a little
+/// and then blocked for good, or the trace began or ended around it) shows no sleep that ended, which says
+/// nothing of how often it runs.
+pub const CPU_BOUND_SEEN: f64 = 0.5;
+
+/// Least part of its runnable-or-running time a CPU-bound thread must have run: one runnable all along that
+/// hardly ran (its state before its first record unknown, or starved) shows no demand to fit a loop to.
+pub const CPU_BOUND_RAN: f64 = 0.01;
+
 fn cpu_bound(run: &RecordedRun, v: usize) -> bool {
     let s = &run.stats[v];
     let seen = s.active_ns + s.blocked_ns;
-    seen > 0 && s.blocked_ns as f64 <= CPU_BOUND_BLOCKED * seen as f64
+    seen > 0
+        && s.blocked_ns as f64 <= CPU_BOUND_BLOCKED * seen as f64
+        && seen as f64 >= CPU_BOUND_SEEN * run.end_ns as f64
+        && run.cpu_ns[v] as f64 >= CPU_BOUND_RAN * s.active_ns as f64
 }
 
 /// A quantile of samples [ns] (nearest rank over the distribution's points).
@@ -73,11 +87,23 @@ fn ms(ns: u64) -> f64 {
 /// The workload of vCPU `v`'s thread.
 pub fn fit_vcpu(run: &RecordedRun, v: usize, port: u16) -> Fitted {
     let s = &run.stats[v];
-    if cpu_bound(run, v) || s.sleeps.is_empty() {
-        let seen = (s.active_ns + s.blocked_ns).max(1);
+    let seen = (s.active_ns + s.blocked_ns).max(1);
+    if cpu_bound(run, v) {
         return Fitted {
             workload: json!({ "type": "cpu" }),
             why: format!("cpu (blocked {:.1}% of the time)", 100.0 * s.blocked_ns as f64 / seen as f64),
+        };
+    }
+    if s.sleeps.is_empty() {
+        // No sleep seen to its end: what it did is one stretch of CPU in the whole trace.
+        let window_ms = ms(run.end_ns.max(1_000_000));
+        let cpu_us = ((run.cpu_ns[v] as f64 / 1e3).round()).max(1.0);
+        return Fitted {
+            workload: json!({ "type": "interactive", "cpu_us": cpu_us, "think_ms": [window_ms, window_ms] }),
+            why: format!(
+                "interactive: ran {cpu_us} us in all and no sleep of it ended in the trace (seen {:.0}% of it)",
+                100.0 * seen as f64 / run.end_ns.max(1) as f64
+            ),
         };
     }
     let (mut by_thread, mut by_irq) = (0u64, 0u64);
@@ -198,6 +224,13 @@ mod tests {
         assert_eq!(kind("burn-hi"), Some("cpu"), "{kinds:?}");
         assert_eq!(kind("burn-lo"), Some("cpu"));
         assert_eq!(kind("udp-echo"), Some("server"), "{}", sc["summary"]);
+        Scenario::from_value(sc).expect("the fitted scenario is valid");
+        // Under the proposed mapping, a thread of another process that hardly ran (runnable from its first record
+        // on, woken once) is no CPU loop.
+        let run = RecordedRun::from_bytes(&text, &ReadOptions::default(), None).unwrap();
+        let sc = scenario(&run, "sched", &["credit"]);
+        let brief = sc["domains"].as_array().unwrap().iter().find(|d| d["name"] == "tokio-rt-worker").unwrap();
+        assert_ne!(brief["tasks"][0]["workload"]["type"], "cpu", "{}", sc["summary"]);
         Scenario::from_value(sc).expect("the fitted scenario is valid");
     }
 }
