@@ -3,7 +3,10 @@
 #   text: the perf fixture (sim-wasm/core/tests/fixtures/perf) repeated with shifted timestamps;
 #   xentrace: the synthetic layout of schedsim_core::recorded::xentrace::synthetic (2 pCPUs, a 100 us period),
 #             written by the same rules in Python.
-# Needs a release build: (cd sim-wasm && cargo build --release -p schedsim-cli). Usage: scripts/bench-recorded.sh
+#   perf.data (optional, PERF_DATA=FILE): one recorded here, e.g. a pipe ping-pong pinned to one CPU,
+#             `perf sched record -o big.data -- taskset -c 1 perf bench sched pipe -l 160000` (~100 MB).
+# Needs a release build: (cd sim-wasm && cargo build --release -p schedsim-cli).
+# Usage: [PERF_DATA=big.data] scripts/bench-recorded.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SCHEDSIM:-$(cd "$root/sim-wasm" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/schedsim}
@@ -56,9 +59,12 @@ with open(f"{tmp}/big.xt", "wb") as out:
             if body:
                 out.write(struct.pack("<III", 0x0001F003 | (2 << 28), cpu, len(body)) + body)
 PY
-for f in big.txt big.xt; do
-  size=$(stat -c %s "$tmp/$f")
-  /usr/bin/time -v "$bin" trace report "$tmp/$f" >"$tmp/$f.json" 2>"$tmp/$f.time"
+files=("$tmp/big.txt" "$tmp/big.xt")
+if [ -n "${PERF_DATA:-}" ]; then files+=("$PERF_DATA"); fi
+for path in "${files[@]}"; do
+  f=$(basename "$path")
+  size=$(stat -c %s "$path")
+  /usr/bin/time -v "$bin" trace report "$path" >"$tmp/$f.json" 2>"$tmp/$f.time"
   wall=$(grep "Elapsed (wall clock)" "$tmp/$f.time" | awk '{print $NF}')
   rss=$(grep "Maximum resident set size" "$tmp/$f.time" | awk '{print $NF}')
   secs=$(python3 -c "p='$wall'.split(':'); print(sum(float(x)*60**i for i,x in enumerate(reversed(p))))")

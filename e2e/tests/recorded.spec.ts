@@ -96,7 +96,7 @@ test('a trace is read again under an edited mapping; a bad mapping says why', as
   await trace.locator('summary').click();
   const mapping = trace.getByTestId('trace-mapping');
   await expect(mapping).toHaveValue(/"domains"/);
-  // The committed mapping: the cgroups' loads and the echo server as three domains with their weights.
+  // The committed mapping: the two cgroups (the echo server in the heavier one) as two domains with their weights.
   const fs = await import('node:fs');
   await mapping.fill(fs.readFileSync(path.join(FIXTURES, 'sched.mapping.json'), 'utf8'));
   await trace.getByTestId('trace-reread').click();
@@ -107,6 +107,30 @@ test('a trace is read again under an edited mapping; a bad mapping says why', as
   await trace.getByTestId('trace-reread').click();
   await expect(trace.getByTestId('trace-read-note')).toContainText('mapping');
   await expect(col).toBeVisible();
+});
+
+test('"mapping first": a trace waits for its mapping before it is shown', async ({ page }) => {
+  await openScenario(page);
+  const simulated = await page.getByTestId('policy-column').count();
+  await page.getByTestId('trace-mapping-first').check();
+  await page.getByTestId('open-trace').setInputFiles(path.join(FIXTURES, 'sched.perf-script.txt.gz'));
+  const staged = page.locator('[data-testid="staged-trace"][data-policy="recorded~1"]');
+  await expect(staged).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByTestId('policy-column')).toHaveCount(simulated);
+  const mapping = staged.getByTestId('trace-mapping');
+  await expect(mapping).toHaveValue(/"domains"/);
+  const fs = await import('node:fs');
+  await mapping.fill(fs.readFileSync(path.join(FIXTURES, 'sched.mapping.json'), 'utf8'));
+  await staged.getByTestId('trace-reread').click();
+  await expect(staged.getByTestId('trace-read-note')).toHaveText('Read again.', { timeout: 60_000 });
+  await staged.getByTestId('trace-show').click();
+  const col = page.locator('[data-testid="policy-column"][data-policy="recorded~1"]');
+  await expect(col).toBeVisible();
+  await expect(page.getByTestId('staged-trace')).toHaveCount(0);
+  // Shown under the mapping chosen: its two domains.
+  await waitForIdle(page);
+  await expect(page.locator('[data-testid="summary-table"] tr[data-policy="recorded~1"]')).toBeVisible();
+  await expect(col.getByTestId('share-chart')).toBeVisible();
 });
 
 test('the share link names a recorded trace by its hash: shown again where it was opened, asked for elsewhere', async ({

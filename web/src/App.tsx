@@ -104,7 +104,8 @@ export function App() {
     playhead: playback.playhead,
   });
   const busy = loading || progress !== null;
-  const { recorded, openFile, removeRecorded, reopen, traceRefs } = useRecorded(client, addError);
+  const traces = useRecorded(client, addError);
+  const { recorded, openFile, removeRecorded, traceRefs } = traces;
   const lessons = useLessons({
     initial: urlState,
     index,
@@ -790,6 +791,15 @@ export function App() {
                             }}
                           />
                         </label>
+                        <label title="Choose the mapping of threads to domains (and a xentrace file's TSC frequency) before the trace is shown">
+                          <input
+                            type="checkbox"
+                            data-testid="trace-mapping-first"
+                            checked={traces.mappingFirst}
+                            onChange={(e) => traces.setMappingFirst(e.target.checked)}
+                          />{' '}
+                          mapping first
+                        </label>
                         <TemplateMenu
                           templates={templates}
                           onNew={(t) => newScript(t, `Script: ${t.title}`)}
@@ -853,7 +863,10 @@ export function App() {
                       <RecordedPanel
                         client={client}
                         recorded={recorded}
-                        onReopen={reopen}
+                        staged={traces.staged}
+                        onShow={traces.show}
+                        onCancel={removeRecorded}
+                        onReopen={traces.reopen}
                         onSimulate={simulateLoad}
                       />
                       <ComparisonPanel client={client} runs={compared} />

@@ -19,10 +19,20 @@ export interface RecordedColumn {
   readonly options: TraceOptions;
   /** SHA-256 of the file's bytes (hex): how the share link names it. */
   readonly hash: string;
+  /** Shown as a column; false while its mapping is being chosen ("mapping first"). */
+  readonly shown: boolean;
 }
 
 export interface Recorded {
+  /** The recorded columns shown. */
   readonly recorded: readonly RecordedColumn[];
+  /** Traces read but not shown yet, their mapping being chosen. */
+  readonly staged: readonly RecordedColumn[];
+  /** Whether a file opened waits for its mapping to be chosen before it is shown. */
+  readonly mappingFirst: boolean;
+  readonly setMappingFirst: (on: boolean) => void;
+  /** Shows a staged trace as a column. */
+  readonly show: (id: string) => void;
   /** Reads `file` into a new recorded column. */
   readonly openFile: (file: File) => void;
   readonly removeRecorded: (id: string) => void;
@@ -39,7 +49,14 @@ export interface Recorded {
 const BUCKET_MS = 10;
 
 export function useRecorded(client: SimClient, addError: (m: string) => void): Recorded {
-  const [recorded, setRecorded] = useState<readonly RecordedColumn[]>([]);
+  const [all, setRecorded] = useState<readonly RecordedColumn[]>([]);
+  const recorded = useMemo(() => all.filter((c) => c.shown), [all]);
+  const staged = useMemo(() => all.filter((c) => !c.shown), [all]);
+  const [mappingFirst, setMappingFirst] = useState(false);
+  const mappingFirstRef = useRef(mappingFirst);
+  useEffect(() => {
+    mappingFirstRef.current = mappingFirst;
+  }, [mappingFirst]);
   const next = useRef(0);
 
   // Traces a link named that this browser had not kept: opened with the link's mapping once their file is.
@@ -63,7 +80,9 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
           void storeTrace(hash, file.name, bytes.slice());
           const run = await client.openTrace(bytes, label, id, BUCKET_MS, options);
           setPending((prev) => prev.filter((r) => r.hash !== hash));
-          setRecorded((prev) => [...prev, { id, label, run, file, options, hash }]);
+          // A link's trace is shown as the link had it; a file opened by hand may wait for its mapping.
+          const shown = given !== undefined || !mappingFirstRef.current;
+          setRecorded((prev) => [...prev, { id, label, run, file, options, hash, shown }]);
         } catch (e) {
           addError(`${file.name} could not be opened as a trace: ${message(e)}`);
         }
@@ -97,10 +116,13 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
     })();
   }, [open, addError]);
 
-  const recordedRef = useRef(recorded);
+  const recordedRef = useRef(all);
   useEffect(() => {
-    recordedRef.current = recorded;
-  }, [recorded]);
+    recordedRef.current = all;
+  }, [all]);
+  const show = useCallback((id: string) => {
+    setRecorded((prev) => prev.map((c) => (c.id === id ? { ...c, shown: true } : c)));
+  }, []);
   const reopen = useCallback(
     async (id: string, options: TraceOptions): Promise<string | null> => {
       const col = recordedRef.current.find((c) => c.id === id);
@@ -161,5 +183,15 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
     [recorded, pending],
   );
 
-  return { recorded, openFile, removeRecorded, reopen, traceRefs };
+  return {
+    recorded,
+    staged,
+    mappingFirst,
+    setMappingFirst,
+    show,
+    openFile,
+    removeRecorded,
+    reopen,
+    traceRefs,
+  };
 }

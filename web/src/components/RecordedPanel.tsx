@@ -2,7 +2,7 @@
 // Credit and Credit2 as the page's columns beside the recording, and a table of how far each policy's per-domain
 // CPU shares and wake-to-run latencies are from the recorded ones), and the mapping of threads to domains and the
 // TSC frequency the trace was read with, to edit and read it again.
-import { memo, useState } from 'react';
+import { memo, useEffect, useState } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunReport, Summary, TraceOptions } from '../sim/types';
 import type { RecordedColumn } from '../app/useRecorded';
@@ -15,6 +15,10 @@ export const FITTED_SCHEDULERS = ['credit', 'credit2'] as const;
 interface Props {
   readonly client: SimClient;
   readonly recorded: readonly RecordedColumn[];
+  /** Traces read but not shown yet: their mapping is chosen here first. */
+  readonly staged: readonly RecordedColumn[];
+  readonly onShow: (id: string) => void;
+  readonly onCancel: (id: string) => void;
   /** Puts the fitted scenario `text` (named `name`) on screen, its policies as the columns. */
   readonly onSimulate: (text: string, name: string, columns: readonly string[]) => void;
   readonly onReopen: (id: string, options: TraceOptions) => Promise<string | null>;
@@ -94,10 +98,13 @@ function ReadOptions({
   client,
   column,
   onReopen,
+  open = false,
 }: {
   readonly client: SimClient;
   readonly column: RecordedColumn;
   readonly onReopen: Props['onReopen'];
+  /** Open from the start (a staged trace's mapping is what is asked for). */
+  readonly open?: boolean;
 }) {
   const [mapping, setMapping] = useState<string | null>(null);
   const [tsc, setTsc] = useState(column.options.tscHz ? String(column.options.tscHz) : '');
@@ -109,6 +116,19 @@ function ReadOptions({
       (e: unknown) => setNote(message(e)),
     );
   };
+  // Open from the start: the mapping is filled in without a click (a toggle event may not come).
+  const runId = column.run.runId;
+  useEffect(() => {
+    if (!open) return;
+    let live = true;
+    client.traceMapping(runId).then(
+      (m) => live && setMapping((cur) => cur ?? JSON.stringify(JSON.parse(m) as unknown, null, 2)),
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [open, client, runId]);
   const apply = (options: TraceOptions) => {
     setNote('Reading…');
     void onReopen(column.id, options).then((err) => {
@@ -122,7 +142,7 @@ function ReadOptions({
   };
   const xen = (column.run.report as { recorded?: { format?: string } }).recorded?.format === 'xentrace';
   return (
-    <details className="trace-read-options" onToggle={(e) => e.currentTarget.open && load()}>
+    <details className="trace-read-options" open={open} onToggle={(e) => e.currentTarget.open && load()}>
       <summary>Mapping{xen ? ' and TSC frequency' : ''}</summary>
       <p className="muted">
         Threads become vCPUs, grouped into domains by process (QEMU&apos;s <code>CPU n/KVM</code> threads by
@@ -168,12 +188,31 @@ function ReadOptions({
   );
 }
 
-function TraceRow({
+type RowProps = Pick<Props, 'client' | 'onSimulate' | 'onReopen'> & { readonly column: RecordedColumn };
+
+/** A trace read but not shown: its mapping and TSC frequency, then "Show" (or "Cancel"). */
+function StagedRow({
   client,
   column,
-  onSimulate,
   onReopen,
-}: Omit<Props, 'recorded'> & { column: RecordedColumn }) {
+  onShow,
+  onCancel,
+}: RowProps & Pick<Props, 'onShow' | 'onCancel'>) {
+  return (
+    <div className="recorded-trace" data-testid="staged-trace" data-policy={column.id}>
+      <h3>{column.label} (not shown yet)</h3>
+      <button type="button" data-testid="trace-show" onClick={() => onShow(column.id)}>
+        Show
+      </button>{' '}
+      <button type="button" onClick={() => onCancel(column.id)}>
+        Cancel
+      </button>
+      <ReadOptions client={client} column={column} onReopen={onReopen} open />
+    </div>
+  );
+}
+
+function TraceRow({ client, column, onSimulate, onReopen }: RowProps) {
   // Of the run it was made for: a trace read again is another run, whose comparison starts over.
   const [made, setComparison] = useState<(Comparison & { readonly runId: string }) | null>(null);
   const comparison = made?.runId === column.run.runId ? made : null;
@@ -217,11 +256,20 @@ function TraceRow({
 }
 
 /** Memoised: it does not depend on the playhead. */
-export const RecordedPanel = memo(function RecordedPanel({ recorded, ...rest }: Props) {
-  if (recorded.length === 0) return null;
+export const RecordedPanel = memo(function RecordedPanel({
+  recorded,
+  staged,
+  onShow,
+  onCancel,
+  ...rest
+}: Props) {
+  if (recorded.length === 0 && staged.length === 0) return null;
   return (
     <section className="recorded-panel" data-testid="recorded-panel" aria-label="Recorded traces">
       <h2>Recorded traces</h2>
+      {staged.map((c) => (
+        <StagedRow key={c.id} column={c} onShow={onShow} onCancel={onCancel} {...rest} />
+      ))}
       {recorded.map((c) => (
         <TraceRow key={c.id} column={c} {...rest} />
       ))}

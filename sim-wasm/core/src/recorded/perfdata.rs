@@ -12,6 +12,9 @@ use linux_perf_data::{Feature, PerfFileReader, PerfFileRecord};
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Seek, SeekFrom};
 
+/// Size of perf.data's file header (`struct perf_file_header`) [bytes].
+const HEADER_BYTES: u64 = 104;
+
 /// Fills `buf` as far as the reader goes; the count read.
 fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
@@ -123,6 +126,9 @@ pub fn read<R: Read + Seek>(mut r: R, sink: &mut dyn FnMut(&Event<'_>)) -> Resul
     let got = read_up_to(&mut r, &mut head).map_err(io)?;
     let len = r.seek(SeekFrom::End(0)).map_err(io)?;
     r.seek(SeekFrom::Start(0)).map_err(io)?;
+    if len < HEADER_BYTES {
+        return Err(refuse(format!("the file is {len} bytes, shorter than perf.data's {HEADER_BYTES}-byte header")));
+    }
     let word = |i: usize| (i + 8 <= got).then(|| u64::from_le_bytes(head[i..i + 8].try_into().unwrap_or([0; 8])));
     let PerfFileReader { mut perf_file, mut record_iter } = PerfFileReader::parse_file(r).map_err(|e| {
         // A file cut short loses what perf writes after the data, the event names and formats, so it cannot be
@@ -262,7 +268,8 @@ mod tests {
         assert_eq!(a, b);
         assert!(sd.skipped.contains_key("sched_stat_runtime"), "{:?}", sd.skipped);
         // Not a perf.data file; one cut short.
-        assert!(read_bytes(b"PERFILE2 but nothing else", &mut |_: &Event<'_>| {}).is_err());
+        let e = read_bytes(b"PERFILE2 but nothing else", &mut |_: &Event<'_>| {}).unwrap_err();
+        assert!(e.0.contains("shorter than perf.data's 104-byte header"), "{e}");
         let e = read_bytes(&data[..data.len() / 2], &mut |_: &Event<'_>| {}).unwrap_err();
         assert!(e.0.contains("truncated: its data section ends at byte"), "{e}");
     }
