@@ -158,7 +158,8 @@ pub fn scenario(run: &RecordedRun, title: &str, schedulers: &[&str]) -> Value {
     if needs_driver {
         let taken: Vec<String> = run.model.domains.iter().map(|d| d.name.clone()).collect();
         let name = super::mapping::domain_name("dom0", &taken);
-        domains.insert(0, json!({ "name": name, "role": "driver", "vcpus": 1, "weight": 256 }));
+        // Last, so each recorded domain keeps its index, and with it its colour in the page, in the fitted runs.
+        domains.push(json!({ "name": name, "role": "driver", "vcpus": 1, "weight": 256 }));
     }
     let duration_ms = run.end_ns.div_ceil(1_000_000).max(1);
     let policies: Vec<Value> = schedulers.iter().map(|s| json!({ "id": s, "label": s, "scheduler": s })).collect();
