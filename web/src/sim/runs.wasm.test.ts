@@ -135,4 +135,20 @@ describe('explicit windows (sim/runs.ts)', () => {
     expect(splitSegments(new Float64Array(0), meta.pcpus)).toHaveLength(meta.pcpus);
     release('heat');
   });
+
+  it("measures a replay run's wake-to-run as its full run's (the recorded traces' accumulator)", () => {
+    const text = scenario();
+    const full = runToEnd(new Simulation(text, 'credit'));
+    const replay = runToEnd(Simulation.withReplay(text, 'credit', 100, 0));
+    const domains = (JSON.parse(full.meta_json()) as { domains: unknown[] }).domains.length;
+    let woke = 0;
+    for (let d = 0; d < domains; d++) {
+      const f = Array.from(full.distribution(d, 'wake_to_run'));
+      expect(Array.from(replay.distribution(d, 'wake_to_run'))).toEqual(f);
+      for (let i = 1; i < f.length; i += 2) woke += f[i]!;
+    }
+    expect(woke).toBeGreaterThan(0);
+    full.free();
+    replay.free();
+  });
 });
