@@ -15,6 +15,8 @@ import {
   describeShares,
   describeSpan,
   foldLanes,
+  groupLanes,
+  laneRange,
   shareBuckets,
   splitStates,
   stackColumn,
@@ -33,10 +35,13 @@ const STATE_H = 10;
 const STATE_GAP = 2;
 const STATE_H_PRESENTING = 18;
 const STATE_GAP_PRESENTING = 1;
-/** More rows than this do not fit a lesson's screen at the labelled height: presentation then draws them thin
- * and unlabelled (their colours and hovers stay). */
+/** More rows than this do not fit a lesson's screen at the labelled height: presentation then draws them thin,
+ * labelled a domain at a time: its name where its lanes are a line high, and their short names below where they
+ * are two; a domain's lone lane is named by its colour alone (the legend's key). */
 const LABELLED_ROWS_PRESENTING = 6;
-const STATE_H_THIN = 6;
+const STATE_H_THIN = 8;
+/** Presentation's type size [px]: a thin group's label takes a second line only with room for it. */
+const LABEL_PX_PRESENTING = 18;
 /** A domain with more vCPUs shows its first ones and a "+k more" row (clicking it unfolds the domain). */
 const STATES_PER_DOMAIN = 4;
 /** Most state spans asked for per window; beyond it the lanes draw the aggregate. */
@@ -111,34 +116,55 @@ export const vcpuStates: TrackKind<States> = {
     const h = thin ? STATE_H_THIN : presenting ? STATE_H_PRESENTING : STATE_H;
     const step = h + (presenting ? STATE_GAP_PRESENTING : STATE_GAP);
     const nv = meta.vcpus.length;
-    const labels: ReactNode[] = rows.map((row, r) => (
-      <div
-        key={r}
-        className={thin ? 'state-label thin' : 'state-label'}
-        style={{ height: h, marginBottom: step - h }}
-      >
-        {row.kind === 'vcpu' ? (
-          <span title={`${vcpuName(meta, row.vcpu)}: its states`}>
-            {/* Presentation mode's large type fits only the short form (styles.css), as the pCPU lanes'. */}
-            <span className="lane-long">{vcpuName(meta, row.vcpu)}</span>
-            <span className="lane-short" aria-hidden="true">
-              {shortName(meta, row.vcpu)}
-            </span>
-          </span>
-        ) : (
-          <button
-            type="button"
-            className="state-more"
-            data-testid="state-lanes-more"
-            title={`${moreText(meta, row)}: show them`}
-            onClick={() => unfold(row.domain)}
-          >
-            +{row.hidden}
-            <span className="lane-long"> more</span>
-          </button>
-        )}
-      </div>
-    ));
+    const labels: ReactNode[] = thin
+      ? groupLanes(meta, rows).map((g) => {
+          const height = g.rows * step - (step - h);
+          const names = g.vcpus.map((v) => vcpuName(meta, v));
+          const domain = meta.domains[g.domain]?.name ?? '?';
+          return (
+            <div
+              key={g.first}
+              className="state-label state-group"
+              data-testid="state-group-label"
+              style={{ height, marginBottom: step - h }}
+              title={`${names.join(', ')}${g.hidden > 0 ? ` and ${g.hidden} more` : ''}: their states, top to bottom`}
+            >
+              {height >= LABEL_PX_PRESENTING - 2 && <span>{domain}</span>}
+              {height >= 2 * LABEL_PX_PRESENTING - 2 && (
+                <span className="state-group-lanes">
+                  {laneRange(
+                    g.vcpus.map((v) => shortName(meta, v)),
+                    g.hidden,
+                  )}
+                </span>
+              )}
+            </div>
+          );
+        })
+      : rows.map((row, r) => (
+          <div key={r} className="state-label" style={{ height: h, marginBottom: step - h }}>
+            {row.kind === 'vcpu' ? (
+              <span title={`${vcpuName(meta, row.vcpu)}: its states`}>
+                {/* Presentation mode's large type fits only the short form (styles.css), as the pCPU lanes'. */}
+                <span className="lane-long">{vcpuName(meta, row.vcpu)}</span>
+                <span className="lane-short" aria-hidden="true">
+                  {shortName(meta, row.vcpu)}
+                </span>
+              </span>
+            ) : (
+              <button
+                type="button"
+                className="state-more"
+                data-testid="state-lanes-more"
+                title={`${moreText(meta, row)}: show them`}
+                onClick={() => unfold(row.domain)}
+              >
+                +{row.hidden}
+                <span className="lane-long"> more</span>
+              </button>
+            )}
+          </div>
+        ));
     return {
       height: rows.length * step,
       update: async (window: DetailWindow, resolution: number) => {
