@@ -39,7 +39,10 @@ const STATE_GAP_PRESENTING = 1;
  * labelled a domain at a time: its name where its lanes are a line high, and their short names below where they
  * are two; a domain's lone lane is named by its colour alone (the legend's key). */
 const LABELLED_ROWS_PRESENTING = 6;
+/** A thin lane's height [px]: at most this, and less where more lanes would take more room than six labelled ones
+ * (so the timeline stays on a lesson's screen), but not under the least. */
 const STATE_H_THIN = 8;
+const STATE_H_THIN_LEAST = 4;
 /** Presentation's type size [px]: a thin group's label takes a second line only with room for it. */
 const LABEL_PX_PRESENTING = 18;
 /** A domain with more vCPUs shows its first ones and a "+k more" row (clicking it unfolds the domain). */
@@ -113,7 +116,15 @@ export const vcpuStates: TrackKind<States> = {
   make: ({ run, meta, client, busy, theme, presenting, unfolded, unfold }) => {
     const rows = foldLanes(meta, STATES_PER_DOMAIN, unfolded);
     const thin = presenting && rows.length > LABELLED_ROWS_PRESENTING;
-    const h = thin ? STATE_H_THIN : presenting ? STATE_H_PRESENTING : STATE_H;
+    const thinH = Math.floor(
+      (LABELLED_ROWS_PRESENTING * (STATE_H_PRESENTING + STATE_GAP_PRESENTING)) / Math.max(1, rows.length) -
+        STATE_GAP_PRESENTING,
+    );
+    const h = thin
+      ? Math.max(STATE_H_THIN_LEAST, Math.min(STATE_H_THIN, thinH))
+      : presenting
+        ? STATE_H_PRESENTING
+        : STATE_H;
     const step = h + (presenting ? STATE_GAP_PRESENTING : STATE_GAP);
     const nv = meta.vcpus.length;
     const labels: ReactNode[] = thin
