@@ -11,7 +11,9 @@ import {
   describeSpan,
   foldLanes,
   groupLanes,
+  laneLabels,
   laneRange,
+  runName,
   shareBuckets,
   sharesAt,
   stackColumn,
@@ -87,6 +89,28 @@ describe('state lanes too thin for a label each', () => {
       { domain: 0, first: 0, rows: 1, vcpus: [0], hidden: 0 },
       { domain: 1, first: 1, rows: 3, vcpus: [1, 2], hidden: 1 },
     ]);
+  });
+
+  it('labels lone-lane domains numbered in a row together', () => {
+    const names = ['dom0', 'media', 'cpu1', 'cpu2', 'cpu3', 'web', 'cpu5'];
+    const lone = names.map((_, d) => ({ domain: d, first: d, rows: 1, vcpus: [d], hidden: 0 }));
+    expect(laneLabels(lone, (d) => names[d]!)).toEqual([
+      { first: 0, rows: 1, domains: [0] },
+      { first: 1, rows: 1, domains: [1] },
+      { first: 2, rows: 3, domains: [2, 3, 4] },
+      { first: 5, rows: 1, domains: [5] },
+      { first: 6, rows: 1, domains: [6] },
+    ]);
+    // A domain of several lanes keeps its own label, even numbered in a row.
+    const groups = [
+      { domain: 0, first: 0, rows: 1, vcpus: [0], hidden: 0 },
+      { domain: 1, first: 1, rows: 2, vcpus: [1, 2], hidden: 0 },
+    ];
+    expect(laneLabels(groups, (d) => `bg${d + 1}`)).toEqual([
+      { first: 0, rows: 1, domains: [0] },
+      { first: 1, rows: 2, domains: [1] },
+    ]);
+    expect(runName(['cpu1', 'cpu2', 'cpu3'])).toEqual(['cpu', '1–3']);
   });
 
   it("names a group's lanes in a few characters", () => {

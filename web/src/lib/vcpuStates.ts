@@ -133,6 +133,37 @@ export function groupLanes(meta: Meta, rows: readonly LaneRow[]): LaneGroup[] {
 }
 
 /**
+ * The labels of thin lanes, top to bottom: each domain's group, except that domains of one lane each whose names
+ * run in a row (cpu1, cpu2, ... cpu7) share one label spanning their lanes. `domains` lists the domains labelled.
+ */
+export function laneLabels(
+  groups: readonly LaneGroup[],
+  name: (domain: number) => string,
+): { readonly first: number; readonly rows: number; readonly domains: readonly number[] }[] {
+  const out: { first: number; rows: number; domains: number[] }[] = [];
+  const numbered = (d: number) => /^(\D*)(\d+)$/.exec(name(d));
+  for (const g of groups) {
+    const last = out[out.length - 1];
+    const prev =
+      last && last.rows === last.domains.length ? numbered(last.domains[last.domains.length - 1]!) : null;
+    const here = g.rows === 1 ? numbered(g.domain) : null;
+    if (prev && here && prev[1] === here[1] && Number(here[2]) === Number(prev[2]) + 1) {
+      last!.rows += 1;
+      last!.domains.push(g.domain);
+    } else out.push({ first: g.first, rows: g.rows, domains: [g.domain] });
+  }
+  return out;
+}
+
+/** A `laneLabels` run of domains numbered in a row in two short lines: ["cpu", "1–7"] for cpu1..cpu7. */
+export function runName(names: readonly string[]): [string, string] {
+  const first = /^(\D*)(\d+)$/.exec(names[0] ?? '');
+  const last = /^(\D*)(\d+)$/.exec(names[names.length - 1] ?? '');
+  if (!first || !last) return [names.join(', '), ''];
+  return [first[1]!, names.length > 1 ? `${first[2]}–${last[2]}` : first[2]!];
+}
+
+/**
  * The lanes of a group in a few characters, top to bottom: "v0–3" for vCPUs named v0..v3 in a row (the part of
  * each name after its domain's), else the first and last names; "+k" for folded ones.
  */

@@ -16,7 +16,9 @@ import {
   describeSpan,
   foldLanes,
   groupLanes,
+  laneLabels,
   laneRange,
+  runName,
   shareBuckets,
   splitStates,
   stackColumn,
@@ -37,7 +39,8 @@ const STATE_H_PRESENTING = 18;
 const STATE_GAP_PRESENTING = 1;
 /** More rows than this do not fit a lesson's screen at the labelled height: presentation then draws them thin,
  * labelled a domain at a time: its name where its lanes are a line high, and their short names below where they
- * are two; a domain's lone lane is named by its colour alone (the legend's key). */
+ * are two. Domains of one lane each share a label where their names run in a row (cpu, 1–7); another domain's lone
+ * lane is too thin for a label and is named by its colour (the legend's key above). */
 const LABELLED_ROWS_PRESENTING = 6;
 /** A thin lane's height [px]: at most this, and less where more lanes would take more room than six labelled ones
  * (so the timeline stays on a lesson's screen), but not under the least. */
@@ -127,28 +130,35 @@ export const vcpuStates: TrackKind<States> = {
         : STATE_H;
     const step = h + (presenting ? STATE_GAP_PRESENTING : STATE_GAP);
     const nv = meta.vcpus.length;
+    const domainName = (d: number) => meta.domains[d]?.name ?? '?';
+    const groups = thin ? groupLanes(meta, rows) : [];
     const labels: ReactNode[] = thin
-      ? groupLanes(meta, rows).map((g) => {
-          const height = g.rows * step - (step - h);
-          const names = g.vcpus.map((v) => vcpuName(meta, v));
-          const domain = meta.domains[g.domain]?.name ?? '?';
+      ? laneLabels(groups, domainName).map(({ first, rows: n, domains }) => {
+          const height = n * step - (step - h);
+          // One domain's lanes, or lone-lane domains numbered in a row (cpu1..cpu7), named top to bottom.
+          const g = domains.length === 1 ? groups.find((x) => x.first === first) : undefined;
+          const names = g ? g.vcpus.map((v) => vcpuName(meta, v)) : domains.map(domainName);
+          const more = g && g.hidden > 0 ? ` and ${g.hidden} more` : '';
+          // Two short lines: the domain and its lanes (job, v0–3), or the run's name and numbers (cpu, 1–7).
+          const lines = g
+            ? [
+                domainName(g.domain),
+                laneRange(
+                  g.vcpus.map((v) => shortName(meta, v)),
+                  g.hidden,
+                ),
+              ]
+            : runName(names);
           return (
             <div
-              key={g.first}
+              key={first}
               className="state-label state-group"
               data-testid="state-group-label"
               style={{ height, marginBottom: step - h }}
-              title={`${names.join(', ')}${g.hidden > 0 ? ` and ${g.hidden} more` : ''}: their states, top to bottom`}
+              title={`${names.join(', ')}${more}: their states, top to bottom`}
             >
-              {height >= LABEL_PX_PRESENTING - 2 && <span>{domain}</span>}
-              {height >= 2 * LABEL_PX_PRESENTING - 2 && (
-                <span className="state-group-lanes">
-                  {laneRange(
-                    g.vcpus.map((v) => shortName(meta, v)),
-                    g.hidden,
-                  )}
-                </span>
-              )}
+              {height >= LABEL_PX_PRESENTING - 2 && <span>{lines[0]}</span>}
+              {height >= 2 * LABEL_PX_PRESENTING - 2 && <span className="state-group-lanes">{lines[1]}</span>}
             </div>
           );
         })
