@@ -213,6 +213,16 @@ test('a lesson link alone opens its step; presentation keys follow the help over
 
   // PageDown from any focus moves on; the predict step's reveal names the figures' winner.
   await page.keyboard.press('PageDown');
+  await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '3');
+  await waitForIdle(page);
+  // The step before the question points at the decision log: what was decided shows, its figures do not.
+  const logValue = page.locator('[data-lesson-note] [data-testid="event-log-value"]').first();
+  await expect(logValue).toBeVisible();
+  await expect(logValue).toHaveCSS('color', 'rgba(0, 0, 0, 0)');
+  await expect(page.locator('[data-lesson-note] [data-testid="event-log-entry"]').first()).not.toHaveCSS(
+    'color',
+    'rgba(0, 0, 0, 0)',
+  );
   await page.keyboard.press('PageDown');
   await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '4');
   await waitForIdle(page);
@@ -229,6 +239,7 @@ test('a lesson link alone opens its step; presentation keys follow the help over
   await page.locator('[data-testid="lesson-choice"][data-policy="credit"]').click();
   await expect(page.getByTestId('lesson-reveal')).toHaveAttribute('data-winner', 'tavs');
   await expect(page.getByTestId('lesson-reveal')).toContainText('Not this time');
+  await expect(page.getByTestId('event-log-value').first()).not.toHaveCSS('color', 'rgba(0, 0, 0, 0)');
 
   // Glossary from a term's first use; the about page links the fidelity table.
   await page.keyboard.press('Escape');

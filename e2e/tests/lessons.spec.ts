@@ -120,6 +120,26 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
           };
         });
         expect(seen, `${id} step ${k}`).toEqual({ off: [], small: [], partial: 0 });
+        // The claims a step shows keep their verdict in words, on the same screen (the panel is in `off`).
+        const panel = page.locator('[data-testid="claims-panel"][data-lesson-note]');
+        if ((await panel.count()) > 0) {
+          const shown = panel.locator('[data-testid="claim"]:visible');
+          await expect(shown.first()).toBeVisible();
+          await expect(shown.locator('[data-testid="claim-verdict"]:visible')).toHaveCount(
+            await shown.count(),
+          );
+        }
+        if (id === 'p001-coscheduling' && k === 1) {
+          // More vCPU lanes than fit a label each: a label per domain names them (job, its v0 to v3).
+          const groups = page.getByTestId('timeline').first().getByTestId('state-group-label');
+          await expect(groups.first()).toHaveText(/^job\s*v0–3$/);
+          await expect(groups.nth(1)).toHaveText(/^web/);
+        }
+        if (id === 'p004-streaming' && k === 1) {
+          // Lone-lane domains numbered in a row share one label: cpu1 to cpu7.
+          const groups = page.getByTestId('timeline').first().getByTestId('state-group-label');
+          await expect(groups.filter({ hasText: '1–7' })).toHaveText(/^cpu\s*1–7$/);
+        }
         // The step as the projector shows it (results revealed on a predict step), against its baseline.
         await page.mouse.move(0, 0);
         await expect(page).toHaveScreenshot(`lesson-${id}-step${k}.png`, SHOT);

@@ -25,7 +25,7 @@ import { ErrorBanner } from './components/ErrorBanner';
 import { isChunkLoadError, STALE_BUILD_HINT } from './lib/staleBuild';
 import { ErrorBoundary } from './components/ErrorBoundary';
 import { Library } from './components/Library';
-import { PolicyColumn } from './components/PolicyColumn';
+import { PolicyColumn, type PolicyColumnProps } from './components/PolicyColumn';
 import { Transport } from './components/Transport';
 import { Editor } from './components/Editor';
 import { ExportPanel } from './components/ExportPanel';
@@ -387,6 +387,20 @@ export function App() {
     },
     [selectScenario, current, modified, shareUrl],
   );
+
+  /** Every column's props, a policy's run or a recorded trace: its own, and the shared playhead and simulator's. */
+  const columnProps = (
+    index: number,
+    own: Omit<PolicyColumnProps, 'index' | 'client' | 'onSeek' | 'durationMs' | 'playhead' | 'onViewChange'>,
+  ): PolicyColumnProps => ({
+    ...own,
+    index,
+    client,
+    onSeek: seek,
+    durationMs,
+    playhead,
+    onViewChange: playback.onViewChange,
+  });
 
   return (
     <ThemeContext.Provider value={theme}>
@@ -818,45 +832,37 @@ export function App() {
                         {shown.map(({ policy, i }) => (
                           <PolicyColumn
                             key={i}
-                            index={i}
-                            client={client}
-                            onSeek={seek}
-                            onRemove={columns.length > 1 ? () => removeColumn(i) : undefined}
-                            policy={policy}
-                            label={labelOf(policy)}
-                            ablated={ablated[policy]}
-                            policies={policies}
-                            run={runs[policy]}
-                            opening={openings[policy]}
-                            failed={
-                              runs[policy] ? null : (failures[policy] ?? ablated[policy]?.error ?? runError)
-                            }
-                            scripted={scripts.some((p) => p.id === policy)}
-                            rerunning={rerunning.includes(policy)}
-                            onEditScript={() => editAsScript(i)}
-                            durationMs={durationMs}
-                            playhead={playhead}
-                            onViewChange={playback.onViewChange}
-                            onPolicyChange={(p) => setColumn(i, p)}
+                            {...columnProps(i, {
+                              policy,
+                              label: labelOf(policy),
+                              ablated: ablated[policy],
+                              policies,
+                              run: runs[policy],
+                              opening: openings[policy],
+                              failed: runs[policy]
+                                ? null
+                                : (failures[policy] ?? ablated[policy]?.error ?? runError),
+                              scripted: scripts.some((p) => p.id === policy),
+                              rerunning: rerunning.includes(policy),
+                              onEditScript: () => editAsScript(i),
+                              onRemove: columns.length > 1 ? () => removeColumn(i) : undefined,
+                              onPolicyChange: (p) => setColumn(i, p),
+                            })}
                           />
                         ))}
                         {recorded.map((c, k) => (
                           <PolicyColumn
                             key={c.id}
-                            index={shown.length + k}
-                            client={client}
-                            onSeek={seek}
-                            onRemove={() => removeRecorded(c.id)}
-                            policy={c.id}
-                            label={c.label}
-                            recorded
-                            policies={[]}
-                            run={c.run}
-                            failed={null}
-                            durationMs={durationMs}
-                            playhead={playhead}
-                            onViewChange={playback.onViewChange}
-                            onPolicyChange={() => {}}
+                            {...columnProps(shown.length + k, {
+                              policy: c.id,
+                              label: c.label,
+                              recorded: true,
+                              policies: [],
+                              run: c.run,
+                              failed: null,
+                              onRemove: () => removeRecorded(c.id),
+                              onPolicyChange: () => {},
+                            })}
                           />
                         ))}
                       </div>

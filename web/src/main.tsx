@@ -3,11 +3,19 @@ import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { ErrorBanner } from './components/ErrorBanner';
 import { ErrorBoundary } from './components/ErrorBoundary';
-import { simulatorModule } from './sim/client';
+import { prewarm } from './sim/client';
+import { parseShareUrl } from './lib/share';
+import { linkWithLesson } from './lib/lessons';
+import { loadIndex, prefetchScenario } from './lib/scenarios';
 import './styles.css';
 
-// The simulator's wasm starts downloading and compiling before the first render (cold start, issue 19).
-void simulatorModule();
+// Cold start: before the first render, the simulator's wasm starts downloading and compiling, its workers starting
+// (a run worker per column the link names), and the library's index and the linked scenario loading (the page asks
+// for them again once rendered and gets the loaded modules; it reports any failure itself).
+const link = linkWithLesson(parseShareUrl(window.location.search, window.location.hash));
+prewarm(link.policies?.length ?? 0);
+loadIndex().catch(() => {});
+if (link.scenario?.kind === 'library') prefetchScenario(link.scenario.id);
 
 // Set before the first render so a test never sees a stale "idle" from before the runs started.
 if (/[?&]testing=(1|true)(&|$)/.test(window.location.search)) window.__schedlabIdle = false;

@@ -27,7 +27,7 @@ import { titleOf } from '../lib/drafts';
 import { chooseBucketMs } from '../lib/series';
 import { nsWindow, type View } from '../lib/view';
 import type { Playhead } from '../lib/playhead';
-import { markOnce, markRun } from '../lib/marks';
+import { markOnce, markOpening, markRun } from '../lib/marks';
 import { message } from './useErrors';
 
 export interface Current {
@@ -303,7 +303,7 @@ export function useScenarioRuns({
           {
             shown: first.length,
             onOpening: (o) => {
-              markOnce(`run:${o.policy}:opening`);
+              markOpening(o.policy, o.openedTiming);
               if (live()) setOpenings((prev) => ({ ...prev, [o.policy]: o }));
             },
             onProgress: (f) => live() && setProgress(f),

@@ -57,62 +57,59 @@ export function useShortcuts({
   setHelpOpen,
 }: Shortcuts): void {
   useEffect(() => {
+    /** What each key does; `slider`: the key is the focused slider's own (its arrows), not the page's. */
+    const act = (run: (e: KeyboardEvent) => void, slider = false) => ({ run, slider });
+    const zoomBy = (e: KeyboardEvent) => {
+      e.preventDefault();
+      zoom(e.key === '-' || e.key === '_' ? 2 : 0.5);
+    };
+    const decision = act((e) => {
+      e.preventDefault();
+      void stepDecision(e.key === 'ArrowRight' ? 1 : -1);
+    }, true);
+    const speed = act((e) => changeSpeed(e.key === ']' ? 1 : -1));
+    const column = act((e) => toggleColumn(Number(e.key) - 1));
+    const lessonStep = act((e) => {
+      if (!stepLesson) return;
+      e.preventDefault();
+      stepLesson(e.key === 'PageDown' ? 1 : -1);
+    });
+    const present = act(() => setPresenting((v) => !v));
+    const actions: Readonly<Record<string, { run: (e: KeyboardEvent) => void; slider: boolean }>> = {
+      ' ': act((e) => {
+        e.preventDefault();
+        if (!e.repeat) togglePlay();
+      }),
+      ArrowLeft: decision,
+      ArrowRight: decision,
+      '+': act(zoomBy),
+      '=': act(zoomBy),
+      '-': act(zoomBy),
+      _: act(zoomBy),
+      '[': speed,
+      ']': speed,
+      '1': column,
+      '2': column,
+      '3': column,
+      '4': column,
+      PageDown: lessonStep,
+      PageUp: lessonStep,
+      p: present,
+      P: present,
+      '?': act((e) => {
+        e.preventDefault();
+        setHelpOpen((v) => !v);
+      }),
+      Escape: act(() => {
+        if (helpOpen) setHelpOpen(false);
+        else if (presenting) setPresenting(false);
+      }),
+    };
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey) return;
-      switch (e.key) {
-        case ' ':
-          if (ownKey(e, false)) return;
-          e.preventDefault();
-          if (!e.repeat) togglePlay();
-          return;
-        case 'ArrowLeft':
-        case 'ArrowRight':
-          if (ownKey(e, true)) return;
-          e.preventDefault();
-          void stepDecision(e.key === 'ArrowRight' ? 1 : -1);
-          return;
-        case '+':
-        case '=':
-        case '-':
-        case '_':
-          if (ownKey(e, false)) return;
-          e.preventDefault();
-          zoom(e.key === '-' || e.key === '_' ? 2 : 0.5);
-          return;
-        case '[':
-        case ']':
-          if (ownKey(e, false)) return;
-          changeSpeed(e.key === ']' ? 1 : -1);
-          return;
-        case '1':
-        case '2':
-        case '3':
-        case '4':
-          if (ownKey(e, false)) return;
-          toggleColumn(Number(e.key) - 1);
-          return;
-        case 'PageDown':
-        case 'PageUp':
-          if (ownKey(e, false) || !stepLesson) return;
-          stepLesson(e.key === 'PageDown' ? 1 : -1);
-          e.preventDefault();
-          return;
-        case 'p':
-        case 'P':
-          if (ownKey(e, false)) return;
-          setPresenting((v) => !v);
-          return;
-        case '?':
-          if (ownKey(e, false)) return;
-          e.preventDefault();
-          setHelpOpen((v) => !v);
-          return;
-        case 'Escape':
-          if (ownKey(e, false)) return;
-          if (helpOpen) setHelpOpen(false);
-          else if (presenting) setPresenting(false);
-          return;
-      }
+      const action = Object.hasOwn(actions, e.key) ? actions[e.key] : undefined;
+      if (!action || ownKey(e, action.slider)) return;
+      action.run(e);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);

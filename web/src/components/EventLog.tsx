@@ -3,7 +3,7 @@
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunResult } from '../sim/types';
-import { toNs } from '../lib/decisions';
+import { splitValues, toNs } from '../lib/decisions';
 import { PLAYING_REFRESH_MS, useLatestQuery } from '../lib/useLatestQuery';
 import { selectTime, usePlayhead, type Playhead } from '../lib/playhead';
 import { useVisible } from '../lib/useVisible';
@@ -82,7 +82,18 @@ export function EventLog({ client, run, playhead, onSeek }: Props) {
               >
                 <span className="ev-time">{stamp(d.t_ns)}</span>
                 <span className="ev-pcpu">P{d.pcpu}</span>
-                <span className="ev-text">{d.text}</span>
+                <span className="ev-text">
+                  {/* Its values apart: a lesson's predict step hides them (styles.css, .app.concealed). */}
+                  {splitValues(d.text).map((p, k) =>
+                    p.value ? (
+                      <span key={k} className="ev-value" data-testid="event-log-value">
+                        {p.text}
+                      </span>
+                    ) : (
+                      p.text
+                    ),
+                  )}
+                </span>
               </button>
             </li>
           ))}

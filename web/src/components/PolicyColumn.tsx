@@ -8,7 +8,7 @@ import { COLUMN_VIEWS } from './views';
 import type { View } from '../lib/view';
 import type { Playhead } from '../lib/playhead';
 
-interface Props {
+export interface PolicyColumnProps {
   /** The column id: a policy id, or `POLICY~wK` for its run on claim K's ablation. */
   readonly policy: string;
   /** What the column shows, e.g. "TAVS, partial boosting off". */
@@ -65,7 +65,7 @@ export const PolicyColumn = memo(function PolicyColumn({
   recorded = false,
   rerunning = false,
   onEditScript,
-}: Props) {
+}: PolicyColumnProps) {
   const plain = policies.some((p) => p.id === policy);
   const scheduler = parseColumnId(policy)?.scheduler;
   return (

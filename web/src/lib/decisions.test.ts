@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastAtOrBefore, selectWindow, toNs, type Decision } from './decisions';
+import { lastAtOrBefore, selectWindow, splitValues, toNs, type Decision } from './decisions';
 
 const at = (...times: number[]): Decision[] => times.map((t_ns, i) => ({ t_ns, pcpu: 0, text: `d${i}` }));
 
@@ -41,5 +41,28 @@ describe('decision window', () => {
   it('maps a decision time to ms and back exactly', () => {
     for (const t of [0, 1, 1040999653, 59_999_999_999, 123_456_789_012]) expect(toNs(t / 1e6)).toBe(t);
     expect(toNs(-3)).toBe(0);
+  });
+});
+
+describe("a decision's values", () => {
+  const values = (text: string) =>
+    splitValues(text)
+      .filter((p) => p.value)
+      .map((p) => p.text);
+
+  it('finds the numbers of a reason, not the digits of a name', () => {
+    expect(values('runs dom1.v0 (UNDER, -120 cr)')).toEqual(['-120']);
+    expect(values('web.v2 keeps pCPU1 (ratelimit: ran 500 us)')).toEqual(['500']);
+    expect(values('runs io.v0 for 12.5 us: BOOST')).toEqual(['12.5']);
+    expect(values('job.v3 blocked')).toEqual([]);
+  });
+
+  it('keeps the whole text, in order', () => {
+    const text = 'runs a.v0 (credit 45 us), 3 queued';
+    expect(
+      splitValues(text)
+        .map((p) => p.text)
+        .join(''),
+    ).toBe(text);
   });
 });

@@ -1,10 +1,10 @@
-// Cold-start marks (issue 19): `performance.mark`s on the page's timeline from a fresh link to the first
-// complete frame, so a benchmark (e2e/bench/) can read where the time went: the library and scenario fetched,
-// the scenario validated, each run's wasm ready, started, simulated, packed and received, and the first frame
-// with every column drawn. Marks cost next to nothing, so the page always sets them; nothing reads them but
-// the benchmark and DevTools.
+// Cold-start marks: `performance.mark`s on the page's timeline from a fresh link to the first complete frame, so
+// a benchmark (e2e/bench/) can read where the time went: the library and scenario fetched, the scenario
+// validated, each run's wasm ready, started, past its opening window, simulated, packed and received, each opening
+// window's arrival, and the first frame with every column drawn. Marks cost next to nothing, so the page always
+// sets them; nothing reads them but the benchmark and DevTools.
 import { useEffect } from 'react';
-import type { RunTiming } from '../sim/types';
+import type { RunOpening, RunTiming } from '../sim/types';
 
 /** Every mark's name starts with this. */
 export const MARK_PREFIX = 'schedlab:';
@@ -31,6 +31,17 @@ export function markRun(policy: string, timing: RunTiming | undefined): void {
     markOnce(`run:${policy}:packed`, timing.packed);
   }
   markOnce(`run:${policy}:received`);
+}
+
+/** Marks a run's opening window: its worker's instants (`run:POLICY:wasm-ready`, `called`, `opened`: simulated past
+ * the window) and its arrival here (`run:POLICY:opening`), once per policy. */
+export function markOpening(policy: string, timing: RunOpening['openedTiming']): void {
+  if (timing) {
+    markOnce(`run:${policy}:wasm-ready`, timing.wasmReady);
+    markOnce(`run:${policy}:called`, timing.called);
+    markOnce(`run:${policy}:opened`, timing.opened);
+  }
+  markOnce(`run:${policy}:opening`);
 }
 
 /**

@@ -10,6 +10,10 @@ import {
   describeShares,
   describeSpan,
   foldLanes,
+  groupLanes,
+  laneLabels,
+  laneRange,
+  runName,
   shareBuckets,
   sharesAt,
   stackColumn,
@@ -19,6 +23,15 @@ import {
 } from './vcpuStates';
 
 const ms = 1e6;
+/** One domain with one vCPU, one with three. */
+const meta = {
+  vcpus: [
+    { name: 'a.v0', domain: 0 },
+    { name: 'b.v0', domain: 1 },
+    { name: 'b.v1', domain: 1 },
+    { name: 'b.v2', domain: 1 },
+  ],
+} as unknown as Meta;
 
 describe('state lanes', () => {
   // vCPU 0: blocked, woken and queued 2 ms, ran, blocked, woken straight onto a pCPU; vCPU 1 spins then runs.
@@ -58,14 +71,6 @@ describe('state lanes', () => {
   });
 
   it('folds a domain with many vCPUs to its first ones and a "+k more" row, unless expanded', () => {
-    const meta = {
-      vcpus: [
-        { name: 'a.v0', domain: 0 },
-        { name: 'b.v0', domain: 1 },
-        { name: 'b.v1', domain: 1 },
-        { name: 'b.v2', domain: 1 },
-      ],
-    } as unknown as Meta;
     expect(foldLanes(meta, 2, new Set())).toEqual([
       { kind: 'vcpu', vcpu: 0 },
       { kind: 'vcpu', vcpu: 1 },
@@ -75,6 +80,46 @@ describe('state lanes', () => {
     expect(foldLanes(meta, 2, new Set([1])).map((r) => (r.kind === 'vcpu' ? r.vcpu : -1))).toEqual([
       0, 1, 2, 3,
     ]);
+  });
+});
+
+describe('state lanes too thin for a label each', () => {
+  it('groups the rows by domain, the "+k more" row with its domain', () => {
+    expect(groupLanes(meta, foldLanes(meta, 2, new Set()))).toEqual([
+      { domain: 0, first: 0, rows: 1, vcpus: [0], hidden: 0 },
+      { domain: 1, first: 1, rows: 3, vcpus: [1, 2], hidden: 1 },
+    ]);
+  });
+
+  it('labels lone-lane domains numbered in a row together', () => {
+    const names = ['dom0', 'media', 'cpu1', 'cpu2', 'cpu3', 'web', 'cpu5'];
+    const lone = names.map((_, d) => ({ domain: d, first: d, rows: 1, vcpus: [d], hidden: 0 }));
+    expect(laneLabels(lone, (d) => names[d]!)).toEqual([
+      { first: 0, rows: 1, domains: [0] },
+      { first: 1, rows: 1, domains: [1] },
+      { first: 2, rows: 3, domains: [2, 3, 4] },
+      { first: 5, rows: 1, domains: [5] },
+      { first: 6, rows: 1, domains: [6] },
+    ]);
+    // A domain of several lanes keeps its own label, even numbered in a row.
+    const groups = [
+      { domain: 0, first: 0, rows: 1, vcpus: [0], hidden: 0 },
+      { domain: 1, first: 1, rows: 2, vcpus: [1, 2], hidden: 0 },
+    ];
+    expect(laneLabels(groups, (d) => `bg${d + 1}`)).toEqual([
+      { first: 0, rows: 1, domains: [0] },
+      { first: 1, rows: 2, domains: [1] },
+    ]);
+    expect(runName(['cpu1', 'cpu2', 'cpu3'])).toEqual(['cpu', '1–3']);
+  });
+
+  it("names a group's lanes in a few characters", () => {
+    expect(laneRange(['v0', 'v1', 'v2', 'v3'])).toBe('v0–3');
+    expect(laneRange(['v0', 'v1'], 3)).toBe('v0–1 +3');
+    expect(laneRange(['v0', 'v2'])).toBe('v0–v2');
+    expect(laneRange(['io', 'cpu'])).toBe('io–cpu');
+    expect(laneRange(['v4'])).toBe('v4');
+    expect(laneRange([], 2)).toBe('+2');
   });
 });
 

@@ -103,6 +103,81 @@ export function foldLanes(meta: Meta, perDomain: number, expanded: ReadonlySet<n
   return out;
 }
 
+/** A run of consecutive rows of one domain (`foldLanes` order): labelled as one where lanes are too thin for one each. */
+export interface LaneGroup {
+  readonly domain: number;
+  /** Its first row's index and how many rows it spans (its "+k more" row included). */
+  readonly first: number;
+  readonly rows: number;
+  /** The vCPUs its lanes show, top to bottom. */
+  readonly vcpus: readonly number[];
+  /** vCPUs folded into its "+k more" row. */
+  readonly hidden: number;
+}
+
+/** The rows of `foldLanes` grouped by domain. */
+export function groupLanes(meta: Meta, rows: readonly LaneRow[]): LaneGroup[] {
+  const out: { domain: number; first: number; rows: number; vcpus: number[]; hidden: number }[] = [];
+  rows.forEach((row, r) => {
+    const domain = row.kind === 'vcpu' ? (meta.vcpus[row.vcpu]?.domain ?? -1) : row.domain;
+    let g = out[out.length - 1];
+    if (!g || g.domain !== domain) {
+      g = { domain, first: r, rows: 0, vcpus: [], hidden: 0 };
+      out.push(g);
+    }
+    g.rows += 1;
+    if (row.kind === 'vcpu') g.vcpus.push(row.vcpu);
+    else g.hidden += row.hidden;
+  });
+  return out;
+}
+
+/**
+ * The labels of thin lanes, top to bottom: each domain's group, except that domains of one lane each whose names
+ * run in a row (cpu1, cpu2, ... cpu7) share one label spanning their lanes. `domains` lists the domains labelled.
+ */
+export function laneLabels(
+  groups: readonly LaneGroup[],
+  name: (domain: number) => string,
+): { readonly first: number; readonly rows: number; readonly domains: readonly number[] }[] {
+  const out: { first: number; rows: number; domains: number[] }[] = [];
+  const numbered = (d: number) => /^(\D*)(\d+)$/.exec(name(d));
+  for (const g of groups) {
+    const last = out[out.length - 1];
+    const prev =
+      last && last.rows === last.domains.length ? numbered(last.domains[last.domains.length - 1]!) : null;
+    const here = g.rows === 1 ? numbered(g.domain) : null;
+    if (prev && here && prev[1] === here[1] && Number(here[2]) === Number(prev[2]) + 1) {
+      last!.rows += 1;
+      last!.domains.push(g.domain);
+    } else out.push({ first: g.first, rows: g.rows, domains: [g.domain] });
+  }
+  return out;
+}
+
+/** A `laneLabels` run of domains numbered in a row in two short lines: ["cpu", "1–7"] for cpu1..cpu7. */
+export function runName(names: readonly string[]): [string, string] {
+  const first = /^(\D*)(\d+)$/.exec(names[0] ?? '');
+  const last = /^(\D*)(\d+)$/.exec(names[names.length - 1] ?? '');
+  if (!first || !last) return [names.join(', '), ''];
+  return [first[1]!, names.length > 1 ? `${first[2]}–${last[2]}` : first[2]!];
+}
+
+/**
+ * The lanes of a group in a few characters, top to bottom: "v0–3" for vCPUs named v0..v3 in a row (the part of
+ * each name after its domain's), else the first and last names; "+k" for folded ones.
+ */
+export function laneRange(short: readonly string[], hidden = 0): string {
+  const more = hidden > 0 ? ` +${hidden}` : '';
+  if (short.length <= 1) return `${short[0] ?? ''}${more}`.trim();
+  const parsed = short.map((s) => /^(\D*)(\d+)$/.exec(s));
+  const prefix = parsed[0]?.[1];
+  const run = parsed.every((m, i) => m && m[1] === prefix && Number(m[2]) === Number(parsed[0]![2]) + i);
+  const first = short[0]!;
+  const last = short[short.length - 1]!;
+  return `${run ? `${first}–${parsed[parsed.length - 1]![2]}` : `${first}–${last}`}${more}`;
+}
+
 /** What a span's hover says: the vCPU, its state and how long. */
 export function describeSpan(name: string, lane: StateLane, i: number): string[] {
   const state = STATE_NAMES[lane.state[i]!] ?? '?';

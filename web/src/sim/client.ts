@@ -71,18 +71,15 @@ function makeAbort(): Abort {
 }
 
 /**
- * Simulated time of the helper worker's warm-up run [ms]: about half a second of a cold worker's time, which
- * gets the engine's code optimised for every worker (a cold run took about twice a warm one's time) while the
- * page loads. The helper does it because a library link never waits for the helper.
+ * A worker. It builds the scenario validator as it starts (worker.ts `load`) but runs no engine warm-up: on two
+ * cores shared with the page, a warm-up's half second of CPU competed with the first runs it was to speed up (the
+ * runs tier the shared module's code up themselves), delaying the first frame.
  */
-const WARM_UP_MS = 2000;
-
-/** A worker; `warmUpMs` > 0 has it warm the engine up first (see WARM_UP_MS). */
-function spawn(warmUpMs = 0): Slot {
+function spawn(): Slot {
   const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'schedsim' });
   const api = Comlink.wrap<WorkerApi>(worker);
   // The worker waits for its module before anything else it is asked (worker.ts `load`).
-  void simulatorModule().then((module) => api.load(module, warmUpMs).catch(() => {}));
+  void simulatorModule().then((module) => api.load(module).catch(() => {}));
   let stop!: (e: Error) => void;
   const failed = new Promise<never>((_, reject) => {
     stop = reject;
@@ -93,6 +90,22 @@ function spawn(warmUpMs = 0): Slot {
   });
   failed.catch(() => {});
   return { worker, api, failed, stop };
+}
+
+/**
+ * Workers started before the page's first render (`prewarm`), taken by the first client's `warm`: a fresh link's
+ * runs then find their workers up, instead of starting them once React has rendered (about 0.15-0.2 s later on a
+ * busy 2-core machine).
+ */
+const early: { helper: Slot | null; runners: Slot[] } = { helper: null, runners: [] };
+
+/** Starts the simulator's compile, the helper and the run workers for a link naming `columns` columns now, for
+ * the first client's `warm` to take. */
+export function prewarm(columns: number): void {
+  void simulatorModule();
+  early.helper ??= spawn();
+  const n = runnerCount(defaultPoolSize(), columns);
+  while (early.runners.length < n) early.runners.push(spawn());
 }
 
 /** Terminates the worker; calls still waiting on it reject (a run sharing the worker with one that failed). */
@@ -110,6 +123,11 @@ export function defaultPoolSize(): number {
 /** Most columns that run at once, each in a worker of its own, however few cores the machine has: so that every
  * column on screen draws its opening window early (the system shares the cores between them). */
 const MAX_SHOWN_RUNNERS = 4;
+
+/** The run workers a page starts: the pool, or one per column the link names when more (at most MAX_SHOWN_RUNNERS). */
+function runnerCount(poolSize: number, columns: number): number {
+  return Math.max(poolSize, Math.min(columns, MAX_SHOWN_RUNNERS));
+}
 
 export interface RunAllCallbacks {
   /** Overall progress 0..1 over all policies. */
@@ -162,12 +180,15 @@ export class SimClient {
   warm(columns = 0): void {
     void simulatorModule();
     this.getHelper();
-    const n = Math.max(this.poolSize, Math.min(columns, MAX_SHOWN_RUNNERS));
-    for (let k = 0; k < n; k++) this.runners[k] ??= spawn();
+    const n = runnerCount(this.poolSize, columns);
+    for (let k = 0; k < n; k++) this.runners[k] ??= early.runners.shift() ?? spawn();
   }
 
   private getHelper(): Slot {
-    this.helper ??= spawn(WARM_UP_MS);
+    if (!this.helper) {
+      this.helper = early.helper ?? spawn();
+      early.helper = null;
+    }
     return this.helper;
   }
 

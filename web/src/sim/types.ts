@@ -53,6 +53,8 @@ export interface RunOpening {
   readonly opening: DetailWindow;
   /** The longest window the run replays [ns]: its detail's memory (a longer window is cut to it). */
   readonly capNs: number;
+  /** When the worker had its wasm, was called and had simulated past the window (epoch ms; cold-start marks). */
+  readonly openedTiming?: { readonly wasmReady: number; readonly called: number; readonly opened: number };
 }
 
 /** What the worker returns for one policy's run. */

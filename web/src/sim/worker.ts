@@ -258,6 +258,7 @@ const api = {
     const called = epochMs();
     if (hold) holding.add(runId);
     await ready;
+    const wasmReady = await wasmReadyAt;
     let sim: Simulation | undefined;
     try {
       const cost = parse<Cost>(estimate_cost(json, JSON.stringify([policy])));
@@ -277,11 +278,12 @@ const api = {
         recorded = live.takeWindow();
         if (!recorded) return false;
         if (onOpening) {
+          const openedTiming = { wasmReady, called, opened: epochMs() };
           const lanes = splitSegments(recorded.segments(), meta().pcpus);
           const window = { from_ns: recorded.fromNs, to_ns: recorded.toNs };
           void onOpening(
             Comlink.transfer(
-              { policy, runId, meta: meta(), lanes, opening: window, capNs },
+              { policy, runId, meta: meta(), lanes, opening: window, capNs, openedTiming },
               laneBuffers(lanes),
             ),
           );

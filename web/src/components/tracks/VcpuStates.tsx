@@ -15,6 +15,10 @@ import {
   describeShares,
   describeSpan,
   foldLanes,
+  groupLanes,
+  laneLabels,
+  laneRange,
+  runName,
   shareBuckets,
   splitStates,
   stackColumn,
@@ -33,10 +37,17 @@ const STATE_H = 10;
 const STATE_GAP = 2;
 const STATE_H_PRESENTING = 18;
 const STATE_GAP_PRESENTING = 1;
-/** More rows than this do not fit a lesson's screen at the labelled height: presentation then draws them thin
- * and unlabelled (their colours and hovers stay). */
+/** More rows than this do not fit a lesson's screen at the labelled height: presentation then draws them thin,
+ * labelled a domain at a time: its name where its lanes are a line high, and their short names below where they
+ * are two. Domains of one lane each share a label where their names run in a row (cpu, 1–7); another domain's lone
+ * lane is too thin for a label and is named by its colour (the legend's key above). */
 const LABELLED_ROWS_PRESENTING = 6;
-const STATE_H_THIN = 6;
+/** A thin lane's height [px]: at most this, and less where more lanes would take more room than six labelled ones
+ * (so the timeline stays on a lesson's screen), but not under the least. */
+const STATE_H_THIN = 8;
+const STATE_H_THIN_LEAST = 4;
+/** Presentation's type size [px]: a thin group's label takes a second line only with room for it. */
+const LABEL_PX_PRESENTING = 18;
 /** A domain with more vCPUs shows its first ones and a "+k more" row (clicking it unfolds the domain). */
 const STATES_PER_DOMAIN = 4;
 /** Most state spans asked for per window; beyond it the lanes draw the aggregate. */
@@ -108,37 +119,73 @@ export const vcpuStates: TrackKind<States> = {
   make: ({ run, meta, client, busy, theme, presenting, unfolded, unfold }) => {
     const rows = foldLanes(meta, STATES_PER_DOMAIN, unfolded);
     const thin = presenting && rows.length > LABELLED_ROWS_PRESENTING;
-    const h = thin ? STATE_H_THIN : presenting ? STATE_H_PRESENTING : STATE_H;
+    const thinH = Math.floor(
+      (LABELLED_ROWS_PRESENTING * (STATE_H_PRESENTING + STATE_GAP_PRESENTING)) / Math.max(1, rows.length) -
+        STATE_GAP_PRESENTING,
+    );
+    const h = thin
+      ? Math.max(STATE_H_THIN_LEAST, Math.min(STATE_H_THIN, thinH))
+      : presenting
+        ? STATE_H_PRESENTING
+        : STATE_H;
     const step = h + (presenting ? STATE_GAP_PRESENTING : STATE_GAP);
     const nv = meta.vcpus.length;
-    const labels: ReactNode[] = rows.map((row, r) => (
-      <div
-        key={r}
-        className={thin ? 'state-label thin' : 'state-label'}
-        style={{ height: h, marginBottom: step - h }}
-      >
-        {row.kind === 'vcpu' ? (
-          <span title={`${vcpuName(meta, row.vcpu)}: its states`}>
-            {/* Presentation mode's large type fits only the short form (styles.css), as the pCPU lanes'. */}
-            <span className="lane-long">{vcpuName(meta, row.vcpu)}</span>
-            <span className="lane-short" aria-hidden="true">
-              {shortName(meta, row.vcpu)}
-            </span>
-          </span>
-        ) : (
-          <button
-            type="button"
-            className="state-more"
-            data-testid="state-lanes-more"
-            title={`${moreText(meta, row)}: show them`}
-            onClick={() => unfold(row.domain)}
-          >
-            +{row.hidden}
-            <span className="lane-long"> more</span>
-          </button>
-        )}
-      </div>
-    ));
+    const domainName = (d: number) => meta.domains[d]?.name ?? '?';
+    const groups = thin ? groupLanes(meta, rows) : [];
+    const labels: ReactNode[] = thin
+      ? laneLabels(groups, domainName).map(({ first, rows: n, domains }) => {
+          const height = n * step - (step - h);
+          // One domain's lanes, or lone-lane domains numbered in a row (cpu1..cpu7), named top to bottom.
+          const g = domains.length === 1 ? groups.find((x) => x.first === first) : undefined;
+          const names = g ? g.vcpus.map((v) => vcpuName(meta, v)) : domains.map(domainName);
+          const more = g && g.hidden > 0 ? ` and ${g.hidden} more` : '';
+          // Two short lines: the domain and its lanes (job, v0–3), or the run's name and numbers (cpu, 1–7).
+          const lines = g
+            ? [
+                domainName(g.domain),
+                laneRange(
+                  g.vcpus.map((v) => shortName(meta, v)),
+                  g.hidden,
+                ),
+              ]
+            : runName(names);
+          return (
+            <div
+              key={first}
+              className="state-label state-group"
+              data-testid="state-group-label"
+              style={{ height, marginBottom: step - h }}
+              title={`${names.join(', ')}${more}: their states, top to bottom`}
+            >
+              {height >= LABEL_PX_PRESENTING - 2 && <span>{lines[0]}</span>}
+              {height >= 2 * LABEL_PX_PRESENTING - 2 && <span className="state-group-lanes">{lines[1]}</span>}
+            </div>
+          );
+        })
+      : rows.map((row, r) => (
+          <div key={r} className="state-label" style={{ height: h, marginBottom: step - h }}>
+            {row.kind === 'vcpu' ? (
+              <span title={`${vcpuName(meta, row.vcpu)}: its states`}>
+                {/* Presentation mode's large type fits only the short form (styles.css), as the pCPU lanes'. */}
+                <span className="lane-long">{vcpuName(meta, row.vcpu)}</span>
+                <span className="lane-short" aria-hidden="true">
+                  {shortName(meta, row.vcpu)}
+                </span>
+              </span>
+            ) : (
+              <button
+                type="button"
+                className="state-more"
+                data-testid="state-lanes-more"
+                title={`${moreText(meta, row)}: show them`}
+                onClick={() => unfold(row.domain)}
+              >
+                +{row.hidden}
+                <span className="lane-long"> more</span>
+              </button>
+            )}
+          </div>
+        ));
     return {
       height: rows.length * step,
       update: async (window: DetailWindow, resolution: number) => {
