@@ -4,6 +4,7 @@
 //! run the same points; running them in parallel, writing shards and caching are the front ends' business.
 
 use crate::estimate as cost;
+use crate::patch::kind;
 use crate::report::{with_overrides, RunOptions, RunReport};
 use crate::scenario::{Scenario, ScenarioError, MAX_SEED};
 use crate::sim::{SimOptions, Simulation};
@@ -114,16 +115,6 @@ fn named(v: &Value) -> Option<&str> {
     v.get("name").or_else(|| v.get("id")).and_then(Value::as_str)
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 /// Why a path part names no element of an array.
 enum Miss {
@@ -301,6 +292,13 @@ pub const DEFAULT_MAX_RUNS: u64 = 100_000;
 /// of a laptop at the native build's pace.
 pub const DEFAULT_MAX_TOTAL_EVENTS: u64 = 100_000_000_000;
 
+/// Scenario a grid may build in all before it is refused (`--max-grid-work`) [bytes]: its combinations x the
+/// document's compact JSON size. Checking a grid builds and validates each combination twice and running it builds
+/// it once more on each worker thread that runs it, at about 8 MB of document a second natively, so the default
+/// is about two minutes of building a pass at worst: 256 combinations of a document at the 4 MB limit, 65,000 of
+/// the largest library scenario (16 kB), the run limit's 100,000 of a 10 kB one.
+pub const DEFAULT_MAX_GRID_WORK: u64 = 1 << 30;
+
 /// The bounds a grid is checked against before anything runs; `option` names how the caller spells each.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -310,6 +308,8 @@ pub struct Limits {
     pub max_runs: u64,
     /// Estimated events of every run together.
     pub max_total_events: u64,
+    /// Combinations x document size [bytes] (see [`DEFAULT_MAX_GRID_WORK`]).
+    pub max_grid_work: u64,
 }
 
 impl Default for Limits {
@@ -318,6 +318,7 @@ impl Default for Limits {
             max_events: cost::DEFAULT_MAX_EVENTS,
             max_runs: DEFAULT_MAX_RUNS,
             max_total_events: DEFAULT_MAX_TOTAL_EVENTS,
+            max_grid_work: DEFAULT_MAX_GRID_WORK,
         }
     }
 }
@@ -328,10 +329,15 @@ pub struct LimitNames {
     pub max_events: &'static str,
     pub max_runs: &'static str,
     pub max_total_events: &'static str,
+    pub max_grid_work: &'static str,
 }
 
-pub const CLI_LIMITS: LimitNames =
-    LimitNames { max_events: "--max-events ", max_runs: "--max-runs ", max_total_events: "--max-total-events " };
+pub const CLI_LIMITS: LimitNames = LimitNames {
+    max_events: "--max-events ",
+    max_runs: "--max-runs ",
+    max_total_events: "--max-total-events ",
+    max_grid_work: "--max-grid-work ",
+};
 
 /// A checked grid. Combinations, their scenarios and the runs are not kept: the run count is checked against the
 /// limit before anything is built, then every combination is built, validated and estimated once and dropped, so
@@ -364,6 +370,19 @@ fn grid_size(axes: &[Axis], seeds: u64, policies: usize) -> (Option<u64>, Option
 
 impl<'a> Grid<'a> {
     pub fn new(base: &'a Value, spec: &GridSpec, limits: Limits, names: LimitNames) -> Result<Grid<'a>, GridError> {
+        Grid::new_polled(base, spec, limits, names, &mut || Ok(()))
+    }
+
+    /// [`Grid::new`], calling `poll` before each combination is built (twice per combination) and giving up with
+    /// its error: how a front end whose checks cannot run meanwhile (Python's Ctrl-C, the GIL released) stops a
+    /// long check.
+    pub fn new_polled(
+        base: &'a Value,
+        spec: &GridSpec,
+        limits: Limits,
+        names: LimitNames,
+        poll: &mut dyn FnMut() -> Result<(), GridError>,
+    ) -> Result<Grid<'a>, GridError> {
         check_distinct_paths(base, &spec.axes)?;
         let written = Scenario::from_value(base.clone())
             .map_err(|error| GridError::Scenario { context: "the scenario as written".into(), error })?;
@@ -396,6 +415,7 @@ impl<'a> Grid<'a> {
             }
         };
         let combinations = combos.unwrap_or(0) as usize;
+        check_grid_work(base, combinations, limits.max_grid_work, names.max_grid_work)?;
         let mut grid = Grid {
             base,
             paths: spec.axes.iter().map(|a| a.path.clone()).collect(),
@@ -438,6 +458,7 @@ impl<'a> Grid<'a> {
         // First every combination's schema and estimate (cheap), then its policies built (dearer: a policy's
         // parameters are checked when it is built), so an over-large grid is refused before the dearer pass.
         for c in 0..combinations {
+            poll()?;
             let sc = grid.scenario(c)?;
             let first = spec.seed.unwrap_or(sc.seed);
             last_seed(first, spec.seeds)?;
@@ -450,6 +471,7 @@ impl<'a> Grid<'a> {
             }
         }
         for c in 0..combinations {
+            poll()?;
             grid.checked_scenario(c)?;
         }
         grid.first_seeds = first_seeds;
@@ -522,6 +544,32 @@ impl<'a> Grid<'a> {
             .map_err(at)
     }
 }
+
+/// Refuses a grid whose combinations x document size passes `limit` [bytes], before any combination is built:
+/// each is built and validated a few times (see [`DEFAULT_MAX_GRID_WORK`]), so a grid of many combinations over a
+/// large document would otherwise spend hours before its first run.
+fn check_grid_work(base: &Value, combinations: usize, limit: u64, option: &str) -> Result<(), GridError> {
+    let doc_bytes = crate::patch::json_len(base, usize::MAX).unwrap_or(usize::MAX) as u64;
+    let work = (combinations as u64).checked_mul(doc_bytes);
+    match work {
+        Some(w) if w <= limit => Ok(()),
+        _ => {
+            let figure = work.map_or("more than 2^64".into(), |w| w.to_string());
+            let secs = work.map_or(f64::INFINITY, |w| w as f64 / GRID_BYTES_PER_SECOND);
+            let raise = work.map_or(format!("{option}N"), |w| format!("{option}{w}"));
+            Err(format!(
+                "the grid's {combinations} combinations each build and validate the {doc_bytes}-byte scenario: \
+                 {figure} bytes of work (combinations x document size, ~{secs:.0} s a pass), more than the limit \
+                 of {limit}; pass {raise} to allow it, or sweep fewer values"
+            )
+            .into())
+        }
+    }
+}
+
+/// Document bytes a grid builds and validates per wall-clock second natively (measured: a 1.1 MB scenario's
+/// combinations and a 1 kB one's both come out at 7-10 MB/s): only for the time in a refusal's message.
+const GRID_BYTES_PER_SECOND: f64 = 8e6;
 
 /// Refuses two axes that reach the same field, or one inside the other, however each names it (an element by
 /// index or by name/id): the later would silently win and the table would label runs with values they did not
@@ -726,6 +774,38 @@ mod tests {
         let tight = Limits { max_total_events: 10, ..Limits::default() };
         let e = Grid::new(&base, &spec(&["host.pcpus=1,2"], 1), tight, CLI_LIMITS).err().unwrap().to_string();
         assert!(e.contains("the grid's 2 runs are estimated at") && e.contains("--max-total-events "), "{e}");
+    }
+
+    /// A grid whose combinations x document size passes the grid work limit is refused before any combination is
+    /// built, with the figure and the option that raises it; at the figure it is accepted.
+    #[test]
+    fn grids_past_the_work_limit_are_refused_with_the_figure() {
+        let base = two_domain_base();
+        let doc = crate::patch::json_len(&base, usize::MAX).unwrap() as u64;
+        let s = spec(&["host.pcpus=1,2,3"], 1);
+        let tight = Limits { max_grid_work: 3 * doc - 1, ..Limits::default() };
+        let e = Grid::new(&base, &s, tight, CLI_LIMITS).err().unwrap().to_string();
+        let want = format!("3 combinations each build and validate the {doc}-byte scenario: {} bytes", 3 * doc);
+        assert!(e.contains(&want) && e.contains(&format!("pass --max-grid-work {}", 3 * doc)), "{e}");
+        let raised = Limits { max_grid_work: 3 * doc, ..Limits::default() };
+        assert_eq!(Grid::new(&base, &s, raised, CLI_LIMITS).unwrap().combinations(), 3);
+    }
+
+    /// A long check stops at the first poll that says so.
+    #[test]
+    fn a_polled_check_stops_when_the_poll_says_so() {
+        let base = two_domain_base();
+        let mut polls = 0;
+        let e = Grid::new_polled(&base, &spec(&["host.pcpus=1,2,3"], 1), Limits::default(), CLI_LIMITS, &mut || {
+            polls += 1;
+            if polls == 2 {
+                Err(GridError::Other("interrupted".into()))
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(e.err().unwrap().to_string(), "interrupted");
+        assert_eq!(polls, 2);
     }
 
     /// `--duration-ms` that would cut off a change of policy parameters is refused, as the same duration in the
