@@ -71,6 +71,42 @@ def test_ctrl_c_stops_a_sweep_within_a_second_and_keeps_what_finished(tmp_path: 
     assert done.attrs["cached"] == len(done) > 0
 
 
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child process")
+def test_ctrl_c_stops_a_long_grid_check(tmp_path: Path) -> None:
+    # A 0.9 MB scenario's 250 combinations take two minutes or more to check (each built and validated twice, with
+    # the GIL released, so Python's handler for Ctrl-C runs only when the check looks for it).
+    sc: dict[str, Any] = json.loads(
+        (Path(__file__).resolve().parents[2] / "scenarios" / "credit-weights.json").read_text()
+    )
+    sc.pop("claims", None)
+    tasks = [{"name": f"t{i:06}", "workload": {"type": "cpu"}} for i in range(18_000)]
+    sc["domains"] += [{"name": f"pad{k}", "tasks": tasks[k * 4000 : (k + 1) * 4000]} for k in range(5)]
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(sc))
+    script = textwrap.dedent(
+        f"""
+        import schedsim, sys
+        print("checking", flush=True)
+        try:
+            schedsim.sweep({str(path)!r}, {{"host.pcpus": list(range(1, 251))}}, cache=False, progress=False)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(3)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "checking"
+    time.sleep(3)
+    assert child.poll() is None, child.communicate()
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    stopped = time.monotonic() - sent
+    assert child.returncode == 3 and "interrupted" in out, err
+    assert stopped < 5, f"took {stopped:.2f} s to stop"
+
+
 def test_a_damaged_cache_part_is_reported_set_aside_and_recomputed(
     short_scenario: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -147,6 +183,11 @@ def test_grids_past_the_limits_raise_with_their_size(short_scenario: dict[str, A
     assert len(df) == 8
     with pytest.raises(ValueError, match="the grid has 8 runs"):
         schedsim.sweep(short_scenario, GRID, seeds=2, cache=False, max_runs=7)
+    # Combinations x the scenario's size, with the figure that would allow it.
+    size = len(json.dumps(short_scenario, separators=(",", ":"), ensure_ascii=False))
+    with pytest.raises(ValueError, match=rf"2 combinations .* max_grid_work={2 * size}\b"):
+        schedsim.sweep(short_scenario, GRID, cache=False, max_grid_work=size)
+    assert len(schedsim.sweep(short_scenario, GRID, cache=False, max_grid_work=2 * size, progress=False)) == 4
 
 
 def test_a_field_named_twice_is_refused(short_scenario: dict[str, Any]) -> None:

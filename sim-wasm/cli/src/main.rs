@@ -162,7 +162,7 @@ enum Cmd {
         #[arg(long = "max-total-events", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         max_total_events: Option<u64>,
         /// Refuse a grid whose combinations x scenario size passes N bytes before any combination is built (each
-        /// is built and validated a few times) [default: 1073741824, about two minutes a pass].
+        /// is built and validated a few times) [default: 268435456, up to three minutes].
         #[arg(long = "max-grid-work", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         max_grid_work: Option<u64>,
         #[command(flatten)]

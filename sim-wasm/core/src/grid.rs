@@ -115,7 +115,6 @@ fn named(v: &Value) -> Option<&str> {
     v.get("name").or_else(|| v.get("id")).and_then(Value::as_str)
 }
 
-
 /// Why a path part names no element of an array.
 enum Miss {
     Index(usize),
@@ -293,11 +292,12 @@ pub const DEFAULT_MAX_RUNS: u64 = 100_000;
 pub const DEFAULT_MAX_TOTAL_EVENTS: u64 = 100_000_000_000;
 
 /// Scenario a grid may build in all before it is refused (`--max-grid-work`) [bytes]: its combinations x the
-/// document's compact JSON size. Checking a grid builds and validates each combination twice and running it builds
-/// it once more on each worker thread that runs it, at about 8 MB of document a second natively, so the default
-/// is about two minutes of building a pass at worst: 256 combinations of a document at the 4 MB limit, 65,000 of
-/// the largest library scenario (16 kB), the run limit's 100,000 of a 10 kB one.
-pub const DEFAULT_MAX_GRID_WORK: u64 = 1 << 30;
+/// document's compact JSON size. Checking a grid builds and validates each combination twice (the second time with
+/// its policies' engines) and running it builds it once more on each worker thread that runs it. Measured
+/// natively: 8-10 MB of document a second for the first pass, 1.5 MB/s for both passes of a 0.9 MB scenario of
+/// 18,000 tasks; so the default takes three minutes at worst, and allows 64 combinations of a document at the
+/// 4 MB limit, 16,000 of the largest library scenario (16 kB), the run limit's 100,000 of a 2.6 kB one.
+pub const DEFAULT_MAX_GRID_WORK: u64 = 1 << 28;
 
 /// The bounds a grid is checked against before anything runs; `option` names how the caller spells each.
 #[derive(Debug, Clone, Copy)]
@@ -559,7 +559,7 @@ fn check_grid_work(base: &Value, combinations: usize, limit: u64, option: &str) 
             let raise = work.map_or(format!("{option}N"), |w| format!("{option}{w}"));
             Err(format!(
                 "the grid's {combinations} combinations each build and validate the {doc_bytes}-byte scenario: \
-                 {figure} bytes of work (combinations x document size, ~{secs:.0} s a pass), more than the limit \
+                 {figure} bytes of work (combinations x document size, up to ~{secs:.0} s to check), more than the limit \
                  of {limit}; pass {raise} to allow it, or sweep fewer values"
             )
             .into())
@@ -567,9 +567,9 @@ fn check_grid_work(base: &Value, combinations: usize, limit: u64, option: &str) 
     }
 }
 
-/// Document bytes a grid builds and validates per wall-clock second natively (measured: a 1.1 MB scenario's
-/// combinations and a 1 kB one's both come out at 7-10 MB/s): only for the time in a refusal's message.
-const GRID_BYTES_PER_SECOND: f64 = 8e6;
+/// Document bytes a grid check builds and validates per wall-clock second natively at worst (both passes over a
+/// 0.9 MB scenario of 18,000 tasks): only for the time in a refusal's message.
+const GRID_BYTES_PER_SECOND: f64 = 1.5e6;
 
 /// Refuses two axes that reach the same field, or one inside the other, however each names it (an element by
 /// index or by name/id): the later would silently win and the table would label runs with values they did not
