@@ -34,6 +34,17 @@ def test_a_script_without_a_main_guard_sweeps_from_stdin(short_scenario: dict[st
     assert out.stdout.strip() == "8"
 
 
+def interrupt(child: subprocess.Popen[str], timeout: float) -> float:
+    """Sends a running child SIGINT and returns the seconds it took to exit, having printed "interrupted" and
+    exited with 3 (what the child scripts here do on KeyboardInterrupt)."""
+    assert child.poll() is None, child.communicate()
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=timeout)
+    assert child.returncode == 3 and "interrupted" in out, err
+    return time.monotonic() - sent
+
+
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child process")
 def test_ctrl_c_stops_a_sweep_within_a_second_and_keeps_what_finished(tmp_path: Path) -> None:
     sc: dict[str, Any] = json.loads(
@@ -59,13 +70,7 @@ def test_ctrl_c_stops_a_sweep_within_a_second_and_keeps_what_finished(tmp_path: 
     deadline = time.monotonic() + 60
     while not list(cache.rglob("part-*.parquet")) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert child.poll() is None, child.communicate()
-    sent = time.monotonic()
-    child.send_signal(signal.SIGINT)
-    out, err = child.communicate(timeout=30)
-    stopped = time.monotonic() - sent
-    assert child.returncode == 3 and "interrupted" in out, err
-    assert stopped < 1.5, f"took {stopped:.2f} s to stop"
+    assert interrupt(child, timeout=30) < 1.5
     # What finished is kept: a second sweep of the first few combinations simulates none of them.
     done = schedsim.sweep(path, {"domains.heavy.weight": [256]}, cache=cache, progress=False, workers=1)
     assert done.attrs["cached"] == len(done) > 0
@@ -98,13 +103,7 @@ def test_ctrl_c_stops_a_long_grid_check(tmp_path: Path) -> None:
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "checking"
     time.sleep(3)
-    assert child.poll() is None, child.communicate()
-    sent = time.monotonic()
-    child.send_signal(signal.SIGINT)
-    out, err = child.communicate(timeout=60)
-    stopped = time.monotonic() - sent
-    assert child.returncode == 3 and "interrupted" in out, err
-    assert stopped < 5, f"took {stopped:.2f} s to stop"
+    assert interrupt(child, timeout=60) < 5
 
 
 def test_a_damaged_cache_part_is_reported_set_aside_and_recomputed(
