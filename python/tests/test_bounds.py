@@ -66,8 +66,9 @@ def test_ctrl_c_stops_a_sweep_within_a_second_and_keeps_what_finished(tmp_path: 
         """
     )
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # Wait until some runs have reached the cache (it is flushed every few seconds).
-    deadline = time.monotonic() + 60
+    # Wait until some runs have reached the cache (it is flushed every few seconds): on a loaded machine that can
+    # take a minute or more, and a signal sent before would find no finished run to keep.
+    deadline = time.monotonic() + 300
     while not list(cache.rglob("part-*.parquet")) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert interrupt(child, timeout=30) < 1.5
