@@ -30,10 +30,15 @@ pub fn last_seed(base: u64, n: u64) -> Result<u64, String> {
 /// Runs one policy of a scenario to the end and returns its run object (claims not attached). The page's trace is
 /// not recorded: a run object never reads it, and it can take more memory than the run itself.
 pub fn run_one(sc: &Scenario, policy: &str, opts: &RunOptions) -> Result<RunReport, String> {
-    let sim_opts = SimOptions { trace: false, max_events: opts.max_events, ..SimOptions::default() };
-    let mut sim = Simulation::with_options(sc, policy, sim_opts).map_err(|e| e.to_string())?;
+    let mut sim = batch_simulation(sc, policy, opts)?;
     sim.run().map_err(|e| e.to_string())?;
     Ok(sim.run_report(opts))
+}
+
+/// The simulation [`run_one`] runs: no trace, the run's work limit.
+fn batch_simulation(sc: &Scenario, policy: &str, opts: &RunOptions) -> Result<Simulation, String> {
+    let sim_opts = SimOptions { trace: false, max_events: opts.max_events, ..SimOptions::default() };
+    Simulation::with_options(sc, policy, sim_opts).map_err(|e| e.to_string())
 }
 
 /// One `--set`: a path and the values it takes.
@@ -639,6 +644,19 @@ mod tests {
         assert!(seed_list(5, 0).unwrap_err().contains("--seeds"));
         assert!(seed_list((1 << 53) - 2, 3).unwrap_err().contains("largest seed"));
         assert!(seed_list(u64::MAX, 2).is_err());
+    }
+
+    /// A run whose report is all that is kept (`run --seeds`, `check`, `sweep`) records no trace, which can take
+    /// more memory than the run itself.
+    #[test]
+    fn batch_runs_record_no_trace() {
+        let sc = Scenario::from_value(two_domain_base()).unwrap();
+        let mut traced = Simulation::new(&sc, "credit").unwrap();
+        traced.run().unwrap();
+        assert!(!traced.trace().segments().is_empty());
+        let mut batch = batch_simulation(&sc, "credit", &RunOptions::default()).unwrap();
+        batch.run().unwrap();
+        assert!(batch.trace().segments().is_empty());
     }
 
     #[test]
