@@ -27,6 +27,7 @@ def plan(
     max_events: int | None = None,
     max_runs: int | None = None,
     max_total_events: int | None = None,
+    max_grid_work: int | None = None,
 ) -> str: ...
 def trace_report(
     path: str, mapping: str | None = None, tsc_hz: int | None = None, simulate: list[str] | None = None

@@ -155,6 +155,7 @@ def sweep(
     max_runs: int | None = None,
     max_total_events: int | None = None,
     scripts: Mapping[str, str] | None = None,
+    max_grid_work: int | None = None,
 ) -> pd.DataFrame:
     """Runs every combination of ``grid`` x ``seeds`` seeds x ``policies`` and returns one row per run.
 
@@ -175,7 +176,9 @@ def sweep(
     raises ``ValueError`` before anything runs, and a run that reaches it stops the sweep with a ``ValueError``
     naming its point (default 10^9). It does not enter the cache key: a run that completes under a limit is the
     same run. ``max_runs`` (default 100,000) and ``max_total_events`` (default 10^11) are ``--max-runs`` and
-    ``--max-total-events``: a grid past either raises ``ValueError`` with its figure before anything is built. A
+    ``--max-total-events``: a grid past either raises ``ValueError`` with its figure before anything is built, as
+    does one whose combinations x the scenario's size [bytes] pass ``max_grid_work`` (``--max-grid-work``, default
+    2^28: each combination is built and validated a few times). A
     metric pattern that matches nothing raises ``ValueError``; Ctrl-C stops a local sweep within a second, keeping
     (and caching) every run that finished. ``scripts`` gives policies Rhai sources, as in ``run``; sweep a script's
     ``vars`` by their path (``{"policies.mine.params.vars.slice_ms": [10, 30]}``).
@@ -191,7 +194,16 @@ def sweep(
     axes = _grid_axes(grid)
     plan = json.loads(
         _core.plan(
-            text, json.dumps(axes), seeds, policy_list, seed, duration_ms, max_events, max_runs, max_total_events
+            text,
+            json.dumps(axes),
+            seeds,
+            policy_list,
+            seed,
+            duration_ms,
+            max_events,
+            max_runs,
+            max_total_events,
+            max_grid_work,
         )
     )
     paths: list[str] = plan["paths"]

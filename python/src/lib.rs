@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// `schedsim._errors.ScenarioError(message, problems, context)`: a Python class, so it pickles across processes.
 fn scenario_error(py: Python<'_>, context: &str, e: &ScenarioError) -> PyErr {
@@ -257,11 +257,13 @@ fn describe(py: Python<'_>, scenario: &str) -> PyResult<String> {
 }
 
 /// Builds and validates a sweep grid, refusing it if it has more than `max_runs` runs, if a combination's run is
-/// estimated above `max_events` events or all its runs above `max_total_events` (the CLI's `--max-runs`,
-/// `--max-events`, `--max-total-events`). `axes` is JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario",
-/// "paths", "combos": [[values...]], "work": [[combination, seed, policy], ...]}` in grid order.
+/// estimated above `max_events` events or all its runs above `max_total_events`, or if its combinations x the
+/// scenario's size pass `max_grid_work` bytes (the CLI's `--max-runs`, `--max-events`, `--max-total-events`,
+/// `--max-grid-work`). `axes` is JSON `[[path, [values...]], ...]`. Returns JSON `{"scenario", "paths", "combos":
+/// [[values...]], "work": [[combination, seed, policy], ...]}` in grid order. The check runs with the GIL released
+/// and looks for Ctrl-C every [`SIGNAL_CHECK`], so a long one stops with `KeyboardInterrupt`.
 #[pyfunction]
-#[pyo3(signature = (scenario, axes, seeds, policies, seed=None, duration_ms=None, max_events=None, max_runs=None, max_total_events=None))]
+#[pyo3(signature = (scenario, axes, seeds, policies, seed=None, duration_ms=None, max_events=None, max_runs=None, max_total_events=None, max_grid_work=None))]
 #[allow(clippy::too_many_arguments)]
 fn plan(
     py: Python<'_>,
@@ -274,6 +276,7 @@ fn plan(
     max_events: Option<u64>,
     max_runs: Option<u64>,
     max_total_events: Option<u64>,
+    max_grid_work: Option<u64>,
 ) -> PyResult<String> {
     let at_least_one = |n: Option<u64>, what: &str| match n {
         Some(0) => Err(PyValueError::new_err(format!("{what}: must be at least 1"))),
@@ -284,6 +287,8 @@ fn plan(
         max_runs: at_least_one(max_runs, "max_runs")?.unwrap_or(grid::DEFAULT_MAX_RUNS),
         max_total_events: at_least_one(max_total_events, "max_total_events")?
             .unwrap_or(grid::DEFAULT_MAX_TOTAL_EVENTS),
+        max_grid_work: at_least_one(max_grid_work, "max_grid_work")?
+            .unwrap_or(grid::DEFAULT_MAX_GRID_WORK),
     };
     check_seed(seed)?;
     parse(py, scenario)?;
@@ -306,10 +311,28 @@ fn plan(
         max_events: "max_events=",
         max_runs: "max_runs=",
         max_total_events: "max_total_events=",
+        max_grid_work: "max_grid_work=",
     };
-    let grid = py
-        .detach(|| Grid::new(&base, &spec, limits, names))
-        .map_err(|e| grid_error(py, e))?;
+    // A signal handler runs only when this thread holds the GIL: between combinations, at most every
+    // SIGNAL_CHECK, the check takes it back to run any (Ctrl-C raises KeyboardInterrupt there) and stops.
+    let mut raised: Option<PyErr> = None;
+    let built = py.detach(|| {
+        let mut last = Instant::now();
+        Grid::new_polled(&base, &spec, limits, names, &mut || {
+            if last.elapsed() < SIGNAL_CHECK {
+                return Ok(());
+            }
+            last = Instant::now();
+            Python::attach(|py| py.check_signals()).map_err(|e| {
+                raised = Some(e);
+                GridError::Other("interrupted".into())
+            })
+        })
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    let grid = built.map_err(|e| grid_error(py, e))?;
     let combos: Vec<Value> = (0..grid.combinations())
         .map(|c| Value::from(grid.combo(c)))
         .collect();
@@ -324,6 +347,10 @@ fn plan(
             .to_string(),
     )
 }
+
+/// How often a long check with the GIL released looks for Ctrl-C: well within the second a sweep promises to stop
+/// in, rare enough that taking the GIL back costs nothing measurable.
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
 /// Every number in a run object by its dotted path (`domains.web.cpu_share`), claims and wall-clock time left out.
 fn leaves(v: &Value, prefix: &str, out: &mut Map<String, Value>) {

@@ -161,6 +161,10 @@ enum Cmd {
         /// hour on two cores].
         #[arg(long = "max-total-events", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         max_total_events: Option<u64>,
+        /// Refuse a grid whose combinations x scenario size passes N bytes before any combination is built (each
+        /// is built and validated a few times) [default: 268435456, up to three minutes].
+        #[arg(long = "max-grid-work", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_grid_work: Option<u64>,
         #[command(flatten)]
         scripts: Scripts,
         #[command(flatten)]
@@ -439,6 +443,7 @@ fn real_main() -> Result<ExitCode, String> {
             merge,
             max_runs,
             max_total_events,
+            max_grid_work,
             scripts,
             limit,
         } => {
@@ -470,6 +475,7 @@ fn real_main() -> Result<ExitCode, String> {
                         max_events: limit.events(),
                         max_runs: max_runs.unwrap_or(schedsim_core::grid::DEFAULT_MAX_RUNS),
                         max_total_events: max_total_events.unwrap_or(schedsim_core::grid::DEFAULT_MAX_TOTAL_EVENTS),
+                        max_grid_work: max_grid_work.unwrap_or(schedsim_core::grid::DEFAULT_MAX_GRID_WORK),
                     },
                 };
                 let failed = |e: String| format!("sweep {}: {e}", file.display());

@@ -41,6 +41,24 @@ where
     R: Send,
     E: Send,
 {
+    try_map_with(items, jobs, bar, || (), |_, item| f(item))
+}
+
+/// [`try_map`] with state each worker thread keeps between its items (`init` makes it): a thread takes items in
+/// increasing index order, so state such as the scenario of the last combination run serves every later item that
+/// shares it.
+pub fn try_map_with<T, S, R, E>(
+    items: &[T],
+    jobs: usize,
+    bar: &ProgressBar,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, &T) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E>
+where
+    T: Sync,
+    R: Send,
+    E: Send,
+{
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let workers = jobs.clamp(1, items.len().max(1));
@@ -49,11 +67,12 @@ where
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
+                    let mut state = init();
                     let mut done = Vec::new();
                     while !failed.load(Ordering::Relaxed) {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(item) = items.get(i) else { break };
-                        let r = f(item);
+                        let r = f(&mut state, item);
                         if r.is_err() {
                             failed.store(true, Ordering::Relaxed);
                         }

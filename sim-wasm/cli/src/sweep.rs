@@ -8,6 +8,7 @@ pub use schedsim_core::grid::{
     CLI_LIMITS,
 };
 use schedsim_core::metric_path::resolve;
+use schedsim_core::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -144,25 +145,37 @@ pub fn sweep(base: &Value, spec: &Spec) -> Result<Table, GridError> {
         None => (0..grid.len()).collect(),
     };
     let bar = par::progress(runs.len(), "runs");
-    let rows = par::try_map(&runs, spec.jobs, &bar, |&r| {
-        let Item { combination: c, seed, ref policy } = grid.item(r);
-        let values = grid.combo(c);
-        let sc = grid.scenario(c).map_err(|e| e.to_string())?;
-        let run = run_point(&sc, seed, policy, false, Some(spec.limits.max_events)).map_err(|e| {
-            format!("combination {c} ({}), seed {seed}, policy {policy}: {e}", describe(&grid.paths, &values))
-        })?;
-        Ok::<Row, String>(Row {
-            run: r,
-            combination: c,
-            values,
-            seed,
-            policy: policy.clone(),
-            metrics: patterns
-                .iter()
-                .map(|p| resolve(&run, p).into_iter().map(|(k, v)| (k, v.clone())).collect())
-                .collect(),
-        })
-    })?;
+    // Each thread keeps the scenario of the combination it ran last: a thread's runs come in grid order, so a
+    // combination is built at most once per thread, within the grid work checked above.
+    let rows = par::try_map_with(
+        &runs,
+        spec.jobs,
+        &bar,
+        || None,
+        |held: &mut Option<(usize, Scenario)>, &r| {
+            let Item { combination: c, seed, ref policy } = grid.item(r);
+            let values = grid.combo(c);
+            if held.as_ref().is_none_or(|(k, _)| *k != c) {
+                *held = None;
+                *held = Some((c, grid.scenario(c).map_err(|e| e.to_string())?));
+            }
+            let sc = &held.as_ref().expect("built above").1;
+            let run = run_point(sc, seed, policy, false, Some(spec.limits.max_events)).map_err(|e| {
+                format!("combination {c} ({}), seed {seed}, policy {policy}: {e}", describe(&grid.paths, &values))
+            })?;
+            Ok::<Row, String>(Row {
+                run: r,
+                combination: c,
+                values,
+                seed,
+                policy: policy.clone(),
+                metrics: patterns
+                    .iter()
+                    .map(|p| resolve(&run, p).into_iter().map(|(k, v)| (k, v.clone())).collect())
+                    .collect(),
+            })
+        },
+    )?;
     let (columns, column_patterns) = columns_of(patterns.len(), &rows);
     // The defaults ask for response times "where present"; only a pattern the user typed deserves a warning. A
     // shard sees only part of the grid, so it stays quiet; the merge warns instead.
@@ -590,7 +603,6 @@ mod tests {
     use crate::batch;
     use schedsim_core::cost;
     use schedsim_core::report::RunOptions;
-    use schedsim_core::scenario::Scenario;
 
     #[test]
     fn csv_fields_are_quoted_when_needed() {

@@ -401,4 +401,9 @@ fn sweeps_refuse_grids_that_would_not_run_what_they_say() {
         &["runs (1000 combinations x 100000 seeds", "--max-runs"],
     );
     assert!(t.elapsed().as_secs() < 5, "refusing took {:?}", t.elapsed());
+    // Combinations x the scenario's size, with the figure that would allow it.
+    refuses(
+        &["sweep", &weights, "--set", "host.pcpus=1,2", "--max-grid-work", "1000"],
+        &["the grid's 2 combinations each build and validate the", "--max-grid-work"],
+    );
 }

@@ -4,6 +4,7 @@
 //! run the same points; running them in parallel, writing shards and caching are the front ends' business.
 
 use crate::estimate as cost;
+use crate::patch::kind;
 use crate::report::{with_overrides, RunOptions, RunReport};
 use crate::scenario::{Scenario, ScenarioError, MAX_SEED};
 use crate::sim::{SimOptions, Simulation};
@@ -29,10 +30,15 @@ pub fn last_seed(base: u64, n: u64) -> Result<u64, String> {
 /// Runs one policy of a scenario to the end and returns its run object (claims not attached). The page's trace is
 /// not recorded: a run object never reads it, and it can take more memory than the run itself.
 pub fn run_one(sc: &Scenario, policy: &str, opts: &RunOptions) -> Result<RunReport, String> {
-    let sim_opts = SimOptions { trace: false, max_events: opts.max_events, ..SimOptions::default() };
-    let mut sim = Simulation::with_options(sc, policy, sim_opts).map_err(|e| e.to_string())?;
+    let mut sim = batch_simulation(sc, policy, opts)?;
     sim.run().map_err(|e| e.to_string())?;
     Ok(sim.run_report(opts))
+}
+
+/// The simulation [`run_one`] runs: no trace, the run's work limit.
+fn batch_simulation(sc: &Scenario, policy: &str, opts: &RunOptions) -> Result<Simulation, String> {
+    let sim_opts = SimOptions { trace: false, max_events: opts.max_events, ..SimOptions::default() };
+    Simulation::with_options(sc, policy, sim_opts).map_err(|e| e.to_string())
 }
 
 /// One `--set`: a path and the values it takes.
@@ -112,17 +118,6 @@ fn split_top_level(s: &str) -> Vec<&str> {
 /// An array element's name: its `name` (domains, tasks) or `id` (policies).
 fn named(v: &Value) -> Option<&str> {
     v.get("name").or_else(|| v.get("id")).and_then(Value::as_str)
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Why a path part names no element of an array.
@@ -301,6 +296,14 @@ pub const DEFAULT_MAX_RUNS: u64 = 100_000;
 /// of a laptop at the native build's pace.
 pub const DEFAULT_MAX_TOTAL_EVENTS: u64 = 100_000_000_000;
 
+/// Scenario a grid may build in all before it is refused (`--max-grid-work`) [bytes]: its combinations x the
+/// document's compact JSON size. Checking a grid builds and validates each combination twice (the second time with
+/// its policies' engines) and running it builds it once more on each worker thread that runs it. Measured
+/// natively: 8-10 MB of document a second for the first pass, 1.5 MB/s for both passes of a 0.9 MB scenario of
+/// 18,000 tasks; so the default takes three minutes at worst, and allows 64 combinations of a document at the
+/// 4 MB limit, 16,000 of the largest library scenario (16 kB), the run limit's 100,000 of a 2.6 kB one.
+pub const DEFAULT_MAX_GRID_WORK: u64 = 1 << 28;
+
 /// The bounds a grid is checked against before anything runs; `option` names how the caller spells each.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -310,6 +313,8 @@ pub struct Limits {
     pub max_runs: u64,
     /// Estimated events of every run together.
     pub max_total_events: u64,
+    /// Combinations x document size [bytes] (see [`DEFAULT_MAX_GRID_WORK`]).
+    pub max_grid_work: u64,
 }
 
 impl Default for Limits {
@@ -318,6 +323,7 @@ impl Default for Limits {
             max_events: cost::DEFAULT_MAX_EVENTS,
             max_runs: DEFAULT_MAX_RUNS,
             max_total_events: DEFAULT_MAX_TOTAL_EVENTS,
+            max_grid_work: DEFAULT_MAX_GRID_WORK,
         }
     }
 }
@@ -328,10 +334,15 @@ pub struct LimitNames {
     pub max_events: &'static str,
     pub max_runs: &'static str,
     pub max_total_events: &'static str,
+    pub max_grid_work: &'static str,
 }
 
-pub const CLI_LIMITS: LimitNames =
-    LimitNames { max_events: "--max-events ", max_runs: "--max-runs ", max_total_events: "--max-total-events " };
+pub const CLI_LIMITS: LimitNames = LimitNames {
+    max_events: "--max-events ",
+    max_runs: "--max-runs ",
+    max_total_events: "--max-total-events ",
+    max_grid_work: "--max-grid-work ",
+};
 
 /// A checked grid. Combinations, their scenarios and the runs are not kept: the run count is checked against the
 /// limit before anything is built, then every combination is built, validated and estimated once and dropped, so
@@ -364,6 +375,19 @@ fn grid_size(axes: &[Axis], seeds: u64, policies: usize) -> (Option<u64>, Option
 
 impl<'a> Grid<'a> {
     pub fn new(base: &'a Value, spec: &GridSpec, limits: Limits, names: LimitNames) -> Result<Grid<'a>, GridError> {
+        Grid::new_polled(base, spec, limits, names, &mut || Ok(()))
+    }
+
+    /// [`Grid::new`], calling `poll` before each combination is built (twice per combination) and giving up with
+    /// its error: how a front end whose checks cannot run meanwhile (Python's Ctrl-C, the GIL released) stops a
+    /// long check.
+    pub fn new_polled(
+        base: &'a Value,
+        spec: &GridSpec,
+        limits: Limits,
+        names: LimitNames,
+        poll: &mut dyn FnMut() -> Result<(), GridError>,
+    ) -> Result<Grid<'a>, GridError> {
         check_distinct_paths(base, &spec.axes)?;
         let written = Scenario::from_value(base.clone())
             .map_err(|error| GridError::Scenario { context: "the scenario as written".into(), error })?;
@@ -396,6 +420,7 @@ impl<'a> Grid<'a> {
             }
         };
         let combinations = combos.unwrap_or(0) as usize;
+        check_grid_work(base, combinations, limits.max_grid_work, names.max_grid_work)?;
         let mut grid = Grid {
             base,
             paths: spec.axes.iter().map(|a| a.path.clone()).collect(),
@@ -438,6 +463,7 @@ impl<'a> Grid<'a> {
         // First every combination's schema and estimate (cheap), then its policies built (dearer: a policy's
         // parameters are checked when it is built), so an over-large grid is refused before the dearer pass.
         for c in 0..combinations {
+            poll()?;
             let sc = grid.scenario(c)?;
             let first = spec.seed.unwrap_or(sc.seed);
             last_seed(first, spec.seeds)?;
@@ -450,6 +476,7 @@ impl<'a> Grid<'a> {
             }
         }
         for c in 0..combinations {
+            poll()?;
             grid.checked_scenario(c)?;
         }
         grid.first_seeds = first_seeds;
@@ -523,6 +550,32 @@ impl<'a> Grid<'a> {
     }
 }
 
+/// Refuses a grid whose combinations x document size passes `limit` [bytes], before any combination is built:
+/// each is built and validated a few times (see [`DEFAULT_MAX_GRID_WORK`]), so a grid of many combinations over a
+/// large document would otherwise spend hours before its first run.
+fn check_grid_work(base: &Value, combinations: usize, limit: u64, option: &str) -> Result<(), GridError> {
+    let doc_bytes = crate::patch::json_len(base, usize::MAX).unwrap_or(usize::MAX) as u64;
+    let work = (combinations as u64).checked_mul(doc_bytes);
+    match work {
+        Some(w) if w <= limit => Ok(()),
+        _ => {
+            let figure = work.map_or("more than 2^64".into(), |w| w.to_string());
+            let secs = work.map_or(f64::INFINITY, |w| w as f64 / GRID_BYTES_PER_SECOND);
+            let raise = work.map_or(format!("{option}N"), |w| format!("{option}{w}"));
+            Err(format!(
+                "the grid's {combinations} combinations each build and validate the {doc_bytes}-byte scenario: \
+                 {figure} bytes of work (combinations x document size, up to ~{secs:.0} s to check), more than the limit \
+                 of {limit}; pass {raise} to allow it, or sweep fewer values"
+            )
+            .into())
+        }
+    }
+}
+
+/// Document bytes a grid check builds and validates per wall-clock second natively at worst (both passes over a
+/// 0.9 MB scenario of 18,000 tasks): only for the time in a refusal's message.
+const GRID_BYTES_PER_SECOND: f64 = 1.5e6;
+
 /// Refuses two axes that reach the same field, or one inside the other, however each names it (an element by
 /// index or by name/id): the later would silently win and the table would label runs with values they did not
 /// run.
@@ -591,6 +644,19 @@ mod tests {
         assert!(seed_list(5, 0).unwrap_err().contains("--seeds"));
         assert!(seed_list((1 << 53) - 2, 3).unwrap_err().contains("largest seed"));
         assert!(seed_list(u64::MAX, 2).is_err());
+    }
+
+    /// A run whose report is all that is kept (`run --seeds`, `check`, `sweep`) records no trace, which can take
+    /// more memory than the run itself.
+    #[test]
+    fn batch_runs_record_no_trace() {
+        let sc = Scenario::from_value(two_domain_base()).unwrap();
+        let mut traced = Simulation::new(&sc, "credit").unwrap();
+        traced.run().unwrap();
+        assert!(!traced.trace().segments().is_empty());
+        let mut batch = batch_simulation(&sc, "credit", &RunOptions::default()).unwrap();
+        batch.run().unwrap();
+        assert!(batch.trace().segments().is_empty());
     }
 
     #[test]
@@ -726,6 +792,38 @@ mod tests {
         let tight = Limits { max_total_events: 10, ..Limits::default() };
         let e = Grid::new(&base, &spec(&["host.pcpus=1,2"], 1), tight, CLI_LIMITS).err().unwrap().to_string();
         assert!(e.contains("the grid's 2 runs are estimated at") && e.contains("--max-total-events "), "{e}");
+    }
+
+    /// A grid whose combinations x document size passes the grid work limit is refused before any combination is
+    /// built, with the figure and the option that raises it; at the figure it is accepted.
+    #[test]
+    fn grids_past_the_work_limit_are_refused_with_the_figure() {
+        let base = two_domain_base();
+        let doc = crate::patch::json_len(&base, usize::MAX).unwrap() as u64;
+        let s = spec(&["host.pcpus=1,2,3"], 1);
+        let tight = Limits { max_grid_work: 3 * doc - 1, ..Limits::default() };
+        let e = Grid::new(&base, &s, tight, CLI_LIMITS).err().unwrap().to_string();
+        let want = format!("3 combinations each build and validate the {doc}-byte scenario: {} bytes", 3 * doc);
+        assert!(e.contains(&want) && e.contains(&format!("pass --max-grid-work {}", 3 * doc)), "{e}");
+        let raised = Limits { max_grid_work: 3 * doc, ..Limits::default() };
+        assert_eq!(Grid::new(&base, &s, raised, CLI_LIMITS).unwrap().combinations(), 3);
+    }
+
+    /// A long check stops at the first poll that says so.
+    #[test]
+    fn a_polled_check_stops_when_the_poll_says_so() {
+        let base = two_domain_base();
+        let mut polls = 0;
+        let e = Grid::new_polled(&base, &spec(&["host.pcpus=1,2,3"], 1), Limits::default(), CLI_LIMITS, &mut || {
+            polls += 1;
+            if polls == 2 {
+                Err(GridError::Other("interrupted".into()))
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(e.err().unwrap().to_string(), "interrupted");
+        assert_eq!(polls, 2);
     }
 
     /// `--duration-ms` that would cut off a change of policy parameters is refused, as the same duration in the

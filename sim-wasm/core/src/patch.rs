@@ -156,20 +156,29 @@ fn check_counts(doc: &Value) -> Result<(), String> {
 /// Applies `patch` (the JSON form of an RFC 6902 patch) to `doc`, checking after every operation that the document
 /// is within [`MAX_SCENARIO_BYTES`] and the count limits. An error names the operation and the limit; `doc` is then
 /// left part-way and must be dropped.
+///
+/// An operation's `value` is read where it is, in `patch`, and copied once, into `doc`: the operation itself is
+/// read without it (`json_patch` would clone it once to read the operation and again to apply it, so a variant
+/// inserting a 100 MB value took three copies of it at once); a `test` compares in place.
 pub fn apply_bounded(doc: &mut Value, patch: &Value) -> Result<(), String> {
-    // Read by reference: only the operations' own values are copied, once.
-    let ops = json_patch::Patch::deserialize(patch).map_err(|e| e.to_string())?;
+    let raw = patch.as_array().ok_or_else(|| format!("a patch is a list of operations, not {}", kind(patch)))?;
+    let ops = raw
+        .iter()
+        .enumerate()
+        .map(|(i, op)| PatchOperation::deserialize(&without_value(op)).map_err(|e| format!("patch op {i}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
     let limit = MAX_SCENARIO_BYTES;
     let over = |i: usize, op: &PatchOperation| {
         format!("{} would make the scenario larger than the limit of {limit} bytes", describe(i, op))
     };
     // The document itself is within the limit (it was read from a file that is); measure it once.
     let mut size = json_len(doc, limit).ok_or_else(|| format!("the scenario is larger than {limit} bytes"))?;
-    for (i, op) in ops.0.iter().enumerate() {
+    for (i, (op, raw)) in ops.iter().zip(raw).enumerate() {
+        // Add, replace and test have one (deserialising checked it is there).
+        let value = raw.get("value").unwrap_or(&Value::Null);
         // Bytes this operation adds (measured before anything is copied) and an upper bound of those it removes.
         let added = match op {
-            PatchOperation::Add(o) => json_len(&o.value, limit),
-            PatchOperation::Replace(o) => json_len(&o.value, limit),
+            PatchOperation::Add(_) | PatchOperation::Replace(_) => json_len(value, limit),
             PatchOperation::Copy(o) => match doc.pointer(o.from.as_str()) {
                 Some(v) => json_len(v, limit - size.min(limit)),
                 None => Some(0), // json_patch reports the bad `from` below
@@ -188,10 +197,64 @@ pub fn apply_bounded(doc: &mut Value, patch: &Value) -> Result<(), String> {
             Some(s) if s <= limit => size = s,
             _ => return Err(over(i, op)),
         }
+        let failed = |why: &str| format!("{}: operation '/{i}' failed at path '{}': {why}", describe(i, op), op.path());
+        if let PatchOperation::Test(o) = op {
+            match doc.pointer(o.path.as_str()) {
+                None => return Err(failed("path is invalid")),
+                Some(v) if v != value => return Err(failed("value did not match")),
+                Some(_) => {}
+            }
+            continue;
+        }
+        // An add or replace puts `null` in place, then the value is copied into it.
         json_patch::patch(doc, std::slice::from_ref(op)).map_err(|e| format!("{}: {e}", describe(i, op)))?;
+        if let PatchOperation::Add(_) | PatchOperation::Replace(_) = op {
+            *placed(doc, op.path().as_str()).ok_or_else(|| failed("path is invalid"))? = value.clone();
+        }
         check_counts(doc).map_err(|e| format!("{}: the scenario would have {e}", describe(i, op)))?;
     }
     Ok(())
+}
+
+/// An operation's fields but its `value` (`null` in its place, when it has one): what reading it may copy.
+fn without_value(op: &Value) -> Value {
+    let Some(m) = op.as_object() else { return op.clone() };
+    let mut out = serde_json::Map::new();
+    for (k, v) in m {
+        // Unknown fields are ignored when an operation is read, so they need not be copied either.
+        match k.as_str() {
+            "value" => out.insert(k.clone(), Value::Null),
+            "op" | "path" | "from" => out.insert(k.clone(), v.clone()),
+            _ => None,
+        };
+    }
+    Value::Object(out)
+}
+
+/// The value an `add` or `replace` at `path` (a JSON pointer) has just put in place: at the path itself, or for an
+/// `add` at `/-` of an array, its last element.
+fn placed<'d>(doc: &'d mut Value, path: &str) -> Option<&'d mut Value> {
+    let Some((parent, last)) = path.rsplit_once('/') else { return Some(doc) };
+    match doc.pointer_mut(parent)? {
+        Value::Array(items) => {
+            let i = if last == "-" { items.len().checked_sub(1)? } else { last.parse::<usize>().ok()? };
+            items.get_mut(i)
+        }
+        Value::Object(m) => m.get_mut(&last.replace("~1", "/").replace("~0", "~")),
+        _ => None,
+    }
+}
+
+/// What a JSON value is, in words for a message (`a number`).
+pub(crate) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 #[cfg(test)]

@@ -24,14 +24,34 @@ const MUTANTS: usize = 200;
 
 /// The most memory one file may hold live while it is loaded and built [bytes]: 128 times the file size limit.
 /// A parsed document takes up to 36 bytes per byte of text (a file of 2 million `0,` is 2 million 72-byte
-/// values); loading holds it, and building a variant adds its copy of the document, the patch's value read from
-/// the file and the copy of it the patch inserts (a 4 MB file of one such variant: about 450 MB).
+/// values); loading holds it, and building a variant adds its copy of the document, the patch's value copied into
+/// it once.
 const MEMORY_CAP: usize = 128 * MAX_SCENARIO_BYTES;
 
 /// The most bytes one file's load and build may allocate in all (a deterministic measure of work): what loading
 /// the document takes, and a multiple of the patch work allowed (each byte of document walked allocates at most
 /// a few dozen).
 const WORK_CAP: u64 = 128 * MAX_SCENARIO_BYTES as u64 + 64 * BUDGET;
+
+/// The most bytes a grid over one file may allocate in all, besides building its combinations' engines (which
+/// each of their runs does too): loading the file twice over (the grid reads it and validates it as written) and
+/// a multiple of the grid work allowed (validating a scenario allocates a few hundred bytes per byte of it).
+const GRID_WORK_CAP: u64 = 256 * MAX_SCENARIO_BYTES as u64 + 1024 * GRID_WORK;
+
+/// Bytes allocated building the engine of each of the scenario's policies, with `host.pcpus` at the most the fuzz's
+/// grids set (8) or as written if more: what the grid check builds for each combination.
+fn engine_bytes(text: &str) -> u64 {
+    let mut v: Value = serde_json::from_str(text).unwrap();
+    let written = v["host"]["pcpus"].as_u64().unwrap_or(1);
+    v["host"]["pcpus"] = json!(written.max(8));
+    let Ok(sc) = Scenario::from_value(v) else { return 0 };
+    let (_, _, total) = measured(|| {
+        for p in &sc.policies {
+            let _ = schedsim_core::sim::Simulation::new(&sc, &p.id);
+        }
+    });
+    total
+}
 
 thread_local! {
     // Const-initialised and without destructors, so the allocator can use them without allocating.
@@ -270,8 +290,13 @@ fn load_and_build(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A grid of many combinations and seeds over a file that loaded: refused or bounded, never built whole.
-fn grid(rng: &mut ChaCha8Rng, text: &str) -> Result<(), String> {
+/// Grid work each grid may take here (combinations x document size) [bytes]: an eighth of the patch budget here,
+/// so that a grid over a large document is refused, as the default refuses a larger one, in a debug build's time.
+const GRID_WORK: u64 = BUDGET / 8;
+
+/// A grid of many combinations and seeds over a file that loaded: refused or bounded, never built whole. Returns
+/// the combinations of an accepted grid.
+fn grid(rng: &mut ChaCha8Rng, text: &str) -> Result<usize, String> {
     let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let values = |n: usize| (0..n).map(|i| json!(1 + i % 8)).collect::<Vec<Value>>();
     let axes = vec![
@@ -280,8 +305,9 @@ fn grid(rng: &mut ChaCha8Rng, text: &str) -> Result<(), String> {
     ];
     let seeds = [1u64, 1000, 100_000][below(rng, 3)];
     let spec = GridSpec { axes, seeds, seed: None, duration_ms: None, policies: Vec::new() };
-    let grid = Grid::new(&v, &spec, Limits::default(), CLI_LIMITS).map_err(|e| e.to_string())?;
-    grid.scenario(grid.combinations() - 1).map(|_| ()).map_err(|e| e.to_string())
+    let limits = Limits { max_grid_work: GRID_WORK, ..Limits::default() };
+    let grid = Grid::new(&v, &spec, limits, CLI_LIMITS).map_err(|e| e.to_string())?;
+    grid.scenario(grid.combinations() - 1).map(|_| grid.combinations()).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -311,9 +337,13 @@ fn hostile_files_load_within_the_memory_cap_and_the_work_bound_or_are_refused_cl
         if peak > worst.0 {
             worst = (peak, total, what.clone());
         }
-        if result.is_ok() && text.len() < 30_000 && below(&mut rng, 4) == 0 {
-            let (_, peak, _) = measured(|| grid(&mut rng, &text));
+        // Documents past 1 MB only in the test below: validating one takes seconds in a debug build.
+        if result.is_ok() && text.len() < 1_000_000 && below(&mut rng, 4) == 0 {
+            let (accepted, peak, total) = measured(|| grid(&mut rng, &text));
             assert!(peak <= MEMORY_CAP, "{what}, a grid over it: {peak} bytes live at once");
+            // An accepted grid's check builds each combination's engines once (twice the figure: host sizes vary).
+            let engines = accepted.map_or(0, |c| 2 * c as u64 * engine_bytes(&text));
+            assert!(total <= GRID_WORK_CAP + engines, "{what}, a grid over it: {total} bytes allocated in all");
         }
     }
     assert!(loaded >= 10 && refused >= 20, "{loaded} loaded, {refused} refused");
@@ -324,4 +354,57 @@ fn hostile_files_load_within_the_memory_cap_and_the_work_bound_or_are_refused_cl
         worst.1 >> 20,
         worst.2
     );
+}
+
+/// A variant inserting a huge value holds one more copy of it while it is built (the one in the built document),
+/// not three (reading the operation and applying it once copied it twice more).
+#[test]
+fn a_variant_inserting_a_huge_value_copies_it_once() {
+    let (_, library_file) = library().into_iter().find(|(n, _)| n == "credit-weights.json").unwrap();
+    let huge = json!(vec![0; 500_000]);
+    let (held, value_bytes, _) = measured(|| huge.clone());
+    drop(held);
+    for (op, path) in [("add", "/focus"), ("add", "/domains/-"), ("replace", "/title"), ("test", "/title")] {
+        let mut v = library_file.clone();
+        v["variants"] = json!([{"label": "huge", "patch": [{"op": op, "path": path, "value": huge}]}]);
+        let sc = Scenario::from_json(&v.to_string()).unwrap();
+        let (built, peak, _) = measured(|| sc.variant(0, &mut PatchBudget::new(MAX_PATCH_WORK)).map(|_| ()));
+        // The schema refuses each (the value is no focus, domain or title) once the value is in place.
+        assert!(built.is_err(), "{op} {path}");
+        assert!(
+            peak < value_bytes + value_bytes / 4,
+            "{op} {path}: {peak} bytes live building the variant, against {value_bytes} for one copy of the value"
+        );
+    }
+}
+
+/// A grid of many combinations over a document near the size limit, and one of many combinations and seeds, are
+/// refused up front with their figures: the first by its work (combinations x document size), the second by its
+/// run count, each allocating little more than the document read twice.
+#[test]
+fn grids_over_a_large_document_are_refused_with_their_figures() {
+    let (_, mut v) = library().into_iter().find(|(n, _)| n == "credit-weights.json").unwrap();
+    v.as_object_mut().unwrap().remove("claims");
+    pad(&mut v, 3_300_000);
+    let text = v.to_string();
+    let values = |n: usize| (1..=n).map(|i| json!(i)).collect::<Vec<Value>>();
+    let one = |axis: Axis, seeds: u64| GridSpec {
+        axes: vec![axis],
+        seeds,
+        seed: None,
+        duration_ms: None,
+        policies: vec!["credit".into()],
+    };
+    for (spec, says) in [
+        (one(Axis { path: "host.pcpus".into(), values: values(100_000) }, 1), "bytes of work (combinations x"),
+        (one(Axis { path: "domains.heavy.weight".into(), values: values(1000) }, 100_000), "runs (1000 combinations"),
+    ] {
+        let (refused, peak, total) = measured(|| {
+            let base: Value = serde_json::from_str(&text).unwrap();
+            Grid::new(&base, &spec, Limits::default(), CLI_LIMITS).err().map(|e| e.to_string())
+        });
+        let e = refused.expect("refused");
+        assert!(e.contains(says) && (e.contains("--max-grid-work") || e.contains("--max-runs")), "{e}");
+        assert!(peak <= MEMORY_CAP && total <= GRID_WORK_CAP, "{e}: {peak} bytes live, {total} allocated");
+    }
 }
