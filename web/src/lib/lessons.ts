@@ -387,8 +387,8 @@ export const LESSONS: readonly Lesson[] = [
         text:
           'xBalloon lets the guest see its CPU budget: a balloon task holds the CPU the guest may not use, so the ' +
           'guest scheduler spends what is left on the I/O task first. Its throughput rises and the neighbour keeps ' +
-          'its half of the pCPU. The tail latency falls too, from {0:credit} to {0:xballoon} ms (the slides: by 71%), though not at ' +
-          'twice the request rate: the claims keep that as not reproduced.',
+          'its half of the pCPU. The tail latency falls too, from {0:credit} to {0:xballoon} ms, though not by the slides’ ' +
+          '71%: the claims keep that as not reproduced.',
         scenario: 'p002-sharing-xballoon',
         policies: ['credit', 'xballoon'],
         t_ms: 1500,
