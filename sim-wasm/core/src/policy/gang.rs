@@ -287,3 +287,73 @@ impl Policy for Gang {
 
 crate::size::heap_size!(GDom { vcpus });
 crate::size::heap_size!(Gang { doms, vcpu_dom, runnable, plan, held_since, last_pcpu, versions });
+
+#[cfg(test)]
+mod tests {
+
+    use crate::sim::test_support::*;
+
+    use crate::trace::Segment;
+
+    /// Paper 001's co-scheduling guarantees, checked on the trace of the hybrid and gang schedulers: no run queue ever
+    /// holds two vCPUs of a CON domain (so two siblings never time-share a pCPU), and a CON domain's vCPUs start and
+    /// stop together (every stretch one of them runs is run by all of them, on distinct pCPUs, over the same times).
+    #[test]
+    fn con_domains_are_co_scheduled() {
+        for scheduler in ["hybrid", "gang"] {
+            let sc = cosched_scenario(scheduler, true);
+            let sim = run(&sc, "p");
+            assert_cpu_conserved(&sim);
+            assert_no_double_running(&sim);
+            let change_at = if scheduler == "hybrid" { 600_000_000 } else { u64::MAX };
+            // Gang co-schedules every domain; hybrid the CON ones (and web once it turns CON).
+            let con = |d: usize, t: u64| scheduler == "gang" || d < 2 || (d == 2 && t >= change_at);
+            for (d, dom) in sc.domains.iter().enumerate() {
+                let n = dom.vcpus as usize;
+                let mut by_start: std::collections::BTreeMap<u64, Vec<&Segment>> = Default::default();
+                for s in sim.trace().segments().iter().filter(|s| sim.host.vcpus[s.vcpu as usize].dom.0 == d) {
+                    by_start.entry(s.start).or_default().push(s);
+                }
+                for (start, segs) in &by_start {
+                    // A stretch that began before a type change may run on alone until its slot ends.
+                    if !con(d, *start) || (d == 2 && *start < change_at.saturating_add(10_000_000)) {
+                        continue;
+                    }
+                    let mut pcpus: Vec<u32> = segs.iter().map(|s| s.pcpu).collect();
+                    pcpus.sort_unstable();
+                    pcpus.dedup();
+                    assert_eq!(
+                        segs.len(),
+                        n,
+                        "{scheduler}: {} starts {} of {n} vCPUs at {start}",
+                        dom.name,
+                        segs.len()
+                    );
+                    assert_eq!(pcpus.len(), n, "{scheduler}: {} siblings share a pCPU at {start}", dom.name);
+                    assert!(
+                        segs.iter().all(|s| s.end == segs[0].end),
+                        "{scheduler}: {} stops apart: {segs:?}",
+                        dom.name
+                    );
+                }
+            }
+            if scheduler == "hybrid" {
+                for p in 0..sim.host.pcpus.len() {
+                    for snap in sim.trace().runqueue_history(p) {
+                        let mut doms: Vec<usize> = snap
+                            .queued
+                            .iter()
+                            .chain(snap.running.iter())
+                            .map(|e| sim.host.vcpus[e.vcpu as usize].dom.0)
+                            .filter(|&d| con(d, snap.t_ns))
+                            .collect();
+                        doms.sort_unstable();
+                        let n = doms.len();
+                        doms.dedup();
+                        assert_eq!(doms.len(), n, "pCPU{p} holds two vCPUs of a CON domain at {}: {snap:?}", snap.t_ns);
+                    }
+                }
+            }
+        }
+    }
+}

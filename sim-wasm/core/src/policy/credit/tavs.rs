@@ -627,6 +627,11 @@ crate::size::heap_size!(Portmap { counters });
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::RunOptions;
+
+    use crate::sim::test_support::*;
+
+    use serde_json::json;
 
     /// Fig. 2 of the paper: after an event, T2 preempts T1 and runs briefly (positive); a long run is negative;
     /// T1's short run before the preemption is ambiguous.
@@ -788,5 +793,121 @@ mod tests {
         assert_eq!(inf.belief(TaskId(1)), 40);
         let unknown = tavs(serde_json::json!({"domains": {"nope": {}}})).unwrap();
         assert!(unknown.per_vcpu(&doms).unwrap_err().contains("tavs.domains.nope"));
+    }
+
+    /// Task-aware scheduling with PBratio 0 infers but never boosts: the schedule and every domain metric are
+    /// exactly plain Credit's (paper 000 3.4: "if PBratio is zero, our scheduler runs in the same manner"). Tracking's
+    /// own hypervisor cost (5.5, `track_cost_ns`) is a separate overhead and is zeroed here.
+    #[test]
+    fn pb_ratio_zero_is_plain_credit() {
+        let sc = scenario(json!({
+            "schema": 1, "id": "pb0", "title": "pb0", "seed": 9, "duration_ms": 8000, "warmup_ms": 3000,
+            "host": { "pcpus": 2 },
+            "domains": [
+                { "name": "dom0", "role": "driver" },
+                { "name": "mixed", "tasks": [server_task("srv", 7, [5, 50]), cpu_task("burn")] },
+                { "name": "io", "tasks": [server_task("srv", 7, [5, 50])] },
+                { "name": "a", "tasks": [cpu_task("burn")] }, { "name": "b", "tasks": [cpu_task("burn")] },
+                { "name": "c", "tasks": [cpu_task("burn")] }
+            ],
+            "policies": [
+                { "id": "credit", "scheduler": "credit" },
+                { "id": "pb0", "scheduler": "credit", "params": { "tavs": { "pb_ratio": 0, "track_cost_ns": 0 } } },
+                { "id": "pb", "scheduler": "credit", "params": { "tavs": { "pb_ratio": 0.125 } } }
+            ]
+        }));
+        let (plain, zero, on) = (run(&sc, "credit"), run(&sc, "pb0"), run(&sc, "pb"));
+        assert_eq!(plain.trace().segments(), zero.trace().segments());
+        let opts = RunOptions { deterministic: true, ..RunOptions::default() };
+        let (a, b) = (plain.report(&opts), zero.report(&opts));
+        assert_eq!(a["domains"], b["domains"]);
+        assert_eq!(a["fairness"], b["fairness"]);
+        assert_eq!(b["partial_boosts"]["count"], 0);
+        assert!(b["partial_boosts"].get("pbhr").is_none(), "no boost, no hit ratio (not 0)");
+        // The inference did run, and with an allowance the same host is scheduled differently.
+        assert!(b["tasks"]["mixed/srv"]["belief"].as_i64().unwrap() > 20);
+        // The trace's belief history ends where the report's belief is.
+        let srv = zero.meta().tasks.iter().position(|t| t.path == "mixed/srv").unwrap() as u32;
+        let history = zero.trace().beliefs(Some(srv));
+        assert_eq!(history.last().map(|r| r.belief), b["tasks"]["mixed/srv"]["belief"].as_i64());
+        assert_ne!(plain.trace().segments(), on.trace().segments());
+        // The trace marks every partial boost (the belief view draws them); the report counts those of the measured
+        // window, as every other metric. Only TAVS has a BelThreshold to draw.
+        let given = |from: u64| on.trace().boosts().iter().filter(|r| r.kind == "boost" && r.t_ns >= from).count();
+        assert!(given(0) > given(Nanos::from_ms(3000).0), "some boosts fall in the warm-up");
+        let measured = on.report(&opts)["partial_boosts"]["count"].as_u64();
+        assert_eq!(Some(given(Nanos::from_ms(3000).0) as u64), measured);
+        assert!(on.trace().boosts().windows(2).all(|w| w[0].t_ns <= w[1].t_ns));
+        assert!(zero.trace().boosts().is_empty() && plain.trace().boosts().is_empty());
+        assert_eq!((plain.belief_threshold(), on.belief_threshold()), (None, Some(20)));
+    }
+
+    /// Task tracking's hypervisor cost is charged to the running vCPU: the domain's CPU time is unchanged, its tasks
+    /// get that much less of it. At 1 us per observed switch and 9 us per message, a message takes 10 us.
+    #[test]
+    fn tracking_cost_is_charged_to_the_vcpu() {
+        let sc = pipe_scenario(1, 1, 4, 4, 9.0, json!({ "track_cost_ns": 1000 }));
+        let (off, on) = (run(&sc, "credit"), run(&sc, "tavs"));
+        assert_eq!(
+            off.measure.dom_metrics[0].cpu_ns, on.measure.dom_metrics[0].cpu_ns,
+            "the vCPU's CPU time is the same"
+        );
+        assert_eq!(off.measure.dom_metrics[0].tracking_ns, 0);
+        assert_eq!(off.measure.dom_metrics[0].messages, 11_111);
+        assert_eq!(on.measure.dom_metrics[0].messages, 10_000);
+        // One observed switch per message, and the first task's at boot.
+        assert_eq!(on.measure.dom_metrics[0].tracking_ns, (10_000 + 1) * 1000);
+        let r = on.report(&RunOptions::default());
+        assert_eq!(r["domains"]["hack"]["tracking_ms"], 10.001);
+        assert!(off.report(&RunOptions::default())["domains"]["hack"].get("tracking_ms").is_none());
+        // A busy loop's progress does not count the hypervisor's tracking time as its own work.
+        let sc = scenario(json!({
+            "schema": 1, "id": "c", "title": "c", "seed": 1, "duration_ms": 100, "host": { "pcpus": 1 },
+            "domains": [{ "name": "d", "tasks": [cpu_task("a"), cpu_task("b")] }],
+            "policies": [{ "id": "tavs", "scheduler": "credit", "params": { "tavs": { "track_cost_ns": 1000000 } } }]
+        }));
+        let sim = run(&sc, "tavs");
+        let r = sim.report(&RunOptions::default());
+        let tracking = sim.measure.dom_metrics[0].tracking_ns as f64 / 1e6;
+        assert!(tracking > 0.0);
+        let progress = r["domains"]["d"]["throughput"]["progress_per_s"].as_f64().unwrap();
+        assert!((progress - (100.0 - tracking) * 10.0).abs() < 1e-6, "{progress} vs {tracking}");
+    }
+
+    /// A scenario change of IOthreshold reaches the inference through `set_param`: it is in the decision log, a task
+    /// that was below BelThreshold climbs above it afterwards, and the report times that from the change.
+    #[test]
+    fn io_threshold_change_takes_effect() {
+        let sc = scenario(json!({
+            "schema": 1, "id": "thr", "title": "thr", "seed": 1, "duration_ms": 3000, "warmup_ms": 0,
+            "host": { "pcpus": 1 },
+            "domains": [
+                { "name": "dom0", "role": "driver" },
+                { "name": "text", "tasks": [
+                    { "name": "wget", "workload": { "type": "io_loop", "io": "net", "cpu_us": 250 } }, cpu_task("bzip2")] },
+                { "name": "a", "tasks": [cpu_task("burn")] }, { "name": "b", "tasks": [cpu_task("burn")] }
+            ],
+            "policies": [
+                { "id": "keep", "scheduler": "credit", "params": { "tavs": { "io_threshold_us": 100 } } },
+                { "id": "raise", "scheduler": "credit", "params": { "tavs": { "io_threshold_us": 100 } } }
+            ],
+            "changes": [{ "at_ms": 1500, "policy": "raise", "param": "tavs.io_threshold_us", "value": 500 }]
+        }));
+        let (keep, raise) = (run(&sc, "keep"), run(&sc, "raise"));
+        let log: Vec<String> =
+            raise.trace().decisions(0, u64::MAX, usize::MAX).iter().map(|d| d.text.to_string()).collect();
+        assert!(log.iter().any(|t| t == "change: tavs.io_threshold_us = 500"), "the change is logged");
+        let opts = RunOptions::default();
+        let (k, r) = (keep.report(&opts), raise.report(&opts));
+        assert_eq!(k["tasks"]["text/wget"]["belief"], -100);
+        assert!(k["tasks"]["text/wget"].get("io_bound_after_ms").is_none());
+        assert!(r["tasks"]["text/wget"]["belief"].as_i64().unwrap() > 20);
+        assert_eq!(r["tasks"]["text/wget"]["io_bound"], true);
+        // Not before the change: from -100 it takes 25 positive observations.
+        let after = r["tasks"]["text/wget"]["io_bound_after_ms"].as_f64().unwrap();
+        assert!(after > 0.0 && after < 1500.0, "{after}");
+        let wget = raise.meta().tasks.iter().position(|t| t.path == "text/wget").unwrap() as u32;
+        let crossed = raise.trace().beliefs(Some(wget)).into_iter().find(|b| b.belief > 20).unwrap();
+        assert_eq!(crossed.t_ns, 1_500_000_000 + (after * 1e6).round() as u64);
     }
 }

@@ -1,11 +1,11 @@
 //! Script policy tests: the templates against native Credit's shares, the sandbox's limits, and each kind of
 //! error a script can make (its message names the hook, the time and the line). The registry-wide properties
 //! (invariants on random hosts, determinism, every library scenario) cover the templates through
-//! `sim::tests::under_every_scheduler`, and the replay test through `sim::replay`'s.
+//! `sim::test_support::under_every_scheduler`, and the replay test through `sim::replay`'s.
 
 use super::*;
 use crate::scenario::Scenario;
-use crate::sim::tests::{cpu_task, run, scenario, shares};
+use crate::sim::test_support::{cpu_task, run, scenario, shares};
 use crate::sim::{SimError, SimOptions, Simulation};
 use serde_json::json;
 
