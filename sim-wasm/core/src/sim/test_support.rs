@@ -95,6 +95,17 @@ pub(crate) fn cpu_task(name: &str) -> Value {
     json!({ "name": name, "workload": { "type": "cpu" } })
 }
 
+/// CPU-bound domains `d0`, `d1`, ... of `(vcpus, weight, cap [%])`: one busy loop pinned to each vCPU.
+pub(crate) fn hog_domains(doms: impl Iterator<Item = (u64, u64, u64)>) -> Vec<Value> {
+    doms.enumerate()
+        .map(|(i, (n, weight, cap))| {
+            let tasks: Vec<Value> =
+                (0..n).map(|k| json!({ "name": format!("t{k}"), "vcpu": k, "workload": { "type": "cpu" } })).collect();
+            json!({ "name": format!("d{i}"), "vcpus": n, "weight": weight, "cap_pct": cap, "tasks": tasks })
+        })
+        .collect()
+}
+
 pub(crate) fn server_task(name: &str, port: u16, think: [u64; 2]) -> Value {
     json!({ "name": name, "workload": { "type": "server", "port": port, "cpu_us": 50, "clients": 2, "think_ms": think } })
 }

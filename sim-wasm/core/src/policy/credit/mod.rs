@@ -24,11 +24,12 @@ use crate::policy::{
     WakeCause, MASTER_PCPU,
 };
 use crate::time::Nanos;
+use idd::IddState;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt::Write;
-use tavs::{Evidence, Inference, Portmap, TavsParams, TavsSpec};
+use tavs::{Evidence, TavsParams, TavsSpec, TavsState};
 use xballoon::{XBalloon, XbEffect};
 
 /// Priorities, as in credit.c: higher runs first.
@@ -40,7 +41,7 @@ pub const PRI_IDLE: i8 = -64;
 /// Credits earned per ms of entitlement and burnt per ms of CPU.
 const CREDITS_PER_MSEC: i64 = 10;
 /// Shortest slice the scheduler sets (CSCHED_MIN_TIMER) [ns].
-const MIN_TIMER: Nanos = Nanos::from_us(100);
+pub(super) const MIN_TIMER: Nanos = Nanos::from_us(100);
 
 /// How CPU use is charged in credits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -326,40 +327,12 @@ pub struct Credit {
     /// Bumped on every change a pCPU's run-queue snapshot could show (see `Policy::runqueue_versions`).
     versions: Versions,
     is_driver: Vec<bool>,
-    /// Task-aware state: what is inferred about guest tasks, pending events, partial boosts.
-    inf: Inference,
     /// The scenario's domains, to resolve `tavs.domains` overrides again when a change sets a tunable.
     domains: Vec<DomainInfo>,
-    pending: Vec<bool>,
-    /// A partial boost in progress: when it began and the priority to restore.
-    pboost: Vec<Option<(Nanos, i8)>>,
-    /// The vCPU queued right behind a partially boosted one when its boost began (`None`: it was last), so
-    /// that the boost does not cost it its turn: once revoked it goes back to the place it left.
-    pb_place: Vec<Option<VcpuId>>,
-    /// CPU each vCPU used in all and while partially boosted [ns].
-    cpu_used: Vec<u64>,
-    pb_used: Vec<u64>,
-    boosts: u64,
-    /// Partial boosts during which an I/O-bound task ran (the paper's h = 1), and whether the boost in progress
-    /// on each vCPU has already counted as one: PBHR is per boost, however many I/O-bound tasks it runs.
-    hits: u64,
-    pb_hit: Vec<bool>,
-    /// Partial boosts given and revoked since the trace last took them (only while explaining).
-    boost_marks: Vec<(VcpuId, BoostMark)>,
-    /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
-    portmap: Portmap,
-    pending_ports: Vec<Vec<u16>>,
-    /// Block correlation: each request in flight (by task and issue time) and whether it was marked I/O-bound
-    /// when the guest handed it over; and per vCPU, the mark of the completion about to be held pending.
-    block_marks: std::collections::BTreeMap<(usize, u64), bool>,
-    block_event: Vec<Option<bool>>,
-    /// After a vCPU starts running with packets for exactly one port: the port whose counter the next guest
-    /// task switch (or the lack of one) will update.
-    awaiting: Vec<Option<u16>>,
-    /// A driver-domain vCPU's own priority while it runs with an inherited one.
-    inherited: Vec<Option<i8>>,
-    /// The running vCPU of this pCPU is being preempted by a driver domain (KeepOnRunQ).
-    keep_front: Vec<bool>,
+    /// Task-aware scheduling's state (inference, partial boosts, correlations), kept whether or not it is on.
+    tavs: TavsState,
+    /// The driver-domain extensions' state (inherited priorities, KeepOnRunQ).
+    idd: IddState,
     next_cpu: usize,
     /// A different choice of the run queue's head (the thesis's enhanced selection, 003 4.3), if any.
     selection: Option<Box<dyn Selection>>,
@@ -438,24 +411,9 @@ impl Credit {
             ticks: vec![0; pcpus],
             versions: Versions::new(pcpus),
             is_driver: domains.iter().flat_map(|d| d.vcpus.iter().map(move |_| d.is_driver)).collect(),
-            inf: Inference::new(ev, fallback),
             domains: domains.to_vec(),
-            pending: vec![false; nv],
-            pboost: vec![None; nv],
-            pb_place: vec![None; nv],
-            cpu_used: vec![0; nv],
-            pb_used: vec![0; nv],
-            boosts: 0,
-            hits: 0,
-            pb_hit: vec![false; nv],
-            boost_marks: Vec::new(),
-            portmap: Portmap::default(),
-            block_marks: Default::default(),
-            block_event: vec![None; nv],
-            pending_ports: vec![Vec::new(); nv],
-            awaiting: vec![None; nv],
-            inherited: vec![None; nv],
-            keep_front: vec![false; pcpus],
+            tavs: TavsState::new(ev, fallback, nv),
+            idd: IddState::new(pcpus, nv),
             next_cpu: 0,
             selection: None,
             xb,
@@ -512,10 +470,7 @@ impl Credit {
         let p = self.vcpus[v.0].processor;
         self.touch(p);
         let used = now.0.saturating_sub(self.vcpus[v.0].last_burn.0);
-        self.cpu_used[v.0] += used;
-        if self.pboost[v.0].is_some() {
-            self.pb_used[v.0] += used;
-        }
+        self.tavs.charge(v, used);
         if self.params.accounting == Accounting::Tick {
             self.vcpus[v.0].last_burn = now;
             return;
@@ -588,19 +543,6 @@ impl Credit {
         self.vcpus[v.0].on_runq = true;
         self.vcpus[v.0].processor = p;
         true
-    }
-
-    /// Ends a partial boost: the vCPU gets back the priority the credit policy gave it.
-    fn end_pboost(&mut self, v: VcpuId) -> bool {
-        match self.pboost[v.0].take() {
-            Some((_, saved)) => {
-                self.vcpus[v.0].pri = saved;
-                let p = self.vcpus[v.0].processor;
-                self.touch(p);
-                true
-            }
-            None => false,
-        }
     }
 
     pub(super) fn runq_remove(&mut self, v: VcpuId) {
@@ -893,14 +835,11 @@ impl Policy for Credit {
     }
 
     fn task_belief(&self, t: TaskId) -> Option<(i64, bool)> {
-        self.params.tavs.as_ref().map(|_| (self.inf.belief(t), self.inf.is_io_bound(t)))
+        self.params.tavs.as_ref().map(|_| self.tavs.belief(t))
     }
 
     fn drain_marks(&mut self, beliefs: &mut Vec<(TaskId, i64)>, boosts: &mut Vec<(VcpuId, BoostMark)>) {
-        self.inf.drain_changes(beliefs);
-        if !self.boost_marks.is_empty() {
-            boosts.append(&mut self.boost_marks);
-        }
+        self.tavs.drain_marks(beliefs, boosts);
     }
 
     fn tracking_cost(&self, _v: VcpuId) -> Nanos {
@@ -908,7 +847,7 @@ impl Policy for Credit {
     }
 
     fn partial_boosts(&self) -> Option<(u64, u64)> {
-        self.params.tavs.as_ref().map(|_| (self.boosts, self.hits))
+        self.params.tavs.as_ref().map(|_| self.tavs.partial_boosts())
     }
 
     fn belief_threshold(&self) -> Option<i64> {
@@ -931,19 +870,11 @@ impl Policy for Credit {
     fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
         let now = ctx.now;
         self.touch(p);
-        let keep_front = std::mem::take(&mut self.keep_front[p.0]);
+        let keep_front = self.idd.take_keep_front(p);
         if let Some(c) = cur {
             self.burn(c, now);
-            // Packets delivered in that run that woke no task at all count against their port.
-            if let (Some(port), Some(bits)) =
-                (self.awaiting[c.0].take(), self.params.tavs.as_ref().and_then(|t| t.portmap_bits))
-            {
-                self.portmap.update(bits, self.vcpus[c.0].dom.0, port, false);
-            }
             // A partial boost or an inherited priority lasts only while the vCPU runs.
-            self.end_pboost(c);
-            // Set when a partial boost began (and kept if the guest revoked it before this deschedule).
-            let place = self.pb_place[c.0].take();
+            let place = self.tavs_descheduled(c);
             self.end_inheritance(c);
             let ran = now.saturating_sub(self.vcpus[c.0].run_start);
             let limit = Nanos::from_us(self.params.ratelimit_us);
@@ -992,11 +923,7 @@ impl Policy for Credit {
             if cur != Some(n) {
                 self.vcpus[n.0].run_start = now;
                 if self.params.tavs.is_some() {
-                    let had = std::mem::take(&mut self.pending[n.0]);
-                    self.inf.vcpu_scheduled(n, had, now);
-                    // The counter is updated only when a single port's packets arrived (else: ambiguous).
-                    let ports = std::mem::take(&mut self.pending_ports[n.0]);
-                    self.awaiting[n.0] = if ports.len() == 1 { Some(ports[0]) } else { None };
+                    self.tavs.scheduled(n, now);
                 }
             }
         }
@@ -1010,10 +937,7 @@ impl Policy for Credit {
         }
         let mut slice = self.params.tslice();
         if let (Some(n), Some(t)) = (next, self.params.tavs.as_ref()) {
-            if let Some((start, _)) = self.pboost[n.0] {
-                let left = t.max_boost.saturating_sub(now.saturating_sub(start));
-                slice = left.max(MIN_TIMER).min(slice);
-            }
+            slice = self.tavs.boost_slice(n, t, now, slice);
         }
         // Kept as its facts and worded only if the decision log is read (`write_pick`).
         ctx.explain_pick(|| {
@@ -1041,7 +965,7 @@ impl Policy for Credit {
     fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {
         self.touch(p);
         if let Some(c) = ctx.host.running[p.0] {
-            if self.vcpus[c.0].pri == PRI_BOOST && self.pboost[c.0].is_none() && self.inherited[c.0].is_none() {
+            if self.vcpus[c.0].pri == PRI_BOOST && !self.tavs.boosted(c) && !self.idd.inherits(c) {
                 self.vcpus[c.0].pri = PRI_UNDER;
                 let name = &ctx.host.vcpu_name[c.0];
                 ctx.note(p, |w| write!(w, "tick: {name} BOOST -> UNDER"));
@@ -1174,7 +1098,7 @@ impl Policy for Credit {
         params::set(&mut spec, param, value)?;
         let params = spec.resolve()?;
         let (ev, fallback) = Self::evidence(&params, &self.domains)?;
-        self.inf.set_evidence(ev, fallback);
+        self.tavs.set_evidence(ev, fallback);
         self.spec = spec;
         self.params = params;
         if param == "version" {
@@ -1218,22 +1142,9 @@ crate::size::heap_size!(Credit {
     ticks,
     versions,
     is_driver,
-    inf,
     domains,
-    pending,
-    pboost,
-    pb_place,
-    cpu_used,
-    pb_used,
-    pb_hit,
-    boost_marks,
-    portmap,
-    pending_ports,
-    block_marks,
-    block_event,
-    awaiting,
-    inherited,
-    keep_front,
+    tavs,
+    idd,
     selection,
     xb,
 });

@@ -9,7 +9,7 @@
 //! Those inference tunables may differ per domain (the paper tracks a Windows guest with a 2 ms IOthreshold beside
 //! Linux guests at 0.5 ms, section 5); the partial-boosting ones are the policy's.
 
-use super::{write_partial_boost, Credit, Tickled, PRI_BOOST};
+use super::{write_partial_boost, Credit, Tickled, MIN_TIMER, PRI_BOOST};
 use crate::model::{TaskId, VcpuId};
 use crate::policy::{BoostMark, Ctx, DomainInfo, Facts};
 use crate::time::Nanos;
@@ -488,14 +488,124 @@ impl Portmap {
     }
 }
 
+/// Task-aware scheduling's per-vCPU state: what is inferred about guest tasks, the events pending for each vCPU,
+/// the partial boosts in progress and their accounting, and the correlations' history. Credit keeps one whether
+/// or not the extension is on (a change may switch it on mid-run, and PBratio counts CPU from the start).
+#[derive(Clone)]
+pub(super) struct TavsState {
+    inf: Inference,
+    pending: Vec<bool>,
+    /// A partial boost in progress: when it began and the priority to restore.
+    pboost: Vec<Option<(Nanos, i8)>>,
+    /// The vCPU queued right behind a partially boosted one when its boost began (`None`: it was last), so
+    /// that the boost does not cost it its turn: once revoked it goes back to the place it left.
+    pb_place: Vec<Option<VcpuId>>,
+    /// CPU each vCPU used in all and while partially boosted [ns].
+    cpu_used: Vec<u64>,
+    pb_used: Vec<u64>,
+    boosts: u64,
+    /// Partial boosts during which an I/O-bound task ran (the paper's h = 1), and whether the boost in progress
+    /// on each vCPU has already counted as one: PBHR is per boost, however many I/O-bound tasks it runs.
+    hits: u64,
+    pb_hit: Vec<bool>,
+    /// Partial boosts given and revoked since the trace last took them (only while explaining).
+    boost_marks: Vec<(VcpuId, BoostMark)>,
+    /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
+    portmap: Portmap,
+    pending_ports: Vec<Vec<u16>>,
+    /// Block correlation: each request in flight (by task and issue time) and whether it was marked I/O-bound
+    /// when the guest handed it over; and per vCPU, the mark of the completion about to be held pending.
+    block_marks: std::collections::BTreeMap<(usize, u64), bool>,
+    block_event: Vec<Option<bool>>,
+    /// After a vCPU starts running with packets for exactly one port: the port whose counter the next guest
+    /// task switch (or the lack of one) will update.
+    awaiting: Vec<Option<u16>>,
+}
+
+impl TavsState {
+    /// The state of `nv` vCPUs, each judged by its entry of `ev`; `fallback` for tasks never seen running.
+    pub(super) fn new(ev: Vec<Evidence>, fallback: Evidence, nv: usize) -> TavsState {
+        TavsState {
+            inf: Inference::new(ev, fallback),
+            pending: vec![false; nv],
+            pboost: vec![None; nv],
+            pb_place: vec![None; nv],
+            cpu_used: vec![0; nv],
+            pb_used: vec![0; nv],
+            boosts: 0,
+            hits: 0,
+            pb_hit: vec![false; nv],
+            boost_marks: Vec::new(),
+            portmap: Portmap::default(),
+            block_marks: Default::default(),
+            block_event: vec![None; nv],
+            pending_ports: vec![Vec::new(); nv],
+            awaiting: vec![None; nv],
+        }
+    }
+
+    /// New inference tunables (a scenario change); beliefs so far are kept.
+    pub(super) fn set_evidence(&mut self, ev: Vec<Evidence>, fallback: Evidence) {
+        self.inf.set_evidence(ev, fallback);
+    }
+
+    /// Charges `used` ns of CPU to `v`, and to its partial-boost allowance while it is boosted.
+    pub(super) fn charge(&mut self, v: VcpuId, used: u64) {
+        self.cpu_used[v.0] += used;
+        if self.pboost[v.0].is_some() {
+            self.pb_used[v.0] += used;
+        }
+    }
+
+    /// Whether `v` runs partially boosted.
+    pub(super) fn boosted(&self, v: VcpuId) -> bool {
+        self.pboost[v.0].is_some()
+    }
+
+    /// `t`'s degree of belief and whether it is inferred I/O-bound.
+    pub(super) fn belief(&self, t: TaskId) -> (i64, bool) {
+        (self.inf.belief(t), self.inf.is_io_bound(t))
+    }
+
+    /// Partial boosts given and those during which an I/O-bound task ran.
+    pub(super) fn partial_boosts(&self) -> (u64, u64) {
+        (self.boosts, self.hits)
+    }
+
+    /// Moves the belief changes and boost marks since the last call to the ends of `beliefs` and `boosts`.
+    pub(super) fn drain_marks(&mut self, beliefs: &mut Vec<(TaskId, i64)>, boosts: &mut Vec<(VcpuId, BoostMark)>) {
+        self.inf.drain_changes(beliefs);
+        if !self.boost_marks.is_empty() {
+            boosts.append(&mut self.boost_marks);
+        }
+    }
+
+    /// `v` starts running: Algorithm 1's VCPUSchedule, and the port whose counter its next task switch updates.
+    pub(super) fn scheduled(&mut self, v: VcpuId, now: Nanos) {
+        let had = std::mem::take(&mut self.pending[v.0]);
+        self.inf.vcpu_scheduled(v, had, now);
+        // The counter is updated only when a single port's packets arrived (else: ambiguous).
+        let ports = std::mem::take(&mut self.pending_ports[v.0]);
+        self.awaiting[v.0] = if ports.len() == 1 { Some(ports[0]) } else { None };
+    }
+
+    /// The slice of `v` about to run: what is left of its partial boost (at least `MIN_TIMER`), if that is less.
+    pub(super) fn boost_slice(&self, v: VcpuId, tp: &TavsParams, now: Nanos, slice: Nanos) -> Nanos {
+        match self.pboost[v.0] {
+            Some((start, _)) => tp.max_boost.saturating_sub(now.saturating_sub(start)).max(MIN_TIMER).min(slice),
+            None => slice,
+        }
+    }
+}
+
 /// Credit's task-aware hooks: partial boosting and the correlations that decide which events boost.
 impl Credit {
     /// Block correlation: whether the request the driver domain maps was issued while an I/O-bound task ran.
     pub(super) fn mark_block_request(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
         if tp.inspection_window > 0 {
-            let marked = self.inf.window_has_io_bound(v, tp.inspection_window);
-            self.block_marks.insert((task.0, issued_at.0), marked);
+            let marked = self.tavs.inf.window_has_io_bound(v, tp.inspection_window);
+            self.tavs.block_marks.insert((task.0, issued_at.0), marked);
         }
     }
 
@@ -503,17 +613,17 @@ impl Credit {
     pub(super) fn mark_block_done(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos, held: bool) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
         // Without block correlation every completion counts as possibly the I/O-bound task's.
-        let marked = tp.inspection_window == 0 || self.block_marks.remove(&(task.0, issued_at.0)).unwrap_or(false);
-        self.block_event[v.0] = held.then_some(marked);
+        let marked = tp.inspection_window == 0 || self.tavs.block_marks.remove(&(task.0, issued_at.0)).unwrap_or(false);
+        self.tavs.block_event[v.0] = held.then_some(marked);
     }
 
     /// An event for `v` is held pending: boost `v` partially if it has an I/O-bound task the event may be for
     /// (block and portmap correlation, PBratio), so that task runs soon.
     pub(super) fn partial_boost_on_event(&mut self, v: VcpuId, port: Option<u16>, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
-        self.pending[v.0] = true;
+        self.tavs.pending[v.0] = true;
         // Block correlation: a completion boosts only if its request was attributed to an I/O-bound task.
-        let block = self.block_event[v.0].take();
+        let block = self.tavs.block_event[v.0].take();
         if block == Some(false) {
             return;
         }
@@ -522,44 +632,44 @@ impl Credit {
             return;
         }
         if let Some(port) = port {
-            if !self.pending_ports[v.0].contains(&port) {
-                self.pending_ports[v.0].push(port);
+            if !self.tavs.pending_ports[v.0].contains(&port) {
+                self.tavs.pending_ports[v.0].push(port);
             }
             // Portmap correlation: boost only if packets to this port have been waking I/O-bound tasks.
             if let Some(bits) = tp.portmap_bits {
-                if !self.portmap.predicts_io(bits, self.vcpus[v.0].dom.0, port) {
+                if !self.tavs.portmap.predicts_io(bits, self.vcpus[v.0].dom.0, port) {
                     return;
                 }
             }
         }
         let c = &self.vcpus[v.0];
-        if !c.on_runq || c.parked || self.pboost[v.0].is_some() || c.pri == PRI_BOOST {
+        if !c.on_runq || c.parked || self.tavs.pboost[v.0].is_some() || c.pri == PRI_BOOST {
             return;
         }
-        if !self.inf.has_io_bound_task(v) {
+        if !self.tavs.inf.has_io_bound_task(v) {
             return;
         }
         // PBratio: partial boosting may take at most this fraction of the vCPU's CPU use.
-        if (self.pb_used[v.0] as f64) >= tp.pb_ratio * self.cpu_used[v.0] as f64 {
+        if (self.tavs.pb_used[v.0] as f64) >= tp.pb_ratio * self.tavs.cpu_used[v.0] as f64 {
             return;
         }
         let keeps_place = tp.preempted_keeps_place;
         let saved = c.pri;
         let p = self.vcpus[v.0].processor;
         let q = &self.runq[p.0];
-        self.pb_place[v.0] = q.iter().position(|&u| u == v).and_then(|i| q.get(i + 1).copied());
+        self.tavs.pb_place[v.0] = q.iter().position(|&u| u == v).and_then(|i| q.get(i + 1).copied());
         self.runq_remove(v);
-        self.pboost[v.0] = Some((ctx.now, saved));
-        self.pb_hit[v.0] = false;
+        self.tavs.pboost[v.0] = Some((ctx.now, saved));
+        self.tavs.pb_hit[v.0] = false;
         self.vcpus[v.0].pri = PRI_BOOST;
         self.runq_insert(p, v);
-        self.boosts += 1;
+        self.tavs.boosts += 1;
         if ctx.keep_marks {
-            self.boost_marks.push((v, BoostMark::Boost));
+            self.tavs.boost_marks.push((v, BoostMark::Boost));
         }
         let how = self.tickle(v, ctx);
         if keeps_place && matches!(how, Tickled::Preempts(_)) {
-            self.keep_front[p.0] = true;
+            self.idd.keep_front(p);
         }
         // Kept as its facts and worded only if the decision log is read (`write_partial_boost`).
         let how = how.facts();
@@ -574,21 +684,21 @@ impl Credit {
     /// end of a partial boost when the guest moves on to a task that is not I/O-bound.
     pub(super) fn observe_task_switch(&mut self, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
-        self.inf.task_switch(v, prev, next, ctx.now);
+        self.tavs.inf.task_switch(v, prev, next, ctx.now);
         // Posterior correlation: the first task the guest schedules after the packets arrived.
-        if let Some(port) = self.awaiting[v.0].take() {
+        if let Some(port) = self.tavs.awaiting[v.0].take() {
             if let Some(bits) = tp.portmap_bits {
-                let io = next.is_some_and(|t| self.inf.is_io_bound(t));
-                self.portmap.update(bits, self.vcpus[v.0].dom.0, port, io);
+                let io = next.is_some_and(|t| self.tavs.inf.is_io_bound(t));
+                self.tavs.portmap.update(bits, self.vcpus[v.0].dom.0, port, io);
             }
         }
-        if self.pboost[v.0].is_none() {
+        if self.tavs.pboost[v.0].is_none() {
             return;
         }
         match next {
-            Some(t) if self.inf.is_io_bound(t) => {
-                if !std::mem::replace(&mut self.pb_hit[v.0], true) {
-                    self.hits += 1;
+            Some(t) if self.tavs.inf.is_io_bound(t) => {
+                if !std::mem::replace(&mut self.tavs.pb_hit[v.0], true) {
+                    self.tavs.hits += 1;
                 }
             }
             _ => self.revoke_pboost(v, "scheduled a task that is not I/O-bound", ctx),
@@ -600,7 +710,7 @@ impl Credit {
     /// task run boosted up to the 10 ms cap.
     pub(super) fn observe_resume(&mut self, v: VcpuId, task: TaskId, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
-        if tp.revoke_on_resume && self.pboost[v.0].is_some() && !self.inf.is_io_bound(task) {
+        if tp.revoke_on_resume && self.tavs.pboost[v.0].is_some() && !self.tavs.inf.is_io_bound(task) {
             self.revoke_pboost(v, "returned to a task that is not I/O-bound", ctx);
         }
     }
@@ -613,20 +723,65 @@ impl Credit {
         self.end_pboost(v);
         ctx.resched(p);
         if ctx.keep_marks {
-            self.boost_marks.push((v, BoostMark::Revoke));
+            self.tavs.boost_marks.push((v, BoostMark::Revoke));
         }
         let name = &ctx.host.vcpu_name[v.0];
         ctx.note(p, |w| write!(w, "{name} {why}: partial boost revoked"));
+    }
+
+    /// `v` is descheduled: packets delivered in its run that woke no task at all count against their port, and
+    /// its partial boost ends. Returns the vCPU it was queued in front of when the boost began (kept if the guest
+    /// revoked the boost before this deschedule).
+    pub(super) fn tavs_descheduled(&mut self, v: VcpuId) -> Option<VcpuId> {
+        if let (Some(port), Some(bits)) =
+            (self.tavs.awaiting[v.0].take(), self.params.tavs.as_ref().and_then(|t| t.portmap_bits))
+        {
+            self.tavs.portmap.update(bits, self.vcpus[v.0].dom.0, port, false);
+        }
+        self.end_pboost(v);
+        self.tavs.pb_place[v.0].take()
+    }
+
+    /// Ends a partial boost: the vCPU gets back the priority the credit policy gave it.
+    fn end_pboost(&mut self, v: VcpuId) -> bool {
+        match self.tavs.pboost[v.0].take() {
+            Some((_, saved)) => {
+                self.vcpus[v.0].pri = saved;
+                let p = self.vcpus[v.0].processor;
+                self.touch(p);
+                true
+            }
+            None => false,
+        }
     }
 }
 
 crate::size::no_heap!(TaskInf, Evidence);
 crate::size::heap_size!(Inference { ev, tasks, current, seen, recent, changes });
 crate::size::heap_size!(Portmap { counters });
+crate::size::heap_size!(TavsState {
+    inf,
+    pending,
+    pboost,
+    pb_place,
+    cpu_used,
+    pb_used,
+    pb_hit,
+    boost_marks,
+    portmap,
+    pending_ports,
+    block_marks,
+    block_event,
+    awaiting,
+});
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{credit_on, doms, Harness};
+    use super::super::PRI_UNDER;
     use super::*;
+    use crate::model::PcpuId;
+    use crate::policy::{Action, Policy};
     use crate::report::RunOptions;
 
     use crate::sim::test_support::*;
@@ -909,5 +1064,149 @@ mod tests {
         let wget = raise.meta().tasks.iter().position(|t| t.path == "text/wget").unwrap() as u32;
         let crossed = raise.trace().beliefs(Some(wget)).into_iter().find(|b| b.belief > 20).unwrap();
         assert_eq!(crossed.t_ns, 1_500_000_000 + (after * 1e6).round() as u64);
+    }
+
+    /// Five observations of `io` running 50 us right after an event on `v` make it I/O-bound (belief 25); the
+    /// guest is back in `burn` afterwards. Returns the time after them.
+    fn make_io_bound(c: &mut Credit, v: VcpuId, io: TaskId, burn: TaskId) -> Nanos {
+        let mut t = Nanos::from_ms(1);
+        c.tavs.inf.task_switch(v, None, Some(burn), t);
+        for _ in 0..5 {
+            c.tavs.inf.vcpu_scheduled(v, true, t);
+            c.tavs.inf.task_switch(v, Some(burn), Some(io), t + Nanos::from_us(10));
+            c.tavs.inf.task_switch(v, Some(io), Some(burn), t + Nanos::from_us(60));
+            t += Nanos::from_ms(1);
+        }
+        assert!(c.tavs.inf.is_io_bound(io));
+        t
+    }
+
+    /// A revoked partial boost sends the vCPU back to the place it left in the run queue (its turn is not lost),
+    /// and the boosted run counts against its PBratio allowance. The vCPU the boost preempted goes back to the
+    /// head of its class (`preempted_keeps_place`) and runs next; with that off, to the tail.
+    #[test]
+    fn revoked_partial_boost_keeps_the_place_and_is_charged() {
+        for keeps in [true, false] {
+            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "preempted_keeps_place": keeps}});
+            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)], 1, &params);
+            let (io, burn, v2) = (TaskId(0), TaskId(1), VcpuId(2));
+            let t = make_io_bound(&mut c, v2, io, burn);
+            c.tavs.cpu_used[2] = 10_000_000;
+            h.running[0] = Some(VcpuId(0));
+            for v in 1..4 {
+                c.runq_insert(PcpuId(0), VcpuId(v));
+            }
+            c.event_pending(v2, Some(7), &mut h.ctx(t));
+            assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(1), VcpuId(3)], "the boost jumps the queue");
+            let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
+            assert_eq!(d.next, Some(v2));
+            h.running[0] = Some(v2);
+            // The guest runs the I/O task for 40 us, then goes back to its busy loop: the boost is revoked.
+            c.guest_task_switch(v2, Some(burn), Some(io), &mut h.ctx(t));
+            c.guest_task_switch(v2, Some(io), Some(burn), &mut h.ctx(t + Nanos::from_us(40)));
+            assert_eq!(c.tavs.pb_used[2], 40_000);
+            let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
+            if keeps {
+                assert_eq!(d.next, Some(VcpuId(0)), "the preempted vCPU resumes first");
+                assert_eq!(c.runqueue(PcpuId(0)), vec![VcpuId(1), v2, VcpuId(3)], "v2 is back before v3");
+            } else {
+                assert_eq!(d.next, Some(VcpuId(1)));
+                assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 before v3, v0 at the tail");
+            }
+        }
+    }
+
+    /// A partial boost whose event woke no task (a pure TCP ACK) ends when the guest, the event handled, returns to
+    /// its busy loop; with `revoke_on_resume` off it lasts until the 10 ms cap.
+    #[test]
+    fn partial_boost_ends_when_the_guest_resumes_a_cpu_task() {
+        for revoke in [true, false] {
+            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "revoke_on_resume": revoke}});
+            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &params);
+            let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
+            let t = make_io_bound(&mut c, v1, io, burn);
+            c.tavs.cpu_used[1] = 10_000_000;
+            h.running[0] = Some(VcpuId(0));
+            c.runq_insert(PcpuId(0), v1);
+            c.event_pending(v1, Some(7), &mut h.ctx(t));
+            let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
+            assert_eq!(d.next, Some(v1));
+            assert_eq!(d.slice, Nanos::from_ms(10), "a partial boost is capped at a tick");
+            h.running[0] = Some(v1);
+            h.actions.clear();
+            c.guest_resumed(v1, burn, &mut h.ctx(t + Nanos::from_us(5)));
+            assert_eq!(c.tavs.pboost[1].is_none(), revoke);
+            assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), revoke);
+            if !revoke {
+                continue;
+            }
+            // Returning to an I/O-bound task keeps the boost.
+            let t2 = t + Nanos::from_ms(1);
+            c.runq_insert(PcpuId(0), VcpuId(0));
+            assert_eq!(c.do_schedule(PcpuId(0), Some(v1), true, &mut h.ctx(t2)).next, Some(VcpuId(0)));
+            h.running[0] = Some(VcpuId(0));
+            c.event_pending(v1, Some(7), &mut h.ctx(t2));
+            assert_eq!(c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t2)).next, Some(v1));
+            c.tavs.inf.task_switch(v1, Some(burn), Some(io), t2);
+            c.guest_resumed(v1, io, &mut h.ctx(t2 + Nanos::from_us(5)));
+            assert!(c.tavs.pboost[1].is_some(), "the I/O-bound task keeps its boost");
+        }
+    }
+
+    /// PBHR (000 5.2) counts boosts, h = 1 per boost during which an I/O-bound task ran: a boost that runs two
+    /// I/O-bound tasks in a row is one hit, and one whose guest goes straight to its busy loop is a miss.
+    #[test]
+    fn pbhr_counts_each_boost_once() {
+        let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &serde_json::json!({"tavs": {"pb_ratio": 1.0}}));
+        let (io1, io2, burn, v1) = (TaskId(0), TaskId(1), TaskId(2), VcpuId(1));
+        make_io_bound(&mut c, v1, io1, burn);
+        let mut t = make_io_bound(&mut c, v1, io2, burn);
+        c.tavs.cpu_used[1] = 10_000_000;
+        for (tasks, hits) in [(&[io1, io2, burn][..], 1), (&[burn][..], 1), (&[io2, burn][..], 2)] {
+            h.running[0] = Some(VcpuId(0));
+            c.runq_insert(PcpuId(0), v1);
+            c.event_pending(v1, Some(7), &mut h.ctx(t));
+            assert_eq!(c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t)).next, Some(v1));
+            h.running[0] = Some(v1);
+            let mut prev = burn;
+            for &next in tasks {
+                t += Nanos::from_us(20);
+                c.guest_task_switch(v1, Some(prev), Some(next), &mut h.ctx(t));
+                prev = next;
+            }
+            t += Nanos::from_us(20);
+            c.do_schedule(PcpuId(0), Some(v1), true, &mut h.ctx(t));
+            // Back to a queue of v1 alone for the next round.
+            c.runq_remove(VcpuId(0));
+            c.runq_remove(v1);
+            assert_eq!(c.partial_boosts(), Some((c.tavs.boosts, hits)), "after {tasks:?}");
+        }
+        assert_eq!(c.tavs.boosts, 3);
+    }
+
+    /// Block correlation (000 3.5.1): a completion boosts only if an I/O-bound task was among the last N tasks
+    /// scheduled on the vCPU when its request reached the driver; other completions and timers never boost.
+    #[test]
+    fn inspection_window_decides_which_completions_boost() {
+        let info = doms(&[(256, 0, 1), (256, 0, 1)]);
+        for (window, boosts) in [(1usize, false), (2, true)] {
+            let mut h = Harness::new(info.clone(), 1);
+            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "inspection_window": window}});
+            let mut c = Credit::new(&params, 1, &info).unwrap();
+            let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
+            let t = make_io_bound(&mut c, v1, io, burn);
+            c.tavs.cpu_used[1] = 10_000_000;
+            // The I/O task's read reaches the driver after the guest has switched back to its busy loop.
+            c.block_request(v1, io, t);
+            h.running[0] = Some(VcpuId(0));
+            c.runq_insert(PcpuId(0), v1);
+            // A guest timer pending for v1 never boosts it.
+            c.event_pending(v1, None, &mut h.ctx(t));
+            assert_eq!(c.pri(v1), PRI_UNDER);
+            c.block_done(v1, io, t, true);
+            c.event_pending(v1, None, &mut h.ctx(t + Nanos::from_ms(1)));
+            assert_eq!(c.pri(v1) == PRI_BOOST, boosts, "window {window}");
+            assert!(c.tavs.block_marks.is_empty(), "the request's mark is dropped once it completed");
+        }
     }
 }

@@ -10,7 +10,7 @@ use crate::sim::Simulation;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-fn doms(spec: &[(u32, u32, usize)]) -> Vec<DomainInfo> {
+pub(super) fn doms(spec: &[(u32, u32, usize)]) -> Vec<DomainInfo> {
     let mut next = 0;
     spec.iter()
         .enumerate()
@@ -23,23 +23,23 @@ fn doms(spec: &[(u32, u32, usize)]) -> Vec<DomainInfo> {
 }
 
 /// A Credit policy with `params` on `pcpus` pCPUs over domains `spec` (see `doms`), and a harness for its context.
-fn credit_on(spec: &[(u32, u32, usize)], pcpus: usize, params: &Value) -> (Harness, Credit) {
+pub(super) fn credit_on(spec: &[(u32, u32, usize)], pcpus: usize, params: &Value) -> (Harness, Credit) {
     let info = doms(spec);
     let credit = Credit::new(params, pcpus, &info).unwrap();
     (Harness::new(info, pcpus), credit)
 }
 
-struct Harness {
-    running: Vec<Option<VcpuId>>,
+pub(super) struct Harness {
+    pub(super) running: Vec<Option<VcpuId>>,
     vcpu_dom: Vec<DomId>,
     names: Vec<String>,
     domains: Vec<DomainInfo>,
-    actions: Vec<Action>,
+    pub(super) actions: Vec<Action>,
     notes: crate::policy::Notes,
 }
 
 impl Harness {
-    fn new(domains: Vec<DomainInfo>, pcpus: usize) -> Harness {
+    pub(super) fn new(domains: Vec<DomainInfo>, pcpus: usize) -> Harness {
         let mut vcpu_dom = Vec::new();
         for (d, info) in domains.iter().enumerate() {
             vcpu_dom.extend(info.vcpus.iter().map(|_| DomId(d)));
@@ -54,7 +54,7 @@ impl Harness {
             notes: crate::policy::Notes::default(),
         }
     }
-    fn ctx(&mut self, now: Nanos) -> Ctx<'_> {
+    pub(super) fn ctx(&mut self, now: Nanos) -> Ctx<'_> {
         Ctx {
             now,
             host: super::super::HostView {
@@ -161,150 +161,6 @@ fn boost_preempts_only_when_enabled() {
         c.wake(VcpuId(1), WakeCause::NetRx { port: 0 }, &mut h.ctx(Nanos(1)));
         assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), preempts);
         assert_eq!(c.pri(VcpuId(1)) == PRI_BOOST, boost);
-    }
-}
-
-/// Five observations of `io` running 50 us right after an event on `v` make it I/O-bound (belief 25); the
-/// guest is back in `burn` afterwards. Returns the time after them.
-fn make_io_bound(c: &mut Credit, v: VcpuId, io: TaskId, burn: TaskId) -> Nanos {
-    let mut t = Nanos::from_ms(1);
-    c.inf.task_switch(v, None, Some(burn), t);
-    for _ in 0..5 {
-        c.inf.vcpu_scheduled(v, true, t);
-        c.inf.task_switch(v, Some(burn), Some(io), t + Nanos::from_us(10));
-        c.inf.task_switch(v, Some(io), Some(burn), t + Nanos::from_us(60));
-        t += Nanos::from_ms(1);
-    }
-    assert!(c.inf.is_io_bound(io));
-    t
-}
-
-/// A revoked partial boost sends the vCPU back to the place it left in the run queue (its turn is not lost),
-/// and the boosted run counts against its PBratio allowance. The vCPU the boost preempted goes back to the
-/// head of its class (`preempted_keeps_place`) and runs next; with that off, to the tail.
-#[test]
-fn revoked_partial_boost_keeps_the_place_and_is_charged() {
-    for keeps in [true, false] {
-        let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "preempted_keeps_place": keeps}});
-        let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)], 1, &params);
-        let (io, burn, v2) = (TaskId(0), TaskId(1), VcpuId(2));
-        let t = make_io_bound(&mut c, v2, io, burn);
-        c.cpu_used[2] = 10_000_000;
-        h.running[0] = Some(VcpuId(0));
-        for v in 1..4 {
-            c.runq_insert(PcpuId(0), VcpuId(v));
-        }
-        c.event_pending(v2, Some(7), &mut h.ctx(t));
-        assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(1), VcpuId(3)], "the boost jumps the queue");
-        let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
-        assert_eq!(d.next, Some(v2));
-        h.running[0] = Some(v2);
-        // The guest runs the I/O task for 40 us, then goes back to its busy loop: the boost is revoked.
-        c.guest_task_switch(v2, Some(burn), Some(io), &mut h.ctx(t));
-        c.guest_task_switch(v2, Some(io), Some(burn), &mut h.ctx(t + Nanos::from_us(40)));
-        assert_eq!(c.pb_used[2], 40_000);
-        let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
-        if keeps {
-            assert_eq!(d.next, Some(VcpuId(0)), "the preempted vCPU resumes first");
-            assert_eq!(c.runqueue(PcpuId(0)), vec![VcpuId(1), v2, VcpuId(3)], "v2 is back before v3");
-        } else {
-            assert_eq!(d.next, Some(VcpuId(1)));
-            assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 before v3, v0 at the tail");
-        }
-    }
-}
-
-/// A partial boost whose event woke no task (a pure TCP ACK) ends when the guest, the event handled, returns to
-/// its busy loop; with `revoke_on_resume` off it lasts until the 10 ms cap.
-#[test]
-fn partial_boost_ends_when_the_guest_resumes_a_cpu_task() {
-    for revoke in [true, false] {
-        let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "revoke_on_resume": revoke}});
-        let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &params);
-        let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
-        let t = make_io_bound(&mut c, v1, io, burn);
-        c.cpu_used[1] = 10_000_000;
-        h.running[0] = Some(VcpuId(0));
-        c.runq_insert(PcpuId(0), v1);
-        c.event_pending(v1, Some(7), &mut h.ctx(t));
-        let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
-        assert_eq!(d.next, Some(v1));
-        assert_eq!(d.slice, Nanos::from_ms(10), "a partial boost is capped at a tick");
-        h.running[0] = Some(v1);
-        h.actions.clear();
-        c.guest_resumed(v1, burn, &mut h.ctx(t + Nanos::from_us(5)));
-        assert_eq!(c.pboost[1].is_none(), revoke);
-        assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), revoke);
-        if !revoke {
-            continue;
-        }
-        // Returning to an I/O-bound task keeps the boost.
-        let t2 = t + Nanos::from_ms(1);
-        c.runq_insert(PcpuId(0), VcpuId(0));
-        assert_eq!(c.do_schedule(PcpuId(0), Some(v1), true, &mut h.ctx(t2)).next, Some(VcpuId(0)));
-        h.running[0] = Some(VcpuId(0));
-        c.event_pending(v1, Some(7), &mut h.ctx(t2));
-        assert_eq!(c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t2)).next, Some(v1));
-        c.inf.task_switch(v1, Some(burn), Some(io), t2);
-        c.guest_resumed(v1, io, &mut h.ctx(t2 + Nanos::from_us(5)));
-        assert!(c.pboost[1].is_some(), "the I/O-bound task keeps its boost");
-    }
-}
-
-/// PBHR (000 5.2) counts boosts, h = 1 per boost during which an I/O-bound task ran: a boost that runs two
-/// I/O-bound tasks in a row is one hit, and one whose guest goes straight to its busy loop is a miss.
-#[test]
-fn pbhr_counts_each_boost_once() {
-    let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &serde_json::json!({"tavs": {"pb_ratio": 1.0}}));
-    let (io1, io2, burn, v1) = (TaskId(0), TaskId(1), TaskId(2), VcpuId(1));
-    make_io_bound(&mut c, v1, io1, burn);
-    let mut t = make_io_bound(&mut c, v1, io2, burn);
-    c.cpu_used[1] = 10_000_000;
-    for (tasks, hits) in [(&[io1, io2, burn][..], 1), (&[burn][..], 1), (&[io2, burn][..], 2)] {
-        h.running[0] = Some(VcpuId(0));
-        c.runq_insert(PcpuId(0), v1);
-        c.event_pending(v1, Some(7), &mut h.ctx(t));
-        assert_eq!(c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t)).next, Some(v1));
-        h.running[0] = Some(v1);
-        let mut prev = burn;
-        for &next in tasks {
-            t += Nanos::from_us(20);
-            c.guest_task_switch(v1, Some(prev), Some(next), &mut h.ctx(t));
-            prev = next;
-        }
-        t += Nanos::from_us(20);
-        c.do_schedule(PcpuId(0), Some(v1), true, &mut h.ctx(t));
-        // Back to a queue of v1 alone for the next round.
-        c.runq_remove(VcpuId(0));
-        c.runq_remove(v1);
-        assert_eq!(c.partial_boosts(), Some((c.boosts, hits)), "after {tasks:?}");
-    }
-    assert_eq!(c.boosts, 3);
-}
-
-/// Block correlation (000 3.5.1): a completion boosts only if an I/O-bound task was among the last N tasks
-/// scheduled on the vCPU when its request reached the driver; other completions and timers never boost.
-#[test]
-fn inspection_window_decides_which_completions_boost() {
-    let info = doms(&[(256, 0, 1), (256, 0, 1)]);
-    for (window, boosts) in [(1usize, false), (2, true)] {
-        let mut h = Harness::new(info.clone(), 1);
-        let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "inspection_window": window}});
-        let mut c = Credit::new(&params, 1, &info).unwrap();
-        let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
-        let t = make_io_bound(&mut c, v1, io, burn);
-        c.cpu_used[1] = 10_000_000;
-        // The I/O task's read reaches the driver after the guest has switched back to its busy loop.
-        c.block_request(v1, io, t);
-        h.running[0] = Some(VcpuId(0));
-        c.runq_insert(PcpuId(0), v1);
-        // A guest timer pending for v1 never boosts it.
-        c.event_pending(v1, None, &mut h.ctx(t));
-        assert_eq!(c.pri(v1), PRI_UNDER);
-        c.block_done(v1, io, t, true);
-        c.event_pending(v1, None, &mut h.ctx(t + Nanos::from_ms(1)));
-        assert_eq!(c.pri(v1) == PRI_BOOST, boosts, "window {window}");
-        assert!(c.block_marks.is_empty(), "the request's mark is dropped once it completed");
     }
 }
 
@@ -506,15 +362,7 @@ fn assert_cap_respected(sim: &Simulation, sc: &Scenario) {
 /// vCPU; 3.x and the default: the domain's weight once), water-filled, bounded by the vCPUs and the cap (under 4.x
 /// it differs from the report's per-domain `fair_share` when domains have different vCPU counts).
 fn credit_shares(pcpus: u64, doms: &[CpuDomain], seed: u64, params: Value) -> Vec<(f64, f64)> {
-    let domains: Vec<Value> = doms
-        .iter()
-        .enumerate()
-        .map(|(i, &(n, weight, cap))| {
-            let tasks: Vec<Value> =
-                (0..n).map(|k| json!({ "name": format!("t{k}"), "vcpu": k, "workload": { "type": "cpu" } })).collect();
-            json!({ "name": format!("d{i}"), "vcpus": n, "weight": weight, "cap_pct": cap * n, "tasks": tasks })
-        })
-        .collect();
+    let domains = hog_domains(doms.iter().map(|&(n, weight, cap)| (n, weight, cap * n)));
     let sc = scenario(json!({
         "schema": 1, "id": "fair", "title": "fair", "seed": seed, "duration_ms": 5000, "warmup_ms": 1000,
         "host": { "pcpus": pcpus }, "domains": domains,
