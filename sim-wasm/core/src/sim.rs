@@ -27,7 +27,7 @@ use crate::metrics::{Distribution, DomMetrics, TaskMetrics};
 use crate::model::*;
 use crate::overview::InferenceBuckets;
 use crate::policy::registry::{self, Caps};
-use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause, MASTER_PCPU};
+use crate::policy::{self, Action, Ctx, DomainInfo, HostView, Pick, Policy, WakeCause, MASTER_PCPU};
 use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario};
 use crate::tcp::Arrival;

@@ -144,7 +144,7 @@ pub struct Trace {
     segments: Vec<Segment>,
     /// Index into `segments` of the last segment of each pCPU, for merging contiguous equal stretches.
     last_of_pcpu: Vec<Option<usize>>,
-    decisions: Vec<Decision>,
+    decisions: Vec<DecisionCell>,
     /// Decision texts, back to back, in fixed-size chunks.
     text: Vec<String>,
     /// The kinds of decisions stored as facts.

@@ -10,7 +10,7 @@
 
 use super::common::{self, Versions};
 use super::params::{self, Params};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
+use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use schemars::JsonSchema;
@@ -171,7 +171,7 @@ impl Policy for Arinc653 {
         self.versions.touch(self.processor[v.0]);
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         if let Some(c) = cur {
             self.awake[c.0] = cur_runnable;
         }
@@ -188,7 +188,7 @@ impl Policy for Arinc653 {
         } else {
             String::new()
         };
-        Decision { next, slice, reason }
+        Pick { next, slice, reason }
     }
 
     fn set_param(&mut self, param: &str, _value: &Value) -> Result<(), String> {

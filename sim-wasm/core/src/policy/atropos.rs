@@ -12,7 +12,7 @@
 
 use super::common::{self, Versions};
 use super::params::{self, Params};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
+use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use indexmap::IndexMap;
@@ -295,7 +295,7 @@ impl Policy for Atropos {
         self.vcpus[v.0].st = St::Blocked;
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now;
         self.versions.touch(p);
         if let Some(c) = cur {
@@ -336,7 +336,7 @@ impl Policy for Atropos {
         let Some((n, run, extra, how)) = pick else {
             let slice = head_deadline.map_or(IDLE_RECHECK, |d| d.saturating_sub(now)).max(Nanos(1));
             let reason = if ctx.explain { format!("pCPU{} idles until the next period", p.0) } else { String::new() };
-            return Decision { next: None, slice, reason };
+            return Pick { next: None, slice, reason };
         };
         if !extra {
             // Taking an unblocked vCPU from the wait queue: it runs on its guaranteed time.
@@ -358,7 +358,7 @@ impl Policy for Atropos {
         } else {
             String::new()
         };
-        Decision { next: Some(n), slice: newtime - now, reason }
+        Pick { next: Some(n), slice: newtime - now, reason }
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {

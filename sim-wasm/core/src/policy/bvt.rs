@@ -8,7 +8,7 @@
 
 use super::common::{self, Versions};
 use super::params::{self, Params};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
+use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use indexmap::IndexMap;
@@ -266,7 +266,7 @@ impl Policy for Bvt {
         self.vcpus[v.0].warping = false;
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now;
         self.versions.touch(p);
         if let Some(c) = cur {
@@ -279,7 +279,7 @@ impl Policy for Bvt {
         let best = self.runq[p.0].iter().enumerate().min_by_key(|(i, v)| (self.evt(**v), *i)).map(|(i, _)| i);
         let Some(i) = best else {
             let reason = if ctx.explain { format!("pCPU{} goes idle", p.0) } else { String::new() };
-            return Decision { next: None, slice: Nanos::ZERO, reason };
+            return Pick { next: None, slice: Nanos::ZERO, reason };
         };
         let n = self.runq[p.0].remove(i);
         self.vcpus[n.0].on_runq = false;
@@ -305,7 +305,7 @@ impl Policy for Bvt {
         } else {
             String::new()
         };
-        Decision { next: Some(n), slice, reason }
+        Pick { next: Some(n), slice, reason }
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {

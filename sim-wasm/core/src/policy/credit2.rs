@@ -16,7 +16,7 @@
 
 use super::common::Versions;
 use super::params::{self, Params};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
+use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use schemars::JsonSchema;
@@ -351,7 +351,7 @@ impl Policy for Credit2 {
         }
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now;
         let rq = self.rq_of[p.0];
         self.touch_rq(rq);
@@ -366,7 +366,7 @@ impl Policy for Credit2 {
                 } else {
                     String::new()
                 };
-                return Decision { next: Some(c), slice: (ratelimit - ran).max(MIN_TIMER), reason };
+                return Pick { next: Some(c), slice: (ratelimit - ran).max(MIN_TIMER), reason };
             }
         }
         let keep = cur.filter(|&c| cur_runnable && self.vcpus[c.0].rq == rq);
@@ -411,7 +411,7 @@ impl Policy for Credit2 {
         }
         let Some(n) = next else {
             let reason = if ctx.explain { format!("pCPU{} goes idle", p.0) } else { String::new() };
-            return Decision { next: None, slice: Nanos::ZERO, reason };
+            return Pick { next: None, slice: Nanos::ZERO, reason };
         };
         let mut reset = false;
         if self.vcpus[n.0].credit <= 0 {
@@ -447,7 +447,7 @@ impl Policy for Credit2 {
         } else {
             String::new()
         };
-        Decision { next: Some(n), slice, reason }
+        Pick { next: Some(n), slice, reason }
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {

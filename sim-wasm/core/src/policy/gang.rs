@@ -10,7 +10,7 @@
 
 use super::common::Versions;
 use super::hybrid::{share_by_weight, HybridParams};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
+use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -208,7 +208,7 @@ impl Policy for Gang {
         self.runnable[v.0] = false;
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now;
         if let Some(c) = cur {
             // It may have blocked and got work back before leaving its pCPU (the engine then calls no `wake`).
@@ -218,8 +218,8 @@ impl Policy for Gang {
             // Only the slot timer re-plans; a pCPU asked early waits for it (strict slots).
             let slice = self.params.slot();
             return match self.plan[p.0].filter(|v| self.runnable[v.0]) {
-                Some(v) => Decision { next: Some(v), slice, reason: String::new() },
-                None => Decision { next: None, slice, reason: String::new() },
+                Some(v) => Pick { next: Some(v), slice, reason: String::new() },
+                None => Pick { next: None, slice, reason: String::new() },
             };
         }
         let slice = self.slot_end - now;
@@ -241,7 +241,7 @@ impl Policy for Gang {
         } else {
             String::new()
         };
-        Decision { next, slice, reason }
+        Pick { next, slice, reason }
     }
 
     fn account(&mut self, ctx: &mut Ctx) {

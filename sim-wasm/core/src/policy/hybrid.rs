@@ -30,7 +30,7 @@
 
 use super::common::Versions;
 use super::params::{self, Params};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause, MASTER_PCPU};
+use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::{DomainType, Scenario};
 use crate::time::Nanos;
@@ -524,7 +524,7 @@ impl Hybrid {
         format!("{} ({}, PE {} us)", ctx.name(v), type_name(self.con(v)), self.vcpus[v.0].pe / 1000)
     }
 
-    fn decision(&self, next: Option<VcpuId>, slice: Nanos, ctx: &Ctx, why: impl FnOnce() -> String) -> Decision {
+    fn decision(&self, next: Option<VcpuId>, slice: Nanos, ctx: &Ctx, why: impl FnOnce() -> String) -> Pick {
         let reason = if ctx.explain {
             match next {
                 Some(n) => format!("runs {}: {}", self.describe(n, ctx), why()),
@@ -533,7 +533,7 @@ impl Hybrid {
         } else {
             String::new()
         };
-        Decision { next, slice, reason }
+        Pick { next, slice, reason }
     }
 }
 
@@ -603,7 +603,7 @@ impl Policy for Hybrid {
         }
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now;
         let pi = p.0;
         self.touch(pi);

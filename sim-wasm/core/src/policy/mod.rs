@@ -252,7 +252,7 @@ impl Ctx<'_> {
             self.notes.lines.push((p, Line::Facts(facts())));
         }
     }
-    /// Explains `do_schedule`'s pick by its facts instead of `Decision::reason` (which then stays empty), when
+    /// Explains `do_schedule`'s pick by its facts instead of `Pick::reason` (which then stays empty), when
     /// the run records explanations. `facts` is built only then.
     pub fn explain_pick(&mut self, facts: impl FnOnce() -> Facts) {
         if self.explain {
@@ -266,7 +266,7 @@ impl Ctx<'_> {
 
 /// The outcome of `do_schedule`: who runs next on the pCPU, for how long at most, and why.
 #[derive(Debug, Clone)]
-pub struct Decision {
+pub struct Pick {
     pub next: Option<VcpuId>,
     /// Time until the engine calls `do_schedule` again on this pCPU unless something preempts [ns].
     pub slice: Nanos,
@@ -396,7 +396,7 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     /// A vCPU stopped being runnable (blocked or paused). If it is running, the engine reschedules its pCPU.
     fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx);
     /// Choose what runs next on `p`. `cur` is what ran until now, `cur_runnable` whether it could go on.
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision;
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick;
     /// Per-pCPU tick.
     fn tick(&mut self, _p: PcpuId, _ctx: &mut Ctx) {}
     /// Host-wide accounting.

@@ -14,7 +14,7 @@
 
 use super::common::Versions;
 use super::params::{self, Params};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
+use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::time::{ms_to_ns, Nanos};
 use indexmap::IndexMap;
@@ -840,13 +840,13 @@ impl Policy for Sedf {
         }
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now.0;
         self.desched(p, cur, cur_runnable, now);
         let (next, time) = self.default_pick(p, now);
         let slice = self.commit(p, next, time, now);
         let reason = if ctx.explain { self.explain_pick(next, slice.0, ctx) } else { String::new() };
-        Decision { next: next.map(|(v, _)| v), slice, reason }
+        Pick { next: next.map(|(v, _)| v), slice, reason }
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {

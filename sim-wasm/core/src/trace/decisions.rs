@@ -6,7 +6,7 @@ use super::*;
 /// [`FACTS`] it was recorded as facts: their kind is `fact_kinds[len]` and their arguments are encoded in
 /// `fact_bytes` from `start`.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Decision {
+pub(super) struct DecisionCell {
     t_ns: u64,
     pcpu: u32,
     chunk: u32,
@@ -14,7 +14,7 @@ pub(super) struct Decision {
     len: u32,
 }
 
-/// `Decision::chunk` of a decision stored as facts.
+/// `DecisionCell::chunk` of a decision stored as facts.
 pub(super) const FACTS: u32 = u32::MAX;
 
 /// Size of one chunk of the decision-text arena [bytes]; chunks never grow, so no text is copied twice.
@@ -76,7 +76,7 @@ impl Trace {
         };
         let start = self.fact_bytes.len() as u32;
         self.fact_bytes.extend_from_slice(&buf[..len]);
-        self.decisions.push(Decision { t_ns, pcpu: pcpu as u32, chunk: FACTS, start, len: kind as u32 });
+        self.decisions.push(DecisionCell { t_ns, pcpu: pcpu as u32, chunk: FACTS, start, len: kind as u32 });
     }
     pub fn push_decision(&mut self, t_ns: u64, pcpu: usize, text: &str) {
         // Budget by what is allocated: the record, its text, and a new arena chunk when one is started.
@@ -93,7 +93,7 @@ impl Trace {
         let buf = &mut self.text[chunk];
         let start = buf.len();
         buf.push_str(text);
-        self.decisions.push(Decision {
+        self.decisions.push(DecisionCell {
             t_ns,
             pcpu: pcpu as u32,
             chunk: chunk as u32,
@@ -111,7 +111,7 @@ impl Trace {
             .map(|d| DecisionRec { t_ns: d.t_ns, pcpu: d.pcpu, text: self.decision_text(d) })
             .collect()
     }
-    pub(super) fn decision_text(&self, d: &Decision) -> Cow<'_, str> {
+    pub(super) fn decision_text(&self, d: &DecisionCell) -> Cow<'_, str> {
         if d.chunk != FACTS {
             return Cow::Borrowed(&self.text[d.chunk as usize][d.start as usize..(d.start + d.len) as usize]);
         }
@@ -136,4 +136,4 @@ impl Trace {
     }
 }
 
-crate::size::no_heap!(Decision, FactKind);
+crate::size::no_heap!(DecisionCell, FactKind);

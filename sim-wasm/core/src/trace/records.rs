@@ -17,7 +17,7 @@ pub struct Segment {
     pub task: i32,
 }
 
-/// A scheduling decision or policy note, with its reason (as handed out; stored compactly, see `Decision`).
+/// A scheduling decision or policy note, with its reason (as handed out; stored compactly, see `DecisionCell`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(test, derive(ts_rs::TS), ts(rename = "Decision"))]
 pub struct DecisionRec<'a> {

@@ -20,8 +20,8 @@ use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::Versions;
 use crate::policy::params::{self, Params};
 use crate::policy::{
-    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched,
-    WakeCause, MASTER_PCPU,
+    Action, BoostMark, Ctx, DomainInfo, Facts, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause,
+    MASTER_PCPU,
 };
 use crate::time::Nanos;
 use idd::IddState;
@@ -867,7 +867,7 @@ impl Policy for Credit {
         }
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now;
         self.touch(p);
         let keep_front = self.idd.take_keep_front(p);
@@ -880,7 +880,7 @@ impl Policy for Credit {
             let limit = Nanos::from_us(self.params.ratelimit_us);
             if cur_runnable && limit > Nanos::ZERO && ran < limit {
                 let slice = if ran < MIN_TIMER { MIN_TIMER } else { limit - ran };
-                return Decision {
+                return Pick {
                     next: Some(c),
                     slice,
                     reason: if ctx.explain {
@@ -959,7 +959,7 @@ impl Policy for Credit {
             }
         });
         let reason = String::new();
-        Decision { next, slice, reason }
+        Pick { next, slice, reason }
     }
 
     fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {
