@@ -6,7 +6,7 @@ import { ErrorBoundary } from './components/ErrorBoundary';
 import { simulatorModule } from './sim/client';
 import './styles.css';
 
-// The simulator's wasm starts downloading and compiling before the first render (cold start, issue 19).
+// The simulator's wasm starts downloading and compiling before the first render (cold start).
 void simulatorModule();
 
 // Set before the first render so a test never sees a stale "idle" from before the runs started.
@@ -31,7 +31,7 @@ if (root) {
   );
 }
 
-// Offline use (issue 9): the service worker caches the built files; relative, so a subpath deploy works too.
+// Offline use: the service worker caches the built files; relative, so a subpath deploy works too.
 if (import.meta.env.PROD && 'serviceWorker' in navigator) {
   window.addEventListener('load', () => {
     navigator.serviceWorker.register('./sw.js').catch(() => {

@@ -119,7 +119,7 @@ fn cost_json(scenario_json: &str, policies_json: &str) -> Result<String, String>
     Ok(v.to_string())
 }
 
-/// Runs the named policies (a JSON array of ids; `[]` means all) and returns the report of DESIGN.md section 5 as
+/// Runs the named policies (a JSON array of ids; `[]` means all) and returns the report as
 /// JSON text. With `deterministic`, wall-clock fields are omitted so the text is byte-identical to
 /// `schedsim run --deterministic` on the same file.
 #[wasm_bindgen]
@@ -131,7 +131,7 @@ pub fn run_report(scenario_json: &str, policies_json: &str, deterministic: bool)
     Ok(report::to_json_string(&rep))
 }
 
-/// The script policy's templates (DESIGN.md 10) as JSON text `[{"id", "title", "description", "source", "vars"}]`,
+/// The script policy's templates as JSON text `[{"id", "title", "description", "source", "vars"}]`,
 /// for the page's "New scheduler from template".
 #[wasm_bindgen(js_name = scriptTemplates)]
 pub fn script_templates() -> String {
@@ -364,7 +364,7 @@ impl Simulation {
         self.inner.progress()
     }
 
-    /// The run object of the report (DESIGN.md section 5, one element of `runs`), as JSON text.
+    /// The run object of the report (one element of `runs`), as JSON text.
     pub fn report_json(&self) -> String {
         serde_json::to_string(&self.inner.run_report(&report::RunOptions::default())).unwrap_or_default()
     }

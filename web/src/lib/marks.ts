@@ -1,4 +1,4 @@
-// Cold-start marks (issue 19): `performance.mark`s on the page's timeline from a fresh link to the first
+// Cold-start marks: `performance.mark`s on the page's timeline from a fresh link to the first
 // complete frame, so a benchmark (e2e/bench/) can read where the time went: the library and scenario fetched,
 // the scenario validated, each run's wasm ready, started, simulated, packed and received, and the first frame
 // with every column drawn. Marks cost next to nothing, so the page always sets them; nothing reads them but

@@ -546,7 +546,7 @@ fn cost_overrides_need_a_sensitivity_label() {
     assert!(matches!(b.work, Work::Driver { packet_ns: 20_000, .. }));
 }
 
-/// Issue 18: a spin barrier with 1 us phases on one vCPU per pCPU re-arms each vCPU's guest timer earlier than the
+/// A spin barrier with 1 us phases on one vCPU per pCPU re-arms each vCPU's guest timer earlier than the
 /// slice end it had queued, once per phase. Past a cap per vCPU the superseded events are cancelled, so the queue
 /// stays bounded instead of holding one per phase (10,000 per 10 ms, 50,000 by the end here, before), and the event
 /// count is what it was.
