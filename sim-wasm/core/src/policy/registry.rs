@@ -240,6 +240,7 @@ mod tests {
         params::defs::<xenco::XencoParams>,
         params::defs::<hybrid::HybridParams>,
         params::defs::<script::ScriptParams>,
+        params::defs::<credit::enhanced::EnhancedParams>,
     ];
 
     /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten

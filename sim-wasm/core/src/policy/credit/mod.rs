@@ -160,6 +160,14 @@ impl ShareRule {
             _ => ShareRule::DomainWeight,
         }
     }
+
+    /// The rule of the release `version` names, as [`ShareRule::of`] reads it from a file.
+    pub fn of_version(version: Option<CreditVersion>) -> ShareRule {
+        match version {
+            Some(CreditVersion::V4) => ShareRule::VcpuWeight,
+            _ => ShareRule::DomainWeight,
+        }
+    }
 }
 
 impl Params for CreditSpec {
@@ -370,9 +378,13 @@ fn pri_name(p: i8) -> &'static str {
 
 impl Credit {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Credit, String> {
-        let params_value = params;
-        let spec = params::from_value::<CreditSpec>(params)?;
+        Credit::from_spec(params::from_value::<CreditSpec>(params)?, pcpus, domains)
+    }
+
+    /// Credit with the parameters `spec` declares (a file's, read already).
+    pub fn from_spec(spec: CreditSpec, pcpus: usize, domains: &[DomainInfo]) -> Result<Credit, String> {
         let params = spec.resolve()?;
+        let rule = ShareRule::of_version(spec.version);
         let xb = XBalloon::new(params.tslice(), pcpus, domains);
         let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
         let (ev, fallback) = Self::evidence(&params, domains)?;
@@ -403,7 +415,7 @@ impl Credit {
             doms: domains.iter().map(|d| CDom { weight: d.weight, cap_pct: d.cap_pct, active: Vec::new() }).collect(),
             active_doms: Vec::new(),
             weight_total: 0,
-            rule: ShareRule::of(params_value),
+            rule,
             credit_balance: 0,
             runq: vec![Vec::new(); pcpus],
             epoch: 0,
