@@ -2,6 +2,7 @@
 // the trace worker into a run answering the same queries as a simulated one (sim/runs `recordedSource`), shown
 // beside the scenario's columns until removed. A file that is not a trace puts the reader's message in the banner.
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { recordedColumnId } from '../lib/columns';
 import type { SimClient } from '../sim/client';
 import type { RunResult } from '../sim/types';
 import { message } from './useErrors';
@@ -29,7 +30,7 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
 
   const openFile = useCallback(
     (file: File) => {
-      const id = `recorded~${++next.current}`;
+      const id = recordedColumnId(++next.current);
       const label = `Recorded: ${file.name}`;
       void (async () => {
         try {
