@@ -1,7 +1,7 @@
 //! The recorded trace the UI replays: per-pCPU schedule segments (vCPU and guest task) and every scheduling
 //! decision with its one-line reason. Views derive what they draw (share over time, Gantt lanes) from it.
 
-use crate::policy::PriClass;
+use crate::model::PriClass;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::sync::Arc;
