@@ -1,4 +1,4 @@
-// Issue 19's memory bound, measured as a page worker runs it: bench-large stretched to an hour (or HOUR_S seconds)
+// Memory bound, measured as a page worker runs it: bench-large stretched to an hour (or HOUR_S seconds)
 // in replay mode under Node (`Simulation.withReplay`, a checkpoint every 500 ms, the longest window the worker
 // allows recorded as the opening window), then windows of that length focused at three places. Prints the
 // module's memory (a wasm memory only grows, so each figure is the peak so far) and the time each step took.

@@ -1,4 +1,4 @@
-// `npm run bench`, the simulator's part (issue 19): one invocation measures the native engine against the floor
+// `npm run bench`, the simulator's part: one invocation measures the native engine against the floor
 // (a bare binary-heap event loop, in `schedsim bench`), the WebAssembly build against native, and replay mode
 // (checkpoints, then a 1 s window's detail replayed) against an untraced run, and prints them as ratios. Needs
 // `npm run build:wasm` first (`npm run bench` builds); the native figures come from `schedsim bench --json`, built

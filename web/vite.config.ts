@@ -66,7 +66,7 @@ function fidelityTable(): Plugin {
 export const CONTENT_SECURITY_POLICY = csp.page.join('; ');
 
 /**
- * Starts the simulator's wasm download with the page (cold start, issue 19): `client.ts` fetches it only once the
+ * Starts the simulator's wasm download with the page (cold start): `client.ts` fetches it only once the
  * main script has run, a few hundred milliseconds after the HTML arrived, and the runs wait for its compile. The
  * preload's URL, type and CORS mode are those of that fetch, so the browser hands it the preloaded response.
  */

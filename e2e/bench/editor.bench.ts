@@ -1,5 +1,5 @@
-// Keystroke-to-paint in the scenario editor on a 447 kB scenario (issue 18, "large scenarios keep typing
-// responsive"): bench-large's workload spread over 256 pCPUs and ~1,480 domains, pretty-printed as the editor
+// Keystroke-to-paint in the scenario editor on a 447 kB scenario (large scenarios keep typing responsive):
+// bench-large's workload spread over 256 pCPUs and ~1,480 domains, pretty-printed as the editor
 // writes it. Each keystroke is timed alone, from the key event to the first frame painted after it (the frame's
 // requestAnimationFrame, then a task that runs once that frame is out), in a form field and in the JSON view; for
 // the JSON view also until the form shows the edit. Prints the figures; fails only if the editor cannot be typed in.

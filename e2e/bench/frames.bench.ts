@@ -1,4 +1,4 @@
-// Frame times of the visualiser (issue 8, item 5; issue 19, item 5): p50/p95 frame time and main-thread CPU per
+// Frame times of the visualiser: p50/p95 frame time and main-thread CPU per
 // frame while four columns of bench-large's host (16 pCPUs, 64 domains) play, as the page opens and again with
 // the timelines scrolled into sight (cold start: coldstart.bench.ts).
 // Prints the figures; fails only if the page cannot play at all.

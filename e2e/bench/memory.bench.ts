@@ -1,4 +1,4 @@
-// The tab's memory on the copy-bomb share link (issue 18: a variant whose JSON Patch repeats
+// The tab's memory on the copy-bomb share link (a variant whose JSON Patch repeats
 // {"op":"copy","from":"/domains","path":"/domains/-"} doubles the document per operation; before the limits, a
 // 615-character link crashed the simulator in the page), against the same page opening the default scenario.
 // Memory is the renderer process's peak resident set (VmHWM: the page, its simulator worker and their wasm memory

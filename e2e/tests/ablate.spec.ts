@@ -1,4 +1,4 @@
-// Ablated runs as columns (issue 16 item 5): a claim says what it fails without, one click adds the run with the
+// Ablated runs as columns: a claim says what it fails without, one click adds the run with the
 // mechanism switched off on the same playhead, the claim is judged on it, and a share link brings it back.
 import { expect, openScenario, test, waitForIdle } from './helpers';
 import type { Locator, Page } from '@playwright/test';
@@ -85,7 +85,7 @@ test('an ablated column a scenario cannot have is a clear error and the focus po
   ] as const) {
     await openScenario(page, SCENARIO, { policies });
     await expect(page.getByTestId('error-banner')).toContainText(message);
-    // The policies its claims compare (issue 17), no longer only the first two.
+    // The policies its claims compare, no longer only the first two.
     expect(await columns(page)).toEqual(['credit', 'credit-4x', 'pi']);
   }
 });

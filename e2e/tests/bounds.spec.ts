@@ -1,4 +1,4 @@
-// Issue 18, bounded by construction: a link cannot exhaust memory or start hours of work by itself, the page runs
+// Bounded by construction: a link cannot exhaust memory or start hours of work by itself, the page runs
 // under a strict Content-Security-Policy, and a part of the page gone after a redeploy offers a reload.
 import { encodeForLink, expect, openScenario, scenarioFile, test, waitForIdle } from './helpers';
 

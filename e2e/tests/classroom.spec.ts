@@ -1,4 +1,4 @@
-// Classroom (issue 9): a lesson walked end to end, a lesson whose scenario is missing, presentation mode by
+// Classroom: a lesson walked end to end, a lesson whose scenario is missing, presentation mode by
 // keyboard, themes, and an axe-core check with no serious violations.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, openScenario, playheadExactMs, test, waitForIdle } from './helpers';
@@ -142,7 +142,7 @@ test('axe-core finds no serious accessibility violations, in either theme, with 
   page,
 }) => {
   await openScenario(page, 'credit-boost', { v: '1', open: 'editor,export,share' });
-  // Links no longer open the Share panel (issue 17): open it by hand so it is checked too.
+  // Links no longer open the Share panel: open it by hand so it is checked too.
   await page.getByTestId('open-share').click();
   await expect(page.getByTestId('share-panel')).toBeVisible();
   expect(await seriousViolations(page)).toEqual([]);

@@ -1,4 +1,4 @@
-// Issue 17: columns that match the claims. The default columns are the scenario's focus (the policies its claims
+// Columns that match the claims. The default columns are the scenario's focus (the policies its claims
 // compare); a claim shows its policies as columns; "+ Add column" adds any scheduler of the registry.
 import type { Page } from '@playwright/test';
 import { expect, openScenario, test, waitForIdle } from './helpers';

@@ -1,4 +1,4 @@
-// The scenario editor (issue 9): form and JSON validated by the simulator with errors at the field, valid
+// The scenario editor: form and JSON validated by the simulator with errors at the field, valid
 // edits re-run, drafts survive a reload and never vanish, scenario files import and export.
 import { downloadOf, expect, openScenario, scenarioFile, test, waitForIdle } from './helpers';
 import type { Page } from '@playwright/test';

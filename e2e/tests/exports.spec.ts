@@ -1,4 +1,4 @@
-// Exports (issue 9): PNG and SVG of the views, CSV and JSON of the metrics and of the trace window, each a file
+// Exports: PNG and SVG of the views, CSV and JSON of the metrics and of the trace window, each a file
 // that opens.
 import { downloadOf, expect, openScenario, test } from './helpers';
 import type { Page } from '@playwright/test';

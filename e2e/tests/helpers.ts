@@ -1,4 +1,4 @@
-// The one place that knows how to open the app and wait for it (DESIGN.md 7 test hooks).
+// The one place that knows how to open the app and wait for it (docs/test-hooks.md).
 import { test as base, expect, type Page } from '@playwright/test';
 
 declare global {

@@ -1,4 +1,4 @@
-// Issue 17: lessons that teach. A predict step hides the results until the class has chosen, then reveals them;
+// Lessons that teach. A predict step hides the results until the class has chosen, then reveals them;
 // the last step leads to the next lesson; each step moves the playhead and brings its marked view into sight, and
 // each step of every lesson has a screenshot baseline.
 import { expect, openScenario, playheadMs, test, waitForIdle } from './helpers';

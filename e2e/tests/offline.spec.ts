@@ -1,4 +1,4 @@
-// Hosting (issue 9): the built site works from a subpath of any static server (relative asset paths), and once
+// Hosting: the built site works from a subpath of any static server (relative asset paths), and once
 // loaded it works offline (the service worker's cache). The server here is a plain static one started by the
 // test, so it can serve under a subpath and then go away.
 import { createServer, type Server } from 'node:http';

@@ -1,4 +1,4 @@
-// Replay on demand (issue 19): bench-large (16 pCPUs, 64 domains, 60 s) is too large for a whole trace, so its
+// Replay on demand: bench-large (16 pCPUs, 64 domains, 60 s) is too large for a whole trace, so its
 // run keeps the overview and replays the detail of the window on screen from checkpoints. Its full trace used to
 // stop at about 8 s (the memory budget); now scrubbing anywhere shows the schedule, the run queues and the log.
 import { expect, openScenario, playheadExactMs, test, waitForIdle } from './helpers';

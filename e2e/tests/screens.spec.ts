@@ -1,4 +1,4 @@
-// Screenshot comparisons of every view (issue 8, item 7) on paper 000 Fig. 10, paused at 30 s, 1280x720, CSS
+// Screenshot comparisons of every view on paper 000 Fig. 10, paused at 30 s, 1280x720, CSS
 // animations finished (toHaveScreenshot's default). What each picture must show a person is noted beside it.
 // Baselines: tests/screens.spec.ts-snapshots/ (refresh with `npx playwright test screens --update-snapshots`
 // after a deliberate change, and look at them).
@@ -50,7 +50,7 @@ test('the first screen of fig10 as a projector shows it', async ({ page }) => {
   await expect(page).toHaveScreenshot('fig10-first-screen.png', SHOT);
 });
 
-// Issue 17: each step of the paper-001 lesson as the projector shows it (presentation mode, 1280x720). Step 1:
+// Each step of the paper-001 lesson as the projector shows it (presentation mode, 1280x720). Step 1:
 // the two columns' timelines under the lesson text and the key figure of steps done; step 2: the prediction with
 // its two choices, the figures hidden; step 3 (after choosing co-scheduling): 20 against 30 steps, the key
 // figures outlined; step 4: a third column, HIT; step 5: the claims moved up under the lesson, with the

@@ -1,4 +1,4 @@
-// Script policies in the page (DESIGN.md 10): a template edited in the policy editor, broken (the syntax error
+// Script policies in the page: a template edited in the policy editor, broken (the syntax error
 // marked at its line, kept over a reload), mended (the column re-runs), and a homework whose goal claim turns green once the
 // student's policy meets it, the share link carrying the student's code to whoever opens it.
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Share links (issue 9): a round trip reproduces the run and the view; every kind of broken link shows a clear
+// Share links: a round trip reproduces the run and the view; every kind of broken link shows a clear
 // message and the library, never a blank page or injected markup.
 import {
   downloadOf,
@@ -72,7 +72,7 @@ test('a share link reproduces the scenario, its edits, the columns, the playhead
   const [c, d] = ((await other.locator('main').getAttribute('data-view')) ?? '').split(',').map(Number);
   expect(c).toBeCloseTo(a!, 3);
   expect(d).toBeCloseTo(b!, 3);
-  // Whoever opens a link wants the page, not the panel it was copied from (issue 17).
+  // Whoever opens a link wants the page, not the panel it was copied from.
   await expect(other.getByTestId('share-panel')).toHaveCount(0);
   // The link's scenario differs from the library's: marked, its summary and claims stale.
   await expect(other.getByTestId('modified-badge')).toBeVisible();

@@ -1,4 +1,4 @@
-// Issue 8's per-column views and playback on paper 000 Fig. 10 (a TCP echo server beside a busy loop, one pCPU):
+// Per-column views and playback on paper 000 Fig. 10 (a TCP echo server beside a busy loop, one pCPU):
 // beliefs with the threshold and partial-boost marks, a boost jumping the run queue, tooltips on every kind of
 // mark, speeds and stepping, the progress bar's cancel, the comparison figures and claims.
 import { readFileSync } from 'node:fs';
@@ -246,7 +246,7 @@ test('the comparison shows fairness and whole-run figures and the claims per pol
   await expect(claims.first()).toContainText('credit: domains.mixed.response_ms.mean');
 });
 
-// Every paper scenario in the library opens with every view in every column (issue 8, "Done when").
+// Every paper scenario in the library opens with every view in every column.
 // Read from the library's index, so paper scenarios added later are covered too.
 const PAPER = (
   JSON.parse(readFileSync(new URL('../../scenarios/index.json', import.meta.url), 'utf8')) as {
@@ -256,7 +256,7 @@ const PAPER = (
   .filter((s) => s.kind === 'paper')
   .map((s) => s.id);
 
-/** Issue 17: in presentation mode at 1280x720 the key figures and each column's timeline are inside the viewport
+/** In presentation mode at 1280x720 the key figures and each column's timeline are inside the viewport
  * without scrolling, and their text (and the column headers') is 18 px or more. */
 async function expectPointOnOneScreen(page: Page): Promise<void> {
   await page.keyboard.press('p');
@@ -303,7 +303,7 @@ for (const id of PAPER) {
     page,
   }) => {
     await openScenario(page, id);
-    // A new scenario opens at the top of the page (issue 17).
+    // A new scenario opens at the top of the page.
     expect(await page.evaluate(() => window.scrollY)).toBe(0);
     const columns = page.getByTestId('policy-column');
     // Most paper scenarios compare policies side by side; some compare domains under one policy.

@@ -140,7 +140,7 @@ export function App() {
     [policies, stated],
   );
 
-  // Script policies (DESIGN.md 10): the templates, once the first run is in (not on the cold start's path), and
+  // Script policies: the templates, once the first run is in (not on the cold start's path), and
   // which scripted policy the policy editor edits.
   const [templates, setTemplates] = useState<ScriptTemplate[] | null>(null);
   const anyRun = Object.keys(runs).length > 0;
@@ -262,7 +262,7 @@ export function App() {
     claims: [claims, ablated],
     columns,
   });
-  // Cold start (issue 19): the first frame with every column on screen drawn.
+  // Cold start: the first frame with every column on screen drawn.
   // Every column on screen has drawn: its run, or the run's opening window while the run goes on.
   const drawn = (policy: string) => runs[policy] !== undefined || openings[policy] !== undefined;
   useMarkWhenDrawn(FIRST_FRAME, current !== null && shown.length > 0 && shown.every((c) => drawn(c.policy)));

@@ -1,4 +1,4 @@
-// The service worker (issue 9): once the page has loaded, it works offline. Built as its own entry (dist/sw.js,
+// The service worker: once the page has loaded, it works offline. Built as its own entry (dist/sw.js,
 // next to index.html so its scope is the site's folder, whatever subpath that is); vite.config.ts
 // prepends the list of built files (self.SCHEDLAB_PRECACHE), so a rebuild changes this file and the browser
 // installs the new cache.

@@ -1,4 +1,4 @@
-// The page's test hooks are a contract (DESIGN.md 7, docs/test-hooks.md): scripts and checks outside this repo
+// The page's test hooks are a contract (docs/test-hooks.md): scripts and checks outside this repo
 // find elements by them. This keeps the list and the source in step both ways, so a hook cannot be renamed or
 // dropped without the list saying so, and a new one cannot ship unlisted.
 import { readdirSync, readFileSync } from 'node:fs';

@@ -213,7 +213,7 @@ impl Limit {
     }
 }
 
-/// Script policies read from files (`"scheduler": "script"`, DESIGN.md section 10).
+/// Script policies read from files (`"scheduler": "script"`).
 #[derive(clap::Args, Clone, Default)]
 struct Scripts {
     /// ID=PATH: policy ID runs the Rhai script in PATH, replacing its source (or its scheduler), or added as a new

@@ -202,98 +202,75 @@ mod tests {
         s
     }
 
+    /// `policy`'s run of `sc` with no trace, stopped once its work passes `cap`, and how it ended.
+    fn run_capped(sc: &Scenario, policy: &str, cap: u64) -> (crate::sim::Simulation, Result<(), crate::sim::SimError>) {
+        let opts = crate::sim::SimOptions { trace: false, max_events: Some(cap), ..Default::default() };
+        let mut sim = crate::sim::Simulation::with_options(sc, policy, opts).unwrap();
+        let ended = sim.run();
+        (sim, ended)
+    }
+
     /// (estimate, actual work) of `policy`'s run of `sc`, the run stopped once its work passes `cap`.
     fn estimate_and_work(sc: &Scenario, policy: &str, cap: u64) -> (u64, u64) {
         let est = estimate(sc, &[policy.to_string()]).events_per_run;
-        let opts = crate::sim::SimOptions { trace: false, max_events: Some(cap), ..Default::default() };
-        let mut sim = crate::sim::Simulation::with_options(sc, policy, opts).unwrap();
-        let _ = sim.run();
-        (est, sim.work())
+        (est, run_capped(sc, policy, cap).0.work())
     }
 
     /// Worst cases: the shapes whose work per simulated second the estimate once missed by far (a pipe ring of
     /// thousands of threads, BVT with a 1 us charging unit and no switch allowance, 1 us barrier phases, a
-    /// stream server waking every 0.1 ms for thousands of clients, many busy loops on one vCPU).
+    /// stream server waking every 0.1 ms for thousands of clients, many busy loops on one vCPU). Each is a guest
+    /// `g` of `vcpus` vCPUs running `tasks`, beside dom0 and a 2-vCPU busy loop, on 4 pCPUs under `policy`.
     fn worst_cases() -> Vec<(String, Scenario)> {
-        let wl = |w: &str, vcpus: u32, pol: &str| {
-            // The pipe rings do the most work per simulated ms: a short run shows their rate.
-            let ms = if w.contains("pipe") { 20 } else { 200 };
-            format!(
-                r#"{{"schema":1,"id":"w","title":"w","seed":1,"duration_ms":{ms},"host":{{"pcpus":4}},
-                "domains":[{{"name":"dom0","role":"driver"}},{{"name":"g","vcpus":{vcpus},"tasks":[{w}]}},
-                {{"name":"h","vcpus":2,"tasks":[{{"name":"burn","workload":{{"type":"cpu"}}}}]}}],
-                "policies":[{pol}]}}"#
-            )
+        let busy = |n: usize| {
+            (0..n).map(|i| format!(r#"{{"name":"c{i}","workload":{{"type":"cpu"}}}}"#)).collect::<Vec<_>>().join(",")
         };
-        let credit = r#"{"id":"credit","scheduler":"credit"}"#;
-        let cases = [
-            (
-                "pipe-8192",
-                wl(r#"{"name":"p","workload":{"type":"pipe","threads":8192,"group":2,"cpu_us":1}}"#, 4, credit),
-            ),
+        let credit = r#"{"id":"credit","scheduler":"credit"}"#.to_string();
+        let bvt =
+            |allow: u32| format!(r#"{{"id":"bvt","scheduler":"bvt","params":{{"mcu_us":1,"ctx_allow_us":{allow}}}}}"#);
+        let cases: [(&str, String, u32, String); 8] = [
+            ("pipe-8192", r#"{"name":"p","workload":{"type":"pipe","threads":8192,"group":2,"cpu_us":1}}"#.into(), 4, credit.clone()),
             (
                 "pipe-8192-full",
-                wl(
-                    r#"{"name":"p","workload":{"type":"pipe","threads":8192,"group":8,"messages":8,"cpu_us":1}}"#,
-                    2,
-                    credit,
-                ),
+                r#"{"name":"p","workload":{"type":"pipe","threads":8192,"group":8,"messages":8,"cpu_us":1}}"#.into(),
+                2,
+                credit.clone(),
             ),
-            (
-                "bvt-mcu-1",
-                wl(
-                    &(0..8)
-                        .map(|i| format!(r#"{{"name":"c{i}","workload":{{"type":"cpu"}}}}"#))
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    8,
-                    r#"{"id":"bvt","scheduler":"bvt","params":{"mcu_us":1,"ctx_allow_us":0}}"#,
-                ),
-            ),
-            (
-                "bvt-mcu-1-allow-50",
-                wl(
-                    &(0..8)
-                        .map(|i| format!(r#"{{"name":"c{i}","workload":{{"type":"cpu"}}}}"#))
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    8,
-                    r#"{"id":"bvt","scheduler":"bvt","params":{"mcu_us":1,"ctx_allow_us":50}}"#,
-                ),
-            ),
+            ("bvt-mcu-1", busy(8), 8, bvt(0)),
+            ("bvt-mcu-1-allow-50", busy(8), 8, bvt(50)),
             (
                 "barrier-1us",
-                wl(r#"{"name":"j","workload":{"type":"barrier","compute_us":1,"phases":0,"sync":"block"}}"#, 8, credit),
+                r#"{"name":"j","workload":{"type":"barrier","compute_us":1,"phases":0,"sync":"block"}}"#.into(),
+                8,
+                credit.clone(),
             ),
             (
                 "stream-2000",
-                wl(
-                    r#"{"name":"s","workload":{"type":"stream_server","clients":2000,"kbps":64,"buffer_kb":64,"interval_ms":0.1}}"#,
-                    1,
-                    credit,
-                ),
+                r#"{"name":"s","workload":{"type":"stream_server","clients":2000,"kbps":64,"buffer_kb":64,"interval_ms":0.1}}"#.into(),
+                1,
+                credit.clone(),
             ),
-            (
-                "cpu-many",
-                wl(
-                    &(0..2000)
-                        .map(|i| format!(r#"{{"name":"c{i}","workload":{{"type":"cpu"}}}}"#))
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    1,
-                    credit,
-                ),
-            ),
+            ("cpu-many", busy(2000), 1, credit.clone()),
             (
                 "server-clients",
-                wl(
-                    r#"{"name":"s","workload":{"type":"server","port":80,"clients":10000,"think_ms":[0,0],"cpu_us":1}}"#,
-                    2,
-                    credit,
-                ),
+                r#"{"name":"s","workload":{"type":"server","port":80,"clients":10000,"think_ms":[0,0],"cpu_us":1}}"#.into(),
+                2,
+                credit,
             ),
         ];
-        cases.into_iter().map(|(n, t)| (n.to_string(), Scenario::from_json(&t).unwrap())).collect()
+        cases
+            .into_iter()
+            .map(|(name, tasks, vcpus, policy)| {
+                // The pipe rings do the most work per simulated ms: a short run shows their rate.
+                let ms = if tasks.contains("pipe") { 20 } else { 200 };
+                let text = format!(
+                    r#"{{"schema":1,"id":"w","title":"w","seed":1,"duration_ms":{ms},"host":{{"pcpus":4}},
+                    "domains":[{{"name":"dom0","role":"driver"}},{{"name":"g","vcpus":{vcpus},"tasks":[{tasks}]}},
+                    {{"name":"h","vcpus":2,"tasks":[{{"name":"burn","workload":{{"type":"cpu"}}}}]}}],
+                    "policies":[{policy}]}}"#
+                );
+                (name.to_string(), Scenario::from_json(&text).unwrap())
+            })
+            .collect()
     }
 
     /// The estimate is in the engine's own units of work ([`crate::sim::Simulation::work`]: events plus the run
@@ -324,9 +301,8 @@ mod tests {
     #[test]
     fn the_engine_stops_a_run_whose_work_passes_the_limit() {
         let (_, sc) = worst_cases().into_iter().find(|(n, _)| n == "pipe-8192").unwrap();
-        let opts = crate::sim::SimOptions { trace: false, max_events: Some(1_000_000), ..Default::default() };
-        let mut sim = crate::sim::Simulation::with_options(&sc, "credit", opts).unwrap();
-        let e = sim.run().unwrap_err();
+        let (sim, ended) = run_capped(&sc, "credit", 1_000_000);
+        let e = ended.unwrap_err();
         assert!(matches!(e, crate::sim::SimError::WorkLimit { limit: 1_000_000, .. }), "{e:?}");
         assert!(sim.events() < 100_000, "events alone ({}) would not have stopped it", sim.events());
         let msg = e.to_string();

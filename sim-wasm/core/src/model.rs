@@ -5,6 +5,7 @@ use crate::rng::Stream;
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::Nanos;
 use serde::Deserialize;
+use serde::Serialize;
 use std::collections::VecDeque;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -682,5 +683,52 @@ mod tests {
         t.cancel();
         assert_eq!(t.fire(Nanos(400)), Fire::Stale);
         assert!(!t.is_armed());
+    }
+}
+
+/// What a priority label means, whichever policy gave it: the views style a label by its class (the warning colour
+/// for a boost, quiet for a vCPU over its share), so a new policy's labels look like the old ones that mean the
+/// same. Closed: a policy picks the nearest; `Other` is for labels no class fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub enum PriClass {
+    /// Boosted ahead of its class for an event (Credit's BOOST, BVT's warp).
+    Boost,
+    /// Within its share (Credit's UNDER).
+    Under,
+    /// Past its share (Credit's OVER).
+    Over,
+    /// Paused by the policy (a cap or a CPU balloon).
+    Parked,
+    /// Entitled to run now by a reservation (SEDF's EDF queue, Atropos running, ARINC 653 ready).
+    Reserved,
+    /// Running in time left over by the reservations (SEDF's extra-time queues L0/L1).
+    Extra,
+    /// Runnable but waiting for its next period (SEDF WAIT, Atropos WAIT and UNBLOCKED).
+    Waiting,
+    /// Neither runnable nor queued (SEDF ASLEEP, Atropos and ARINC 653 BLOCKED).
+    Blocked,
+    /// The idle vCPU's class (Credit's IDLE).
+    Idle,
+    /// A label no other class fits (Credit2's CREDIT, BVT, gangs, a script's own words).
+    #[default]
+    Other,
+}
+
+impl PriClass {
+    /// The class a free label names (a script policy's own words): Credit's four classes and the words above by
+    /// their usual labels, case-insensitively; anything else is `Other`.
+    pub fn of_label(label: &str) -> PriClass {
+        const KNOWN: &[(&str, PriClass)] = &[
+            ("BOOST", PriClass::Boost),
+            ("UNDER", PriClass::Under),
+            ("OVER", PriClass::Over),
+            ("IDLE", PriClass::Idle),
+            ("PARKED", PriClass::Parked),
+            ("BLOCKED", PriClass::Blocked),
+            ("WAIT", PriClass::Waiting),
+        ];
+        KNOWN.iter().find(|(l, _)| l.eq_ignore_ascii_case(label)).map_or(PriClass::Other, |&(_, c)| c)
     }
 }

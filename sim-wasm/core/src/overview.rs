@@ -1,4 +1,4 @@
-//! The whole-run series of a policy's task inference (issue 19): degree-of-belief changes and partial-boost marks
+//! The whole-run series of a policy's task inference: degree-of-belief changes and partial-boost marks
 //! in fixed time buckets. A replay run keeps no trace, yet the belief chart draws the whole run; these buckets
 //! answer it in memory bounded whatever the run's length, and a full run's trace gives the same buckets.
 //!

@@ -27,7 +27,7 @@ use crate::metrics::{Distribution, DomMetrics, TaskMetrics};
 use crate::model::*;
 use crate::overview::InferenceBuckets;
 use crate::policy::registry::{self, Caps};
-use crate::policy::{self, Action, Ctx, Decision, DomainInfo, HostView, Policy, WakeCause, MASTER_PCPU};
+use crate::policy::{self, Action, Ctx, DomainInfo, HostView, Pick, Policy, WakeCause, MASTER_PCPU};
 use crate::rng::Stream;
 use crate::scenario::{GuestClock, GuestScheduler, GuestSpec, Priority, Role, Scenario};
 use crate::tcp::Arrival;
@@ -241,7 +241,7 @@ pub(crate) struct Measurement {
     /// Notifications handed to a guest whose vCPU was not on a pCPU (must stay 0: delivery waits for the vCPU).
     early_deliveries: u64,
     /// Balloon pauses while an event waited for the guest or a task it woke was runnable (must stay 0).
-    balloon_violations: u64,
+    pub(crate) balloon_violations: u64,
     /// CPU each vCPU received over time, for Lag (paper 001).
     pub(crate) usage: VcpuUsage,
     pub(crate) wall_ns: u64,
@@ -930,5 +930,7 @@ impl Simulation {
     }
 }
 
+#[cfg(test)]
+pub(crate) mod test_support;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -1,5 +1,5 @@
 //! Statistics over repeated runs (seeds): mean, 95% confidence half-width by Student's t, min, max; and the
-//! multi-seed report that `schedsim run --seeds N` prints (DESIGN.md section 5, extended).
+//! multi-seed report that `schedsim run --seeds N` prints.
 //!
 //! Why Student's t and a table: seeds are few (3-30), so the normal quantile (1.96) would understate the interval
 //! by up to 6x at n = 2; a table of exact quantiles keeps the core free of special-function code and is bit-for-bit

@@ -1,4 +1,4 @@
-//! A seeded mutation test of the engine (issue 18, "fuzzing kept"): thousands of very short runs of the library's
+//! A seeded mutation test of the engine: thousands of very short runs of the library's
 //! scenarios with their numbers changed (scaled up or down, zeroed, negated) and parts removed. Mutants the
 //! loader refuses must be refused with a message; every mutant it accepts must run without an error, and every
 //! report must be sane: no NaN (serde_json writes one as `null`), no negative CPU time, counts or shares, no

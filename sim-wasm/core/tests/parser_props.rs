@@ -1,4 +1,4 @@
-//! Property tests of the scenario parser and the engine's robustness (DESIGN.md section 4: "nothing panics").
+//! Property tests of the scenario parser and the engine's robustness (bad input gets a clear error; nothing panics).
 //!
 //! - Arbitrary text and mutated copies of the real `scenarios/*.json` (a key deleted, a type changed, huge or
 //!   negative numbers, deep nesting, unicode, truncation) go to `Scenario::from_json`: it must never panic, and

@@ -119,7 +119,7 @@ fn cost_json(scenario_json: &str, policies_json: &str) -> Result<String, String>
     Ok(v.to_string())
 }
 
-/// Runs the named policies (a JSON array of ids; `[]` means all) and returns the report of DESIGN.md section 5 as
+/// Runs the named policies (a JSON array of ids; `[]` means all) and returns the report as
 /// JSON text. With `deterministic`, wall-clock fields are omitted so the text is byte-identical to
 /// `schedsim run --deterministic` on the same file.
 #[wasm_bindgen]
@@ -131,7 +131,7 @@ pub fn run_report(scenario_json: &str, policies_json: &str, deterministic: bool)
     Ok(report::to_json_string(&rep))
 }
 
-/// The script policy's templates (DESIGN.md 10) as JSON text `[{"id", "title", "description", "source", "vars"}]`,
+/// The script policy's templates as JSON text `[{"id", "title", "description", "source", "vars"}]`,
 /// for the page's "New scheduler from template".
 #[wasm_bindgen(js_name = scriptTemplates)]
 pub fn script_templates() -> String {
@@ -295,6 +295,71 @@ impl Held<'_> {
     }
 }
 
+/// The detail queries a run ([`Simulation`]), a window replayed apart ([`ReplayWindow`]) and a recorded trace
+/// ([`RecordedTrace`]) answer alike, each over what its `held()` holds: one list, so the three cannot drift.
+macro_rules! detail_queries {
+    ($t:ty) => {
+        #[wasm_bindgen]
+        impl $t {
+            /// Schedule segments, flattened rows of 5: `pcpu, start_ns, end_ns, vcpu, task` (vcpu and task are
+            /// indices into `meta.vcpus` and `meta.tasks`; task is -1 for the guest idle loop).
+            pub fn segments(&self) -> js_sys::Float64Array {
+                self.held().segments()
+            }
+
+            /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON
+            /// text.
+            pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+                self.held().io_events_json(from_ns, to_ns, limit)
+            }
+
+            /// Every vCPU's state between two times (ns), by vCPU then time, at most `limit` spans, as rows of 4
+            /// numbers: vcpu, start_ns, end_ns, state (0 running, 1 spinning, 2 runnable, 3 blocked); for the
+            /// state lanes. Only the detail held answers (a replay run: its focused window), so no state is drawn
+            /// past it.
+            pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
+                self.held().vcpu_states(from_ns, to_ns, limit)
+            }
+
+            /// The state lanes at a zoom too dense for spans: between two times (ns) cut into `buckets` equal
+            /// columns, each vCPU's share of each column's time per state [0, 1], at
+            /// `(vcpu * buckets + column) * 4 + state`.
+            pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
+                self.held().vcpu_state_shares(from_ns, to_ns, buckets)
+            }
+
+            /// Delivered notifications between two times (ns) per column of `buckets` equal columns (the I/O
+            /// strip at a zoom too dense for one bar each).
+            pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
+                self.held().io_delivery_counts(from_ns, to_ns, buckets)
+            }
+
+            /// Every pCPU's run queue at a time (ns):
+            /// `[{"t_ns", "running": {"vcpu","pri","class","credit"}|null, "queued": [...]}|null]`.
+            pub fn runqueues_json(&self, t_ns: f64) -> String {
+                self.held().runqueues_json(t_ns)
+            }
+
+            /// Every pCPU's run-queue snapshots with `from_ns < t <= to_ns` in time order (several per instant
+            /// when a decision took several steps), as JSON text `[{"pcpu", "t_ns", "running", "queued"}]`;
+            /// `null` when there are more than `limit` (the page then jumps rather than animating each step).
+            pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+                self.held().runqueue_changes_json(from_ns, to_ns, limit)
+            }
+
+            /// Scheduling decisions with their one-line reasons between two times (ns), at most `limit`, as JSON
+            /// text (a recorded trace's: its switches with the states they left, and Xen's scheduler marks).
+            pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
+                self.held().decisions_json(from_ns, to_ns, limit)
+            }
+        }
+    };
+}
+
+detail_queries!(Simulation);
+detail_queries!(ReplayWindow);
+detail_queries!(RecordedTrace);
+
 #[wasm_bindgen]
 impl Simulation {
     /// Builds the host for `policy_id` (one of the scenario's policy ids). Throws on a bad scenario or id.
@@ -366,7 +431,7 @@ impl Simulation {
         self.inner.progress()
     }
 
-    /// The run object of the report (DESIGN.md section 5, one element of `runs`), as JSON text.
+    /// The run object of the report (one element of `runs`), as JSON text.
     pub fn report_json(&self) -> String {
         serde_json::to_string(&self.inner.run_report(&report::RunOptions::default())).unwrap_or_default()
     }
@@ -422,56 +487,9 @@ impl Simulation {
         Ok(flat_ms(&pts))
     }
 
-    /// Schedule segments, flattened rows of 5: `pcpu, start_ns, end_ns, vcpu, task` (vcpu and task are indices
-    /// into `meta.vcpus` and `meta.tasks`; task is -1 for the guest idle loop).
-    pub fn segments(&self) -> js_sys::Float64Array {
-        self.held().segments()
-    }
-
-    /// Event-channel notifications (pending, delivered with their wait) between two times (ns), as JSON text.
-    pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        self.held().io_events_json(from_ns, to_ns, limit)
-    }
-
     /// Guest task state changes (runnable, blocked) between two times (ns), as JSON text.
     pub fn task_states_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
         self.held().task_states_json(from_ns, to_ns, limit)
-    }
-
-    /// Every vCPU's state between two times (ns), by vCPU then time, at most `limit` spans, as rows of 4 numbers:
-    /// vcpu, start_ns, end_ns, state (0 running, 1 spinning, 2 runnable, 3 blocked); for the state lanes. Only
-    /// the detail held answers (a replay run: its focused window), so no state is drawn past it.
-    pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
-        self.held().vcpu_states(from_ns, to_ns, limit)
-    }
-
-    /// The state lanes at a zoom too dense for spans: between two times (ns) cut into `buckets` equal columns,
-    /// each vCPU's share of each column's time per state [0, 1], at `(vcpu * buckets + column) * 4 + state`.
-    pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
-        self.held().vcpu_state_shares(from_ns, to_ns, buckets)
-    }
-
-    /// Delivered notifications between two times (ns) per column of `buckets` equal columns (the I/O strip at a
-    /// zoom too dense for one bar each).
-    pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
-        self.held().io_delivery_counts(from_ns, to_ns, buckets)
-    }
-
-    /// Every pCPU's run queue at a time (ns): `[{"t_ns", "running": {"vcpu","pri","class","credit"}|null, "queued": [...]}|null]`.
-    pub fn runqueues_json(&self, t_ns: f64) -> String {
-        self.held().runqueues_json(t_ns)
-    }
-
-    /// Every pCPU's run-queue snapshots with `from_ns < t <= to_ns` in time order (several per instant when a
-    /// decision took several steps), as JSON text `[{"pcpu", "t_ns", "running", "queued"}]`; `null` when there
-    /// are more than `limit` (the page then jumps rather than animating each step).
-    pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        self.held().runqueue_changes_json(from_ns, to_ns, limit)
-    }
-
-    /// Scheduling decisions with their one-line reasons between two times (ns), at most `limit`, as JSON text.
-    pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        self.held().decisions_json(from_ns, to_ns, limit)
     }
 }
 
@@ -508,51 +526,11 @@ impl ReplayWindow {
         self.inner.heap_bytes() as f64
     }
 
-    /// As [`Simulation::segments`], for this window.
-    pub fn segments(&self) -> js_sys::Float64Array {
-        self.held().segments()
-    }
-
-    /// As [`Simulation::io_events_json`], for this window.
-    pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        self.held().io_events_json(from_ns, to_ns, limit)
-    }
-
-    /// As [`Simulation::vcpu_states`], for this window.
-    pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
-        self.held().vcpu_states(from_ns, to_ns, limit)
-    }
-
-    /// As [`Simulation::vcpu_state_shares`], for this window.
-    pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
-        self.held().vcpu_state_shares(from_ns, to_ns, buckets)
-    }
-
-    /// As [`Simulation::io_delivery_counts`], for this window.
-    pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
-        self.held().io_delivery_counts(from_ns, to_ns, buckets)
-    }
-
     /// Wake-to-run latency per domain between two times (ns) in `buckets` equal columns (the heat map): at
     /// `(domain * buckets + column) * 3` the wake-ups' count, summed latency [ns] and longest latency [ns]
     /// (`Trace::wake_latency_map`).
     pub fn wake_latency_map(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
         self.held().wake_latency_map(from_ns, to_ns, buckets)
-    }
-
-    /// As [`Simulation::runqueues_json`], for this window.
-    pub fn runqueues_json(&self, t_ns: f64) -> String {
-        self.held().runqueues_json(t_ns)
-    }
-
-    /// As [`Simulation::runqueue_changes_json`], for this window.
-    pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        self.held().runqueue_changes_json(from_ns, to_ns, limit)
-    }
-
-    /// As [`Simulation::decisions_json`], for this window.
-    pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        self.held().decisions_json(from_ns, to_ns, limit)
     }
 }
 
@@ -738,40 +716,7 @@ impl RecordedTrace {
         flat_ms(&pts)
     }
 
-    pub fn segments(&self) -> js_sys::Float64Array {
-        self.held().segments()
-    }
-
-    pub fn vcpu_states(&self, from_ns: f64, to_ns: f64, limit: u32) -> js_sys::Float64Array {
-        self.held().vcpu_states(from_ns, to_ns, limit)
-    }
-
-    pub fn vcpu_state_shares(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
-        self.held().vcpu_state_shares(from_ns, to_ns, buckets)
-    }
-
     pub fn wake_latency_map(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Float64Array {
         self.held().wake_latency_map(from_ns, to_ns, buckets)
-    }
-
-    pub fn io_delivery_counts(&self, from_ns: f64, to_ns: f64, buckets: u32) -> js_sys::Uint32Array {
-        self.held().io_delivery_counts(from_ns, to_ns, buckets)
-    }
-
-    pub fn io_events_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        self.held().io_events_json(from_ns, to_ns, limit)
-    }
-
-    pub fn runqueues_json(&self, t_ns: f64) -> String {
-        self.held().runqueues_json(t_ns)
-    }
-
-    pub fn runqueue_changes_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        self.held().runqueue_changes_json(from_ns, to_ns, limit)
-    }
-
-    /// The switches with the states they left (and Xen's scheduler marks), as a run's decision log.
-    pub fn decisions_json(&self, from_ns: f64, to_ns: f64, limit: u32) -> String {
-        self.held().decisions_json(from_ns, to_ns, limit)
     }
 }

@@ -4,6 +4,7 @@
 // Each trace opened is kept in IndexedDB under its SHA-256, which the share link names (lib/traceLink): a link
 // opened here again shows its traces; one whose trace this browser lacks says so and waits for "Open trace…".
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { recordedColumnId } from '../lib/columns';
 import type { SimClient } from '../sim/client';
 import type { RunResult, TraceOptions } from '../sim/types';
 import { message } from './useErrors';
@@ -68,7 +69,7 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
 
   const open = useCallback(
     (file: File, given?: TraceOptions) => {
-      const id = `recorded~${++next.current}`;
+      const id = recordedColumnId(++next.current);
       const label = `Recorded: ${file.name}`;
       void (async () => {
         try {

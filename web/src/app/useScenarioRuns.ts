@@ -87,7 +87,7 @@ export interface AblatedRun {
   readonly verdict?: Verdict | null;
 }
 
-/** Links whose runs are estimated to take longer than this ask first [s] (issue 18: a link must not start hours). */
+/** Links whose runs are estimated to take longer than this ask first [s] (a link must not start hours). */
 export const COST_ASK_SECONDS = 20;
 
 /** A shared link's scenario waiting for the user to accept its estimated cost. */

@@ -1,10 +1,10 @@
-// `?testing=1` (DESIGN.md 7): window.__schedlabIdle turns true once nothing is in flight and the last results
+// `?testing=1`: window.__schedlabIdle turns true once nothing is in flight and the last results
 // have been painted (two frames later), so browser tests wait for that instead of guessing.
 import { useEffect } from 'react';
 
 declare global {
   interface Window {
-    /** `?testing=1`: true once every run is done and drawn (DESIGN.md 7). */
+    /** `?testing=1`: true once every run is done and drawn. */
     __schedlabIdle?: boolean;
   }
 }

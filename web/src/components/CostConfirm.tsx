@@ -1,5 +1,5 @@
-// Asks before a shared link's scenario runs when the simulator estimates its runs at more than a few seconds
-// (issue 18): a link must not start an hour of work by itself. Test hook: `cost-confirm`.
+// Asks before a shared link's scenario runs when the simulator estimates its runs at more than a few seconds:
+// a link must not start an hour of work by itself. Test hook: `cost-confirm`.
 import type { CostAsk } from '../app/useScenarioRuns';
 
 export function CostConfirm({ ask }: { readonly ask: CostAsk }) {

@@ -1,6 +1,6 @@
-// The scenario editor (issue 9): form controls generated from scenarios/schema.json beside the JSON, both
+// The scenario editor: form controls generated from scenarios/schema.json beside the JSON, both
 // validated by the simulator itself with each error at its field. Valid changes re-run the simulation. The
-// draft lives in localStorage under this tab's key and is never dropped without the user asking (issue 18):
+// draft lives in localStorage under this tab's key and is never dropped without the user asking:
 // edits that were not run when another scenario came on screen go into a history of the last ten drafts, shared
 // with the site's other tabs (they see each other's through storage events), with a button to bring each back;
 // a save that fails (the storage quota) says so and offers the draft as a file. Typing stays responsive on a large

@@ -1,5 +1,5 @@
-// Exports (issue 9): any view on screen as PNG or SVG, the metrics and the trace window as CSV or JSON. The
-// views are found by their DESIGN.md 7 test ids, so a view added later is exportable without changes here.
+// Exports: any view on screen as PNG or SVG, the metrics and the trace window as CSV or JSON. The
+// views are found by their test ids (docs/test-hooks.md), so a view added later is exportable without changes here.
 import { useState } from 'react';
 import type { SimClient } from '../sim/client';
 import type { ClaimResult, RunResult } from '../sim/types';

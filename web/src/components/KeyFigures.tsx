@@ -1,4 +1,4 @@
-// The scenario's point on one screen (issue 17): its focus metrics per focus policy, large, with what the paper
+// The scenario's point on one screen: its focus metrics per focus policy, large, with what the paper
 // reports beside ours and whether the claims on that metric hold. It sits at the top of the page, above the
 // columns, so a projector shows it with the timelines.
 import { memo, type CSSProperties } from 'react';

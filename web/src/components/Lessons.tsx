@@ -1,4 +1,4 @@
-// Classroom lessons (issue 9): a picker and the player bar. The player shows the step's text, points at the
+// Classroom lessons: a picker and the player bar. The player shows the step's text, points at the
 // step's views (outlined on screen, listed here for screen readers) and moves through the steps; the page
 // (App) loads scenarios and moves the playhead.
 import { useContext, useEffect, useRef } from 'react';

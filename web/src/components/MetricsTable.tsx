@@ -13,7 +13,7 @@ function meanP99(s: Summary | undefined): string {
   return `${fmt(s.mean)} / ${fmt(s.p99)}`;
 }
 
-/** The report's headline figures per domain (DESIGN.md 5); absent keys show a dash, never a made-up zero. */
+/** The report's headline figures per domain; absent keys show a dash, never a made-up zero. */
 /** Memoised: it does not depend on the playhead, and the page re-renders on every playback frame. */
 export const MetricsTable = memo(function MetricsTable({ meta, report }: Props) {
   const domainColor = useDomainColor();

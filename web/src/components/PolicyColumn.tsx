@@ -36,7 +36,7 @@ export interface PolicyColumnProps {
   readonly index: number;
   /** The column shows a recorded trace (app/useRecorded), not a run of the scenario: it has no policy to pick. */
   readonly recorded?: boolean;
-  /** The column runs a scripted policy (DESIGN.md 10). */
+  /** The column runs a scripted policy. */
   readonly scripted?: boolean;
   /** Its script was edited and the column is running it again (the last run stays until the new one is in). */
   readonly rerunning?: boolean;

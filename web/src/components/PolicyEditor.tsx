@@ -1,4 +1,4 @@
-// The policy editor (DESIGN.md 10): a scripted policy's Rhai source in CodeMirror (loaded on demand) and its
+// The policy editor: a scripted policy's Rhai source in CodeMirror (loaded on demand) and its
 // vars, checked by the simulator as you type (a syntax error is marked at its line) and run in its column once
 // typing pauses; a run that fails marks the line its message names. The source edited is the scenario's: every
 // applied edit is a scenario edit, so the share link and the editor's draft history carry it. What has not been
@@ -220,7 +220,7 @@ const PolicyEditor = memo(function PolicyEditor({
         </p>
       )}
       <p className="muted">
-        Rhai, with the hooks of DESIGN.md section 10 (<code>do_schedule</code> is required). Checked as you
+        Rhai, with the hooks a script policy may define (<code>do_schedule</code> is required). Checked as you
         type; the column re-runs when typing pauses.
       </p>
       <div className="policy-editor-body">

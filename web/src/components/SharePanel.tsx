@@ -1,4 +1,4 @@
-// The share link (issue 9): the page's URL already is one; this shows it whole, ready to copy.
+// The share link: the page's URL already is one; this shows it whole, ready to copy.
 import { useEffect, useRef, useState } from 'react';
 
 interface Props {

@@ -4,6 +4,7 @@ import {
   insertColumn,
   columnProblem,
   parseColumnId,
+  recordedColumnId,
   registryColumnId,
   registryPolicy,
   SCHEDULERS,
@@ -43,6 +44,11 @@ describe('column ids', () => {
     expect(columnProblem('pi~w0', ids, claims)).toMatch(/claim 0 .* no ablation/);
     expect(columnProblem('pi~w7', ids, claims)).toMatch(/claim 7/);
     expect(columnProblem('pi~', ids, claims)).toMatch(/not a column id/);
+  });
+
+  it("keeps a recorded trace's column apart from every column a link may name", () => {
+    expect(recordedColumnId(1)).toBe('recorded~1');
+    expect(parseColumnId(recordedColumnId(1))).toBeNull();
   });
 });
 

@@ -2,7 +2,8 @@
 // ("pi~w3": claim 3's `without` patch applied by the simulator). The id is what the share link's `policies=`
 // carries, so an ablated column survives a reload. A third kind runs a scheduler of the registry that the
 // scenario does not list, with its default parameters ("credit2~d"): the page adds it to the scenario as one
-// more policy for that run only (see `registryPolicy`).
+// more policy for that run only (see `registryPolicy`). A recorded trace opened from a file has a column of its
+// own (`recordedColumnId`), which links do not carry.
 import schemaText from '../../../scenarios/schema.json?raw';
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
@@ -44,6 +45,14 @@ export function registryColumnId(scheduler: string): string {
 /** The policy a registry column adds to the scenario for its run (ids may not contain '~'). */
 export function registryPolicy(scheduler: string): { id: string; label: string; scheduler: string } {
   return { id: `registry.${scheduler}`, label: `${scheduler} (defaults)`, scheduler };
+}
+
+/**
+ * The column of the `n`th trace file opened on the page. Never carried by links (the file is not in them), so
+ * never parsed; the '~' keeps it apart from every policy id.
+ */
+export function recordedColumnId(n: number): string {
+  return `recorded~${n}`;
 }
 
 /** Separates a policy id from its ablation; never part of a policy id (see `isValidId`). */

@@ -1,4 +1,4 @@
-// The editor's drafts (issue 18: the editor never loses work). The draft being edited lives under a key of its
+// The editor's drafts (the editor never loses work). The draft being edited lives under a key of its
 // own tab (two tabs no longer overwrite each other's draft), and every draft set aside (edits never run when
 // another scenario came on screen, an import over unrun edits) goes into a history of the last ten, shared by all
 // tabs of the site, each with its time and its scenario's title. Saving can fail (the storage quota, storage

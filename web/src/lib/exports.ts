@@ -1,4 +1,4 @@
-// Exports (issue 9): the metrics and the trace window on screen as CSV and JSON, and any view as PNG or SVG.
+// Exports: the metrics and the trace window on screen as CSV and JSON, and any view as PNG or SVG.
 // The tables are pure functions of the runs (tested beside this file); the images come from the DOM.
 import type { Decision } from './decisions';
 import type { ClaimResult, Meta, RunReport } from '../sim/types';

@@ -1,4 +1,4 @@
-// A scenario's focus (issue 17): the policies and metrics its headline claims compare. The page opens on them:
+// A scenario's focus: the policies and metrics its headline claims compare. The page opens on them:
 // the focus policies are the default columns and the focus metrics the key figures at the top. A scenario may
 // name its focus (`focus: {policies, metrics}`); otherwise it is read off the claims, so most files need none.
 import type { RunReport, ScenarioDoc } from '../sim/types';

@@ -79,7 +79,7 @@ function scenarioDoc(id: string): { duration_ms: number; claims?: Claim[]; polic
   return JSON.parse(readFileSync(new URL(entry.file, dir), 'utf8')) as ReturnType<typeof scenarioDoc>;
 }
 
-describe('lessons that teach (issue 17)', () => {
+describe('lessons that teach', () => {
   it('have at least four steps, each moving the playhead, the window and the marks', () => {
     for (const l of LESSONS) {
       expect(l.steps.length, l.id).toBeGreaterThanOrEqual(4);

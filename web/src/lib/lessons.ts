@@ -1,4 +1,4 @@
-// Classroom lessons (issue 9): each paper's story as data, in steps. A step names a library scenario, the
+// Classroom lessons: each paper's story as data, in steps. A step names a library scenario, the
 // columns, where the playhead goes, the window to show and the views to point at. The lesson player
 // (components/Lessons.tsx) loads the scenario when it changes and otherwise only moves the playhead.
 //
@@ -8,7 +8,7 @@
 import { fmt } from './format';
 import type { ScenarioRef } from './share';
 
-/** A view to point at: a `data-testid` of DESIGN.md 7, in the column of `policy` (any column when absent). */
+/** A view to point at: a `data-testid` (docs/test-hooks.md), in the column of `policy` (any column when absent). */
 export interface LessonMark {
   readonly view: string;
   readonly policy?: string;

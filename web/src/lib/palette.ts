@@ -1,4 +1,4 @@
-// Okabe-Ito: distinguishable under the common colour-vision deficiencies (DESIGN.md 7, classroom).
+// Okabe-Ito: distinguishable under the common colour-vision deficiencies.
 export const OKABE_ITO = [
   '#E69F00', // orange
   '#56B4E9', // sky blue

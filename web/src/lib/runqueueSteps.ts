@@ -1,4 +1,4 @@
-// Readable run-queue motion (issue 17): at speeds up to 1x the run queues play the scheduler's decisions one at a
+// Readable run-queue motion: at speeds up to 1x the run queues play the scheduler's decisions one at a
 // time, each a step the chips slide to and then hold, rather than jumping between whatever states the refreshes
 // happen to catch. A snapshot change of one pCPU is split into the decisions it is made of (the vCPUs that left,
 // a wake-up or BOOST taking its place in the queue, the dispatch), and the snapshots of one instant stay apart

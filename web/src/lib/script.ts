@@ -1,4 +1,4 @@
-// Script policies in the page (DESIGN.md 10): a policy with `"scheduler": "script"` carries its Rhai source and
+// Script policies in the page: a policy with `"scheduler": "script"` carries its Rhai source and
 // its vars in `params`, so a scripted column is one more policy of the scenario and travels wherever a scenario
 // edit does (the editor's drafts, the share link's patch). This file holds the pure parts: adding such a policy,
 // replacing its source, and reading the simulator's messages back into a line and column for the editor.

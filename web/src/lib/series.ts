@@ -1,4 +1,4 @@
-// Helpers over the flat typed arrays the simulator hands back (DESIGN.md 6): schedule segments as rows of 5
+// Helpers over the flat typed arrays the simulator hands back: schedule segments as rows of 5
 // numbers and share series as a buckets x domains matrix. Pure functions, so they are unit-tested and cheap
 // to memoize.
 import { bisectRight } from 'd3-array';

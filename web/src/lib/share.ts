@@ -1,4 +1,4 @@
-// Share links (issue 9): the URL carries the scenario, the columns and the view, so opening it reproduces the
+// Share links: the URL carries the scenario, the columns and the view, so opening it reproduces the
 // same run and the same picture. Library scenarios travel as their id plus a JSON merge patch of the user's
 // edits; anything else travels whole. Both are zlib-compressed (fflate) and base64url-encoded.
 //

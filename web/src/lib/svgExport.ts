@@ -1,4 +1,4 @@
-// Vector exports (issue 17): a view on screen as a standalone SVG a vector tool or LaTeX can use. The view's own
+// Vector exports: a view on screen as a standalone SVG a vector tool or LaTeX can use. The view's own
 // SVG charts are copied with their computed styles inlined (so fills are the screen's, never the default black);
 // a canvas whose component registered a vector drawing (the timeline: its window's segments as rectangles) is
 // redrawn as shapes; the view's HTML (labels, legends, tables, badges) becomes `rect` and `text` at the places the

@@ -1,4 +1,4 @@
-// Light and dark themes (issue 9): the choice is the user's, kept in localStorage; the first visit follows the
+// Light and dark themes: the choice is the user's, kept in localStorage; the first visit follows the
 // system's preference. The palette stays Okabe-Ito in both (lib/palette.ts).
 import { createContext, useCallback, useContext, useEffect, useState } from 'react';
 import { domainColor } from './palette';

@@ -16,7 +16,7 @@ export interface UrlState {
   readonly errors: readonly string[];
 }
 
-/** Most columns the page shows side by side (DESIGN.md 7). */
+/** Most columns the page shows side by side. */
 export const MAX_COLUMNS = 4;
 
 function quote(s: string): string {

@@ -1,4 +1,4 @@
-// The per-vCPU state lanes under the Gantt (issue 21): what each vCPU did (running, spinning at a barrier,
+// The per-vCPU state lanes under the Gantt: what each vCPU did (running, spinning at a barrier,
 // runnable in a queue, blocked) as SchedViz and Perfetto draw thread states, with a wake-to-run mark from each
 // wake-up to the dispatch that followed. The simulator hands the states as flat rows (worker query `vcpuStates`);
 // these pure helpers split them per vCPU, find the wake-ups, and fold domains with many vCPUs.

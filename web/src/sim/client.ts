@@ -4,7 +4,7 @@
 // Finished runs stay alive in the worker that ran them (see worker.ts) and answer playhead queries by run id
 // (`query`) until `reset()` releases them for the next scenario. The wasm module is compiled once, here, and
 // handed to every worker (a compiled module is shared, not copied), and `warm()` starts the workers before the
-// scenario arrives: on a fresh link the page no longer waits for one compile per worker (issue 19, cold start).
+// scenario arrives: on a fresh link the page no longer waits for one compile per worker (cold start).
 import * as Comlink from 'comlink';
 import wasmUrl from './pkg/schedsim_wasm_bg.wasm?url';
 import type { QueryArgs, QueryName, QueryResult, WorkerApi } from './worker';

@@ -1,4 +1,4 @@
-// The optional `focus` field (issue 17) is part of the scenario format: the simulator accepts it and ignores it.
+// The optional `focus` field is part of the scenario format: the simulator accepts it and ignores it.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The replay contract through the wasm package (issue 19): a run built with `Simulation.withReplay` holds no
+// The replay contract through the wasm package: a run built with `Simulation.withReplay` holds no
 // detail until `focusWindow`, which then answers the detail queries for the window as a full run does (the core's
 // `sim::replay` tests compare every query on many scenarios; this checks the bindings), and its overview (shares,
 // the inference's buckets) equals a full run's. Needs `npm run build:wasm`.

@@ -1,4 +1,4 @@
-// Types of the JSON that crosses the wasm boundary (DESIGN.md 5 and 6). The report, run metadata and trace
+// Types of the JSON that crosses the wasm boundary. The report, run metadata and trace
 // records are generated from the Rust types into ./generated (a Rust test fails when they drift); this file
 // re-exports them and adds the types that only the page has.
 export type { BeliefRec } from './generated/BeliefRec';
@@ -111,7 +111,7 @@ export interface ScenarioClaim {
   readonly status?: 'not_reproduced';
   /** Why a `not_reproduced` claim does not come out of the model. */
   readonly reason?: string;
-  /** Metric path the claim judges, and the policies it names (DESIGN.md 4). */
+  /** Metric path the claim judges, and the policies it names. */
   readonly metric?: string;
   readonly lower?: string;
   readonly higher?: string;

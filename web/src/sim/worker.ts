@@ -80,7 +80,7 @@ const wasmReadyAt = instantiated.then(epochMs);
 
 /**
  * Every run records only the overview (report, shares, distributions, Lag, the inference's beliefs and partial
- * boosts in time buckets) and replays the detail of the window on screen from checkpoints (issue 19): it runs at
+ * boosts in time buckets) and replays the detail of the window on screen from checkpoints: it runs at
  * untraced speed, and no timeline goes blank where a whole trace would have spent its memory budget (the
  * priority-inheritance run of Fig. 7a did at about 14 s).
  */
@@ -222,7 +222,7 @@ const api = {
     }
   },
 
-  /** The simulator's script templates (DESIGN.md 10), for "New scheduler from template". */
+  /** The simulator's script templates, for "New scheduler from template". */
   async scriptTemplates(): Promise<ScriptTemplate[]> {
     await ready;
     return explained(() => parse<ScriptTemplate[]>(scriptTemplates()));

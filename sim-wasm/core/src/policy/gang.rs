@@ -10,7 +10,7 @@
 
 use super::common::Versions;
 use super::hybrid::{share_by_weight, HybridParams};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
+use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use serde_json::Value;
@@ -208,7 +208,7 @@ impl Policy for Gang {
         self.runnable[v.0] = false;
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now;
         if let Some(c) = cur {
             // It may have blocked and got work back before leaving its pCPU (the engine then calls no `wake`).
@@ -218,8 +218,8 @@ impl Policy for Gang {
             // Only the slot timer re-plans; a pCPU asked early waits for it (strict slots).
             let slice = self.params.slot();
             return match self.plan[p.0].filter(|v| self.runnable[v.0]) {
-                Some(v) => Decision { next: Some(v), slice, reason: String::new() },
-                None => Decision { next: None, slice, reason: String::new() },
+                Some(v) => Pick { next: Some(v), slice, reason: String::new() },
+                None => Pick { next: None, slice, reason: String::new() },
             };
         }
         let slice = self.slot_end - now;
@@ -241,7 +241,7 @@ impl Policy for Gang {
         } else {
             String::new()
         };
-        Decision { next, slice, reason }
+        Pick { next, slice, reason }
     }
 
     fn account(&mut self, ctx: &mut Ctx) {
@@ -287,3 +287,73 @@ impl Policy for Gang {
 
 crate::size::heap_size!(GDom { vcpus });
 crate::size::heap_size!(Gang { doms, vcpu_dom, runnable, plan, held_since, last_pcpu, versions });
+
+#[cfg(test)]
+mod tests {
+
+    use crate::sim::test_support::*;
+
+    use crate::trace::Segment;
+
+    /// Paper 001's co-scheduling guarantees, checked on the trace of the hybrid and gang schedulers: no run queue ever
+    /// holds two vCPUs of a CON domain (so two siblings never time-share a pCPU), and a CON domain's vCPUs start and
+    /// stop together (every stretch one of them runs is run by all of them, on distinct pCPUs, over the same times).
+    #[test]
+    fn con_domains_are_co_scheduled() {
+        for scheduler in ["hybrid", "gang"] {
+            let sc = cosched_scenario(scheduler, true);
+            let sim = run(&sc, "p");
+            assert_cpu_conserved(&sim);
+            assert_no_double_running(&sim);
+            let change_at = if scheduler == "hybrid" { 600_000_000 } else { u64::MAX };
+            // Gang co-schedules every domain; hybrid the CON ones (and web once it turns CON).
+            let con = |d: usize, t: u64| scheduler == "gang" || d < 2 || (d == 2 && t >= change_at);
+            for (d, dom) in sc.domains.iter().enumerate() {
+                let n = dom.vcpus as usize;
+                let mut by_start: std::collections::BTreeMap<u64, Vec<&Segment>> = Default::default();
+                for s in sim.trace().segments().iter().filter(|s| sim.host.vcpus[s.vcpu as usize].dom.0 == d) {
+                    by_start.entry(s.start).or_default().push(s);
+                }
+                for (start, segs) in &by_start {
+                    // A stretch that began before a type change may run on alone until its slot ends.
+                    if !con(d, *start) || (d == 2 && *start < change_at.saturating_add(10_000_000)) {
+                        continue;
+                    }
+                    let mut pcpus: Vec<u32> = segs.iter().map(|s| s.pcpu).collect();
+                    pcpus.sort_unstable();
+                    pcpus.dedup();
+                    assert_eq!(
+                        segs.len(),
+                        n,
+                        "{scheduler}: {} starts {} of {n} vCPUs at {start}",
+                        dom.name,
+                        segs.len()
+                    );
+                    assert_eq!(pcpus.len(), n, "{scheduler}: {} siblings share a pCPU at {start}", dom.name);
+                    assert!(
+                        segs.iter().all(|s| s.end == segs[0].end),
+                        "{scheduler}: {} stops apart: {segs:?}",
+                        dom.name
+                    );
+                }
+            }
+            if scheduler == "hybrid" {
+                for p in 0..sim.host.pcpus.len() {
+                    for snap in sim.trace().runqueue_history(p) {
+                        let mut doms: Vec<usize> = snap
+                            .queued
+                            .iter()
+                            .chain(snap.running.iter())
+                            .map(|e| sim.host.vcpus[e.vcpu as usize].dom.0)
+                            .filter(|&d| con(d, snap.t_ns))
+                            .collect();
+                        doms.sort_unstable();
+                        let n = doms.len();
+                        doms.dedup();
+                        assert_eq!(doms.len(), n, "pCPU{p} holds two vCPUs of a CON domain at {}: {snap:?}", snap.t_ns);
+                    }
+                }
+            }
+        }
+    }
+}

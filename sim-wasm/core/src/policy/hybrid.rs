@@ -30,7 +30,7 @@
 
 use super::common::Versions;
 use super::params::{self, Params};
-use super::{Ctx, Decision, DomainInfo, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause, MASTER_PCPU};
+use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::model::{DomId, PcpuId, VcpuId};
 use crate::scenario::{DomainType, Scenario};
 use crate::time::Nanos;
@@ -524,7 +524,7 @@ impl Hybrid {
         format!("{} ({}, PE {} us)", ctx.name(v), type_name(self.con(v)), self.vcpus[v.0].pe / 1000)
     }
 
-    fn decision(&self, next: Option<VcpuId>, slice: Nanos, ctx: &Ctx, why: impl FnOnce() -> String) -> Decision {
+    fn decision(&self, next: Option<VcpuId>, slice: Nanos, ctx: &Ctx, why: impl FnOnce() -> String) -> Pick {
         let reason = if ctx.explain {
             match next {
                 Some(n) => format!("runs {}: {}", self.describe(n, ctx), why()),
@@ -533,7 +533,7 @@ impl Hybrid {
         } else {
             String::new()
         };
-        Decision { next, slice, reason }
+        Pick { next, slice, reason }
     }
 }
 
@@ -603,7 +603,7 @@ impl Policy for Hybrid {
         }
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now;
         let pi = p.0;
         self.touch(pi);
@@ -769,88 +769,4 @@ crate::size::heap_size!(HDom { name, vcpus });
 crate::size::heap_size!(Hybrid { vcpus, doms, runq, forced, ticks, versions });
 
 #[cfg(test)]
-mod tests {
-    /// The parameters come from the declaration: a bad value names the field and what it may be, flat
-    /// `domain_type.NAME` keys and a `domain_type` map read alike.
-    #[test]
-    fn params_are_checked_against_the_declaration() {
-        let e = HybridParams::from_value(&serde_json::json!({"slot_ms": 0})).unwrap_err();
-        assert!(e.contains("slot_ms") && e.contains("1") && e.contains("1000"), "{e}");
-        let e = HybridParams::from_value(&serde_json::json!({"slots": 3})).unwrap_err();
-        assert!(e.contains("unknown") && e.contains("slots") && e.contains("alloc_slots"), "{e}");
-        let e = HybridParams::default().set("domain_type.web", &Value::from("fast")).unwrap_err();
-        assert_eq!(e, r#"domain_type.web: expected "throughput" or "concurrent", got "fast""#);
-        let flat = HybridParams::from_value(&serde_json::json!({"domain_type.web": "concurrent"})).unwrap();
-        let map = HybridParams::from_value(&serde_json::json!({"domain_type": {"web": "concurrent"}})).unwrap();
-        assert_eq!(flat, map);
-        assert_eq!(flat.domain_type["web"], TypeName::Concurrent);
-    }
-
-    use super::*;
-    use serde_json::json;
-
-    fn doms(spec: &[usize]) -> Vec<DomainInfo> {
-        let mut next = 0;
-        spec.iter()
-            .enumerate()
-            .map(|(i, &n)| {
-                let vcpus = (next..next + n).map(VcpuId).collect();
-                next += n;
-                DomainInfo { name: format!("d{i}"), weight: 256, cap_pct: 0, vcpus, is_driver: false }
-            })
-            .collect()
-    }
-
-    /// Weighted portions, with a domain that cannot use its portion held at its bound and the rest re-split.
-    #[test]
-    fn share_by_weight_water_fills() {
-        assert_eq!(share_by_weight(1000, &[1, 2, 1], &[1000, 1000, 1000]), vec![250, 500, 250]);
-        // The heavy domain can use 100 at most: the other two split the remaining 900 equally.
-        assert_eq!(share_by_weight(1000, &[1, 8, 1], &[1000, 100, 1000]), vec![450, 100, 450]);
-    }
-
-    /// The initial mapping never puts two vCPUs of a CON domain on one pCPU, even when a HIT domain filled
-    /// some pCPUs first; and a CON domain needs a pCPU per vCPU.
-    #[test]
-    fn initial_mapping_spreads_con_siblings() {
-        let info = doms(&[3, 4]);
-        let types = [DomainType::Throughput, DomainType::Concurrent];
-        let mut h = Hybrid::new(&Value::Null, 4, &info, &types).unwrap();
-        let (running, dom, names) = (vec![None; 4], vec![DomId(0); 7], vec![String::new(); 7]);
-        let (mut actions, mut notes) = (Vec::new(), crate::policy::Notes::default());
-        let mut ctx = Ctx {
-            now: Nanos::ZERO,
-            host: super::super::HostView {
-                pcpus: 4,
-                running: &running,
-                vcpu_dom: &dom,
-                vcpu_name: &names,
-                domains: &info,
-            },
-            actions: &mut actions,
-            notes: &mut notes,
-            explain: false,
-            keep_marks: false,
-        };
-        let placed: Vec<usize> = (0..7).map(|v| h.init_vcpu(VcpuId(v), &mut ctx).0).collect();
-        let mut con: Vec<usize> = placed[3..].to_vec();
-        con.sort_unstable();
-        assert_eq!(con, vec![0, 1, 2, 3]);
-        assert!(Hybrid::new(&Value::Null, 3, &info, &types).err().is_some_and(|e| e.contains("domains[1].type")));
-    }
-
-    /// Run-time type changes name an existing domain and a known type; the gang scheduler has no types.
-    #[test]
-    fn domain_type_params_are_checked() {
-        let mut p = HybridParams::default();
-        assert!(p.set("domain_type.web", &json!("concurrent")).is_ok());
-        assert!(p.set("domain_type.web", &json!("gang")).unwrap_err().contains("domain_type.web"));
-        assert!(p.set("slot_ms", &json!(0)).is_err());
-        let info = doms(&[2]);
-        let mut h = Hybrid::new(&Value::Null, 2, &info, &[DomainType::Throughput]).unwrap();
-        assert!(h.set_param("domain_type.nope", &json!("concurrent")).unwrap_err().contains("no domain 'nope'"));
-        h.set_param("domain_type.d0", &json!("concurrent")).unwrap();
-        assert!(h.is_concurrent(DomId(0)));
-        assert!(crate::policy::registry::check_param("gang", "domain_type.d0", &json!("concurrent")).is_err());
-    }
-}
+mod tests;

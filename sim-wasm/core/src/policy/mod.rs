@@ -23,7 +23,6 @@ pub mod xenco;
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::time::Nanos;
 pub use crate::trace::{Facts, FACT_ARGS};
-use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
@@ -252,7 +251,7 @@ impl Ctx<'_> {
             self.notes.lines.push((p, Line::Facts(facts())));
         }
     }
-    /// Explains `do_schedule`'s pick by its facts instead of `Decision::reason` (which then stays empty), when
+    /// Explains `do_schedule`'s pick by its facts instead of `Pick::reason` (which then stays empty), when
     /// the run records explanations. `facts` is built only then.
     pub fn explain_pick(&mut self, facts: impl FnOnce() -> Facts) {
         if self.explain {
@@ -266,7 +265,7 @@ impl Ctx<'_> {
 
 /// The outcome of `do_schedule`: who runs next on the pCPU, for how long at most, and why.
 #[derive(Debug, Clone)]
-pub struct Decision {
+pub struct Pick {
     pub next: Option<VcpuId>,
     /// Time until the engine calls `do_schedule` again on this pCPU unless something preempts [ns].
     pub slice: Nanos,
@@ -302,52 +301,7 @@ pub enum IoKind {
     Block,
 }
 
-/// What a priority label means, whichever policy gave it: the views style a label by its class (the warning colour
-/// for a boost, quiet for a vCPU over its share), so a new policy's labels look like the old ones that mean the
-/// same. Closed: a policy picks the nearest; `Other` is for labels no class fits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub enum PriClass {
-    /// Boosted ahead of its class for an event (Credit's BOOST, BVT's warp).
-    Boost,
-    /// Within its share (Credit's UNDER).
-    Under,
-    /// Past its share (Credit's OVER).
-    Over,
-    /// Paused by the policy (a cap or a CPU balloon).
-    Parked,
-    /// Entitled to run now by a reservation (SEDF's EDF queue, Atropos running, ARINC 653 ready).
-    Reserved,
-    /// Running in time left over by the reservations (SEDF's extra-time queues L0/L1).
-    Extra,
-    /// Runnable but waiting for its next period (SEDF WAIT, Atropos WAIT and UNBLOCKED).
-    Waiting,
-    /// Neither runnable nor queued (SEDF ASLEEP, Atropos and ARINC 653 BLOCKED).
-    Blocked,
-    /// The idle vCPU's class (Credit's IDLE).
-    Idle,
-    /// A label no other class fits (Credit2's CREDIT, BVT, gangs, a script's own words).
-    #[default]
-    Other,
-}
-
-impl PriClass {
-    /// The class a free label names (a script policy's own words): Credit's four classes and the words above by
-    /// their usual labels, case-insensitively; anything else is `Other`.
-    pub fn of_label(label: &str) -> PriClass {
-        const KNOWN: &[(&str, PriClass)] = &[
-            ("BOOST", PriClass::Boost),
-            ("UNDER", PriClass::Under),
-            ("OVER", PriClass::Over),
-            ("IDLE", PriClass::Idle),
-            ("PARKED", PriClass::Parked),
-            ("BLOCKED", PriClass::Blocked),
-            ("WAIT", PriClass::Waiting),
-        ];
-        KNOWN.iter().find(|(l, _)| l.eq_ignore_ascii_case(label)).map_or(PriClass::Other, |&(_, c)| c)
-    }
-}
+pub use crate::model::PriClass;
 
 /// A vCPU's priority as a policy reports it: the policy's own word for it (`label`: "BOOST", "L0", "CON") and
 /// what that word means to the views (`class`). Built-in policies' labels are static; a script's are made at run
@@ -396,7 +350,7 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     /// A vCPU stopped being runnable (blocked or paused). If it is running, the engine reschedules its pCPU.
     fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx);
     /// Choose what runs next on `p`. `cur` is what ran until now, `cur_runnable` whether it could go on.
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision;
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick;
     /// Per-pCPU tick.
     fn tick(&mut self, _p: PcpuId, _ctx: &mut Ctx) {}
     /// Host-wide accounting.

@@ -210,7 +210,10 @@ impl SchedulerRules for Registry {
 mod tests {
     use super::*;
     use crate::policy::params;
-    use serde_json::json;
+    use crate::scenario::Scenario;
+    use crate::sim::test_support::*;
+    use crate::sim::Simulation;
+    use serde_json::{json, Value};
 
     /// The schema's scheduler enum and this table name the same schedulers (a new scheduler needs both).
     #[test]
@@ -237,6 +240,7 @@ mod tests {
         params::defs::<xenco::XencoParams>,
         params::defs::<hybrid::HybridParams>,
         params::defs::<script::ScriptParams>,
+        params::defs::<credit::enhanced::EnhancedParams>,
     ];
 
     /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten
@@ -304,5 +308,19 @@ mod tests {
         let e = load("gang", json!({}), json!({"param":"domain_type.a","value":"concurrent"})).unwrap_err().to_string();
         assert!(e.contains("changes[0]: domain_type.a: the gang scheduler") && e.contains("domains[0].vcpus"), "{e}");
         assert!(load("credit", json!({}), json!({"param":"tslice_ms","value":10})).is_ok());
+    }
+
+    /// The trace's `meta.caps` come from the scheduler registry; beliefs only while the policy infers.
+    #[test]
+    fn meta_caps_describe_the_scheduler() {
+        let sc = scenario(json!({"schema":1,"id":"caps","title":"t","seed":1,"duration_ms":100,"host":{"pcpus":2},
+            "domains":[{"name":"a","vcpus":2,"tasks":[cpu_task("burn")]}],
+            "policies":[{"id":"credit","scheduler":"credit"},
+                        {"id":"tavs","scheduler":"credit","params":{"tavs":{}}},
+                        {"id":"gang","scheduler":"gang"}]}));
+        let caps = |id: &str| Simulation::new(&sc, id).unwrap().meta().caps;
+        assert_eq!(caps("credit"), Caps { co_schedules: false, beliefs: false, lag: false });
+        assert_eq!(caps("tavs"), Caps { co_schedules: false, beliefs: true, lag: false });
+        assert_eq!(caps("gang"), Caps { co_schedules: true, beliefs: false, lag: true });
     }
 }

@@ -16,7 +16,7 @@
 
 use super::params::{self, Params};
 use super::sedf::{DomSpec, RunKind, Sedf, SedfParams, SedfVersion, EXTRA_QUANTUM};
-use super::{Ctx, Decision, DomainInfo, IoKind, Policy, ShareBasis, Timers, VcpuSched, WakeCause};
+use super::{Ctx, DomainInfo, IoKind, Pick, Policy, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -307,7 +307,7 @@ impl Policy for Xenco {
         }
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now.0;
         // A vCPU that blocked leaves for sure: its packets count for the driver domain in this very choice. One
         // that could go on keeps its batch going unless the choice falls elsewhere (folded below), so a driver
@@ -349,7 +349,7 @@ impl Policy for Xenco {
         } else {
             String::new()
         };
-        Decision { next: next.map(|(v, _)| v), slice, reason }
+        Pick { next: next.map(|(v, _)| v), slice, reason }
     }
 
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {

@@ -74,7 +74,7 @@ impl Simulation {
             Some(_) => "preempt",
         };
         self.host.pcpus[p.0].slice_expired = false;
-        let d: Decision = self.with_ctx(|pol, ctx| pol.do_schedule(p, cur, cur_runnable, ctx));
+        let d: Pick = self.with_ctx(|pol, ctx| pol.do_schedule(p, cur, cur_runnable, ctx));
         if let Some(n) = d.next {
             if let Some(q) = self.host.vcpus[n.0].on_pcpu.filter(|&q| q != p) {
                 // A policy bug: stop the run with an error rather than run one vCPU on two pCPUs.

@@ -7,6 +7,39 @@ use crate::model::{PcpuId, VcpuId};
 use crate::policy::Ctx;
 use std::fmt::Write;
 
+/// The driver-domain extensions' state: each vCPU's own priority while it runs with an inherited one, and each
+/// pCPU's KeepOnRunQ mark.
+#[derive(Debug, Clone)]
+pub(super) struct IddState {
+    /// A driver-domain vCPU's own priority while it runs with an inherited one.
+    inherited: Vec<Option<i8>>,
+    /// The running vCPU of this pCPU is being preempted by a driver domain (KeepOnRunQ).
+    keep_front: Vec<bool>,
+}
+
+impl IddState {
+    pub(super) fn new(pcpus: usize, nv: usize) -> IddState {
+        IddState { inherited: vec![None; nv], keep_front: vec![false; pcpus] }
+    }
+
+    /// Whether `v` runs with an inherited priority.
+    pub(super) fn inherits(&self, v: VcpuId) -> bool {
+        self.inherited[v.0].is_some()
+    }
+
+    /// The vCPU running on `p` is being preempted and goes back to the head of its class when requeued.
+    pub(super) fn keep_front(&mut self, p: PcpuId) {
+        self.keep_front[p.0] = true;
+    }
+
+    /// Whether the vCPU leaving `p` is requeued at the head of its class (the mark is cleared).
+    pub(super) fn take_keep_front(&mut self, p: PcpuId) -> bool {
+        std::mem::take(&mut self.keep_front[p.0])
+    }
+}
+
+crate::size::heap_size!(IddState { inherited, keep_front });
+
 impl Credit {
     /// Priority inheritance: an event from a guest vCPU to a driver-domain vCPU of lower priority lifts the
     /// driver domain's vCPU to the guest's priority (kept until it is descheduled).
@@ -18,8 +51,8 @@ impl Credit {
         if src <= dst {
             return;
         }
-        if self.inherited[to.0].is_none() {
-            self.inherited[to.0] = Some(dst);
+        if self.idd.inherited[to.0].is_none() {
+            self.idd.inherited[to.0] = Some(dst);
         }
         self.vcpus[to.0].pri = src;
         let p = self.vcpus[to.0].processor;
@@ -35,7 +68,7 @@ impl Credit {
 
     /// A descheduled vCPU gets its own priority back if it ran with an inherited one.
     pub(super) fn end_inheritance(&mut self, v: VcpuId) {
-        if let Some(own) = self.inherited[v.0].take() {
+        if let Some(own) = self.idd.inherited[v.0].take() {
             self.vcpus[v.0].pri = own;
         }
     }
@@ -44,7 +77,7 @@ impl Credit {
     /// the head of its class.
     pub(super) fn keep_on_runq_if_driver(&mut self, v: VcpuId, p: PcpuId) {
         if self.params.keep_on_runq && self.is_driver[v.0] {
-            self.keep_front[p.0] = true;
+            self.idd.keep_front(p);
         }
     }
 

@@ -13,6 +13,7 @@
 
 pub mod enhanced;
 pub mod idd;
+mod spec;
 pub mod tavs;
 pub mod xballoon;
 
@@ -20,16 +21,19 @@ use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::Versions;
 use crate::policy::params::{self, Params};
 use crate::policy::{
-    Action, BoostMark, Ctx, Decision, DomainInfo, Facts, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched,
-    WakeCause, MASTER_PCPU,
+    Action, BoostMark, Ctx, DomainInfo, Facts, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause,
+    MASTER_PCPU,
 };
 use crate::time::Nanos;
+use idd::IddState;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt::Write;
-use tavs::{Evidence, Inference, Portmap, TavsParams, TavsSpec};
+use tavs::{Evidence, TavsParams, TavsSpec, TavsState};
 use xballoon::{XBalloon, XbEffect};
+
+pub use spec::*;
 
 /// Priorities, as in credit.c: higher runs first.
 pub const PRI_BOOST: i8 = 0;
@@ -40,242 +44,7 @@ pub const PRI_IDLE: i8 = -64;
 /// Credits earned per ms of entitlement and burnt per ms of CPU.
 const CREDITS_PER_MSEC: i64 = 10;
 /// Shortest slice the scheduler sets (CSCHED_MIN_TIMER) [ns].
-const MIN_TIMER: Nanos = Nanos::from_us(100);
-
-/// How CPU use is charged in credits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-#[schemars(inline)]
-pub enum Accounting {
-    // Elapsed time at every schedule and tick, 10 credits per ms (4.x; also 000's modified 3.2).
-    Exact,
-    // 100 credits taken from whichever vCPU is running when a tick fires (stock 3.0/3.2 sampling).
-    Tick,
-}
-
-/// A Xen release whose Credit behaviour a preset reproduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(inline)]
-pub enum CreditVersion {
-    #[serde(rename = "3.0.3")]
-    V3_0_3,
-    #[serde(rename = "3.2")]
-    V3_2,
-    #[serde(rename = "4.x")]
-    V4,
-}
-
-/// Driver-domain-aware scheduling (paper 000, 4.2).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-#[schemars(inline)]
-pub struct IddSpec {
-    /// The driver domain inherits the priority of a guest that sends it a request (Algorithm 2), until
-    /// descheduled.
-    pub priority_inheritance: bool,
-    /// A vCPU preempted by the driver domain goes back to the head of its priority list, not the tail.
-    pub keep_on_runq: bool,
-}
-
-/// Xen's Credit scheduler (credit1) with paper 000's task-aware scheduling and driver-domain extensions and
-/// paper 002's xBalloon.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct CreditSpec {
-    /// Preset for a Xen release: 3.0.3 (no BOOST, tick-sampled accounting), 3.2 (BOOST, tick-sampled), 4.x (exact
-    /// accounting, 1 ms ratelimit, credit halved on deactivation). Other keys override it. Without it: 3.2 with
-    /// exact accounting, as paper 000 ran it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "CreditVersion")]
-    pub version: Option<CreditVersion>,
-    /// BOOST on wake of an UNDER vCPU (Xen 3.0.4 and later).
-    pub boost: bool,
-    /// Charge elapsed time (exact) or 100 credits to whoever runs at each tick (3.x sampling).
-    pub accounting: Accounting,
-    /// Time slice and accounting period [ms]; the tick is a third of it.
-    #[schemars(range(min = 1, max = 1000))]
-    pub tslice_ms: u64,
-    /// Minimum run time before preemption [us] (Xen 4.2 default 1000); 0 = off.
-    #[schemars(range(min = 0, max = 500_000))]
-    pub ratelimit_us: u64,
-    /// Boost a vCPU on every event sent to it, whatever its priority or state (the naive scheme of paper 000 Fig.
-    /// 1b).
-    pub aggressive_boost: bool,
-    /// Credit's upper bound on credits (csched_acct: a vCPU past one slice of credit stops earning and has its
-    /// credit cut). Every Xen release has it; false is a model ablation, not a Xen setting, that shows what the
-    /// bound costs weighted shares.
-    pub credit_ceiling: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "TavsSpec")]
-    pub tavs: Option<TavsSpec>,
-    /// xBalloon (paper 002): semi-work-conserving scheduling with the guests' CPU balloons (guest.balloon). At
-    /// each accounting period a balloon is re-armed; while it runs its vCPU is paused and burns no credit, any
-    /// event unpauses it at once, and once the vCPU has spent period x (1 - its Credit share) off-CPU behind its
-    /// balloon (the balloon's run time: the CPU it reserves for later) the balloon sleeps and the VM is
-    /// work-conserving until the next period. An uncapped VM's balloon also sleeps when a pCPU idles while it is
-    /// paused (nobody competes: see xballoon_idle_release).
-    pub xballoon: bool,
-    /// With xballoon: when a pCPU goes idle while an uncapped vCPU's balloon pauses it, the balloon sleeps until
-    /// the next period (the CPU it gives back goes to nobody, so the VM is not CPU-constrained and the reservation
-    /// protects nothing). false is an ablation: the balloon reserves whatever the load.
-    pub xballoon_idle_release: bool,
-    pub idd: IddSpec,
-}
-
-impl Default for CreditSpec {
-    /// Xen 3.2 as paper 000 ran it: BOOST, 30 ms slices, no rate limit, fine-grained accounting.
-    fn default() -> CreditSpec {
-        CreditSpec {
-            version: None,
-            boost: true,
-            accounting: Accounting::Exact,
-            tslice_ms: 30,
-            ratelimit_us: 0,
-            aggressive_boost: false,
-            credit_ceiling: true,
-            tavs: None,
-            xballoon: false,
-            xballoon_idle_release: true,
-            idd: IddSpec::default(),
-        }
-    }
-}
-
-/// How `csched_acct` weighs a domain against the others. Xen 3.x (`__csched_vcpu_acct_start`) adds a domain's
-/// weight to the total once, when its first vCPU becomes active, and gives the domain credit_total x weight /
-/// weight_total split among its active vCPUs: domains share by weight whatever their vCPU counts. Xen 4.1 ("Make
-/// weight per-vcpu") adds the weight once per active vCPU: a domain's share is weight x active vCPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShareRule {
-    DomainWeight,
-    VcpuWeight,
-}
-
-impl ShareRule {
-    /// The rule of the release a policy's `params.version` names (3.x when it names none: the default is 3.2).
-    pub fn of(params: &Value) -> ShareRule {
-        match params.get("version").and_then(Value::as_str) {
-            Some("4.x") => ShareRule::VcpuWeight,
-            _ => ShareRule::DomainWeight,
-        }
-    }
-}
-
-impl Params for CreditSpec {
-    const SCHEDULER: &'static str = "credit";
-    const DEF: &'static str = "credit_params";
-    const PRESET: Option<&'static str> = Some("version");
-
-    fn preset(value: &Value) -> Result<CreditSpec, String> {
-        let version: CreditVersion = serde_json::from_value(value.clone()).map_err(|e| format!("version: {e}"))?;
-        let d = CreditSpec { version: Some(version), ..CreditSpec::default() };
-        Ok(match version {
-            CreditVersion::V3_0_3 => CreditSpec { boost: false, accounting: Accounting::Tick, ..d },
-            CreditVersion::V3_2 => CreditSpec { accounting: Accounting::Tick, ..d },
-            CreditVersion::V4 => CreditSpec { ratelimit_us: 1000, ..d },
-        })
-    }
-
-    fn check(&self) -> Result<(), String> {
-        self.resolve().map(drop)
-    }
-}
-
-impl CreditSpec {
-    /// The tunables the policy runs with.
-    pub fn resolve(&self) -> Result<CreditParams, String> {
-        let v4 = self.version == Some(CreditVersion::V4);
-        Ok(CreditParams {
-            boost: self.boost,
-            tslice_ms: self.tslice_ms,
-            ratelimit_us: self.ratelimit_us,
-            accounting: self.accounting,
-            halve_on_deactivate: v4,
-            aggressive_boost: self.aggressive_boost,
-            tavs: self.tavs.as_ref().map(TavsSpec::resolve).transpose()?,
-            idd_priority_inheritance: self.idd.priority_inheritance,
-            keep_on_runq: self.idd.keep_on_runq,
-            xballoon: self.xballoon,
-            xballoon_idle_release: self.xballoon_idle_release,
-            master_ticker: v4,
-            tick_suspend: v4,
-            credit_ceiling: self.credit_ceiling,
-        })
-    }
-
-    /// Checks a run-time change of `param` (on the defaults).
-    pub fn check_param(param: &str, value: &Value) -> Result<(), String> {
-        params::set(&mut CreditSpec::default(), param, value)
-    }
-}
-
-/// Tunables of the credit scheduler as it runs with them: what [`CreditSpec`] (the declaration, with its
-/// defaults and presets) resolves to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CreditParams {
-    /// BOOST a vCPU woken while UNDER (3.0.4 and later; 3.0.3 had none).
-    pub boost: bool,
-    /// Time slice and accounting period [ms]; the tick is a third of it.
-    pub tslice_ms: u64,
-    /// A runnable vCPU keeps its pCPU for at least this long [us]; 0 = off.
-    pub ratelimit_us: u64,
-    pub accounting: Accounting,
-    /// On leaving the active list with more than a slice of credit: halve it (4.1+) or zero it (3.x).
-    pub halve_on_deactivate: bool,
-    /// Boost a vCPU on every event sent to it, whatever its priority or state (the naive scheme of 000 Fig. 1b).
-    pub aggressive_boost: bool,
-    /// Task-aware scheduling (paper 000, 3.2-3.4): inference and partial boosting; None = off.
-    pub tavs: Option<TavsParams>,
-    /// Driver-domain priority inheritance (000 Algorithm 2).
-    pub idd_priority_inheritance: bool,
-    /// A vCPU preempted by the driver domain goes back to the head of its priority list (000 4.2).
-    pub keep_on_runq: bool,
-    /// xBalloon (paper 002): guests' CPU balloons pause their vCPUs until each period's reservation is met.
-    pub xballoon: bool,
-    /// With xBalloon: an uncapped vCPU's balloon sleeps when a pCPU idles while it is paused (nobody competes).
-    pub xballoon_idle_release: bool,
-    /// Accounting on the master pCPU's own timer, re-armed every tslice (4.1+ `master_ticker`); otherwise inside
-    /// the master's tick, every `TICKS_PER_ACCT` ticks (3.x `csched_tick`).
-    pub master_ticker: bool,
-    /// A pCPU's tick stops while it idles and restarts on the tick grid (3.4+ `csched_tick_suspend/resume`).
-    pub tick_suspend: bool,
-    /// The upper bound on credits (`csched_acct`: a vCPU past one slice of credit leaves the active list, stops
-    /// earning and has its credit cut). Every Xen release has it; `false` is an ablation, not a Xen setting: the
-    /// vCPU keeps its credit and keeps earning. It exists to show what the bound costs weighted shares.
-    pub credit_ceiling: bool,
-}
-
-impl Default for CreditParams {
-    /// [`CreditSpec`]'s defaults.
-    fn default() -> CreditParams {
-        CreditSpec::default().resolve().expect("the defaults resolve")
-    }
-}
-
-impl CreditParams {
-    /// Reads `params` of a scenario policy.
-    pub fn from_value(v: &Value) -> Result<CreditParams, String> {
-        params::from_value::<CreditSpec>(v)?.resolve()
-    }
-
-    fn tslice(&self) -> Nanos {
-        Nanos::from_ms(self.tslice_ms)
-    }
-    fn credits_per_tslice(&self) -> i64 {
-        CREDITS_PER_MSEC * self.tslice_ms as i64
-    }
-    /// Ticks per time slice (`CSCHED_TICKS_PER_TSLICE`, 1 for slices under 3 ms); 3.x accounts every as many.
-    fn ticks_per_tslice(&self) -> u64 {
-        if self.tslice_ms < 3 {
-            1
-        } else {
-            3
-        }
-    }
-    fn tick(&self) -> Nanos {
-        Nanos(self.tslice().0 / self.ticks_per_tslice())
-    }
-}
+pub(super) const MIN_TIMER: Nanos = Nanos::from_us(100);
 
 #[derive(Debug, Clone)]
 struct CVcpu {
@@ -326,40 +95,12 @@ pub struct Credit {
     /// Bumped on every change a pCPU's run-queue snapshot could show (see `Policy::runqueue_versions`).
     versions: Versions,
     is_driver: Vec<bool>,
-    /// Task-aware state: what is inferred about guest tasks, pending events, partial boosts.
-    inf: Inference,
     /// The scenario's domains, to resolve `tavs.domains` overrides again when a change sets a tunable.
     domains: Vec<DomainInfo>,
-    pending: Vec<bool>,
-    /// A partial boost in progress: when it began and the priority to restore.
-    pboost: Vec<Option<(Nanos, i8)>>,
-    /// The vCPU queued right behind a partially boosted one when its boost began (`None`: it was last), so
-    /// that the boost does not cost it its turn: once revoked it goes back to the place it left.
-    pb_place: Vec<Option<VcpuId>>,
-    /// CPU each vCPU used in all and while partially boosted [ns].
-    cpu_used: Vec<u64>,
-    pb_used: Vec<u64>,
-    boosts: u64,
-    /// Partial boosts during which an I/O-bound task ran (the paper's h = 1), and whether the boost in progress
-    /// on each vCPU has already counted as one: PBHR is per boost, however many I/O-bound tasks it runs.
-    hits: u64,
-    pb_hit: Vec<bool>,
-    /// Partial boosts given and revoked since the trace last took them (only while explaining).
-    boost_marks: Vec<(VcpuId, BoostMark)>,
-    /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
-    portmap: Portmap,
-    pending_ports: Vec<Vec<u16>>,
-    /// Block correlation: each request in flight (by task and issue time) and whether it was marked I/O-bound
-    /// when the guest handed it over; and per vCPU, the mark of the completion about to be held pending.
-    block_marks: std::collections::BTreeMap<(usize, u64), bool>,
-    block_event: Vec<Option<bool>>,
-    /// After a vCPU starts running with packets for exactly one port: the port whose counter the next guest
-    /// task switch (or the lack of one) will update.
-    awaiting: Vec<Option<u16>>,
-    /// A driver-domain vCPU's own priority while it runs with an inherited one.
-    inherited: Vec<Option<i8>>,
-    /// The running vCPU of this pCPU is being preempted by a driver domain (KeepOnRunQ).
-    keep_front: Vec<bool>,
+    /// Task-aware scheduling's state (inference, partial boosts, correlations), kept whether or not it is on.
+    tavs: TavsState,
+    /// The driver-domain extensions' state (inherited priorities, KeepOnRunQ).
+    idd: IddState,
     next_cpu: usize,
     /// A different choice of the run queue's head (the thesis's enhanced selection, 003 4.3), if any.
     selection: Option<Box<dyn Selection>>,
@@ -397,9 +138,13 @@ fn pri_name(p: i8) -> &'static str {
 
 impl Credit {
     pub fn new(params: &Value, pcpus: usize, domains: &[DomainInfo]) -> Result<Credit, String> {
-        let params_value = params;
-        let spec = params::from_value::<CreditSpec>(params)?;
+        Credit::from_spec(params::from_value::<CreditSpec>(params)?, pcpus, domains)
+    }
+
+    /// Credit with the parameters `spec` declares (a file's, read already).
+    pub fn from_spec(spec: CreditSpec, pcpus: usize, domains: &[DomainInfo]) -> Result<Credit, String> {
         let params = spec.resolve()?;
+        let rule = ShareRule::of_version(spec.version);
         let xb = XBalloon::new(params.tslice(), pcpus, domains);
         let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
         let (ev, fallback) = Self::evidence(&params, domains)?;
@@ -430,7 +175,7 @@ impl Credit {
             doms: domains.iter().map(|d| CDom { weight: d.weight, cap_pct: d.cap_pct, active: Vec::new() }).collect(),
             active_doms: Vec::new(),
             weight_total: 0,
-            rule: ShareRule::of(params_value),
+            rule,
             credit_balance: 0,
             runq: vec![Vec::new(); pcpus],
             epoch: 0,
@@ -438,24 +183,9 @@ impl Credit {
             ticks: vec![0; pcpus],
             versions: Versions::new(pcpus),
             is_driver: domains.iter().flat_map(|d| d.vcpus.iter().map(move |_| d.is_driver)).collect(),
-            inf: Inference::new(ev, fallback),
             domains: domains.to_vec(),
-            pending: vec![false; nv],
-            pboost: vec![None; nv],
-            pb_place: vec![None; nv],
-            cpu_used: vec![0; nv],
-            pb_used: vec![0; nv],
-            boosts: 0,
-            hits: 0,
-            pb_hit: vec![false; nv],
-            boost_marks: Vec::new(),
-            portmap: Portmap::default(),
-            block_marks: Default::default(),
-            block_event: vec![None; nv],
-            pending_ports: vec![Vec::new(); nv],
-            awaiting: vec![None; nv],
-            inherited: vec![None; nv],
-            keep_front: vec![false; pcpus],
+            tavs: TavsState::new(ev, fallback, nv),
+            idd: IddState::new(pcpus, nv),
             next_cpu: 0,
             selection: None,
             xb,
@@ -512,10 +242,7 @@ impl Credit {
         let p = self.vcpus[v.0].processor;
         self.touch(p);
         let used = now.0.saturating_sub(self.vcpus[v.0].last_burn.0);
-        self.cpu_used[v.0] += used;
-        if self.pboost[v.0].is_some() {
-            self.pb_used[v.0] += used;
-        }
+        self.tavs.charge(v, used);
         if self.params.accounting == Accounting::Tick {
             self.vcpus[v.0].last_burn = now;
             return;
@@ -588,19 +315,6 @@ impl Credit {
         self.vcpus[v.0].on_runq = true;
         self.vcpus[v.0].processor = p;
         true
-    }
-
-    /// Ends a partial boost: the vCPU gets back the priority the credit policy gave it.
-    fn end_pboost(&mut self, v: VcpuId) -> bool {
-        match self.pboost[v.0].take() {
-            Some((_, saved)) => {
-                self.vcpus[v.0].pri = saved;
-                let p = self.vcpus[v.0].processor;
-                self.touch(p);
-                true
-            }
-            None => false,
-        }
     }
 
     pub(super) fn runq_remove(&mut self, v: VcpuId) {
@@ -893,14 +607,11 @@ impl Policy for Credit {
     }
 
     fn task_belief(&self, t: TaskId) -> Option<(i64, bool)> {
-        self.params.tavs.as_ref().map(|_| (self.inf.belief(t), self.inf.is_io_bound(t)))
+        self.params.tavs.as_ref().map(|_| self.tavs.belief(t))
     }
 
     fn drain_marks(&mut self, beliefs: &mut Vec<(TaskId, i64)>, boosts: &mut Vec<(VcpuId, BoostMark)>) {
-        self.inf.drain_changes(beliefs);
-        if !self.boost_marks.is_empty() {
-            boosts.append(&mut self.boost_marks);
-        }
+        self.tavs.drain_marks(beliefs, boosts);
     }
 
     fn tracking_cost(&self, _v: VcpuId) -> Nanos {
@@ -908,7 +619,7 @@ impl Policy for Credit {
     }
 
     fn partial_boosts(&self) -> Option<(u64, u64)> {
-        self.params.tavs.as_ref().map(|_| (self.boosts, self.hits))
+        self.params.tavs.as_ref().map(|_| self.tavs.partial_boosts())
     }
 
     fn belief_threshold(&self) -> Option<i64> {
@@ -928,28 +639,20 @@ impl Policy for Credit {
         }
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let now = ctx.now;
         self.touch(p);
-        let keep_front = std::mem::take(&mut self.keep_front[p.0]);
+        let keep_front = self.idd.take_keep_front(p);
         if let Some(c) = cur {
             self.burn(c, now);
-            // Packets delivered in that run that woke no task at all count against their port.
-            if let (Some(port), Some(bits)) =
-                (self.awaiting[c.0].take(), self.params.tavs.as_ref().and_then(|t| t.portmap_bits))
-            {
-                self.portmap.update(bits, self.vcpus[c.0].dom.0, port, false);
-            }
             // A partial boost or an inherited priority lasts only while the vCPU runs.
-            self.end_pboost(c);
-            // Set when a partial boost began (and kept if the guest revoked it before this deschedule).
-            let place = self.pb_place[c.0].take();
+            let place = self.tavs_descheduled(c);
             self.end_inheritance(c);
             let ran = now.saturating_sub(self.vcpus[c.0].run_start);
             let limit = Nanos::from_us(self.params.ratelimit_us);
             if cur_runnable && limit > Nanos::ZERO && ran < limit {
                 let slice = if ran < MIN_TIMER { MIN_TIMER } else { limit - ran };
-                return Decision {
+                return Pick {
                     next: Some(c),
                     slice,
                     reason: if ctx.explain {
@@ -992,11 +695,7 @@ impl Policy for Credit {
             if cur != Some(n) {
                 self.vcpus[n.0].run_start = now;
                 if self.params.tavs.is_some() {
-                    let had = std::mem::take(&mut self.pending[n.0]);
-                    self.inf.vcpu_scheduled(n, had, now);
-                    // The counter is updated only when a single port's packets arrived (else: ambiguous).
-                    let ports = std::mem::take(&mut self.pending_ports[n.0]);
-                    self.awaiting[n.0] = if ports.len() == 1 { Some(ports[0]) } else { None };
+                    self.tavs.scheduled(n, now);
                 }
             }
         }
@@ -1010,10 +709,7 @@ impl Policy for Credit {
         }
         let mut slice = self.params.tslice();
         if let (Some(n), Some(t)) = (next, self.params.tavs.as_ref()) {
-            if let Some((start, _)) = self.pboost[n.0] {
-                let left = t.max_boost.saturating_sub(now.saturating_sub(start));
-                slice = left.max(MIN_TIMER).min(slice);
-            }
+            slice = self.tavs.boost_slice(n, t, now, slice);
         }
         // Kept as its facts and worded only if the decision log is read (`write_pick`).
         ctx.explain_pick(|| {
@@ -1035,13 +731,13 @@ impl Policy for Credit {
             }
         });
         let reason = String::new();
-        Decision { next, slice, reason }
+        Pick { next, slice, reason }
     }
 
     fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {
         self.touch(p);
         if let Some(c) = ctx.host.running[p.0] {
-            if self.vcpus[c.0].pri == PRI_BOOST && self.pboost[c.0].is_none() && self.inherited[c.0].is_none() {
+            if self.vcpus[c.0].pri == PRI_BOOST && !self.tavs.boosted(c) && !self.idd.inherits(c) {
                 self.vcpus[c.0].pri = PRI_UNDER;
                 let name = &ctx.host.vcpu_name[c.0];
                 ctx.note(p, |w| write!(w, "tick: {name} BOOST -> UNDER"));
@@ -1174,7 +870,7 @@ impl Policy for Credit {
         params::set(&mut spec, param, value)?;
         let params = spec.resolve()?;
         let (ev, fallback) = Self::evidence(&params, &self.domains)?;
-        self.inf.set_evidence(ev, fallback);
+        self.tavs.set_evidence(ev, fallback);
         self.spec = spec;
         self.params = params;
         if param == "version" {
@@ -1218,495 +914,12 @@ crate::size::heap_size!(Credit {
     ticks,
     versions,
     is_driver,
-    inf,
     domains,
-    pending,
-    pboost,
-    pb_place,
-    cpu_used,
-    pb_used,
-    pb_hit,
-    boost_marks,
-    portmap,
-    pending_ports,
-    block_marks,
-    block_event,
-    awaiting,
-    inherited,
-    keep_front,
+    tavs,
+    idd,
     selection,
     xb,
 });
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::policy::BackendWork;
-
-    fn doms(spec: &[(u32, u32, usize)]) -> Vec<DomainInfo> {
-        let mut next = 0;
-        spec.iter()
-            .enumerate()
-            .map(|(i, &(weight, cap_pct, n))| {
-                let vcpus = (next..next + n).map(VcpuId).collect();
-                next += n;
-                DomainInfo { name: format!("d{i}"), weight, cap_pct, vcpus, is_driver: false }
-            })
-            .collect()
-    }
-
-    /// A Credit policy with `params` on `pcpus` pCPUs over domains `spec` (see `doms`), and a harness for its context.
-    fn credit_on(spec: &[(u32, u32, usize)], pcpus: usize, params: &Value) -> (Harness, Credit) {
-        let info = doms(spec);
-        let credit = Credit::new(params, pcpus, &info).unwrap();
-        (Harness::new(info, pcpus), credit)
-    }
-
-    struct Harness {
-        running: Vec<Option<VcpuId>>,
-        vcpu_dom: Vec<DomId>,
-        names: Vec<String>,
-        domains: Vec<DomainInfo>,
-        actions: Vec<Action>,
-        notes: crate::policy::Notes,
-    }
-
-    impl Harness {
-        fn new(domains: Vec<DomainInfo>, pcpus: usize) -> Harness {
-            let mut vcpu_dom = Vec::new();
-            for (d, info) in domains.iter().enumerate() {
-                vcpu_dom.extend(info.vcpus.iter().map(|_| DomId(d)));
-            }
-            let names = (0..vcpu_dom.len()).map(|i| format!("v{i}")).collect();
-            Harness {
-                running: vec![None; pcpus],
-                vcpu_dom,
-                names,
-                domains,
-                actions: vec![],
-                notes: crate::policy::Notes::default(),
-            }
-        }
-        fn ctx(&mut self, now: Nanos) -> Ctx<'_> {
-            Ctx {
-                now,
-                host: super::super::HostView {
-                    pcpus: self.running.len(),
-                    running: &self.running,
-                    vcpu_dom: &self.vcpu_dom,
-                    vcpu_name: &self.names,
-                    domains: &self.domains,
-                },
-                actions: &mut self.actions,
-                notes: &mut self.notes,
-                explain: true,
-                keep_marks: true,
-            }
-        }
-
-        /// The last `do_schedule`'s reason, worded from the facts it gave.
-        fn pick_text(&mut self) -> String {
-            self.notes.take_pick().expect("do_schedule explained its pick").text(&self.names)
-        }
-    }
-
-    /// Hand-worked accounting: three active vCPUs of weights 256/512/256 on one pCPU share 300 credits 75/150/75.
-    #[test]
-    fn accounting_divides_credits_by_weight() {
-        let (mut h, mut c) = credit_on(&[(256, 0, 1), (512, 0, 1), (256, 0, 1)], 1, &Value::Null);
-        for v in 0..3 {
-            c.acct_start(VcpuId(v));
-        }
-        c.account(&mut h.ctx(Nanos::from_ms(30)));
-        assert_eq!((c.credit(VcpuId(0)), c.credit(VcpuId(1)), c.credit(VcpuId(2))), (75, 150, 75));
-        assert!(c.vcpus.iter().all(|v| v.pri == PRI_UNDER));
-    }
-
-    /// Hand-worked share rules: equal weights, one domain of 1 vCPU and one of 3, on 2 pCPUs (600 credits). 3.x
-    /// weighs domains: 300 each, the 3-vCPU domain's split 100/100/100. 4.x weighs vCPUs: 150 for every vCPU.
-    #[test]
-    fn share_rule_follows_the_release() {
-        for (version, want) in [("3.2", [300, 100, 100, 100]), ("3.0.3", [300, 100, 100, 100]), ("4.x", [150; 4])] {
-            let params = serde_json::json!({ "version": version });
-            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 3)], 2, &params);
-            for v in 0..4 {
-                c.acct_start(VcpuId(v));
-            }
-            c.account(&mut h.ctx(Nanos::from_ms(30)));
-            let got: Vec<i64> = (0..4).map(|v| c.credit(VcpuId(v))).collect();
-            assert_eq!(got, want, "version {version}");
-        }
-        // No version is the default 3.2.
-        let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 3)], 2, &Value::Null);
-        for v in 0..4 {
-            c.acct_start(VcpuId(v));
-        }
-        c.account(&mut h.ctx(Nanos::from_ms(30)));
-        assert_eq!(c.credit(VcpuId(1)), 100);
-    }
-
-    /// A cap of 20% gives at most 60 credits per 30 ms and parks the vCPU once it is 60 credits in debt.
-    #[test]
-    fn cap_limits_credit_and_parks() {
-        let (mut h, mut c) = credit_on(&[(256, 20, 1), (256, 0, 1)], 1, &Value::Null);
-        c.acct_start(VcpuId(0));
-        c.acct_start(VcpuId(1));
-        c.account(&mut h.ctx(Nanos::from_ms(30)));
-        assert_eq!(c.credit(VcpuId(0)), 60);
-        // The uncapped domain gets its fair half plus what the cap left over.
-        assert_eq!(c.credit(VcpuId(1)), 240);
-        c.vcpus[0].credit = -200;
-        c.account(&mut h.ctx(Nanos::from_ms(60)));
-        assert_eq!(c.credit(VcpuId(0)), -140);
-        assert!(h.actions.contains(&Action::Pause(VcpuId(0))));
-        assert_eq!(c.vcpu_sched(VcpuId(0)).pri, Pri::new(PriClass::Parked, "PARKED"));
-    }
-
-    /// Version presets apply first and explicit keys override them.
-    #[test]
-    fn version_presets() {
-        let p = CreditParams::from_value(&serde_json::json!({"boost": true, "version": "3.0.3"})).unwrap();
-        assert_eq!((p.boost, p.accounting), (true, Accounting::Tick));
-        let p = CreditParams::from_value(&serde_json::json!({"version": "4.x"})).unwrap();
-        assert_eq!((p.ratelimit_us, p.halve_on_deactivate, p.accounting), (1000, true, Accounting::Exact));
-        assert!(CreditParams::from_value(&serde_json::json!({"version": "2.0"})).is_err());
-    }
-
-    /// Burning is exact: 3.35 ms of CPU costs 33 credits and carries 0.5 credit of residual.
-    #[test]
-    fn burn_carries_residual() {
-        let info = doms(&[(256, 0, 1)]);
-        let mut c = Credit::new(&Value::Null, 1, &info).unwrap();
-        c.burn(VcpuId(0), Nanos(3_350_000));
-        assert_eq!(c.credit(VcpuId(0)), -33);
-        c.burn(VcpuId(0), Nanos(3_400_000));
-        assert_eq!(c.credit(VcpuId(0)), -34);
-    }
-
-    /// A woken UNDER vCPU is boosted and preempts a running UNDER one; without BOOST it queues behind it.
-    #[test]
-    fn boost_preempts_only_when_enabled() {
-        for (boost, preempts) in [(true, true), (false, false)] {
-            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &serde_json::json!({ "boost": boost }));
-            // The running vCPU is UNDER: only a BOOSTed waker outranks it.
-            c.vcpus[0].pri = PRI_UNDER;
-            h.running[0] = Some(VcpuId(0));
-            c.wake(VcpuId(1), WakeCause::NetRx { port: 0 }, &mut h.ctx(Nanos(1)));
-            assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), preempts);
-            assert_eq!(c.pri(VcpuId(1)) == PRI_BOOST, boost);
-        }
-    }
-
-    /// Five observations of `io` running 50 us right after an event on `v` make it I/O-bound (belief 25); the
-    /// guest is back in `burn` afterwards. Returns the time after them.
-    fn make_io_bound(c: &mut Credit, v: VcpuId, io: TaskId, burn: TaskId) -> Nanos {
-        let mut t = Nanos::from_ms(1);
-        c.inf.task_switch(v, None, Some(burn), t);
-        for _ in 0..5 {
-            c.inf.vcpu_scheduled(v, true, t);
-            c.inf.task_switch(v, Some(burn), Some(io), t + Nanos::from_us(10));
-            c.inf.task_switch(v, Some(io), Some(burn), t + Nanos::from_us(60));
-            t += Nanos::from_ms(1);
-        }
-        assert!(c.inf.is_io_bound(io));
-        t
-    }
-
-    /// A revoked partial boost sends the vCPU back to the place it left in the run queue (its turn is not lost),
-    /// and the boosted run counts against its PBratio allowance. The vCPU the boost preempted goes back to the
-    /// head of its class (`preempted_keeps_place`) and runs next; with that off, to the tail.
-    #[test]
-    fn revoked_partial_boost_keeps_the_place_and_is_charged() {
-        for keeps in [true, false] {
-            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "preempted_keeps_place": keeps}});
-            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)], 1, &params);
-            let (io, burn, v2) = (TaskId(0), TaskId(1), VcpuId(2));
-            let t = make_io_bound(&mut c, v2, io, burn);
-            c.cpu_used[2] = 10_000_000;
-            h.running[0] = Some(VcpuId(0));
-            for v in 1..4 {
-                c.runq_insert(PcpuId(0), VcpuId(v));
-            }
-            c.event_pending(v2, Some(7), &mut h.ctx(t));
-            assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(1), VcpuId(3)], "the boost jumps the queue");
-            let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
-            assert_eq!(d.next, Some(v2));
-            h.running[0] = Some(v2);
-            // The guest runs the I/O task for 40 us, then goes back to its busy loop: the boost is revoked.
-            c.guest_task_switch(v2, Some(burn), Some(io), &mut h.ctx(t));
-            c.guest_task_switch(v2, Some(io), Some(burn), &mut h.ctx(t + Nanos::from_us(40)));
-            assert_eq!(c.pb_used[2], 40_000);
-            let d = c.do_schedule(PcpuId(0), Some(v2), true, &mut h.ctx(t + Nanos::from_us(40)));
-            if keeps {
-                assert_eq!(d.next, Some(VcpuId(0)), "the preempted vCPU resumes first");
-                assert_eq!(c.runqueue(PcpuId(0)), vec![VcpuId(1), v2, VcpuId(3)], "v2 is back before v3");
-            } else {
-                assert_eq!(d.next, Some(VcpuId(1)));
-                assert_eq!(c.runqueue(PcpuId(0)), vec![v2, VcpuId(3), VcpuId(0)], "v2 before v3, v0 at the tail");
-            }
-        }
-    }
-
-    /// A partial boost whose event woke no task (a pure TCP ACK) ends when the guest, the event handled, returns to
-    /// its busy loop; with `revoke_on_resume` off it lasts until the 10 ms cap.
-    #[test]
-    fn partial_boost_ends_when_the_guest_resumes_a_cpu_task() {
-        for revoke in [true, false] {
-            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "revoke_on_resume": revoke}});
-            let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &params);
-            let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
-            let t = make_io_bound(&mut c, v1, io, burn);
-            c.cpu_used[1] = 10_000_000;
-            h.running[0] = Some(VcpuId(0));
-            c.runq_insert(PcpuId(0), v1);
-            c.event_pending(v1, Some(7), &mut h.ctx(t));
-            let d = c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t));
-            assert_eq!(d.next, Some(v1));
-            assert_eq!(d.slice, Nanos::from_ms(10), "a partial boost is capped at a tick");
-            h.running[0] = Some(v1);
-            h.actions.clear();
-            c.guest_resumed(v1, burn, &mut h.ctx(t + Nanos::from_us(5)));
-            assert_eq!(c.pboost[1].is_none(), revoke);
-            assert_eq!(h.actions.contains(&Action::Resched(PcpuId(0))), revoke);
-            if !revoke {
-                continue;
-            }
-            // Returning to an I/O-bound task keeps the boost.
-            let t2 = t + Nanos::from_ms(1);
-            c.runq_insert(PcpuId(0), VcpuId(0));
-            assert_eq!(c.do_schedule(PcpuId(0), Some(v1), true, &mut h.ctx(t2)).next, Some(VcpuId(0)));
-            h.running[0] = Some(VcpuId(0));
-            c.event_pending(v1, Some(7), &mut h.ctx(t2));
-            assert_eq!(c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t2)).next, Some(v1));
-            c.inf.task_switch(v1, Some(burn), Some(io), t2);
-            c.guest_resumed(v1, io, &mut h.ctx(t2 + Nanos::from_us(5)));
-            assert!(c.pboost[1].is_some(), "the I/O-bound task keeps its boost");
-        }
-    }
-
-    /// PBHR (000 5.2) counts boosts, h = 1 per boost during which an I/O-bound task ran: a boost that runs two
-    /// I/O-bound tasks in a row is one hit, and one whose guest goes straight to its busy loop is a miss.
-    #[test]
-    fn pbhr_counts_each_boost_once() {
-        let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1)], 1, &serde_json::json!({"tavs": {"pb_ratio": 1.0}}));
-        let (io1, io2, burn, v1) = (TaskId(0), TaskId(1), TaskId(2), VcpuId(1));
-        make_io_bound(&mut c, v1, io1, burn);
-        let mut t = make_io_bound(&mut c, v1, io2, burn);
-        c.cpu_used[1] = 10_000_000;
-        for (tasks, hits) in [(&[io1, io2, burn][..], 1), (&[burn][..], 1), (&[io2, burn][..], 2)] {
-            h.running[0] = Some(VcpuId(0));
-            c.runq_insert(PcpuId(0), v1);
-            c.event_pending(v1, Some(7), &mut h.ctx(t));
-            assert_eq!(c.do_schedule(PcpuId(0), Some(VcpuId(0)), true, &mut h.ctx(t)).next, Some(v1));
-            h.running[0] = Some(v1);
-            let mut prev = burn;
-            for &next in tasks {
-                t += Nanos::from_us(20);
-                c.guest_task_switch(v1, Some(prev), Some(next), &mut h.ctx(t));
-                prev = next;
-            }
-            t += Nanos::from_us(20);
-            c.do_schedule(PcpuId(0), Some(v1), true, &mut h.ctx(t));
-            // Back to a queue of v1 alone for the next round.
-            c.runq_remove(VcpuId(0));
-            c.runq_remove(v1);
-            assert_eq!(c.partial_boosts(), Some((c.boosts, hits)), "after {tasks:?}");
-        }
-        assert_eq!(c.boosts, 3);
-    }
-
-    /// Block correlation (000 3.5.1): a completion boosts only if an I/O-bound task was among the last N tasks
-    /// scheduled on the vCPU when its request reached the driver; other completions and timers never boost.
-    #[test]
-    fn inspection_window_decides_which_completions_boost() {
-        let info = doms(&[(256, 0, 1), (256, 0, 1)]);
-        for (window, boosts) in [(1usize, false), (2, true)] {
-            let mut h = Harness::new(info.clone(), 1);
-            let params = serde_json::json!({"tavs": {"pb_ratio": 1.0, "inspection_window": window}});
-            let mut c = Credit::new(&params, 1, &info).unwrap();
-            let (io, burn, v1) = (TaskId(0), TaskId(1), VcpuId(1));
-            let t = make_io_bound(&mut c, v1, io, burn);
-            c.cpu_used[1] = 10_000_000;
-            // The I/O task's read reaches the driver after the guest has switched back to its busy loop.
-            c.block_request(v1, io, t);
-            h.running[0] = Some(VcpuId(0));
-            c.runq_insert(PcpuId(0), v1);
-            // A guest timer pending for v1 never boosts it.
-            c.event_pending(v1, None, &mut h.ctx(t));
-            assert_eq!(c.pri(v1), PRI_UNDER);
-            c.block_done(v1, io, t, true);
-            c.event_pending(v1, None, &mut h.ctx(t + Nanos::from_ms(1)));
-            assert_eq!(c.pri(v1) == PRI_BOOST, boosts, "window {window}");
-            assert!(c.block_marks.is_empty(), "the request's mark is dropped once it completed");
-        }
-    }
-
-    /// An idle pCPU steals a queued UNDER vCPU from a busy peer.
-    #[test]
-    fn idle_pcpu_steals() {
-        let (mut h, mut c) = credit_on(&[(256, 0, 1), (256, 0, 1), (256, 0, 1)], 2, &Value::Null);
-        h.running[0] = Some(VcpuId(0));
-        c.runq_insert(PcpuId(0), VcpuId(1));
-        let d = c.do_schedule(PcpuId(1), None, false, &mut h.ctx(Nanos(5)));
-        assert_eq!(d.next, Some(VcpuId(1)));
-        let why = h.pick_text();
-        assert_eq!(why, "idle; runs v1 (UNDER, 0 cr): stolen from pCPU0 (IDLE here)");
-        assert!(c.runqueue(PcpuId(0)).is_empty());
-    }
-
-    /// Load balancing visits the peers from the immediate neighbour on (3.x-4.8 `csched_load_balance`).
-    #[test]
-    fn steal_starts_at_the_next_pcpu() {
-        let (mut h, mut c) = credit_on(&[(256, 0, 1); 5], 3, &Value::Null);
-        h.running[0] = Some(VcpuId(0));
-        h.running[2] = Some(VcpuId(2));
-        c.runq_insert(PcpuId(0), VcpuId(3));
-        c.runq_insert(PcpuId(2), VcpuId(4));
-        let d = c.do_schedule(PcpuId(1), None, false, &mut h.ctx(Nanos(5)));
-        let why = h.pick_text();
-        assert_eq!(d.next, Some(VcpuId(4)), "{why}");
-        assert!(why.contains("stolen from pCPU2"), "{why}");
-    }
-
-    /// 3.x accounts in the master's every third tick (`csched_tick`); 4.x on its own master timer, with ticks that
-    /// stop while idle.
-    #[test]
-    fn accounting_runs_on_the_master() {
-        let info = doms(&[(256, 0, 1), (256, 0, 1)]);
-        let mut h = Harness::new(info.clone(), 2);
-        let mut c = Credit::new(&Value::Null, 2, &info).unwrap();
-        let t = c.timers();
-        assert!(t.account.is_none() && !t.tick_stops_idle && t.tick == Some(Nanos::from_ms(10)));
-        h.running[0] = Some(VcpuId(0));
-        for k in 1..=6 {
-            c.tick(PcpuId(1), &mut h.ctx(Nanos::from_ms(10 * k)));
-        }
-        assert_eq!(c.epoch, 0, "a pCPU other than the master never accounts");
-        for k in 1..=6 {
-            c.tick(PcpuId(0), &mut h.ctx(Nanos::from_ms(10 * k)));
-            assert_eq!(c.epoch, k / 3, "after {k} master ticks");
-        }
-        let c4 = Credit::new(&serde_json::json!({ "version": "4.x" }), 2, &info).unwrap();
-        let t = c4.timers();
-        assert_eq!(t.account, Some(Nanos::from_ms(30)));
-        assert!(t.tick_stops_idle);
-    }
-
-    /// An I/O vCPU off the active list (it parked its credit) runs into debt unseen and comes back OVER, as Xen
-    /// does. Exact accounting (credit.c `burn_credits`, called from `csched_schedule` for whatever vCPU ran; paper
-    /// 000's modified 3.2 and Xen from 2009) charges it on every deschedule, while `csched_acct` walks only the
-    /// active list, so it keeps its UNDER priority and keeps being BOOSTed when woken. Once a tick finds it running,
-    /// `csched_vcpu_acct` puts it back on the active list; the next accounting sees the debt and makes it OVER, and
-    /// `csched_vcpu_wake` boosts only UNDER, so woken it queues behind a running UNDER vCPU. Stock 3.2's tick
-    /// sampling gets there too: the tick charges it a whole tick (100 credits). This is Table 1's dom0 stall.
-    #[test]
-    fn inactive_vcpu_runs_into_debt_and_comes_back_over() {
-        for (accounting, debt) in [("exact", -200), ("tick", -100)] {
-            // The I/O vCPU and five CPU-bound ones of equal weight: its fair share is 300 / 6 = 50 per period.
-            let (mut h, mut c) = credit_on(
-                &[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)],
-                1,
-                &serde_json::json!({ "accounting": accounting }),
-            );
-            let (io, busy, p) = (VcpuId(0), VcpuId(1), PcpuId(0));
-            for v in 1..6 {
-                c.acct_start(VcpuId(v));
-            }
-            h.running[0] = Some(busy);
-            let mut t = Nanos::from_ms(1);
-            // 100 wake-ups of 200 us each (20 ms of CPU), none of them caught by a tick.
-            for k in 0..100 {
-                h.actions.clear();
-                c.wake(io, WakeCause::Backend(BackendWork::NetRx), &mut h.ctx(t));
-                assert_eq!(c.pri(io), PRI_BOOST, "woken {k}: still UNDER, so boosted");
-                assert!(h.actions.contains(&Action::Resched(p)));
-                assert_eq!(c.do_schedule(p, Some(busy), true, &mut h.ctx(t)).next, Some(io));
-                h.running[0] = Some(io);
-                t += Nanos::from_us(200);
-                assert_eq!(c.do_schedule(p, Some(io), false, &mut h.ctx(t)).next, Some(busy));
-                h.running[0] = Some(busy);
-                if k == 50 {
-                    let before = c.credit(io);
-                    c.account(&mut h.ctx(t));
-                    assert_eq!(c.credit(io), before, "accounting does not credit an inactive vCPU");
-                }
-                t += Nanos::from_ms(1);
-            }
-            let expect_burnt = if accounting == "exact" { -200 } else { 0 };
-            assert_eq!(c.credit(io), expect_burnt, "{accounting}");
-            // The next wake-up is caught by a tick: back on the active list.
-            c.wake(io, WakeCause::Backend(BackendWork::NetRx), &mut h.ctx(t));
-            c.do_schedule(p, Some(busy), true, &mut h.ctx(t));
-            h.running[0] = Some(io);
-            c.tick(p, &mut h.ctx(t));
-            assert!(c.vcpus[io.0].active);
-            assert_eq!((c.credit(io), c.pri(io)), (debt, PRI_UNDER), "{accounting}");
-            c.do_schedule(p, Some(io), false, &mut h.ctx(t));
-            c.account(&mut h.ctx(t));
-            assert!(c.credit(io) < 0 && c.pri(io) == PRI_OVER, "{accounting}: {}", c.credit(io));
-            // Woken OVER: not boosted, it queues behind an UNDER vCPU instead of preempting it.
-            let under = VcpuId(2);
-            assert_eq!(c.pri(under), PRI_UNDER);
-            h.running[0] = Some(under);
-            h.actions.clear();
-            c.wake(io, WakeCause::Backend(BackendWork::NetRx), &mut h.ctx(t + Nanos::from_ms(1)));
-            assert_eq!(c.pri(io), PRI_OVER);
-            assert!(!h.actions.contains(&Action::Resched(p)), "{accounting}");
-        }
-    }
-
-    /// Priority inheritance is paper 000's Algorithm 2 and nothing more: an event from a guest to a driver-domain
-    /// vCPU of lower priority gives the driver the guest's priority and reinserts it (SendEvent); it gets its own
-    /// back when descheduled (VCPUSchedule). A guest at UNDER lifts nothing; a driver domain woken from blocking is
-    /// BOOSTed by Credit's wake rule and preempts the UNDER guest, which goes to the tail of UNDER (4.1.2's
-    /// anomaly, Fig. 14's receiver); KeepOnRunQ (4.2) puts it at the head instead.
-    #[test]
-    fn priority_inheritance_follows_algorithm_2() {
-        for keep in [false, true] {
-            let mut info = doms(&[(256, 0, 1), (256, 0, 1), (256, 0, 1), (256, 0, 1)]);
-            info[0].is_driver = true;
-            let (dom0, guest, busy, other, p) = (VcpuId(0), VcpuId(1), VcpuId(2), VcpuId(3), PcpuId(0));
-            let mut h = Harness::new(info.clone(), 1);
-            let params = serde_json::json!({"idd": {"priority_inheritance": true, "keep_on_runq": keep}});
-            let mut c = Credit::new(&params, 1, &info).unwrap();
-            let t = Nanos::from_ms(1);
-            // dom0 waits at UNDER behind another UNDER vCPU; the guest, woken BOOST, runs and sends dom0 a request.
-            c.runq_insert(p, other);
-            c.runq_insert(p, dom0);
-            h.running[0] = Some(busy);
-            c.wake(guest, WakeCause::NetRx { port: 5001 }, &mut h.ctx(t));
-            assert_eq!(c.do_schedule(p, Some(busy), true, &mut h.ctx(t)).next, Some(guest));
-            h.running[0] = Some(guest);
-            assert_eq!(c.runqueue(p), vec![other, dom0, busy]);
-            h.actions.clear();
-            c.event_sent(guest, dom0, &mut h.ctx(t));
-            assert_eq!(c.pri(dom0), PRI_BOOST, "inherits BOOST");
-            assert_eq!(c.runqueue(p), vec![dom0, other, busy], "reinserted at its inherited priority");
-            assert!(!h.actions.contains(&Action::Resched(p)), "equal priority: the guest keeps running");
-            // The guest blocks; dom0 runs next and blocks in turn: its own UNDER is back.
-            assert_eq!(c.do_schedule(p, Some(guest), false, &mut h.ctx(t)).next, Some(dom0));
-            h.running[0] = Some(dom0);
-            assert_eq!(c.do_schedule(p, Some(dom0), false, &mut h.ctx(t)).next, Some(other));
-            assert_eq!(c.pri(dom0), PRI_UNDER);
-            h.running[0] = Some(other);
-            // The guest wakes BOOSTed, preempts, and a tick demotes it while it still runs.
-            c.wake(guest, WakeCause::NetRx { port: 5001 }, &mut h.ctx(t));
-            assert_eq!(c.do_schedule(p, Some(other), true, &mut h.ctx(t)).next, Some(guest));
-            h.running[0] = Some(guest);
-            c.tick(p, &mut h.ctx(t + Nanos::from_us(10)));
-            assert_eq!(c.pri(guest), PRI_UNDER);
-            // Its next request finds dom0 no lower than itself: nothing is inherited. Woken, dom0 is BOOSTed by
-            // the wake rule and preempts the guest.
-            h.actions.clear();
-            let t2 = t + Nanos::from_us(20);
-            c.event_sent(guest, dom0, &mut h.ctx(t2));
-            assert_eq!(c.pri(dom0), PRI_UNDER);
-            c.wake(dom0, WakeCause::Backend(BackendWork::NetTx), &mut h.ctx(t2));
-            assert_eq!(c.pri(dom0), PRI_BOOST);
-            assert!(h.actions.contains(&Action::Resched(p)));
-            assert_eq!(c.do_schedule(p, Some(guest), true, &mut h.ctx(t2)).next, Some(dom0));
-            let queue = if keep { vec![guest, busy, other] } else { vec![busy, other, guest] };
-            assert_eq!(c.runqueue(p), queue, "keep_on_runq {keep}");
-        }
-    }
-}
+mod tests;

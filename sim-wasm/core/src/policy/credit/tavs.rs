@@ -9,7 +9,7 @@
 //! Those inference tunables may differ per domain (the paper tracks a Windows guest with a 2 ms IOthreshold beside
 //! Linux guests at 0.5 ms, section 5); the partial-boosting ones are the policy's.
 
-use super::{write_partial_boost, Credit, Tickled, PRI_BOOST};
+use super::{write_partial_boost, Credit, Tickled, MIN_TIMER, PRI_BOOST};
 use crate::model::{TaskId, VcpuId};
 use crate::policy::{BoostMark, Ctx, DomainInfo, Facts};
 use crate::time::Nanos;
@@ -488,14 +488,124 @@ impl Portmap {
     }
 }
 
+/// Task-aware scheduling's per-vCPU state: what is inferred about guest tasks, the events pending for each vCPU,
+/// the partial boosts in progress and their accounting, and the correlations' history. Credit keeps one whether
+/// or not the extension is on (a change may switch it on mid-run, and PBratio counts CPU from the start).
+#[derive(Clone)]
+pub(super) struct TavsState {
+    inf: Inference,
+    pending: Vec<bool>,
+    /// A partial boost in progress: when it began and the priority to restore.
+    pboost: Vec<Option<(Nanos, i8)>>,
+    /// The vCPU queued right behind a partially boosted one when its boost began (`None`: it was last), so
+    /// that the boost does not cost it its turn: once revoked it goes back to the place it left.
+    pb_place: Vec<Option<VcpuId>>,
+    /// CPU each vCPU used in all and while partially boosted [ns].
+    cpu_used: Vec<u64>,
+    pb_used: Vec<u64>,
+    boosts: u64,
+    /// Partial boosts during which an I/O-bound task ran (the paper's h = 1), and whether the boost in progress
+    /// on each vCPU has already counted as one: PBHR is per boost, however many I/O-bound tasks it runs.
+    hits: u64,
+    pb_hit: Vec<bool>,
+    /// Partial boosts given and revoked since the trace last took them (only while explaining).
+    boost_marks: Vec<(VcpuId, BoostMark)>,
+    /// Network correlation history, and per vCPU the ports of packets pending since it last ran.
+    portmap: Portmap,
+    pending_ports: Vec<Vec<u16>>,
+    /// Block correlation: each request in flight (by task and issue time) and whether it was marked I/O-bound
+    /// when the guest handed it over; and per vCPU, the mark of the completion about to be held pending.
+    block_marks: std::collections::BTreeMap<(usize, u64), bool>,
+    block_event: Vec<Option<bool>>,
+    /// After a vCPU starts running with packets for exactly one port: the port whose counter the next guest
+    /// task switch (or the lack of one) will update.
+    awaiting: Vec<Option<u16>>,
+}
+
+impl TavsState {
+    /// The state of `nv` vCPUs, each judged by its entry of `ev`; `fallback` for tasks never seen running.
+    pub(super) fn new(ev: Vec<Evidence>, fallback: Evidence, nv: usize) -> TavsState {
+        TavsState {
+            inf: Inference::new(ev, fallback),
+            pending: vec![false; nv],
+            pboost: vec![None; nv],
+            pb_place: vec![None; nv],
+            cpu_used: vec![0; nv],
+            pb_used: vec![0; nv],
+            boosts: 0,
+            hits: 0,
+            pb_hit: vec![false; nv],
+            boost_marks: Vec::new(),
+            portmap: Portmap::default(),
+            block_marks: Default::default(),
+            block_event: vec![None; nv],
+            pending_ports: vec![Vec::new(); nv],
+            awaiting: vec![None; nv],
+        }
+    }
+
+    /// New inference tunables (a scenario change); beliefs so far are kept.
+    pub(super) fn set_evidence(&mut self, ev: Vec<Evidence>, fallback: Evidence) {
+        self.inf.set_evidence(ev, fallback);
+    }
+
+    /// Charges `used` ns of CPU to `v`, and to its partial-boost allowance while it is boosted.
+    pub(super) fn charge(&mut self, v: VcpuId, used: u64) {
+        self.cpu_used[v.0] += used;
+        if self.pboost[v.0].is_some() {
+            self.pb_used[v.0] += used;
+        }
+    }
+
+    /// Whether `v` runs partially boosted.
+    pub(super) fn boosted(&self, v: VcpuId) -> bool {
+        self.pboost[v.0].is_some()
+    }
+
+    /// `t`'s degree of belief and whether it is inferred I/O-bound.
+    pub(super) fn belief(&self, t: TaskId) -> (i64, bool) {
+        (self.inf.belief(t), self.inf.is_io_bound(t))
+    }
+
+    /// Partial boosts given and those during which an I/O-bound task ran.
+    pub(super) fn partial_boosts(&self) -> (u64, u64) {
+        (self.boosts, self.hits)
+    }
+
+    /// Moves the belief changes and boost marks since the last call to the ends of `beliefs` and `boosts`.
+    pub(super) fn drain_marks(&mut self, beliefs: &mut Vec<(TaskId, i64)>, boosts: &mut Vec<(VcpuId, BoostMark)>) {
+        self.inf.drain_changes(beliefs);
+        if !self.boost_marks.is_empty() {
+            boosts.append(&mut self.boost_marks);
+        }
+    }
+
+    /// `v` starts running: Algorithm 1's VCPUSchedule, and the port whose counter its next task switch updates.
+    pub(super) fn scheduled(&mut self, v: VcpuId, now: Nanos) {
+        let had = std::mem::take(&mut self.pending[v.0]);
+        self.inf.vcpu_scheduled(v, had, now);
+        // The counter is updated only when a single port's packets arrived (else: ambiguous).
+        let ports = std::mem::take(&mut self.pending_ports[v.0]);
+        self.awaiting[v.0] = if ports.len() == 1 { Some(ports[0]) } else { None };
+    }
+
+    /// The slice of `v` about to run: what is left of its partial boost (at least `MIN_TIMER`), if that is less.
+    pub(super) fn boost_slice(&self, v: VcpuId, tp: &TavsParams, now: Nanos, slice: Nanos) -> Nanos {
+        match self.pboost[v.0] {
+            Some((start, _)) => tp.max_boost.saturating_sub(now.saturating_sub(start)).max(MIN_TIMER).min(slice),
+            None => slice,
+        }
+    }
+}
+
 /// Credit's task-aware hooks: partial boosting and the correlations that decide which events boost.
 impl Credit {
     /// Block correlation: whether the request the driver domain maps was issued while an I/O-bound task ran.
     pub(super) fn mark_block_request(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
         if tp.inspection_window > 0 {
-            let marked = self.inf.window_has_io_bound(v, tp.inspection_window);
-            self.block_marks.insert((task.0, issued_at.0), marked);
+            let marked = self.tavs.inf.window_has_io_bound(v, tp.inspection_window);
+            self.tavs.block_marks.insert((task.0, issued_at.0), marked);
         }
     }
 
@@ -503,17 +613,17 @@ impl Credit {
     pub(super) fn mark_block_done(&mut self, v: VcpuId, task: TaskId, issued_at: Nanos, held: bool) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
         // Without block correlation every completion counts as possibly the I/O-bound task's.
-        let marked = tp.inspection_window == 0 || self.block_marks.remove(&(task.0, issued_at.0)).unwrap_or(false);
-        self.block_event[v.0] = held.then_some(marked);
+        let marked = tp.inspection_window == 0 || self.tavs.block_marks.remove(&(task.0, issued_at.0)).unwrap_or(false);
+        self.tavs.block_event[v.0] = held.then_some(marked);
     }
 
     /// An event for `v` is held pending: boost `v` partially if it has an I/O-bound task the event may be for
     /// (block and portmap correlation, PBratio), so that task runs soon.
     pub(super) fn partial_boost_on_event(&mut self, v: VcpuId, port: Option<u16>, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
-        self.pending[v.0] = true;
+        self.tavs.pending[v.0] = true;
         // Block correlation: a completion boosts only if its request was attributed to an I/O-bound task.
-        let block = self.block_event[v.0].take();
+        let block = self.tavs.block_event[v.0].take();
         if block == Some(false) {
             return;
         }
@@ -522,44 +632,44 @@ impl Credit {
             return;
         }
         if let Some(port) = port {
-            if !self.pending_ports[v.0].contains(&port) {
-                self.pending_ports[v.0].push(port);
+            if !self.tavs.pending_ports[v.0].contains(&port) {
+                self.tavs.pending_ports[v.0].push(port);
             }
             // Portmap correlation: boost only if packets to this port have been waking I/O-bound tasks.
             if let Some(bits) = tp.portmap_bits {
-                if !self.portmap.predicts_io(bits, self.vcpus[v.0].dom.0, port) {
+                if !self.tavs.portmap.predicts_io(bits, self.vcpus[v.0].dom.0, port) {
                     return;
                 }
             }
         }
         let c = &self.vcpus[v.0];
-        if !c.on_runq || c.parked || self.pboost[v.0].is_some() || c.pri == PRI_BOOST {
+        if !c.on_runq || c.parked || self.tavs.pboost[v.0].is_some() || c.pri == PRI_BOOST {
             return;
         }
-        if !self.inf.has_io_bound_task(v) {
+        if !self.tavs.inf.has_io_bound_task(v) {
             return;
         }
         // PBratio: partial boosting may take at most this fraction of the vCPU's CPU use.
-        if (self.pb_used[v.0] as f64) >= tp.pb_ratio * self.cpu_used[v.0] as f64 {
+        if (self.tavs.pb_used[v.0] as f64) >= tp.pb_ratio * self.tavs.cpu_used[v.0] as f64 {
             return;
         }
         let keeps_place = tp.preempted_keeps_place;
         let saved = c.pri;
         let p = self.vcpus[v.0].processor;
         let q = &self.runq[p.0];
-        self.pb_place[v.0] = q.iter().position(|&u| u == v).and_then(|i| q.get(i + 1).copied());
+        self.tavs.pb_place[v.0] = q.iter().position(|&u| u == v).and_then(|i| q.get(i + 1).copied());
         self.runq_remove(v);
-        self.pboost[v.0] = Some((ctx.now, saved));
-        self.pb_hit[v.0] = false;
+        self.tavs.pboost[v.0] = Some((ctx.now, saved));
+        self.tavs.pb_hit[v.0] = false;
         self.vcpus[v.0].pri = PRI_BOOST;
         self.runq_insert(p, v);
-        self.boosts += 1;
+        self.tavs.boosts += 1;
         if ctx.keep_marks {
-            self.boost_marks.push((v, BoostMark::Boost));
+            self.tavs.boost_marks.push((v, BoostMark::Boost));
         }
         let how = self.tickle(v, ctx);
         if keeps_place && matches!(how, Tickled::Preempts(_)) {
-            self.keep_front[p.0] = true;
+            self.idd.keep_front(p);
         }
         // Kept as its facts and worded only if the decision log is read (`write_partial_boost`).
         let how = how.facts();
@@ -574,21 +684,21 @@ impl Credit {
     /// end of a partial boost when the guest moves on to a task that is not I/O-bound.
     pub(super) fn observe_task_switch(&mut self, v: VcpuId, prev: Option<TaskId>, next: Option<TaskId>, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
-        self.inf.task_switch(v, prev, next, ctx.now);
+        self.tavs.inf.task_switch(v, prev, next, ctx.now);
         // Posterior correlation: the first task the guest schedules after the packets arrived.
-        if let Some(port) = self.awaiting[v.0].take() {
+        if let Some(port) = self.tavs.awaiting[v.0].take() {
             if let Some(bits) = tp.portmap_bits {
-                let io = next.is_some_and(|t| self.inf.is_io_bound(t));
-                self.portmap.update(bits, self.vcpus[v.0].dom.0, port, io);
+                let io = next.is_some_and(|t| self.tavs.inf.is_io_bound(t));
+                self.tavs.portmap.update(bits, self.vcpus[v.0].dom.0, port, io);
             }
         }
-        if self.pboost[v.0].is_none() {
+        if self.tavs.pboost[v.0].is_none() {
             return;
         }
         match next {
-            Some(t) if self.inf.is_io_bound(t) => {
-                if !std::mem::replace(&mut self.pb_hit[v.0], true) {
-                    self.hits += 1;
+            Some(t) if self.tavs.inf.is_io_bound(t) => {
+                if !std::mem::replace(&mut self.tavs.pb_hit[v.0], true) {
+                    self.tavs.hits += 1;
                 }
             }
             _ => self.revoke_pboost(v, "scheduled a task that is not I/O-bound", ctx),
@@ -600,7 +710,7 @@ impl Credit {
     /// task run boosted up to the 10 ms cap.
     pub(super) fn observe_resume(&mut self, v: VcpuId, task: TaskId, ctx: &mut Ctx) {
         let Some(tp) = self.params.tavs.as_ref() else { return };
-        if tp.revoke_on_resume && self.pboost[v.0].is_some() && !self.inf.is_io_bound(task) {
+        if tp.revoke_on_resume && self.tavs.pboost[v.0].is_some() && !self.tavs.inf.is_io_bound(task) {
             self.revoke_pboost(v, "returned to a task that is not I/O-bound", ctx);
         }
     }
@@ -613,180 +723,57 @@ impl Credit {
         self.end_pboost(v);
         ctx.resched(p);
         if ctx.keep_marks {
-            self.boost_marks.push((v, BoostMark::Revoke));
+            self.tavs.boost_marks.push((v, BoostMark::Revoke));
         }
         let name = &ctx.host.vcpu_name[v.0];
         ctx.note(p, |w| write!(w, "{name} {why}: partial boost revoked"));
+    }
+
+    /// `v` is descheduled: packets delivered in its run that woke no task at all count against their port, and
+    /// its partial boost ends. Returns the vCPU it was queued in front of when the boost began (kept if the guest
+    /// revoked the boost before this deschedule).
+    pub(super) fn tavs_descheduled(&mut self, v: VcpuId) -> Option<VcpuId> {
+        if let (Some(port), Some(bits)) =
+            (self.tavs.awaiting[v.0].take(), self.params.tavs.as_ref().and_then(|t| t.portmap_bits))
+        {
+            self.tavs.portmap.update(bits, self.vcpus[v.0].dom.0, port, false);
+        }
+        self.end_pboost(v);
+        self.tavs.pb_place[v.0].take()
+    }
+
+    /// Ends a partial boost: the vCPU gets back the priority the credit policy gave it.
+    fn end_pboost(&mut self, v: VcpuId) -> bool {
+        match self.tavs.pboost[v.0].take() {
+            Some((_, saved)) => {
+                self.vcpus[v.0].pri = saved;
+                let p = self.vcpus[v.0].processor;
+                self.touch(p);
+                true
+            }
+            None => false,
+        }
     }
 }
 
 crate::size::no_heap!(TaskInf, Evidence);
 crate::size::heap_size!(Inference { ev, tasks, current, seen, recent, changes });
 crate::size::heap_size!(Portmap { counters });
+crate::size::heap_size!(TavsState {
+    inf,
+    pending,
+    pboost,
+    pb_place,
+    cpu_used,
+    pb_used,
+    pb_hit,
+    boost_marks,
+    portmap,
+    pending_ports,
+    block_marks,
+    block_event,
+    awaiting,
+});
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Fig. 2 of the paper: after an event, T2 preempts T1 and runs briefly (positive); a long run is negative;
-    /// T1's short run before the preemption is ambiguous.
-    #[test]
-    fn evidence_follows_algorithm_1() {
-        let mut inf = Inference::new(vec![Evidence::default()], Evidence::default());
-        let v = VcpuId(0);
-        let (t1, t2, t4) = (TaskId(1), TaskId(2), TaskId(4));
-        inf.task_switch(v, None, Some(t1), Nanos(0));
-        inf.vcpu_scheduled(v, true, Nanos::from_ms(100));
-        // T2 preempts T1 at once: ambiguity for T1.
-        inf.task_switch(v, Some(t1), Some(t2), Nanos::from_ms(100) + Nanos::from_us(10));
-        assert_eq!(inf.belief(t1), 0);
-        // T2 runs 200 us, below IOthreshold: positive.
-        inf.task_switch(v, Some(t2), Some(t4), Nanos::from_ms(100) + Nanos::from_us(210));
-        assert_eq!(inf.belief(t2), 5);
-        // T4 runs 30 ms: negative.
-        inf.task_switch(v, Some(t4), Some(t2), Nanos::from_ms(130) + Nanos::from_us(210));
-        assert_eq!(inf.belief(t4), -20);
-        // Without a pending event, T2's short run proves nothing.
-        inf.task_switch(v, Some(t2), Some(t4), Nanos::from_ms(130) + Nanos::from_us(300));
-        assert_eq!(inf.belief(t2), 5);
-    }
-
-    #[test]
-    fn belief_is_clamped_and_thresholded() {
-        let mut inf = Inference::new(vec![Evidence::default()], Evidence::default());
-        let v = VcpuId(0);
-        let (io, cpu) = (TaskId(0), TaskId(1));
-        let mut now = Nanos(0);
-        inf.task_switch(v, None, Some(cpu), now);
-        for _ in 0..200 {
-            inf.vcpu_scheduled(v, true, now);
-            now += Nanos::from_us(1);
-            inf.task_switch(v, Some(cpu), Some(io), now);
-            now += Nanos::from_us(100);
-            inf.task_switch(v, Some(io), Some(cpu), now);
-            now += Nanos::from_ms(20);
-            inf.task_switch(v, Some(cpu), Some(cpu), now);
-        }
-        assert_eq!(inf.belief(io), 300);
-        assert_eq!(inf.belief(cpu), -100);
-        assert!(inf.is_io_bound(io) && !inf.is_io_bound(cpu));
-        assert!(inf.has_io_bound_task(v));
-    }
-
-    /// Fig. 4: a 2-bit counter predicts I/O after two hits and keeps predicting through one miss.
-    #[test]
-    fn portmap_counter_saturates() {
-        let mut m = Portmap::default();
-        assert!(!m.predicts_io(2, 0, 7));
-        m.update(2, 0, 7, true);
-        assert!(!m.predicts_io(2, 0, 7));
-        m.update(2, 0, 7, true);
-        assert!(m.predicts_io(2, 0, 7));
-        m.update(2, 0, 7, true);
-        m.update(2, 0, 7, true);
-        m.update(2, 0, 7, false);
-        assert!(m.predicts_io(2, 0, 7), "one miss does not undo a saturated history");
-        m.update(2, 0, 7, false);
-        assert!(!m.predicts_io(2, 0, 7));
-        assert!(!m.predicts_io(2, 1, 7), "ports are per domain");
-        let mut one = Portmap::default();
-        one.update(1, 0, 9, true);
-        assert!(one.predicts_io(1, 0, 9));
-        one.update(1, 0, 9, false);
-        assert!(!one.predicts_io(1, 0, 9), "a 1-bit counter forgets at once");
-    }
-
-    /// Task-aware tunables as a Credit policy's `tavs` gives them.
-    fn tavs(v: serde_json::Value) -> Result<TavsParams, String> {
-        super::super::CreditParams::from_value(&serde_json::json!({ "tavs": v })).map(|p| p.tavs.unwrap())
-    }
-
-    #[test]
-    fn params_are_checked() {
-        assert_eq!(
-            tavs(serde_json::json!({"pb_ratio": 2})).unwrap_err(),
-            "tavs.pb_ratio: expected a number in 0..=1, got 2"
-        );
-        assert!(tavs(serde_json::json!({"belief_min": 10, "belief_max": 5})).is_err());
-        let p = tavs(serde_json::json!({"io_threshold_us": 2000})).unwrap();
-        assert_eq!(p.evidence.io_threshold, Nanos::from_ms(2));
-        let bad_key = serde_json::json!({"domains": {"d1": {"pb_ratio": 0.5}}});
-        assert!(tavs(bad_key).unwrap_err().contains("tavs.domains.d1: unknown parameter 'pb_ratio'"));
-        let bad_clamp = serde_json::json!({"belief_max": 50, "domains": {"d1": {"belief_min": 60}}});
-        assert_eq!(tavs(bad_clamp).unwrap_err(), "tavs.domains.d1: belief_min 60 is above belief_max 50");
-        // Counter bits imply portmap correlation; portmap alone counts with 2 bits.
-        assert_eq!(tavs(serde_json::json!({"portmap_bits": 4})).unwrap().portmap_bits, Some(4));
-        assert_eq!(tavs(serde_json::json!({"correlation": "portmap"})).unwrap().portmap_bits, Some(2));
-        assert_eq!(tavs(serde_json::json!({})).unwrap().portmap_bits, None);
-    }
-
-    /// A domain's overrides are checked with the same ranges as the policy-wide keys they override.
-    #[test]
-    fn per_domain_ranges_are_the_policy_wide_ones() {
-        let schema = crate::policy::params::generate::<TavsSpec>();
-        let each = schema.pointer("/properties/domains/additionalProperties/properties").unwrap();
-        for (k, o) in each.as_object().unwrap() {
-            let wide = &schema["properties"][k];
-            assert_eq!(
-                (&o["minimum"], &o["maximum"], &o["type"]),
-                (&wide["minimum"], &wide["maximum"], &wide["type"]),
-                "{k}"
-            );
-        }
-        assert_eq!(each.as_object().unwrap().len(), 6);
-    }
-
-    fn two_domains() -> Vec<DomainInfo> {
-        (0..2)
-            .map(|i| DomainInfo {
-                name: format!("d{i}"),
-                weight: 256,
-                cap_pct: 0,
-                vcpus: vec![VcpuId(i)],
-                is_driver: false,
-            })
-            .collect()
-    }
-
-    /// The same observations on two domains: the one whose PositiveEv, BelThreshold and IOthreshold are
-    /// overridden infers differently; the other keeps the policy-wide tunables.
-    #[test]
-    fn per_domain_evidence_changes_only_that_domain() {
-        let params = serde_json::json!({"positive_ev": 4, "domains": {"d1": {"positive_ev": 10, "bel_threshold": 25}}});
-        let p = tavs(params.clone()).unwrap();
-        let doms = two_domains();
-        let mut inf = Inference::new(p.per_vcpu(&doms).unwrap(), p.evidence.clone());
-        // Tasks 0 and 1 are I/O loops in d0 and d1; 2 and 3 their domains' busy loops.
-        let mut now = Nanos(0);
-        for (v, cpu) in [(VcpuId(0), TaskId(2)), (VcpuId(1), TaskId(3))] {
-            inf.task_switch(v, None, Some(cpu), now);
-        }
-        for _ in 0..3 {
-            for (v, io, cpu) in [(VcpuId(0), TaskId(0), TaskId(2)), (VcpuId(1), TaskId(1), TaskId(3))] {
-                inf.vcpu_scheduled(v, true, now);
-                inf.task_switch(v, Some(cpu), Some(io), now + Nanos::from_us(1));
-                inf.task_switch(v, Some(io), Some(cpu), now + Nanos::from_us(301));
-            }
-            now += Nanos::from_ms(30);
-        }
-        assert_eq!(inf.belief(TaskId(0)), 12, "d0 keeps the policy-wide PositiveEv 4");
-        assert_eq!(inf.belief(TaskId(1)), 30, "d1 adds its own PositiveEv 10");
-        assert!(!inf.is_io_bound(TaskId(0)), "12 is below d0's BelThreshold 20");
-        assert!(inf.is_io_bound(TaskId(1)), "30 is above d1's BelThreshold 25");
-        // A change of d0's IOthreshold below the 300 us runs turns d0's next observation negative, not d1's.
-        let mut spec: super::super::CreditSpec =
-            crate::policy::params::from_value(&serde_json::json!({ "tavs": params })).unwrap();
-        crate::policy::params::set(&mut spec, "tavs.domains.d0.io_threshold_us", &serde_json::json!(100)).unwrap();
-        let p2 = spec.resolve().unwrap().tavs.unwrap();
-        inf.set_evidence(p2.per_vcpu(&doms).unwrap(), p2.evidence.clone());
-        for (v, io, cpu) in [(VcpuId(0), TaskId(0), TaskId(2)), (VcpuId(1), TaskId(1), TaskId(3))] {
-            inf.vcpu_scheduled(v, true, now);
-            inf.task_switch(v, Some(cpu), Some(io), now + Nanos::from_us(1));
-            inf.task_switch(v, Some(io), Some(cpu), now + Nanos::from_us(301));
-        }
-        assert_eq!(inf.belief(TaskId(0)), 12 - 20);
-        assert_eq!(inf.belief(TaskId(1)), 40);
-        let unknown = tavs(serde_json::json!({"domains": {"nope": {}}})).unwrap();
-        assert!(unknown.per_vcpu(&doms).unwrap_err().contains("tavs.domains.nope"));
-    }
-}
+mod tests;

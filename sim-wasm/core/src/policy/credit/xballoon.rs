@@ -254,6 +254,12 @@ mod tests {
     use super::*;
     use crate::model::DomId;
     use crate::policy::{Action, HostView};
+    use crate::report::RunOptions;
+    use crate::scenario::GuestScheduler;
+    use crate::scenario::Scenario;
+    use crate::sim::test_support::*;
+    use crate::sim::Simulation;
+    use serde_json::{json, Value};
 
     fn doms() -> Vec<DomainInfo> {
         vec![
@@ -336,5 +342,107 @@ mod tests {
             "dormant until the next period"
         );
         assert!(xb.pcpu_idle().is_empty());
+    }
+
+    fn xballoon_host(pcpus: u32, guest: Value, neighbour: bool, scheduler: &str) -> Scenario {
+        let mut domains = vec![json!({ "name": "dom0", "role": "driver" }), guest];
+        if neighbour {
+            domains.push(json!({ "name": "neighbour", "tasks": [cpu_task("burn")] }));
+        }
+        scenario(json!({
+            "schema": 1, "id": "xb", "title": "xb", "seed": 3, "duration_ms": 1500, "warmup_ms": 0,
+            // In lockstep, so that the tests can find each accounting period at its nominal 30 ms boundary.
+            "host": { "pcpus": pcpus, "timing": "lockstep" }, "domains": domains,
+            "policies": [
+                { "id": "credit", "scheduler": "credit" },
+                { "id": "off", "scheduler": "credit", "params": { "xballoon": false } },
+                { "id": "xb", "scheduler": "credit", "params": { "xballoon": true } }
+            ]
+        }))
+        .with_guest_scheduler(scheduler)
+    }
+
+    impl Scenario {
+        /// Test helper: every guest domain runs the given guest scheduler.
+        fn with_guest_scheduler(mut self, s: &str) -> Scenario {
+            let s = if s == "cfs" { GuestScheduler::Cfs } else { GuestScheduler::Linux };
+            self.domains.iter_mut().for_each(|d| d.guest.scheduler = s);
+            self
+        }
+    }
+
+    fn mixed_guest(cap_pct: u32, balloon: bool) -> Value {
+        let srv = json!({ "name": "srv", "priority": "rt",
+                          "workload": { "type": "server", "port": 7, "cpu_us": 150, "clients": 4, "think_ms": [1, 3] } });
+        json!({ "name": "vm", "cap_pct": cap_pct, "guest": { "clock": "two_clocks", "balloon": balloon },
+                "tasks": [srv, cpu_task("burn")] })
+    }
+
+    /// The balloon never holds a vCPU while an event waits for its guest: whenever a vCPU is paused with a
+    /// notification pending, the cap parked it (not the balloon); and at every balloon pause no event was pending and
+    /// no task an event woke was runnable. Checked after every event, with static and dynamic guest priorities, by
+    /// cap and by sharing.
+    #[test]
+    fn balloon_never_runs_while_an_event_is_pending() {
+        for (sched, cap, neighbour, pcpus) in [("linux", 50, false, 2), ("cfs", 50, false, 2), ("linux", 0, true, 1)] {
+            let sc = xballoon_host(pcpus, mixed_guest(cap, true), neighbour, sched);
+            let mut sim = Simulation::new(&sc, "xb").unwrap();
+            let v = sim.host.dom_info[1].vcpus[0];
+            let mut paused_steps = 0;
+            while !sim.step(1).unwrap() {
+                if sim.host.vcpus[v.0].paused {
+                    paused_steps += 1;
+                    if !sim.host.vcpus[v.0].pending.is_empty() {
+                        assert_eq!(
+                            sim.vcpu_sched(v).pri.label,
+                            "PARKED",
+                            "{sched}: balloon pause with an event pending"
+                        );
+                    }
+                }
+            }
+            assert_eq!(sim.measure.balloon_violations, 0, "{sched}");
+            assert!(paused_steps > 1000, "{sched}: the balloon paused the vCPU ({paused_steps} steps)");
+            assert_io_conserved(&sim);
+            assert_cpu_conserved(&sim);
+        }
+    }
+
+    /// Each accounting period the guest reserves period x (1 - share): with a 40% cap (or an equal share of one pCPU
+    /// beside a CPU-bound neighbour) and no I/O, the vCPU stays off the CPU for the first 18 ms (15 ms) of every 30 ms
+    /// period, then runs work-conserving: its CPU over the period still reaches its share.
+    #[test]
+    fn reservation_is_met_each_period() {
+        for (cap, neighbour, reserve_ms, share_ms) in [(40u64, false, 18u64, 12u64), (0, true, 15, 15)] {
+            let guest =
+                json!({ "name": "vm", "cap_pct": cap, "guest": { "balloon": true }, "tasks": [cpu_task("burn")] });
+            let sc = xballoon_host(1, guest, neighbour, "linux");
+            let sim = run(&sc, "xb");
+            let ms = 1_000_000;
+            // From the fourth period on: the first ones settle Credit's shares (beside the neighbour).
+            for k in 3..sim.end.0 / (30 * ms) {
+                let start = k * 30 * ms;
+                let before = dom_cpu_in(&sim, 1, start, start + (reserve_ms - 1) * ms);
+                assert!(before < ms / 10, "period {k}: ran {before} ns inside its reservation");
+                let used = dom_cpu_in(&sim, 1, start, start + 30 * ms);
+                let lost = (share_ms * ms).saturating_sub(used);
+                assert!(lost < 2 * ms, "period {k}: used {used} ns of its {share_ms} ms share");
+            }
+        }
+    }
+
+    /// With xBalloon off, or on but with no guest running a balloon, the run is plain Credit's, bit for bit.
+    #[test]
+    fn xballoon_off_is_plain_credit() {
+        let opts = RunOptions { deterministic: true, ..RunOptions::default() };
+        for (guest, cmp) in [(mixed_guest(50, true), "off"), (mixed_guest(50, false), "xb")] {
+            let sc = xballoon_host(2, guest, true, "linux");
+            let (plain, other) = (run(&sc, "credit"), run(&sc, cmp));
+            assert_eq!(plain.trace().segments(), other.trace().segments(), "{cmp}");
+            let (mut a, mut b) = (plain.report(&opts), other.report(&opts));
+            a["policy"] = Value::Null;
+            b["policy"] = Value::Null;
+            assert_eq!(a, b, "{cmp}");
+        }
     }
 }

@@ -32,7 +32,7 @@ pub use engine::ScriptError;
 pub use templates::{Template, TEMPLATES};
 
 use super::params::{self, Params};
-use super::{Action, Ctx, Decision, DomainInfo, Policy, Pri, Timers, VcpuSched, WakeCause};
+use super::{Action, Ctx, DomainInfo, Pick, Policy, Pri, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::rng::Stream;
 use crate::scenario::Scenario;
@@ -462,7 +462,7 @@ impl Script {
     }
 
     /// Checks what `do_schedule` returned on `p`.
-    fn decision(&self, d: Dynamic, p: PcpuId, cur: Option<VcpuId>, ctx: &Ctx) -> Result<Decision, String> {
+    fn decision(&self, d: Dynamic, p: PcpuId, cur: Option<VcpuId>, ctx: &Ctx) -> Result<Pick, String> {
         let Some(m) = d.read_lock::<Map>() else {
             return Err(format!(
                 "returned {} ({d}), not #{{ next: v or (), slice_us: N, reason: \"text\" }}",
@@ -504,7 +504,7 @@ impl Script {
                 None => r.to_string(),
             },
         };
-        Ok(Decision { next: next.map(VcpuId), slice, reason })
+        Ok(Pick { next: next.map(VcpuId), slice, reason })
     }
 }
 
@@ -614,12 +614,12 @@ impl Policy for Script {
         self.call(Hook::Sleep, ctx, 0, (v.0 as i64,));
     }
 
-    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Decision {
+    fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         if let Some(c) = cur {
             self.runnable[c.0] = cur_runnable;
         }
         let cur_arg = cur.map_or(Dynamic::UNIT, |c| Dynamic::from(c.0 as i64));
-        let idle = Decision { next: None, slice: Nanos::from_ms(1), reason: String::new() };
+        let idle = Pick { next: None, slice: Nanos::from_ms(1), reason: String::new() };
         let Some(d) = self.call(Hook::DoSchedule, ctx, p.0, (p.0 as i64, cur_arg, cur_runnable)) else {
             return idle;
         };

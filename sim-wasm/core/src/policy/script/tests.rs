@@ -1,11 +1,11 @@
 //! Script policy tests: the templates against native Credit's shares, the sandbox's limits, and each kind of
 //! error a script can make (its message names the hook, the time and the line). The registry-wide properties
 //! (invariants on random hosts, determinism, every library scenario) cover the templates through
-//! `sim::tests::under_every_scheduler`, and the replay test through `sim::replay`'s.
+//! `sim::test_support::under_every_scheduler`, and the replay test through `sim::replay`'s.
 
 use super::*;
 use crate::scenario::Scenario;
-use crate::sim::tests::{cpu_task, run, scenario, shares};
+use crate::sim::test_support::{cpu_task, hog_domains, run, scenario, shares};
 use crate::sim::{SimError, SimOptions, Simulation};
 use serde_json::json;
 
@@ -16,15 +16,7 @@ fn template(id: &str) -> &'static Template {
 /// CPU-bound domains of `(vcpus, weight, cap)` on `pcpus`, under native Credit ("credit") and a template
 /// ("script").
 fn hogs(pcpus: u32, doms: &[(u32, u32, u32)], tmpl: &str) -> Scenario {
-    let domains: Vec<Value> = doms
-        .iter()
-        .enumerate()
-        .map(|(i, &(n, weight, cap))| {
-            let tasks: Vec<Value> =
-                (0..n).map(|k| json!({ "name": format!("t{k}"), "vcpu": k, "workload": { "type": "cpu" } })).collect();
-            json!({ "name": format!("d{i}"), "vcpus": n, "weight": weight, "cap_pct": cap, "tasks": tasks })
-        })
-        .collect();
+    let domains = hog_domains(doms.iter().map(|&(n, weight, cap)| (n as u64, weight as u64, cap as u64)));
     scenario(json!({
         "schema": 1, "id": "h", "title": "h", "seed": 3, "duration_ms": 3000, "warmup_ms": 500,
         "host": { "pcpus": pcpus },
