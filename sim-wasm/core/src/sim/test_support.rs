@@ -5,6 +5,17 @@ use super::*;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
+/// Property tests draw the same cases on every run (a fixed seed, so `cargo test` is deterministic); set
+/// `PROPTEST_RNG_SEED` to explore others.
+pub(crate) fn proptest_config(cases: u32) -> ProptestConfig {
+    let given = ProptestConfig::default();
+    let rng_seed = match given.rng_seed {
+        proptest::test_runner::RngSeed::Random => proptest::test_runner::RngSeed::Fixed(0x5eed_5c4e_d1ab),
+        seed => seed,
+    };
+    ProptestConfig { cases, rng_seed, ..given }
+}
+
 pub(crate) fn scenario(mut v: Value) -> Scenario {
     // A test that sets a driver domain's costs isolates one mechanism from the host profile: a sensitivity study.
     let costs = v["domains"].as_array().is_some_and(|ds| ds.iter().any(|d| d.get("costs").is_some()));

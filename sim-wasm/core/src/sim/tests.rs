@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    #![proptest_config(crate::sim::test_support::proptest_config(16))]
 
     #[test]
     fn invariants_hold_on_random_hosts(v in arb_scenario()) {

@@ -380,7 +380,7 @@ fn credit_shares(pcpus: u64, doms: &[CpuDomain], seed: u64, params: Value) -> Ve
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(crate::sim::test_support::proptest_config(12))]
 
     /// Weights and caps, ceiling off (see `credit_ceiling_is_what_misses_weighted_shares` for weights alone).
     /// Finding: this does not hold on about 3 hosts in 100 (worst 0.17 when

@@ -83,7 +83,7 @@ fn domain_type_params_are_checked() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    #![proptest_config(crate::sim::test_support::proptest_config(16))]
 
     /// The same invariants under the co-scheduling policies: hybrid with every other guest domain CON (where it
     /// fits the host) and strict gang (where every domain fits).
