@@ -131,30 +131,16 @@ pub fn fit_vcpu(run: &RecordedRun, v: usize, port: u16) -> Fitted {
 
 /// The fitted scenario, with the policies to run it under (ids = scheduler ids).
 pub fn scenario(run: &RecordedRun, title: &str, schedulers: &[&str]) -> Value {
-    let names = run.task_names();
     let mut notes = Vec::new();
     let mut needs_driver = false;
     let mut port = 7000u16;
-    let mut domains: Vec<Value> = run
-        .model
-        .domains
-        .iter()
-        .map(|d| {
-            let tasks: Vec<Value> = d
-                .vcpus
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| {
-                    port += 1;
-                    let f = fit_vcpu(run, v, port);
-                    needs_driver |= f.workload["type"] != "cpu";
-                    notes.push(format!("{}/{}: {}", d.name, names[v], f.why));
-                    json!({ "name": names[v], "vcpu": i, "workload": f.workload })
-                })
-                .collect();
-            json!({ "name": d.name, "vcpus": d.vcpus.len(), "weight": d.weight, "tasks": tasks })
-        })
-        .collect();
+    let mut domains = run.domains_json(|domain, task, v| {
+        port += 1;
+        let f = fit_vcpu(run, v, port);
+        needs_driver |= f.workload["type"] != "cpu";
+        notes.push(format!("{domain}/{task}: {}", f.why));
+        f.workload
+    });
     if needs_driver {
         let taken: Vec<String> = run.model.domains.iter().map(|d| d.name.clone()).collect();
         let name = super::mapping::domain_name("dom0", &taken);

@@ -167,12 +167,11 @@ impl RecordedRun {
             .collect()
     }
 
-    /// The scenario the report is made against: the mapped domains, one busy-loop task per vCPU (pinned), one
-    /// policy `recorded` whose share rule is by domain weight (Linux's cgroups, Xen Credit's 3.x default).
-    pub fn scenario_value(&self, title: &str) -> Value {
+    /// The mapped domains as a scenario's, each vCPU's thread a task pinned to it (named as `task_names` names it)
+    /// whose workload `workload(domain, task, vCPU)` gives.
+    pub fn domains_json(&self, mut workload: impl FnMut(&str, &str, usize) -> Value) -> Vec<Value> {
         let names = self.task_names();
-        let domains: Vec<Value> = self
-            .model
+        self.model
             .domains
             .iter()
             .map(|d| {
@@ -180,11 +179,17 @@ impl RecordedRun {
                     .vcpus
                     .iter()
                     .enumerate()
-                    .map(|(i, &v)| json!({ "name": names[v], "vcpu": i, "workload": { "type": "cpu" } }))
+                    .map(|(i, &v)| json!({ "name": names[v], "vcpu": i, "workload": workload(&d.name, &names[v], v) }))
                     .collect();
                 json!({ "name": d.name, "vcpus": d.vcpus.len(), "weight": d.weight, "tasks": tasks })
             })
-            .collect();
+            .collect()
+    }
+
+    /// The scenario the report is made against: the mapped domains, one busy-loop task per vCPU (pinned), one
+    /// policy `recorded` whose share rule is by domain weight (Linux's cgroups, Xen Credit's 3.x default).
+    pub fn scenario_value(&self, title: &str) -> Value {
+        let domains = self.domains_json(|_, _, _| json!({ "type": "cpu" }));
         json!({
             "schema": 1, "id": "recorded", "title": title, "seed": 1,
             "duration_ms": self.end_ns.div_ceil(1_000_000).max(1), "warmup_ms": 0,
