@@ -15,6 +15,7 @@ use std::process::ExitCode;
 mod bench;
 mod check;
 mod trace;
+mod validate;
 
 use schedsim_cli::{batch, par, sweep};
 use schedsim_core::patch::PatchBudget;
@@ -175,6 +176,20 @@ enum Cmd {
     Trace {
         #[command(subcommand)]
         cmd: trace::TraceCmd,
+    },
+    /// Check the kvm model against recordings of this machine: every shape of DIR (a folder each, as
+    /// scripts/record-validation.sh writes them) replayed in its fitted scenario, recorded against simulated.
+    Validate {
+        dir: PathBuf,
+        /// Schedulers to run each fitted scenario under; the first is judged against the shape's expect.json.
+        #[arg(long = "simulate", value_delimiter = ',', default_value = "kvm,credit")]
+        simulate: Vec<String>,
+        /// Write the Markdown page here instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Compare with the file given by --out instead of writing it; fail when it differs.
+        #[arg(long, requires = "out")]
+        check: bool,
     },
     /// Measure simulation speed: simulated seconds per wall second and events per second.
     Bench {
@@ -350,6 +365,29 @@ fn real_main() -> Result<ExitCode, String> {
         Cmd::Trace { cmd } => {
             emit(&trace::run(cmd)?);
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Validate { dir, simulate, out, check } => {
+            let s: Vec<&str> = simulate.iter().map(String::as_str).collect();
+            let (results, facts) = validate::run_dir(&dir, &s)?;
+            let page = schedsim_core::recorded::validate::markdown(&results, &facts);
+            let (met, failed, nr, now) = schedsim_core::recorded::validate::tally(&results);
+            match (out, check) {
+                (Some(path), true) => {
+                    let old = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                    if old != page {
+                        return Err(format!(
+                            "{} is stale: regenerate it with schedsim validate {} --out {}",
+                            path.display(),
+                            dir.display(),
+                            path.display()
+                        ));
+                    }
+                }
+                (Some(path), false) => std::fs::write(&path, &page).map_err(|e| format!("{}: {e}", path.display()))?,
+                (None, _) => emit(&page),
+            }
+            eprintln!("schedsim validate: {met} met, {failed} failed, {nr} not reproduced, {now} now reproduced");
+            Ok(if failed > 0 || now > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         Cmd::Run {
             file,

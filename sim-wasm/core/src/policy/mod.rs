@@ -14,6 +14,7 @@ pub mod credit;
 pub mod credit2;
 pub mod gang;
 pub mod hybrid;
+pub mod kvm;
 pub mod params;
 pub mod registry;
 pub mod script;

@@ -10,7 +10,7 @@
 //! The table is also the scenario file's [`SchedulerRules`]: the file format (`scenario.rs`) checks what any
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
 
-use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, script, sedf, xenco, DomainInfo, Policy};
+use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, kvm, script, sedf, xenco, DomainInfo, Policy};
 use crate::scenario::{DomainType, Scenario, SchedulerRules};
 use serde::Serialize;
 use serde_json::Value;
@@ -148,6 +148,13 @@ pub static SCHEDULERS: &[Scheduler] = &[
         check_scenario: |sc, i, p| check_named(sc, i, p, xenco::check_params),
     },
     Scheduler {
+        name: "kvm",
+        caps: PLAIN,
+        build: |s| boxed(kvm::Kvm::new(s.params, s.pcpus, s.domains)),
+        check_param: kvm::KvmParams::check_change,
+        check_scenario: |sc, i, p| check_named(sc, i, p, kvm::check_params),
+    },
+    Scheduler {
         name: "script",
         caps: PLAIN,
         build: |s| {
@@ -241,6 +248,7 @@ mod tests {
         params::defs::<hybrid::HybridParams>,
         params::defs::<script::ScriptParams>,
         params::defs::<credit::enhanced::EnhancedParams>,
+        params::defs::<kvm::KvmParams>,
     ];
 
     /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten

@@ -148,7 +148,16 @@ pub fn scenario(run: &RecordedRun, title: &str, schedulers: &[&str]) -> Value {
         domains.push(json!({ "name": name, "role": "driver", "vcpus": 1, "weight": 256 }));
     }
     let duration_ms = run.end_ns.div_ceil(1_000_000).max(1);
-    let policies: Vec<Value> = schedulers.iter().map(|s| json!({ "id": s, "label": s, "scheduler": s })).collect();
+    // A KVM host is the recorded one's twin: each domain's cgroup settings come from the mapping.
+    let kvm_domains: serde_json::Map<String, Value> =
+        run.model.domains.iter().map(|d| (d.name.clone(), d.settings.clone())).collect();
+    let policies: Vec<Value> = schedulers
+        .iter()
+        .map(|s| match *s {
+            "kvm" => json!({ "id": s, "label": "kvm (EEVDF)", "scheduler": s, "params": { "domains": kvm_domains } }),
+            _ => json!({ "id": s, "label": s, "scheduler": s }),
+        })
+        .collect();
     json!({
         "schema": 1,
         "id": "fitted",

@@ -156,10 +156,62 @@ pub struct DomainMap {
     /// Threads by name: exact, or a prefix when it ends in `*`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comms: Vec<String>,
+    /// The cgroup's `cpu.max` as [QUOTA, PERIOD] in microseconds (v1 `cpu.cfs_quota_us`, `cpu.cfs_period_us`):
+    /// the fitted scenario's `kvm` quota, and a cap of QUOTA / PERIOD of a pCPU under Xen's schedulers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_max_us: Option<[u64; 2]>,
+    /// The cgroup's `cpu.max.burst` (v1 `cpu.cfs_burst_us`) [us].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_max_burst_us: Option<u64>,
+    /// The nice level its threads ran at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i64>,
+    /// The cgroup its threads ran in, where domains shared one ("/" = the root group, where each thread competes
+    /// on its own, as processes of different nice levels without cgroups do).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
 }
 
 fn default_weight() -> u32 {
     256
+}
+
+impl Default for DomainMap {
+    fn default() -> DomainMap {
+        DomainMap {
+            name: String::new(),
+            weight: default_weight(),
+            pids: Vec::new(),
+            tids: Vec::new(),
+            comms: Vec::new(),
+            cpu_max_us: None,
+            cpu_max_burst_us: None,
+            nice: None,
+            cgroup: None,
+        }
+    }
+}
+
+impl DomainMap {
+    /// The host settings beyond the weight, as a `kvm` policy's `domains.NAME` entry takes them (its
+    /// `cpu_weight` from the weight: 256 = `cpu.weight` 100 = `cpu.shares` 1024).
+    pub fn host_settings(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("cpu_weight".into(), ((u64::from(self.weight) * 100 + 128) / 256).clamp(1, 10_000).into());
+        if let Some(q) = self.cpu_max_us {
+            m.insert("cpu_max_us".into(), serde_json::json!(q));
+        }
+        if let Some(b) = self.cpu_max_burst_us {
+            m.insert("cpu_max_burst_us".into(), b.into());
+        }
+        if let Some(n) = self.nice {
+            m.insert("nice".into(), n.into());
+        }
+        if let Some(c) = &self.cgroup {
+            m.insert("cgroup".into(), c.clone().into());
+        }
+        serde_json::Value::Object(m)
+    }
 }
 
 /// Most threads a survey keeps (a trace naming more keeps the first ones; the rest stay outside the model).
@@ -233,7 +285,7 @@ impl Mapping {
             let name = domain_name(&label, &names);
             names.push(name.clone());
             let pids = if tids.is_empty() { vec![*group] } else { Vec::new() };
-            domains.push(DomainMap { name, weight: 256, pids, tids, comms: Vec::new() });
+            domains.push(DomainMap { name, weight: 256, pids, tids, ..DomainMap::default() });
         }
         Mapping { domains, rest: Rest::Drop, cpus: Vec::new() }
     }
@@ -267,13 +319,14 @@ impl Mapping {
                 None => {}
             }
         }
-        let mut doms: Vec<(String, u32, Vec<u64>)> =
-            self.domains.iter().zip(members).map(|(d, ids)| (d.name.clone(), d.weight, ids)).collect();
+        let mut doms: Vec<(DomainMap, Vec<u64>)> =
+            self.domains.iter().cloned().zip(members).collect();
         if !other.is_empty() {
-            let names: Vec<String> = doms.iter().map(|d| d.0.clone()).collect();
-            doms.push((domain_name("other", &names), 256, other));
+            let names: Vec<String> = doms.iter().map(|d| d.0.name.clone()).collect();
+            doms.push((DomainMap { name: domain_name("other", &names), ..DomainMap::default() }, other));
         }
-        for (name, weight, ids) in doms {
+        for (dm, ids) in doms {
+            let (name, weight) = (dm.name.clone(), dm.weight);
             if ids.is_empty() {
                 continue;
             }
@@ -301,7 +354,20 @@ impl Mapping {
                 m.vcpus.push(VcpuOf { thread: id, name: info.name.clone(), domain: d });
                 vcpus.push(v);
             }
-            m.domains.push(DomainOf { name, weight, vcpus });
+            if let Some([quota, period]) = dm.cpu_max_us {
+                if quota == 0 || !(1_000..=1_000_000).contains(&period) {
+                    return Err(format!(
+                        "mapping: domain {name}'s cpu_max_us [{quota}, {period}] needs a quota above 0 and a period \
+                         of 1000..=1000000 us"
+                    ));
+                }
+            }
+            if dm.nice.is_some_and(|n| !(-20..=19).contains(&n)) {
+                return Err(format!("mapping: domain {name}'s nice level must be -20..=19"));
+            }
+            let settings = dm.host_settings();
+            let cap_pct = dm.cpu_max_us.map_or(0, |[q, p]| ((q * 100 + p / 2) / p).clamp(1, 25_600) as u32);
+            m.domains.push(DomainOf { name, weight, vcpus, settings, cap_pct });
         }
         if m.vcpus.len() > MAX_VCPUS {
             return Err(format!("mapping: {} vCPUs; the host has at most {MAX_VCPUS}", m.vcpus.len()));
@@ -332,6 +398,10 @@ pub struct DomainOf {
     pub weight: u32,
     /// Global vCPU indices.
     pub vcpus: Vec<usize>,
+    /// Its host settings as a `kvm` policy's `domains.NAME` entry ([`DomainMap::host_settings`]).
+    pub settings: serde_json::Value,
+    /// Its quota as a Xen cap [% of one pCPU]; 0 = none.
+    pub cap_pct: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -389,6 +459,7 @@ mod tests {
                 pids: vec![],
                 tids: vec![],
                 comms: vec!["CPU *".into()],
+                ..DomainMap::default()
             }],
             rest: Rest::Other,
             cpus: vec![],

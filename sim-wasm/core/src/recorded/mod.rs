@@ -14,6 +14,7 @@ pub mod mapping;
 pub mod perfdata;
 pub mod replay;
 pub mod text;
+pub mod validate;
 pub mod wake;
 pub mod xentrace;
 

@@ -181,7 +181,11 @@ impl RecordedRun {
                     .enumerate()
                     .map(|(i, &v)| json!({ "name": names[v], "vcpu": i, "workload": workload(&d.name, &names[v], v) }))
                     .collect();
-                json!({ "name": d.name, "vcpus": d.vcpus.len(), "weight": d.weight, "tasks": tasks })
+                let mut dom = json!({ "name": d.name, "vcpus": d.vcpus.len(), "weight": d.weight, "tasks": tasks });
+                if d.cap_pct > 0 {
+                    dom["cap_pct"] = d.cap_pct.into();
+                }
+                dom
             })
             .collect()
     }
