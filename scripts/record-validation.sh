@@ -33,7 +33,7 @@ restore_affinity() {
   [ -f "$saved_affinity" ] || return 0
   while read -r pid mask; do taskset -a -p "$mask" "$pid" >/dev/null 2>&1 || true; done <"$saved_affinity"
   # Processes started meanwhile inherited the narrowed mask: give them every CPU back.
-  for p in $(ps -e -o pid=); do taskset -a -p -c "0-$(($(nproc) - 1))" "$p" >/dev/null 2>&1 || true; done
+  for p in $(ps -e -o pid=); do taskset -a -p -c "0-$(($(getconf _NPROCESSORS_ONLN) - 1))" "$p" >/dev/null 2>&1 || true; done
   rm -f "$saved_affinity"
 }
 
@@ -54,13 +54,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Moves every process but ours off CPU $1 (kernel threads bound to a CPU refuse, and stay).
+# Moves every process but ours off CPU $1 (kernel threads bound to a CPU refuse, and stay). Three passes: a
+# process forked by one not yet moved inherits the old mask.
 isolate_cpu() {
-  local cpu=$1 others
-  others=$(seq 0 $(($(nproc) - 1)) | grep -vx "$cpu" | paste -sd, -)
+  local cpu=$1 others pass
+  others=$(seq 0 $(($(getconf _NPROCESSORS_ONLN) - 1)) | grep -vx "$cpu" | paste -sd, -)
   : >"$saved_affinity"
+  for pass in 1 2 3; do
+    isolate_pass "$others"
+  done
+}
+
+isolate_pass() {
+  local others=$1
   for p in $(ps -e -o pid=); do
+    grep -q "^$p " "$saved_affinity" && continue
     [ "$p" = "$$" ] && continue
+    case " ${pids[*]} " in *" $p "*) continue ;; esac
+    { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q "$work/load.py" && continue
     mask=$(taskset -p "$p" 2>/dev/null | awk '{print $NF}') || continue
     [ -n "$mask" ] || continue
     if taskset -a -p -c "$others" "$p" >/dev/null 2>&1; then echo "$p $mask" >>"$saved_affinity"; fi
@@ -170,6 +181,11 @@ record() {
   local name=$1 cpus=$2 domains=$3 what=$4 dir="$out/$1" cmd
   mkdir -p "$dir"
   sleep 0.5
+  # The load runs on its own CPUs: catch whatever started meanwhile, and keep perf itself off them.
+  if [ -f "$saved_affinity" ]; then
+    isolate_pass "$(seq 0 $(($(getconf _NPROCESSORS_ONLN) - 1)) | grep -vx "$cpu" | paste -sd, -)"
+    taskset -p -c "$(seq 0 $(($(getconf _NPROCESSORS_ONLN) - 1)) | grep -vx "$cpu" | paste -sd, -)" $$ >/dev/null
+  fi
   cmd=(perf sched record -o "$work/$name.data" -- sleep "$dur")
   "${cmd[@]}" 2>"$work/$name.log"
   perf script --ns -i "$work/$name.data" -F comm,pid,tid,cpu,time,event,trace 2>/dev/null | gzip -9 -n >"$dir/trace.txt.gz"
@@ -186,7 +202,7 @@ record() {
     echo "script: perf script --ns -F comm,pid,tid,cpu,time,event,trace | gzip -9 -n"
     echo "perf: $(perf --version)"
     echo "kernel: $(uname -r)"
-    echo "cpus: $(nproc); load on CPU(s) $cpus$([ -f "$saved_affinity" ] && echo ', every other process moved off them')"
+    echo "cpus: $(getconf _NPROCESSORS_ONLN); load on CPU(s) $cpus$([ -f "$saved_affinity" ] && echo ', every other process moved off them')"
     echo "cgroups: $(v2 && echo v2 || echo v1)"
     if [ -r /proc/config.gz ]; then
       echo "config: $(zcat /proc/config.gz | grep -E '^CONFIG_(HZ|PREEMPT[A-Z_]*|NO_HZ[A-Z_]*|FAIR_GROUP_SCHED|CFS_BANDWIDTH|SCHED_AUTOGROUP)=' | paste -sd' ' -)"

@@ -47,6 +47,7 @@ stage "wasm build" npm run -s build:wasm
 stage "cli build" npm run -s build:cli
 stage "unit tests (vitest)" npm run -s test --workspace web
 stage "scenario claims" npm run -s check
+stage "validation against recordings" npm run -s validate -- --check
 stage "python package (pytest)" bash scripts/test-python.sh
 stage "web build" npm run -s build:web
 stage "e2e (playwright)" npm run -s test --workspace e2e

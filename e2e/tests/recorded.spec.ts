@@ -62,15 +62,15 @@ test('"Simulate this load" runs the fitted scenario beside the recording and say
   await expect(trace).toBeVisible({ timeout: 60_000 });
   await waitForIdle(page);
   await trace.getByTestId('simulate-load').click();
-  // The fitted scenario's Credit and Credit2 are the columns now, the recording beside them.
-  for (const p of ['credit', 'credit2', 'recorded~1']) {
+  // The fitted scenario's KVM, Credit and Credit2 are the columns now, the recording beside them.
+  for (const p of ['kvm', 'credit', 'credit2', 'recorded~1']) {
     await expect(page.locator(`[data-testid="policy-column"][data-policy="${p}"]`)).toBeVisible({
       timeout: 120_000,
     });
   }
   const table = trace.getByTestId('recorded-vs-simulated');
   await expect(table).toBeVisible({ timeout: 120_000 });
-  for (const run of ['recorded', 'credit', 'credit2']) {
+  for (const run of ['recorded', 'kvm', 'credit', 'credit2']) {
     const cell = table.locator(`tr[data-run="${run}"][data-domain="burn-hi"] td[data-metric="cpu_share"]`);
     await expect(cell).toHaveText(/^0\.\d+$/);
   }

@@ -15,8 +15,9 @@ pub enum TraceCmd {
         file: PathBuf,
         #[command(flatten)]
         input: Input,
-        /// Also run the fitted scenario under these schedulers and print their runs after the recording's.
-        #[arg(long = "simulate", value_name = "SCHEDULER", num_args = 0.., default_missing_value = "credit,credit2", value_delimiter = ',')]
+        /// Also run the fitted scenario under these schedulers and print their runs after the recording's (with no
+        /// list: kvm, the recording host's twin, then credit and credit2).
+        #[arg(long = "simulate", value_name = "SCHEDULER", num_args = 0.., default_missing_value = "kvm,credit,credit2", value_delimiter = ',')]
         simulate: Option<Vec<String>>,
         #[arg(long, value_enum, default_value = "json")]
         format: super::Format,
@@ -27,7 +28,7 @@ pub enum TraceCmd {
         #[command(flatten)]
         input: Input,
         /// Schedulers to list as the scenario's policies.
-        #[arg(long = "policy", value_delimiter = ',', default_value = "credit,credit2")]
+        #[arg(long = "policy", value_delimiter = ',', default_value = "kvm,credit,credit2")]
         policies: Vec<String>,
         #[arg(long, value_name = "FILE")]
         out: PathBuf,

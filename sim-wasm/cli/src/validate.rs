@@ -56,7 +56,8 @@ pub fn run_dir(dir: &Path, schedulers: &[&str]) -> Result<(Vec<ShapeResult>, BTr
         let what = lines.get("shape").cloned().unwrap_or_default();
         results.push(validate::compare(&name, &what, &run, schedulers, &expect)?);
         if facts.is_empty() {
-            for k in ["kernel", "cpus", "cgroups", "config", "perf", "debugfs base_slice_ns", "sched_autogroup_enabled"] {
+            for k in ["kernel", "cpus", "cgroups", "config", "perf", "debugfs base_slice_ns", "sched_autogroup_enabled"]
+            {
                 if let Some(v) = lines.get(k) {
                     facts.insert(k.to_string(), v.clone());
                 }

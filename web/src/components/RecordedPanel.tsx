@@ -1,5 +1,5 @@
 // The recorded traces on the page, one row each: "Simulate this load" (the scenario fitted to the trace, run under
-// Credit and Credit2 as the page's columns beside the recording, and a table of how far each policy's per-domain
+// KVM, Credit and Credit2 as the page's columns beside the recording, and a table of how far each policy's per-domain
 // CPU shares and wake-to-run latencies are from the recorded ones), and the mapping of threads to domains and the
 // TSC frequency the trace was read with, to edit and read it again.
 import { memo, useEffect, useState } from 'react';
@@ -9,8 +9,12 @@ import type { RecordedColumn } from '../app/useRecorded';
 import { message } from '../app/useErrors';
 import { fmt } from '../lib/format';
 
-/** The fitted scenario's policies: the schedulers `schedsim trace report --simulate` runs by default. */
-export const FITTED_SCHEDULERS = ['credit', 'credit2'] as const;
+/**
+ * The fitted scenario's policies, as `schedsim trace report --simulate` runs them by default: the recording
+ * host's own twin (KVM on Linux's scheduler, the trace's cgroup settings from the mapping), then Xen's Credit and
+ * Credit2.
+ */
+export const FITTED_SCHEDULERS = ['kvm', 'credit', 'credit2'] as const;
 
 interface Props {
   readonly client: SimClient;

@@ -37,9 +37,10 @@
 //!   time is accounted (a tick or a switch), so a group may overrun by up to a tick and pays it back.
 //! - Balancing is one scheduling domain over all pCPUs: a waking thread goes to its last pCPU if idle, else to an
 //!   idle pCPU, else stays (`select_idle_sibling` without wake-affine); a pCPU about to idle pulls a waiting
-//!   thread from the busiest pCPU (new-idle balance); every `balance_ms` (the domain's `min_interval` of one
-//!   millisecond per CPU, times `busy_factor` 16 while busy) a pCPU pulls one thread from a pCPU with at least
-//!   two more runnable threads. No cache-hot test, no NUMA, no capacity or energy awareness.
+//!   thread from the pCPU with the most runnable threads (new-idle balance); every `min_interval` (one
+//!   millisecond per CPU, times `busy_factor` 16 while busy) a pCPU pulls a waiting thread of at most half the
+//!   load difference from the busiest pCPU by weighted load, once it is `imbalance_pct` (117%) above its own.
+//!   No cache-hot test, no NUMA, no capacity or energy awareness.
 //! - `halt_poll_ns` is accepted and not yet modelled: a halting vCPU blocks at once.
 
 use super::common::Versions;
@@ -680,12 +681,9 @@ impl Kvm {
         let total: u64 = local.iter().sum();
         let shares = self.groups[g].shares;
         for (cpu, &load) in local.iter().enumerate() {
-            let w = if total == 0 {
-                shares
-            } else {
-                (u128::from(shares) * u128::from(load) / u128::from(total)) as u64
-            }
-            .clamp(MIN_SHARES, shares.max(MIN_SHARES));
+            let w =
+                if total == 0 { shares } else { (u128::from(shares) * u128::from(load) / u128::from(total)) as u64 }
+                    .clamp(MIN_SHARES, shares.max(MIN_SHARES));
             self.reweight(cpu, Ent::Group(g), w);
         }
     }
@@ -939,30 +937,79 @@ impl Kvm {
         self.threads.iter().filter(|t| t.cpu == cpu && t.runnable).count()
     }
 
-    /// Moves one waiting thread from the busiest pCPU to `cpu` when that one has at least `margin` more runnable
-    /// threads; the one that waited longest goes (`detach_tasks` takes from the cold end of the list).
-    fn pull(&mut self, cpu: usize, margin: usize, ctx: &mut Ctx) -> bool {
-        let mine = self.nr_running(cpu);
-        let busiest = (0..self.root.len()).filter(|&c| c != cpu).max_by_key(|&c| (self.nr_running(c), usize::MAX - c));
-        let Some(src) = busiest else { return false };
-        if self.nr_running(src) < mine + margin {
-            return false;
+    /// A runnable thread's load as the balancer weighs it: its share of its group's weight (the group's shares
+    /// times its weight over its group's runnable threads' weight), its own weight in the root group
+    /// (`task_h_load`, on runnable weight rather than PELT averages).
+    fn h_load(&self, t: usize) -> u64 {
+        let th = &self.threads[t];
+        match th.group {
+            None => th.se.weight,
+            Some(g) => {
+                let total: u64 =
+                    self.threads.iter().filter(|o| o.group == Some(g) && o.runnable).map(|o| o.se.weight).sum();
+                (u128::from(self.groups[g].shares) * u128::from(th.se.weight) / u128::from(total.max(1))) as u64
+            }
         }
-        let cand = (0..self.threads.len())
-            .filter(|&t| {
-                self.threads[t].cpu == src
-                    && self.threads[t].runnable
-                    && self.running[src] != Some(t)
-                    && !self.threads[t].group.is_some_and(|g| self.groups[g].throttled)
-            })
-            .min_by_key(|&t| (self.threads[t].last_ran, t));
-        let Some(t) = cand else { return false };
+    }
+
+    /// A pCPU's load: its runnable threads' [`Kvm::h_load`].
+    fn cpu_load(&self, cpu: usize) -> u64 {
+        (0..self.threads.len())
+            .filter(|&t| self.threads[t].cpu == cpu && self.threads[t].runnable)
+            .map(|t| self.h_load(t))
+            .sum()
+    }
+
+    /// Whether thread `t` may move: queued, not running, its group not throttled.
+    fn movable(&self, t: usize, src: usize) -> bool {
+        let th = &self.threads[t];
+        th.cpu == src
+            && th.runnable
+            && self.running[src] != Some(t)
+            && !th.group.is_some_and(|g| self.groups[g].throttled)
+    }
+
+    /// Moves waiting thread `t` from `src` to `cpu`.
+    fn migrate(&mut self, t: usize, src: usize, cpu: usize, ctx: &mut Ctx) {
         self.dequeue_thread(t);
         self.enqueue_thread(t, cpu, false);
         self.migrations += 1;
-        let (from, to) = (src, cpu);
         let name = &ctx.host.vcpu_name[t];
-        ctx.note(PcpuId(cpu), |w| write!(w, "balance: {name} moves from pCPU{from} to pCPU{to}"));
+        ctx.note(PcpuId(cpu), |w| write!(w, "balance: {name} moves from pCPU{src} to pCPU{cpu}"));
+    }
+
+    /// New-idle balance: a pCPU with nothing to run takes the waiting thread that waited longest from the pCPU with
+    /// the most runnable threads, when that one has two or more (`detach_tasks` takes from the cold end).
+    fn pull_idle(&mut self, cpu: usize, ctx: &mut Ctx) -> bool {
+        let busiest = (0..self.root.len()).filter(|&c| c != cpu).max_by_key(|&c| (self.nr_running(c), usize::MAX - c));
+        let Some(src) = busiest else { return false };
+        if self.nr_running(src) < 2 {
+            return false;
+        }
+        let cand =
+            (0..self.threads.len()).filter(|&t| self.movable(t, src)).min_by_key(|&t| (self.threads[t].last_ran, t));
+        let Some(t) = cand else { return false };
+        self.migrate(t, src, cpu, ctx);
+        true
+    }
+
+    /// Periodic balance: when the busiest pCPU's load exceeds this one's by more than the domain's
+    /// `imbalance_pct` (117%), move the coldest waiting thread whose load is at most half the difference
+    /// (`calculate_imbalance` aims at the average; `detach_tasks` skips a task heavier than the imbalance).
+    fn pull_load(&mut self, cpu: usize, ctx: &mut Ctx) -> bool {
+        let mine = self.cpu_load(cpu);
+        let busiest = (0..self.root.len()).filter(|&c| c != cpu).max_by_key(|&c| (self.cpu_load(c), usize::MAX - c));
+        let Some(src) = busiest else { return false };
+        let theirs = self.cpu_load(src);
+        if theirs * 100 <= mine * 117 || self.nr_running(src) < 2 {
+            return false;
+        }
+        let imbalance = (theirs - mine) / 2;
+        let cand = (0..self.threads.len())
+            .filter(|&t| self.movable(t, src) && self.h_load(t) <= imbalance)
+            .min_by_key(|&t| (self.threads[t].last_ran, t));
+        let Some(t) = cand else { return false };
+        self.migrate(t, src, cpu, ctx);
         true
     }
 }
@@ -1047,7 +1094,7 @@ impl Policy for Kvm {
         if self.params.kernel == Kernel::Cfs {
             how = "least vruntime";
         }
-        if next.is_none() && self.params.balance && self.pull(cpu, 1, ctx) {
+        if next.is_none() && self.params.balance && self.pull_idle(cpu, ctx) {
             next = self.pick_thread(cpu);
             how = "pulled from a busier pCPU (new-idle balance)";
         }
@@ -1091,7 +1138,7 @@ impl Policy for Kvm {
             let busy = self.running[cpu].is_some();
             let interval = self.balance_interval * if busy { 16 } else { 1 };
             self.next_balance[cpu] = now + Nanos(interval);
-            if self.pull(cpu, 2, ctx) && !busy {
+            if self.pull_load(cpu, ctx) && !busy {
                 resched = true;
             }
         }

@@ -319,8 +319,7 @@ impl Mapping {
                 None => {}
             }
         }
-        let mut doms: Vec<(DomainMap, Vec<u64>)> =
-            self.domains.iter().cloned().zip(members).collect();
+        let mut doms: Vec<(DomainMap, Vec<u64>)> = self.domains.iter().cloned().zip(members).collect();
         if !other.is_empty() {
             let names: Vec<String> = doms.iter().map(|d| d.0.name.clone()).collect();
             doms.push((DomainMap { name: domain_name("other", &names), ..DomainMap::default() }, other));

@@ -173,7 +173,10 @@ pub fn compare(
     }
     for e in &expect.expect {
         if !run.model.domains.iter().any(|d| d.name == e.domain) || !METRICS.contains(&e.metric.as_str()) {
-            return Err(format!("{name}: expect names {}.{}, which the recording has no such metric of", e.domain, e.metric));
+            return Err(format!(
+                "{name}: expect names {}.{}, which the recording has no such metric of",
+                e.domain, e.metric
+            ));
         }
     }
     Ok(ShapeResult {
@@ -216,11 +219,11 @@ pub fn markdown(results: &[ShapeResult], facts: &BTreeMap<String, String>) -> St
          --mapping M --simulate kvm,credit` fits it, and run under each scheduler. The first simulated column is \
          judged against the shape's `expect.json`.\n"
     );
-    let _ = writeln!(s, "Claims: **{met} met, {failed} failed, {nr} not reproduced**{}.\n", if now > 0 {
-        format!(", {now} marked not reproduced that now hold")
-    } else {
-        String::new()
-    });
+    let _ = writeln!(
+        s,
+        "Claims: **{met} met, {failed} failed, {nr} not reproduced**{}.\n",
+        if now > 0 { format!(", {now} marked not reproduced that now hold") } else { String::new() }
+    );
     if !facts.is_empty() {
         let _ = writeln!(s, "## The recording host\n");
         for (k, v) in facts {

@@ -21,7 +21,8 @@ use crate::scenario::Scenario;
 
 #[test]
 fn params_parse_and_reject() {
-    let p = KvmParams::from_value(&json!({"kernel": "cfs", "hz": 1000, "domains": {"a": {"cpu_weight": 300}}})).unwrap();
+    let p =
+        KvmParams::from_value(&json!({"kernel": "cfs", "hz": 1000, "domains": {"a": {"cpu_weight": 300}}})).unwrap();
     assert_eq!((p.kernel, p.hz, p.domains["a"].cpu_weight), (Kernel::Cfs, 1000, Some(300)));
     assert!(KvmParams::from_value(&json!({"kernel": "bfs"})).is_err());
     assert!(KvmParams::from_value(&json!({"domains": {"a": {"cpu_weight": 0}}})).is_err());
