@@ -2,12 +2,12 @@
 //! (events plus the run-queue entries they walk, what `--max-events` limits), so a front end can refuse or ask
 //! before a run of hours, and memory. The model counts, per simulated second, the events each source raises:
 //! scheduler timers per pCPU, guest slices per vCPU, and each workload kind's share (its request, packet, block
-//! or phase rate times the events one of those takes along the split-driver path, in `sim/workload/`). It is
+//! or phase rate times the events one of those takes along the split-driver path, in `workload/`). It is
 //! meant to be right within a stated factor (checked against the library's scenarios and worst cases by a
 //! test), not exact: what it guards against are runs thousands of times longer than intended.
 
 use crate::scenario::{Scenario, Timing};
-use crate::sim::workload::{Estimate, EstimateCx};
+use crate::workload::{Estimate, EstimateCx};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -18,7 +18,7 @@
 //! - **Bounds**: every JSON Patch a file carries is applied lazily (only the variant or ablation asked for), under
 //!   the scenario limits and a budget of patch work ([`patch`]), and the cost of a run (events, memory) is
 //!   estimated before it starts ([`estimate`]), so a front end can refuse or ask.
-//! - Module layers: `time` <- `model` <- `sim::workload` (the workload kinds) <- `scenario` (the file format, its
+//! - Module layers: `time` <- `model` <- `workload` (the workload kinds) <- `scenario` (the file format, its
 //!   patches applied by `patch`) <- `policy` (schedulers and their registry) <- `load` (a scenario checked by its
 //!   schedulers' rules) <- `sim` <- `report`; `estimate` reads a scenario only.
 
@@ -53,3 +53,4 @@ pub mod stats;
 pub mod tcp;
 pub mod time;
 pub mod trace;
+pub mod workload;

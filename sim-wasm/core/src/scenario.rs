@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use crate::sim::workload::CheckCx;
+use crate::workload::CheckCx;
 
 mod check;
 mod claim;
@@ -17,7 +17,7 @@ pub use claim::*;
 pub use json::*;
 
 pub use crate::model::{Priority, RtTag};
-pub use crate::sim::workload::{
+pub use crate::workload::{
     barrier::{BarrierSpec, SyncMode},
     disk_reader::{DiskOp, DiskReaderSpec},
     interactive::InteractiveSpec,

@@ -20,7 +20,6 @@ mod view;
 pub use view::{Meta, MetaDomain, MetaTask, MetaVcpu};
 pub(crate) mod timing;
 mod work;
-pub mod workload;
 
 use crate::costs::HostCosts;
 use crate::metrics::{Distribution, DomMetrics, TaskMetrics};
@@ -218,7 +217,7 @@ pub(crate) struct HostState {
     vcpu_dom: Vec<DomId>,
     vcpu_name: Vec<String>,
     pub(crate) dom_info: Vec<DomainInfo>,
-    pub(crate) kinds: Vec<workload::DomKinds>,
+    pub(crate) kinds: Vec<crate::workload::DomKinds>,
     /// When the pCPUs' timers fire (Xen's timer slop, per-pCPU tickers).
     timing: HostTiming,
 }

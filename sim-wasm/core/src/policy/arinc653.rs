@@ -12,6 +12,7 @@ use super::common::{self, Versions};
 use super::params::{self, Params};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::time::Nanos;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -226,6 +227,16 @@ impl Policy for Arinc653 {
 
 crate::size::no_heap!(Window);
 crate::size::heap_size!(Arinc653 { windows, processor, awake, versions });
+
+/// ARINC 653's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "arinc653",
+    caps: Caps::PLAIN,
+    build: |s| registry::boxed(Arinc653::new(s.params, s.pcpus, s.domains)),
+    check_param: |k, _| Err(format!("arinc653: the schedule is fixed at boot ('{k}' cannot change at run time)")),
+    check_scenario: registry::no_scenario_check,
+    params: params::declared::<Arinc653Params>(),
+};
 
 #[cfg(test)]
 mod tests {

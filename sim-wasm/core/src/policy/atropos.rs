@@ -14,6 +14,7 @@ use super::common::{self, Versions};
 use super::params::{self, Params};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::time::Nanos;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -391,6 +392,16 @@ impl Policy for Atropos {
 
 crate::size::no_heap!(AVcpu);
 crate::size::heap_size!(Atropos { vcpus, runq, waitq, rrobin, versions });
+
+/// Atropos's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "atropos",
+    caps: Caps::PLAIN,
+    build: |s| registry::boxed(Atropos::new(s.params, s.pcpus, s.domains)),
+    check_param,
+    check_scenario: registry::no_scenario_check,
+    params: params::declared::<AtroposParams>(),
+};
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@ use super::common::{self, Versions};
 use super::params::{self, Params};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::time::Nanos;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -331,6 +332,16 @@ impl Policy for Bvt {
 
 crate::size::no_heap!(DomBvt, BVcpu);
 crate::size::heap_size!(Bvt { doms, vcpus, runq, versions });
+
+/// BVT's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "bvt",
+    caps: Caps::PLAIN,
+    build: |s| registry::boxed(Bvt::new(s.params, s.pcpus, s.domains)),
+    check_param: BvtParams::check_change,
+    check_scenario: registry::no_scenario_check,
+    params: params::declared::<BvtParams>(),
+};
 
 #[cfg(test)]
 mod tests {

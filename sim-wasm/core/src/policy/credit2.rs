@@ -18,6 +18,7 @@ use super::common::Versions;
 use super::params::{self, Params};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::time::Nanos;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -484,6 +485,16 @@ impl Policy for Credit2 {
 crate::size::no_heap!(C2Vcpu);
 crate::size::heap_size!(RunQueue { pcpus, queue, members });
 crate::size::heap_size!(Credit2 { vcpus, rqs, rq_of, versions });
+
+/// Credit2's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "credit2",
+    caps: Caps::PLAIN,
+    build: |s| registry::boxed(Credit2::new(s.params, s.pcpus, s.domains)),
+    check_param: |k, v| Credit2Params::default().set(k, v),
+    check_scenario: registry::no_scenario_check,
+    params: params::declared::<Credit2Params>(),
+};
 
 #[cfg(test)]
 mod tests {

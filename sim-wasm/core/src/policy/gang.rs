@@ -12,6 +12,7 @@ use super::common::Versions;
 use super::hybrid::{share_by_weight, HybridParams};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::time::Nanos;
 use serde_json::Value;
 use std::fmt::Write;
@@ -287,6 +288,16 @@ impl Policy for Gang {
 
 crate::size::heap_size!(GDom { vcpus });
 crate::size::heap_size!(Gang { doms, vcpu_dom, runnable, plan, held_since, last_pcpu, versions });
+
+/// The gang scheduler's registry row: the hybrid scheduler's parameters, every domain co-scheduled.
+pub const ROW: Scheduler = Scheduler {
+    name: "gang",
+    caps: Caps::CO_SCHEDULES,
+    build: |s| registry::boxed(Gang::new(s.params, s.pcpus, s.domains)),
+    check_param,
+    check_scenario: |sc, i, p| super::hybrid::check_scenario(sc, i, true, p),
+    params: super::params::declared::<HybridParams>(),
+};
 
 #[cfg(test)]
 mod tests {

@@ -32,6 +32,7 @@ use super::common::Versions;
 use super::params::{self, Params};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, Timers, VcpuSched, WakeCause, MASTER_PCPU};
 use crate::model::{DomId, PcpuId, VcpuId};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::scenario::{DomainType, Scenario};
 use crate::time::Nanos;
 use indexmap::IndexMap;
@@ -767,6 +768,16 @@ impl Policy for Hybrid {
 crate::size::no_heap!(HVcpu);
 crate::size::heap_size!(HDom { name, vcpus });
 crate::size::heap_size!(Hybrid { vcpus, doms, runq, forced, ticks, versions });
+
+/// The hybrid scheduler's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "hybrid",
+    caps: Caps::CO_SCHEDULES,
+    build: |s| registry::boxed(Hybrid::new(s.params, s.pcpus, s.domains, s.types)),
+    check_param: |k, v| HybridParams::default().set(k, v),
+    check_scenario: |sc, i, p| check_scenario(sc, i, false, p),
+    params: params::declared::<HybridParams>(),
+};
 
 #[cfg(test)]
 mod tests;

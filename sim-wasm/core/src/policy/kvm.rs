@@ -45,6 +45,7 @@
 
 use super::common::Versions;
 use super::params::{self, Params};
+use super::registry::{self, Caps, Scheduler};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
@@ -1203,6 +1204,16 @@ impl Policy for Kvm {
         ShareBasis::DomainWeight
     }
 }
+
+/// The KVM host's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "kvm",
+    caps: Caps::PLAIN,
+    build: |s| registry::boxed(Kvm::new(s.params, s.pcpus, s.domains)),
+    check_param: KvmParams::check_change,
+    check_scenario: |sc, i, p| registry::check_named(sc, i, p, check_params),
+    params: params::declared::<KvmParams>(),
+};
 
 crate::size::no_heap!(Se, Ent, Thread);
 crate::size::heap_size!(CfsRq { queue });

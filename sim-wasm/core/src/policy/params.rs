@@ -16,7 +16,8 @@
 //!
 //! Declaring a scheduler's parameters: derive `Serialize, Deserialize, JsonSchema` with
 //! `#[serde(default, deny_unknown_fields)]`, implement `Default` and [`Params`] (its name, its `$defs` name, keys
-//! fixed at boot), list `params::defs::<T>` in the registry test's `DECLARED`, and bless the schema. A free-form
+//! fixed at boot), name it in the scheduler's registry row (`params: params::declared::<T>()`), and bless the
+//! schema. A free-form
 //! table (a script policy's `vars`) is a map to `serde_json::Value`: any key, any value.
 
 use schemars::{JsonSchema, SchemaGenerator};
@@ -149,6 +150,35 @@ pub fn defs<P: Params>() -> Vec<(String, Value)> {
         out.extend(m);
     }
     out
+}
+
+/// A scheduler's parameter declaration as its registry row holds it (built by [`declared`]).
+#[derive(Clone, Copy)]
+pub struct Declared {
+    /// The `$defs` entry of the scenario schema its `params` are checked against ([`Params::DEF`]).
+    pub def: &'static str,
+    /// A policy of this scheduler must give `params` (a script's source has no default).
+    pub required: bool,
+    /// The `$defs` entries the declaration generates; tests only, so the generator stays out of the wasm module.
+    #[cfg(test)]
+    pub defs: DefsOf,
+}
+
+/// The declaration of the parameter struct `P`, for a registry row.
+pub const fn declared<P: Params>() -> Declared {
+    Declared {
+        def: P::DEF,
+        required: false,
+        #[cfg(test)]
+        defs: defs::<P>,
+    }
+}
+
+impl Declared {
+    /// The same declaration, with `params` required in every policy of the scheduler.
+    pub const fn required(self) -> Declared {
+        Declared { required: true, ..self }
+    }
 }
 
 /// Reads a file's `params` (null = every default): the preset key first, then every other key in file order.

@@ -1,16 +1,23 @@
-//! The table of schedulers: one row per scheduler with its name, constructor, parameter checks and what it is
-//! (co-scheduling, task beliefs, Lag view). Everything that used to ask "is this scheduler called gang?" asks
-//! this table instead: building a policy, checking a scenario's policies and changes, and the capabilities the
-//! trace's `Meta` hands to the page. Adding a scheduler is one policy file, one row here and its entry in
-//! `scenarios/schema.json` (a test keeps the schema's scheduler list equal to this table). Its parameters are best
-//! declared as a [`super::params::Params`] struct listed in this module's test `DECLARED`: its `$defs` are then generated
-//! (rewritten with `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs`), and `params::from_value` /
-//! `params::change` check files and run-time changes against the same declaration.
+//! The table of schedulers: one row per scheduler with its name, what it is (co-scheduling, task beliefs, Lag
+//! view), its constructor, its parameter checks and its parameter declaration. Everything that used to ask "is
+//! this scheduler called gang?" asks this table instead: building a policy, checking a scenario's policies and
+//! changes, the capabilities the trace's `Meta` hands to the page, and the scenario schema.
+//!
+//! A scheduler registers itself: its file exports its row (`pub const ROW: Scheduler`, beside its constructor, as
+//! Xen's `REGISTER_SCHEDULER` in each `sched/*.c`), and [`SCHEDULERS`] below lists the rows, one line
+//! each. Adding a scheduler is its file (with its `pub mod` line in `policy/mod.rs`) and its line in that list:
+//!
+//! - its parameters are a [`super::params::Params`] struct, named in the row by [`params::declared`];
+//! - `scenarios/schema.json`'s scheduler enum, its `allOf` branch per scheduler (which `$defs` entry a policy's
+//!   `params` are checked against) and those `$defs` are generated from the rows by the test that guards them
+//!   (`SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs` rewrites them; the test fails while the
+//!   committed file differs), and `params::from_value` / `params::change` check files and run-time changes
+//!   against the same declaration.
 //!
 //! The table is also the scenario file's [`SchedulerRules`]: the file format (`scenario.rs`) checks what any
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
 
-use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, kvm, script, sedf, xenco, DomainInfo, Policy};
+use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, kvm, params, script, sedf, xenco, DomainInfo, Policy};
 use crate::scenario::{DomainType, Scenario, SchedulerRules};
 use serde::Serialize;
 use serde_json::Value;
@@ -27,10 +34,14 @@ pub struct Caps {
     pub lag: bool,
 }
 
-const PLAIN: Caps = Caps { co_schedules: false, beliefs: false, lag: false };
-/// The Credit family: beliefs when `tavs` is on.
-const INFERS: Caps = Caps { co_schedules: false, beliefs: true, lag: false };
-const CO_SCHEDULES: Caps = Caps { co_schedules: true, beliefs: false, lag: true };
+impl Caps {
+    /// None of the special views.
+    pub const PLAIN: Caps = Caps { co_schedules: false, beliefs: false, lag: false };
+    /// The Credit family: beliefs when `tavs` is on.
+    pub const INFERS: Caps = Caps { co_schedules: false, beliefs: true, lag: false };
+    /// Co-schedulers, judged by Lag.
+    pub const CO_SCHEDULES: Caps = Caps { co_schedules: true, beliefs: false, lag: true };
+}
 
 /// What a constructor gets: the policy's parameters and the host it will run.
 pub struct Setup<'a> {
@@ -57,113 +68,41 @@ pub struct Scheduler {
     /// Checks policy `i`'s parameters and changes against the rest of the scenario at load time, pushing each
     /// problem with its field path.
     pub check_scenario: fn(sc: &Scenario, i: usize, problems: &mut Vec<String>),
+    /// Its parameter declaration: the `$defs` entry its `params` are checked against (the schema's branch for
+    /// this scheduler), generated from the declaration ([`params::declared`]).
+    pub params: params::Declared,
 }
 
 /// Boxes a concrete policy's constructor result.
-fn boxed<P: Policy + 'static>(r: Result<P, String>) -> Result<Box<dyn Policy>, String> {
+pub fn boxed<P: Policy + 'static>(r: Result<P, String>) -> Result<Box<dyn Policy>, String> {
     r.map(|p| Box::new(p) as Box<dyn Policy>)
 }
 
 /// For schedulers whose parameters need nothing from the scenario.
-fn no_scenario_check(_: &Scenario, _: usize, _: &mut Vec<String>) {}
+pub fn no_scenario_check(_: &Scenario, _: usize, _: &mut Vec<String>) {}
 
 /// Scenario checks that compare parameters with the scenario's domain names.
-fn check_named(sc: &Scenario, i: usize, p: &mut Vec<String>, check: fn(&Value, &[&str]) -> Result<(), String>) {
+pub fn check_named(sc: &Scenario, i: usize, p: &mut Vec<String>, check: fn(&Value, &[&str]) -> Result<(), String>) {
     let names: Vec<&str> = sc.domains.iter().map(|d| d.name.as_str()).collect();
     if let Err(e) = check(&sc.policies[i].params, &names) {
         p.push(format!("policies[{i}].params.{e}"));
     }
 }
 
-/// Every scheduler, in the order the docs list them.
+/// Every scheduler, in the order the docs list them: each file's own row (see the module header).
 pub static SCHEDULERS: &[Scheduler] = &[
-    Scheduler {
-        name: "credit",
-        caps: INFERS,
-        build: |s| boxed(credit::Credit::new(s.params, s.pcpus, s.domains)),
-        check_param: credit::CreditSpec::check_param,
-        check_scenario: no_scenario_check,
-    },
-    Scheduler {
-        name: "credit2",
-        caps: PLAIN,
-        build: |s| boxed(credit2::Credit2::new(s.params, s.pcpus, s.domains)),
-        check_param: |k, v| credit2::Credit2Params::default().set(k, v),
-        check_scenario: no_scenario_check,
-    },
-    Scheduler {
-        name: "sedf",
-        caps: PLAIN,
-        build: |s| boxed(sedf::Sedf::new(s.params, s.pcpus, s.domains)),
-        check_param: sedf::SedfParams::check_change,
-        check_scenario: |sc, i, p| check_named(sc, i, p, |v, names| sedf::check_params(v, names, &[])),
-    },
-    Scheduler {
-        name: "bvt",
-        caps: PLAIN,
-        build: |s| boxed(bvt::Bvt::new(s.params, s.pcpus, s.domains)),
-        check_param: bvt::BvtParams::check_change,
-        check_scenario: no_scenario_check,
-    },
-    Scheduler {
-        name: "atropos",
-        caps: PLAIN,
-        build: |s| boxed(atropos::Atropos::new(s.params, s.pcpus, s.domains)),
-        check_param: atropos::check_param,
-        check_scenario: no_scenario_check,
-    },
-    Scheduler {
-        name: "arinc653",
-        caps: PLAIN,
-        build: |s| boxed(arinc653::Arinc653::new(s.params, s.pcpus, s.domains)),
-        check_param: |k, _| Err(format!("arinc653: the schedule is fixed at boot ('{k}' cannot change at run time)")),
-        check_scenario: no_scenario_check,
-    },
-    Scheduler {
-        name: "enhanced",
-        caps: INFERS,
-        build: |s| boxed(credit::enhanced::new(s.params, s.pcpus, s.domains)),
-        check_param: credit::enhanced::check_param,
-        check_scenario: no_scenario_check,
-    },
-    Scheduler {
-        name: "hybrid",
-        caps: CO_SCHEDULES,
-        build: |s| boxed(hybrid::Hybrid::new(s.params, s.pcpus, s.domains, s.types)),
-        check_param: |k, v| hybrid::HybridParams::default().set(k, v),
-        check_scenario: |sc, i, p| hybrid::check_scenario(sc, i, false, p),
-    },
-    Scheduler {
-        name: "gang",
-        caps: CO_SCHEDULES,
-        build: |s| boxed(gang::Gang::new(s.params, s.pcpus, s.domains)),
-        check_param: gang::check_param,
-        check_scenario: |sc, i, p| hybrid::check_scenario(sc, i, true, p),
-    },
-    Scheduler {
-        name: "xenco",
-        caps: PLAIN,
-        build: |s| boxed(xenco::Xenco::new(s.params, s.pcpus, s.domains)),
-        check_param: xenco::check_param,
-        check_scenario: |sc, i, p| check_named(sc, i, p, xenco::check_params),
-    },
-    Scheduler {
-        name: "kvm",
-        caps: PLAIN,
-        build: |s| boxed(kvm::Kvm::new(s.params, s.pcpus, s.domains)),
-        check_param: kvm::KvmParams::check_change,
-        check_scenario: |sc, i, p| check_named(sc, i, p, kvm::check_params),
-    },
-    Scheduler {
-        name: "script",
-        caps: PLAIN,
-        build: |s| {
-            script::Script::new(s.params, s.pcpus, s.domains, s.seed, s.policy_id)
-                .map(|p| Box::new(p) as Box<dyn Policy>)
-        },
-        check_param: script::check_param,
-        check_scenario: script::check_scenario,
-    },
+    credit::ROW,
+    credit2::ROW,
+    sedf::ROW,
+    bvt::ROW,
+    atropos::ROW,
+    arinc653::ROW,
+    credit::enhanced::ROW,
+    hybrid::ROW,
+    gang::ROW,
+    xenco::ROW,
+    kvm::ROW,
+    script::ROW,
 ];
 
 /// The scheduler with this name.
@@ -216,55 +155,61 @@ impl SchedulerRules for Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::params;
     use crate::scenario::Scenario;
     use crate::sim::test_support::*;
     use crate::sim::Simulation;
     use serde_json::{json, Value};
 
-    /// The schema's scheduler enum and this table name the same schedulers (a new scheduler needs both).
-    #[test]
-    fn schema_names_the_registered_schedulers() {
-        let schema: Value = serde_json::from_str(crate::scenario::SCHEMA_JSON).unwrap();
-        let listed = schema.pointer("/$defs/policy/properties/scheduler/enum").and_then(Value::as_array).unwrap();
-        let mut listed: Vec<&str> = listed.iter().filter_map(Value::as_str).collect();
-        let mut ours: Vec<&str> = names().collect();
-        listed.sort_unstable();
-        ours.sort_unstable();
-        assert_eq!(listed, ours);
-    }
-
-    /// The schedulers whose parameters are declared as a [`params::Params`] struct: their `$defs` in
-    /// `scenarios/schema.json` are generated (the others' are written by hand). Only tests generate schemas, so
-    /// the generator stays out of the wasm module.
-    const DECLARED: &[params::DefsOf] = &[
-        params::defs::<credit::CreditSpec>,
-        params::defs::<credit2::Credit2Params>,
-        params::defs::<sedf::SedfParams>,
-        params::defs::<bvt::BvtParams>,
-        params::defs::<atropos::AtroposParams>,
-        params::defs::<arinc653::Arinc653Params>,
-        params::defs::<xenco::XencoParams>,
-        params::defs::<hybrid::HybridParams>,
-        params::defs::<script::ScriptParams>,
-        params::defs::<credit::enhanced::EnhancedParams>,
-        params::defs::<kvm::KvmParams>,
-    ];
-
-    /// Every declared parameter struct's `$defs` as `scenarios/schema.json` holds them; the file is rewritten
-    /// with `SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs` after a declaration changes.
+    /// The parts of `scenarios/schema.json` the rows generate: the scheduler enum, one `allOf` branch per
+    /// scheduler naming the `$defs` entry its `params` are checked against (required when the row says so), and
+    /// those entries with the nested types they refer to. Only tests generate schemas, so the generator stays
+    /// out of the wasm module. The file is rewritten with `SCHEDSIM_BLESS=1 cargo test -p schedsim-core
+    /// schema_defs` after a row or a declaration changes.
     #[test]
     fn schema_defs_match_the_declarations() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/schema.json");
         let text = std::fs::read_to_string(&path).expect("scenarios/schema.json");
         let mut schema: Value = serde_json::from_str(&text).unwrap();
+        let mut generated: Vec<(String, Value)> = Vec::new();
+        for s in SCHEDULERS {
+            for (name, def) in (s.params.defs)() {
+                if let Some((_, old)) = generated.iter().find(|(n, _)| *n == name) {
+                    assert_eq!(*old, def, "two declarations generate different $defs '{name}'");
+                } else {
+                    generated.push((name, def));
+                }
+            }
+        }
+        let branches: Vec<Value> = SCHEDULERS
+            .iter()
+            .map(|s| {
+                let params = json!({ "params": { "$ref": format!("#/$defs/{}", s.params.def) } });
+                let then = if s.params.required {
+                    json!({ "required": ["params"], "properties": params })
+                } else {
+                    json!({ "properties": params })
+                };
+                json!({ "if": { "properties": { "scheduler": { "const": s.name } } }, "then": then })
+            })
+            .collect();
         let defs = schema.get_mut("$defs").and_then(Value::as_object_mut).expect("$defs");
         let mut stale = Vec::new();
-        for (name, def) in DECLARED.iter().flat_map(|f| f()) {
+        for (name, def) in generated {
             if defs.get(&name) != Some(&def) {
                 stale.push(name.clone());
                 defs.insert(name, def);
             }
+        }
+        let policy = defs.get_mut("policy").and_then(Value::as_object_mut).expect("$defs/policy");
+        let names: Value = names().collect::<Vec<_>>().into();
+        let scheduler = policy.get_mut("properties").and_then(|p| p.get_mut("scheduler")).expect("scheduler");
+        if scheduler.get("enum") != Some(&names) {
+            stale.push("policy.properties.scheduler.enum".into());
+            scheduler["enum"] = names;
+        }
+        if policy.get("allOf") != Some(&Value::from(branches.clone())) {
+            stale.push("policy.allOf".into());
+            policy.insert("allOf".into(), branches.into());
         }
         if stale.is_empty() {
             return;
@@ -274,7 +219,7 @@ mod tests {
             return;
         }
         panic!(
-            "scenarios/schema.json's $defs {stale:?} differ from the parameter structs they are generated from; \
+            "scenarios/schema.json's {stale:?} differ from the scheduler rows they are generated from; \
              regenerate them with SCHEDSIM_BLESS=1 cargo test -p schedsim-core schema_defs"
         );
     }

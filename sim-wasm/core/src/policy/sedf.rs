@@ -16,6 +16,7 @@ use super::common::Versions;
 use super::params::{self, Params};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::time::{ms_to_ns, Nanos};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -877,6 +878,16 @@ impl Policy for Sedf {
         ShareBasis::Reserved(reserved)
     }
 }
+
+/// SEDF's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "sedf",
+    caps: Caps::PLAIN,
+    build: |s| registry::boxed(Sedf::new(s.params, s.pcpus, s.domains)),
+    check_param: SedfParams::check_change,
+    check_scenario: |sc, i, p| registry::check_named(sc, i, p, |v, names| check_params(v, names, &[])),
+    params: params::declared::<SedfParams>(),
+};
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -18,6 +18,7 @@ use super::params::{self, Params};
 use super::sedf::{DomSpec, RunKind, Sedf, SedfParams, SedfVersion, EXTRA_QUANTUM};
 use super::{Ctx, DomainInfo, IoKind, Pick, Policy, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{DomId, PcpuId, VcpuId};
+use crate::policy::registry::{self, Caps, Scheduler};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -389,6 +390,16 @@ impl Policy for Xenco {
 
 crate::size::no_heap!(Book);
 crate::size::heap_size!(Xenco { sedf, book, is_driver, driver_of });
+
+/// XenCo's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "xenco",
+    caps: Caps::PLAIN,
+    build: |s| registry::boxed(Xenco::new(s.params, s.pcpus, s.domains)),
+    check_param,
+    check_scenario: |sc, i, p| registry::check_named(sc, i, p, check_params),
+    params: params::declared::<XencoParams>(),
+};
 
 #[cfg(test)]
 mod tests {

@@ -3,10 +3,10 @@
 //! disk. Every random stream is named after what it drives, so it is independent of scheduling.
 
 use super::guest::guest_slice;
-use super::workload::{Builder, DomKinds, PeerCx};
 use super::*;
 use crate::costs::HostCosts;
 use crate::scenario::{Domain, RtTag, TaskSpec};
+use crate::workload::{Builder, DomKinds, PeerCx};
 
 pub(super) struct Built {
     pub vcpus: Vec<Vcpu>,

@@ -1,4 +1,4 @@
-//! The engine's side of the workload kinds (`sim/workload/`, where each kind's spec, checks, build and cost
+//! The engine's side of the workload kinds (`workload/`, where each kind's spec, checks, build and cost
 //! live): what each guest task does as the run goes. A task alternates CPU bursts (which the guest and hypervisor schedulers share
 //! out) with actions at the end of a burst: send a response, issue I/O, arrive at a barrier. Three hooks drive
 //! it: `begin_burst` (what CPU it needs next, or nothing: block), `task_event` (the guest kernel hands it a

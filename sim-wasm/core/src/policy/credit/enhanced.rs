@@ -17,6 +17,7 @@
 use super::{Credit, CreditSpec, CreditVersion, Selection, PRI_BOOST, PRI_OVER};
 use crate::model::PcpuId;
 use crate::policy::params::{self, Params};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::policy::{Ctx, DomainInfo};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
@@ -211,6 +212,16 @@ impl Selection for Rule {
 }
 
 crate::size::heap_size!(Rule { max_credit });
+
+/// The enhanced scheduler's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "enhanced",
+    caps: Caps::INFERS,
+    build: |s| registry::boxed(new(s.params, s.pcpus, s.domains)),
+    check_param,
+    check_scenario: registry::no_scenario_check,
+    params: params::declared::<EnhancedParams>(),
+};
 
 #[cfg(test)]
 mod tests {

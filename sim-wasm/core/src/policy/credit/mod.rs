@@ -20,6 +20,7 @@ pub mod xballoon;
 use crate::model::{DomId, PcpuId, TaskId, VcpuId};
 use crate::policy::common::Versions;
 use crate::policy::params::{self, Params};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::policy::{
     Action, BoostMark, Ctx, DomainInfo, Facts, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause,
     MASTER_PCPU,
@@ -920,6 +921,16 @@ crate::size::heap_size!(Credit {
     selection,
     xb,
 });
+
+/// Credit's registry row.
+pub const ROW: Scheduler = Scheduler {
+    name: "credit",
+    caps: Caps::INFERS,
+    build: |s| registry::boxed(Credit::new(s.params, s.pcpus, s.domains)),
+    check_param: CreditSpec::check_param,
+    check_scenario: registry::no_scenario_check,
+    params: params::declared::<CreditSpec>(),
+};
 
 #[cfg(test)]
 mod tests;

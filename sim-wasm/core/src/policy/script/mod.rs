@@ -34,6 +34,7 @@ pub use templates::{Template, TEMPLATES};
 use super::params::{self, Params};
 use super::{Action, Ctx, DomainInfo, Pick, Policy, Pri, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
+use crate::policy::registry::{self, Caps, Scheduler};
 use crate::rng::Stream;
 use crate::scenario::Scenario;
 use crate::time::Nanos;
@@ -751,3 +752,13 @@ fn dynamic_size(d: &Dynamic) -> usize {
         0
     }
 }
+
+/// The script policy's registry row: a policy must give its `params` (the script's source).
+pub const ROW: Scheduler = Scheduler {
+    name: "script",
+    caps: Caps::PLAIN,
+    build: |s| registry::boxed(Script::new(s.params, s.pcpus, s.domains, s.seed, s.policy_id)),
+    check_param,
+    check_scenario,
+    params: params::declared::<ScriptParams>().required(),
+};

@@ -7,8 +7,14 @@
 //! [`KINDS`], its `$defs` entry in `scenarios/schema.json`, and, when it keeps run-time state of its own, a
 //! [`Work`] variant in `model.rs` with the engine's handling of it in `sim/work.rs`.
 //!
-//! These files sit below the scenario file format and the engine (they import neither `scenario.rs` nor
-//! `sim.rs`), so the format can name their specs without an import circle.
+//! These files sit below the scenario file format and the engine, outside `sim/` (they import neither
+//! `scenario.rs` nor `sim.rs`), so the format can name their specs without importing the engine.
+//!
+//! Writing a kind, mind when its timers fire: a task's guest timer (`Ev::TaskTimer`) reaches the task only
+//! when its vCPU runs (the engine's `post_event` queues it for the vCPU, as a real guest handles its timer
+//! interrupt only when scheduled). The event's handling time is therefore not the time the timer was set for: a
+//! kind that judges lateness against a release time (a periodic task's deadline) must keep that release time in
+//! its own state and measure from it, or an overloaded vCPU, which handles every timer late, reports no misses.
 
 pub mod barrier;
 pub mod cpu;
