@@ -475,15 +475,19 @@ mod tests {
         }
     }
 
-    /// Preferring the domains that packets wait on shortens the request chain's responses.
+    /// Preferring the domains that packets wait on while they have slice left (3.2's bound) never lengthens the
+    /// request chain's responses; preferring them past their slice (unbounded_extra) shortens them well below SEDF's.
     #[test]
     fn preference_shortens_the_chain() {
-        let resp = |sched: &str| {
-            let sim = run_with(sched, 1, host(), params(), 3000);
+        let resp = |sched: &str, p: serde_json::Value| {
+            let sim = run_with(sched, 1, host(), p, 3000);
             let r = sim.report(&crate::report::RunOptions::default());
             r["domains"]["front"]["response_ms"]["mean"].as_f64().unwrap()
         };
-        let (sedf, xenco) = (resp("sedf"), resp("xenco"));
-        assert!(xenco * 1.3 < sedf, "sedf {sedf} ms, xenco {xenco} ms");
+        let mut unbounded = params();
+        unbounded["unbounded_extra"] = json!(true);
+        let (sedf, xenco, past) = (resp("sedf", params()), resp("xenco", params()), resp("xenco", unbounded));
+        assert!(xenco <= sedf, "sedf {sedf} ms, xenco {xenco} ms");
+        assert!(past * 1.3 < sedf, "sedf {sedf} ms, xenco past the slice {past} ms");
     }
 }
