@@ -72,6 +72,51 @@ pub struct Tally {
     pub not_reproduced: usize,
     /// Homework goals (reported, never failed).
     pub goals: usize,
+    /// Claims that could hardly fail (see [`toothless`]): reported, never failed.
+    pub toothless: usize,
+}
+
+/// Why a claim that holds could hardly fail, if so: its numbers do not move under its ablation on any seed, or
+/// its bound is more than 10x from every value it was judged on (a bound that far says nothing of the result).
+pub fn toothless(c: &schedsim_core::scenario::Claim, o: &Trials) -> Option<String> {
+    let judged: Vec<&Values> = o.on_scenario.iter().filter_map(|r| r.judged.as_ref()).collect();
+    if judged.is_empty() || o.held() < o.seeds.len() {
+        return None;
+    }
+    let same = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
+    let numbers = |v: &Values| -> Vec<f64> { v.runs.values().flat_map(|m| m.values().copied()).collect() };
+    let ablated: Vec<&Values> =
+        o.on_ablation.iter().filter_map(|r| r.as_ref().ok().and_then(|r| r.judged.as_ref())).collect();
+    if c.without.is_some() && ablated.len() == judged.len() {
+        let still = judged.iter().zip(&ablated).all(|(a, b)| {
+            let (a, b) = (numbers(a), numbers(b));
+            a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| same(*x, *y))
+        });
+        if still {
+            return Some("its numbers do not move under its ablation".into());
+        }
+    }
+    // The measured quantity each bound is read against: the factor between the two sides, or the values.
+    let far = |bound: f64, xs: &[f64]| {
+        bound > 0.0 && !xs.is_empty() && xs.iter().all(|&x| x <= 0.0 || x / bound > 10.0 || bound / x > 10.0)
+    };
+    if let Some(f) = c.by_factor.filter(|&f| f > 1.0) {
+        let factors: Vec<f64> = judged
+            .iter()
+            .filter_map(|v| match numbers(v)[..] {
+                [a, b] if a > 0.0 && b > 0.0 => Some(if c.higher.is_some() { a / b } else { b / a }),
+                _ => None,
+            })
+            .collect();
+        return far(f, &factors).then(|| format!("its factor {f} is more than 10x from every measured factor"));
+    }
+    let measured: Vec<f64> = judged.iter().flat_map(|v| numbers(v)).collect();
+    for (name, b) in [("at_least", c.at_least), ("at_most", c.at_most)] {
+        if let Some(b) = b.filter(|&b| far(b, &measured)) {
+            return Some(format!("its bound {name} {b} is more than 10x from every measured value"));
+        }
+    }
+    None
 }
 
 /// Every claim's verdict of every file, file by file (the core's `FileCheck::results`).
@@ -112,6 +157,10 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                     "goal" => t.goals += 1,
                     _ => t.failed += 1,
                 }
+                let weak = if mark == "ok  " { toothless(c, o) } else { None };
+                if weak.is_some() {
+                    t.toothless += 1;
+                }
                 let policy = c.subject().unwrap_or("");
                 let _ = write!(text, "{mark} {}{variant} [{policy}] {}", f.scenario().id, c.text);
                 let mut notes = Vec::new();
@@ -147,6 +196,9 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                     }
                     State::NotReproduced { holds: false, .. } => notes.push("not reproduced".into()),
                     _ => {}
+                }
+                if let Some(w) = weak {
+                    notes.push(format!("could hardly fail: {w}"));
                 }
                 if !notes.is_empty() {
                     let _ = write!(text, " ({})", notes.join("; "));

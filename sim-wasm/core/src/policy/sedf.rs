@@ -612,6 +612,17 @@ impl Sedf {
         self.extraq[p.0][UTIL_Q].first().map(|&v| (v, RunKind::ExtraUtil))
     }
 
+    /// Slice a vCPU lost to an early block and is still owed in L0 extra time [ns]: what it has not received of the
+    /// slice of the period it blocked in.
+    pub fn owed_slice(&self, v: VcpuId) -> u64 {
+        let c = &self.vcpus[v.0];
+        if c.want_pen {
+            c.short_block_lost.max(0) as u64
+        } else {
+            0
+        }
+    }
+
     /// The extra-time queues of a pCPU (L0 then L1), for schedulers built on SEDF.
     pub fn extra_queue(&self, p: PcpuId, pen: bool) -> &[VcpuId] {
         &self.extraq[p.0][if pen { PEN_Q } else { UTIL_Q }]
