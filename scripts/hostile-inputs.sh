@@ -6,6 +6,7 @@
 # timeout, and prints one row per case: class, exit code, the message's first line, peak RSS and wall time.
 #
 # Usage: bash scripts/hostile-inputs.sh            (MEM_CAP=2G TIMEOUT=120 by default)
+#        SECTION=traces bash scripts/hostile-inputs.sh   (only the trace readers, gzip and script policies)
 # A row's exit code is the program's: 0 accepted, 1 or 2 refused with a message; 124 would be the timeout (a
 # hang), 134/137 an abort or a kill (memory). SCHEDSIM=path picks another CLI binary.
 set -euo pipefail
@@ -138,6 +139,89 @@ case_() {
 }
 
 s=$SCHEDSIM
+if [ "${SECTION:-all}" = traces ]; then
+  # The trace readers, gzip and script policies (SECTION=traces): crafted perf.data sizes, seeded bit flips, CPU
+  # and thread numbers out of range, time going backwards, a gzip bomb, a FIFO, script floods and storms.
+  fx=$root/sim-wasm/core/tests/fixtures
+  python3 - "$fx" "$work" <<'PYEOF'
+import gzip, json, random, struct, sys, zlib
+fx, out = sys.argv[1], sys.argv[2]
+data = gzip.open(f"{fx}/perf/sched.data.gz").read()
+text = gzip.open(f"{fx}/perf/sched.perf-script.txt.gz").read().decode()
+def save(name, b):
+    with open(f"{out}/{name}", "wb") as f:
+        f.write(b if isinstance(b, bytes) else b.encode())
+def put(b, at, v):
+    b = bytearray(b); b[at:at + 8] = struct.pack("<Q", v); return bytes(b)
+off, size = struct.unpack("<QQ", data[40:56])
+save("perf-data-size.data", put(data, 48, 1 << 40))
+save("perf-attr-size.data", put(data, 32, 1 << 40))
+save("perf-feature-size.data", put(data, off + size + 8, 1 << 40))
+save("perf-feature-offset.data", put(data, off + size, (1 << 64) - 8))
+save("perf-attr-size-0.data", put(data, 16, 0))
+rnd = random.Random(7)
+for i in range(20):
+    b = bytearray(data)
+    for _ in range(rnd.randint(1, 4)):
+        j = rnd.randrange(0, 4096) if i % 2 == 0 else rnd.randrange(off + size, len(b))
+        b[j] ^= 1 << rnd.randrange(8)
+    save(f"perf-flip-{i:02}.data", bytes(b))
+lines = text.splitlines(keepends=True)
+ev = next(i for i, l in enumerate(lines) if "sched_switch" in l)
+sw = lines[ev]
+save("cpu-99999999.txt", "".join(lines[:ev + 5]) + sw.replace("[000]", "[99999999]", 1))
+save("cpu-4294967295.txt", "".join(lines[:ev + 5]) + sw.replace("[000]", "[4294967295]", 1))
+mig = sw.split("sched_switch")[0].replace("sched:", "") + "sched:sched_migrate_task: comm=x pid=5 prio=120 orig_cpu=0 dest_cpu=-1\n"
+save("dest-cpu-minus-1.txt", "".join(lines[:ev + 5]) + mig)
+body = lines[ev:]
+rnd.shuffle(body)
+save("shuffled.txt", "".join(lines[:ev]) + "".join(body))
+def rec(event, tsc, extra):
+    h = event | len(extra) << 28 | (1 << 31 if tsc is not None else 0)
+    b = struct.pack("<I", h) + (struct.pack("<II", tsc & 0xffffffff, tsc >> 32) if tsc is not None else b"")
+    return b + b"".join(struct.pack("<I", e) for e in extra)
+recs = rec(0x21001 | 1 << 8, 5000, [1 << 16]) + rec(0x21001 | 2 << 4, 9000, [1 << 16]) + rec(0x21001 | 2 << 8 | 1 << 4, 100, [1 << 16])
+save("xentrace-tsc-back.xt", rec(0x1f003, None, [0, len(recs)]) + recs)
+save("xentrace-cpu-huge.xt", rec(0x1f003, None, [99999999, len(recs)]) + recs)
+c = zlib.compressobj(9, zlib.DEFLATED, 31)
+zero = bytes(1 << 24)
+bomb = b"".join(c.compress(zero) for _ in range(128)) + c.flush()
+save("zeros-2GiB.txt.gz", bomb)
+def scripted(name, src, ms=3000):
+    sc = {"schema": 1, "id": "s", "title": "s", "seed": 1, "duration_ms": ms, "host": {"pcpus": 2},
+          "domains": [{"name": "a", "vcpus": 2, "tasks": [{"name": "x", "workload": {"type": "cpu"}}, {"name": "y", "workload": {"type": "cpu"}}]}],
+          "policies": [{"id": "mine", "scheduler": "script", "params": {"source": src}}]}
+    save(name, json.dumps(sc))
+pick = "fn wake(v, cause) { resched(v % 2); }\nfn do_schedule(p, cur, runnable) { #{ next: p, slice_us: 1000 } }\n"
+scripted("script-print-flood.json", "fn init(host) { for i in 0..400000 { print(i); } }\n" + pick)
+scripted("script-log-flood.json", "fn tick(p) { for i in 0..1000 { log(p, `line ${i}`); } }\nfn timers() { #{ tick_us: 1000 } }\n" + pick)
+scripted("script-timer-storm.json", "fn init(host) { timer_at(0); }\nfn timer() { timer_at(now()); }\n" + pick)
+scripted("script-resched-storm.json", "fn wake(v, cause) { resched(0); }\nfn do_schedule(p, cur, runnable) { resched(p); #{ next: () } }\n")
+scripted("script-nested.json", "fn init(host) { let a = []; for i in 0..20000 { a = [a]; } this.a = a; }\n" + pick)
+scripted("script-this-growth.json", "fn tick(p) { this.l.push(`${now()} and some text to grow it`); }\nfn init(host) { this.l = []; }\nfn timers() { #{ tick_us: 100 } }\n" + pick, 600000)
+scripted("script-slow-calls.json", "fn tick(p) { let n = 0; while n < 500000 { n += 1; } }\nfn timers() { #{ tick_us: 1000 } }\n" + pick, 60000)
+scripted("script-bom.json", "\ufeff" + pick)
+PYEOF
+  mkfifo "$work/trace.fifo"
+  for f in "$work"/perf-*.data; do case_ "perf.data: $(basename "$f" .data)" "$s" trace report "$f"; done
+  for f in cpu-99999999.txt cpu-4294967295.txt dest-cpu-minus-1.txt shuffled.txt xentrace-tsc-back.xt \
+    xentrace-cpu-huge.xt zeros-2GiB.txt.gz; do
+    case_ "trace: $f" "$s" trace report "$work/$f"
+  done
+  case_ "trace: FIFO" "$s" trace report "$work/trace.fifo"
+  for f in "$work"/script-*.json; do case_ "$(basename "$f" .json)" "$s" run "$f"; done
+  if [ -x "$py" ]; then
+    for f in perf-data-size.data perf-feature-size.data cpu-4294967295.txt zeros-2GiB.txt.gz trace.fifo; do
+      case_ "python: trace_report($f)" "$py" -c "import schedsim, sys; schedsim.trace_report(sys.argv[1])" "$work/$f"
+    done
+    case_ "python: trace_report(.gz fixture)" "$py" -c "import schedsim, sys; print(len(schedsim.trace_report(sys.argv[1])['runs']))" "$fx/perf/sched.perf-script.txt.gz"
+    case_ "python: sweep(client=1)" "$py" -c "import schedsim, sys; schedsim.sweep(sys.argv[1], {'host.pcpus': [1]}, client=1, cache=False)" "$short"
+  fi
+  printf '\n| class | exit | first line of the message | peak RSS | wall |\n|---|---|---|---|---|\n'
+  printf '%s\n' "${rows[@]}"
+  printf '\n(memory cap %s of address space, timeout %s s)\n' "$mem_cap" "$limit_s"
+  exit 0
+fi
 case_ "3 MB file, 20 variants: run --max-events 1" "$s" run "$work/variants-20.json" --variant v0 --max-events 1
 case_ "3 MB file, 20 variants: check" "$s" check "$work/variants-20.json"
 case_ "3 MB file, 200 withouts: check" "$s" check "$work/withouts-200.json"

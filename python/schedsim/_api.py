@@ -109,7 +109,8 @@ def trace_report(
     ``schedsim trace mapping`` prints; the proposed one when None). ``simulate`` names schedulers to run the
     scenario fitted to the trace under; their runs follow the recording's in ``runs``. Each domain has
     ``wake_to_run_ms`` besides the usual metrics; the recording's run has a ``recorded`` object (format, events,
-    skipped events, damage). Raises ``ValueError`` for a file that is not a trace.
+    skipped events, damage). A gzip-compressed file is read as the CLI reads it. Raises ``ValueError`` for a file
+    that is not a trace, or not a regular file (a FIFO, a device); Ctrl-C stops a long read (``KeyboardInterrupt``).
     """
     text = _core.trace_report(
         os.fspath(path),

@@ -192,6 +192,8 @@ def sweep(
             raise ValueError(f"metrics: {pattern!r} is not a dotted path (e.g. domains.web.cpu_share)")
     text = scenario_json(scenario, scripts)
     axes = _grid_axes(grid)
+    if client is not None and not callable(getattr(client, "submit", None)):
+        raise TypeError(f"client: a dask.distributed.Client (or None), not {type(client).__name__}")
     plan = json.loads(
         _core.plan(
             text,

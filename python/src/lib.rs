@@ -95,21 +95,41 @@ fn metric_matches(patterns: Vec<String>, paths: Vec<String>) -> Vec<bool> {
 }
 
 /// The report (JSON text) of the recorded run in the trace file at `path` (`schedsim trace report`): perf script
-/// or ftrace text, or xentrace. `mapping` is a mapping's JSON text (the proposed one when None); `simulate` lists
+/// or ftrace text, perf.data or xentrace, gzip-compressed or not, as the CLI reads them. `mapping` is a mapping's JSON text (the proposed one when None); `simulate` lists
 /// schedulers to run the fitted scenario under, their runs following the recording's.
 #[pyfunction]
 #[pyo3(signature = (path, mapping=None, tsc_hz=None, simulate=None))]
 fn trace_report(
+    py: Python<'_>,
     path: &str,
     mapping: Option<&str>,
     tsc_hz: Option<u64>,
     simulate: Option<Vec<String>>,
 ) -> PyResult<String> {
-    use schedsim_core::recorded::{fit, open_run, ReadOptions};
-    let f = std::fs::File::open(path).map_err(|e| PyValueError::new_err(format!("{path}: {e}")))?;
+    use schedsim_core::recorded::{fit, open_path, ReadOptions};
     let opts = ReadOptions { tsc_hz };
+    let err = |e: String| PyValueError::new_err(e);
+    // Read without the GIL; every MiB read (at most every SIGNAL_CHECK) the poll takes it back to run a signal
+    // handler, so Ctrl-C stops a long read with KeyboardInterrupt. A FIFO or a device is refused before it blocks.
+    let mut raised: Option<PyErr> = None;
+    let opened = py.detach(|| {
+        let mut last = Instant::now();
+        open_path(std::path::Path::new(path), mapping, &opts, &mut || {
+            if last.elapsed() < SIGNAL_CHECK {
+                return Ok(());
+            }
+            last = Instant::now();
+            Python::attach(|py| py.check_signals()).map_err(|e| {
+                raised = Some(e);
+                "interrupted".to_string()
+            })
+        })
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    let run = opened.map_err(err)?;
     let err = |e: String| PyValueError::new_err(format!("{path}: {e}"));
-    let run = open_run(std::io::BufReader::new(f), mapping, &opts).map_err(err)?;
     let title = std::path::Path::new(path)
         .file_name()
         .map_or_else(|| "trace".to_string(), |n| n.to_string_lossy().into_owned());

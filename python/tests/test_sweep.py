@@ -112,3 +112,8 @@ def test_patterns_match_one_key_per_star() -> None:
     assert not _sweep.matches("domains.*.cpu_share", "domains.web.response_ms.mean")
     assert not _sweep.matches("domains.*", "domains.web.cpu_share")
     assert _sweep.matches("fairness.jain", "fairness.jain")
+
+
+def test_a_client_that_is_not_one_is_named(short_scenario: dict[str, Any]) -> None:
+    with pytest.raises(TypeError, match="client: a dask.distributed.Client"):
+        schedsim.sweep(short_scenario, {"domains.heavy.weight": [256]}, client=1, cache=False, progress=False)

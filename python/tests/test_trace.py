@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,26 @@ def test_not_a_trace_is_refused(tmp_path: Path) -> None:
     bad.write_text("hello\nworld\n")
     with pytest.raises(ValueError, match="not a scheduling trace"):
         schedsim.trace_report(bad)
+
+
+def test_gzip_is_read_as_the_cli_reads_it() -> None:
+    # The fixture as it is stored, compressed: the same report as its text.
+    mapping = json.loads((FIXTURES / "sched.mapping.json").read_text())
+    report = schedsim.trace_report(FIXTURES / "sched.perf-script.txt.gz", mapping=mapping)
+    assert report["runs"][0]["recorded"]["format"] == "text"
+
+
+def test_a_gzip_bomb_is_refused_by_its_bound(tmp_path: Path) -> None:
+    bomb = tmp_path / "zeros.gz"
+    bomb.write_bytes(gzip.compress(bytes(40 << 20), compresslevel=9))
+    with pytest.raises(ValueError, match="expands at most 200 times"):
+        schedsim.trace_report(bomb)
+
+
+def test_a_fifo_is_refused_before_it_blocks(tmp_path: Path) -> None:
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        schedsim.trace_report(fifo)
+    with pytest.raises(ValueError, match="a directory"):
+        schedsim.trace_report(tmp_path)

@@ -3,9 +3,9 @@
 //! fitted scenario, `mapping` prints the proposed thread-to-vCPU mapping to edit and pass back with `--mapping`.
 
 use clap::Subcommand;
-use schedsim_core::recorded::{fit, open_run, Mapping, ReadOptions, RecordedRun};
+use schedsim_core::recorded::{fit, Mapping, ReadOptions, RecordedRun};
 use schedsim_core::report;
-use std::io::{BufReader, Cursor, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(Subcommand)]
@@ -78,22 +78,9 @@ impl Input {
     }
 }
 
-/// Opens a trace file: streamed from disk, or (gzip-compressed, `.gz`) decompressed into memory first.
+/// Opens a trace file: streamed from disk, or (gzip-compressed) expanded into memory within the core's bounds.
 pub fn open_trace(file: &Path, mapping: Option<&str>, opts: &ReadOptions) -> Result<RecordedRun, String> {
-    let ctx = |e: String| format!("{}: {e}", file.display());
-    let meta = std::fs::metadata(file).map_err(|e| ctx(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(ctx("not a regular file".to_string()));
-    }
-    let f = std::fs::File::open(file).map_err(|e| ctx(e.to_string()))?;
-    if file.extension().is_some_and(|e| e == "gz") {
-        let mut bytes = Vec::new();
-        flate2::read::GzDecoder::new(BufReader::new(f))
-            .read_to_end(&mut bytes)
-            .map_err(|e| ctx(format!("gzip: {e}")))?;
-        return open_run(Cursor::new(bytes), mapping, opts).map_err(ctx);
-    }
-    open_run(BufReader::with_capacity(1 << 16, f), mapping, opts).map_err(ctx)
+    schedsim_core::recorded::open_path(file, mapping, opts, &mut || Ok(()))
 }
 
 fn title(file: &Path) -> String {

@@ -335,6 +335,26 @@ pub struct Change {
     pub value: Value,
 }
 
+/// A schema error's text, the rule first: a value over a size limit is named by its size, not quoted (the quote of
+/// a long string or array is cut before the reason would show).
+fn schema_message(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    let inst = e.instance();
+    match e.kind() {
+        K::MaxLength { limit } => format!(
+            "at most {limit} characters, and this string has {}",
+            inst.as_str().map_or(0, |t| t.chars().count())
+        ),
+        K::MaxItems { limit } => {
+            format!("at most {limit} items, and this array has {}", inst.as_array().map_or(0, Vec::len))
+        }
+        K::MaxProperties { limit } => {
+            format!("at most {limit} keys, and this object has {}", inst.as_object().map_or(0, |o| o.len()))
+        }
+        _ => e.to_string(),
+    }
+}
+
 impl Scenario {
     /// Parses and validates a scenario file, each policy by `rules`.
     pub fn parse_json(text: &str, rules: &dyn SchedulerRules) -> Result<Scenario, ScenarioError> {
@@ -353,7 +373,7 @@ impl Scenario {
     pub fn parse_value(value: Value, rules: &dyn SchedulerRules) -> Result<Scenario, ScenarioError> {
         let mut problems: Vec<String> = validator()
             .iter_errors(&value)
-            .map(|e| clip(format!("{}: {}", pointer_to_path(e.instance_path().as_str()), e)))
+            .map(|e| clip(format!("{}: {}", pointer_to_path(e.instance_path().as_str()), schema_message(&e))))
             .collect();
         if !problems.is_empty() {
             problems.sort();

@@ -8,7 +8,7 @@ import { recordedColumnId } from '../lib/columns';
 import type { SimClient } from '../sim/client';
 import type { RunResult, TraceOptions } from '../sim/types';
 import { message } from './useErrors';
-import { loadTrace, parseTraces, sha256, storeTrace, type TraceRef } from '../lib/traceLink';
+import { loadTrace, parseTraces, sha256, storeTrace, traceTooLarge, type TraceRef } from '../lib/traceLink';
 
 /** A recorded column: its run and its label ("Recorded: FILE"). */
 export interface RecordedColumn {
@@ -73,6 +73,9 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
       const label = `Recorded: ${file.name}`;
       void (async () => {
         try {
+          // Refused by its size before a byte of it is read.
+          const big = traceTooLarge(file.name, file.size);
+          if (big !== null) throw new Error(big);
           const bytes = new Uint8Array(await file.arrayBuffer());
           const hash = await sha256(bytes);
           const wanted = pendingRef.current.find((r) => r.hash === hash);

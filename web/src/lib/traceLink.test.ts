@@ -1,9 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { encodeTraces, parseTraces, sha256, withTraces } from './traceLink';
+import {
+  MAX_TRACE_FILE_BYTES,
+  encodeTraces,
+  parseTraces,
+  sha256,
+  traceTooLarge,
+  withTraces,
+} from './traceLink';
 
 const H = 'a'.repeat(64);
 
 describe('traceLink', () => {
+  it('refuses a trace file over the size limit by its size, naming the limit first', () => {
+    expect(traceTooLarge('t.data', MAX_TRACE_FILE_BYTES)).toBeNull();
+    const m = traceTooLarge('huge.data', 3 * 1024 ** 3);
+    expect(m).toMatch(/^the page opens trace files of at most 512 MiB, and huge.data is 3072 MiB/);
+  });
+
   it('names traces in the fragment and reads them back', () => {
     const refs = [
       { hash: H, name: 'sched.data', mapping: '{"domains":[]}', tscHz: 2.4e9 },

@@ -20,6 +20,20 @@ export interface TraceRef {
 export const TRACES_PARAM = 'traces';
 /** Most traces a link names (the page's columns are few). */
 const MAX_TRACES = 8;
+
+/**
+ * Largest trace file the page opens [bytes]: the page holds a trace in memory (and the core expands a
+ * gzip-compressed one to at most as much, sim-wasm/core/src/recorded/gzip.rs), so a larger file is refused before it
+ * is read. The CLI and Python read larger uncompressed traces streaming.
+ */
+export const MAX_TRACE_FILE_BYTES = 512 * 1024 * 1024;
+
+/** Why a file of `size` bytes is not opened, or null when it may be. */
+export function traceTooLarge(name: string, size: number): string | null {
+  if (size <= MAX_TRACE_FILE_BYTES) return null;
+  const mib = (n: number) => `${Math.round(n / (1024 * 1024))} MiB`;
+  return `the page opens trace files of at most ${mib(MAX_TRACE_FILE_BYTES)}, and ${name} is ${mib(size)}: read it with the CLI (schedsim trace report) or Python, which stream it`;
+}
 /** Longest mapping a link carries [characters]. */
 const MAX_MAPPING = 64 * 1024;
 

@@ -107,21 +107,6 @@ function explain(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
-/** Whether `bytes` start with gzip's magic number. */
-function isGzip(bytes: Uint8Array): boolean {
-  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
-}
-
-/** `bytes` gunzipped (by the browser's DecompressionStream); a damaged stream says so. */
-async function gunzip(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
-  try {
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
-  } catch (e) {
-    throw new Error(`the file starts like gzip but does not decompress: ${message(e)}`, { cause: e });
-  }
-}
-
 /** How long a run that has sent its opening window waits at most for the other columns' [ms]. */
 const HOLD_MAX_MS = 1500;
 /** Runs told to wait once they have sent their opening window, until `api.resume` (by run id). */
@@ -311,7 +296,8 @@ const api = {
   },
 
   /**
-   * Reads the trace file `bytes` (perf script text, perf.data or xentrace; gunzipped first when gzip) named
+   * Reads the trace file `bytes` (perf script text, perf.data or xentrace; gzip-compressed ones expanded by the
+   * core within its bounds on the expanded size and the ratio, as the CLI and Python expand them) named
    * `title` and keeps it as the run `runId`, a column answering the same queries as a simulated run. Throws the
    * reader's message for a file that is not a trace.
    */
@@ -323,9 +309,8 @@ const api = {
     options: TraceOptions = {},
   ): Promise<RunResult> {
     await ready;
-    const data = isGzip(bytes) ? await gunzip(bytes) : bytes;
     return explained(() => {
-      const trace = new RecordedTrace(data, title, options.mapping, options.tscHz);
+      const trace = new RecordedTrace(bytes, title, options.mapping, options.tscHz);
       let meta: Meta;
       try {
         meta = parse<Meta>(trace.meta_json());

@@ -8,6 +8,7 @@
 //! single threads by id or name) before the replay.
 
 use super::{Event, Task};
+use crate::limits::MAX_PCPUS;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -22,6 +23,11 @@ pub struct Survey {
     pub xen: bool,
     #[serde(skip)]
     running: Vec<Option<(u64, u64)>>,
+    /// Events taken in, and the first that named a CPU past the model's pCPUs: (CPU, event number, time [ns]).
+    #[serde(skip)]
+    events: u64,
+    #[serde(skip)]
+    past_pcpus: Option<(u32, u64, u64)>,
 }
 
 /// One thread as the survey saw it.
@@ -54,8 +60,11 @@ impl Survey {
         }
     }
 
-    fn cpu(&mut self, cpu: u32) -> &mut Option<(u64, u64)> {
+    fn cpu(&mut self, cpu: u32, t_ns: u64) -> &mut Option<(u64, u64)> {
         let c = cpu as usize;
+        if cpu >= MAX_PCPUS && self.past_pcpus.is_none() {
+            self.past_pcpus = Some((cpu, self.events, t_ns));
+        }
         if c >= self.running.len() {
             self.running.resize(c + 1, None);
         }
@@ -64,7 +73,7 @@ impl Survey {
     }
 
     fn ran(&mut self, cpu: u32, t_ns: u64, next: Option<u64>) {
-        if let Some((id, since)) = std::mem::replace(self.cpu(cpu), next.map(|n| (n, t_ns))) {
+        if let Some((id, since)) = std::mem::replace(self.cpu(cpu, t_ns), next.map(|n| (n, t_ns))) {
             if let Some(info) = self.threads.get_mut(&id) {
                 info.run_ns += t_ns.saturating_sub(since);
             }
@@ -73,6 +82,7 @@ impl Survey {
 
     /// Takes in one event.
     pub fn add(&mut self, e: &Event<'_>) {
+        self.events += 1;
         match *e {
             Event::Switch { t_ns, cpu, prev, next, .. } => {
                 self.see(&prev);
@@ -85,23 +95,23 @@ impl Survey {
             }
             Event::Stop { t_ns, cpu, task, .. } => {
                 self.see(&task);
-                if self.cpu(cpu).is_some_and(|(id, _)| id == task.id) {
+                if self.cpu(cpu, t_ns).is_some_and(|(id, _)| id == task.id) {
                     self.ran(cpu, t_ns, None);
                 }
             }
-            Event::Wake { cpu, task, waker, .. } => {
-                self.cpu(cpu);
+            Event::Wake { t_ns, cpu, task, waker, .. } => {
+                self.cpu(cpu, t_ns);
                 self.see(&task);
                 if let Some(w) = waker {
                     self.see(&w);
                 }
             }
-            Event::Migrate { task, to_cpu, .. } => {
-                self.cpu(to_cpu);
+            Event::Migrate { t_ns, task, to_cpu } => {
+                self.cpu(to_cpu, t_ns);
                 self.see(&task);
             }
-            Event::Note { cpu, task, .. } => {
-                self.cpu(cpu);
+            Event::Note { t_ns, cpu, task, .. } => {
+                self.cpu(cpu, t_ns);
                 self.see(&task);
             }
         }
@@ -294,8 +304,8 @@ impl Mapping {
     pub fn resolve(&self, survey: &Survey) -> Result<Model, String> {
         let mut m = Model { pcpus: survey.cpus.max(1), ..Model::default() };
         if !self.cpus.is_empty() {
-            if self.cpus.len() > 256 {
-                return Err("mapping: at most 256 cpus".to_string());
+            if self.cpus.len() > MAX_PCPUS as usize {
+                return Err(format!("mapping: at most {MAX_PCPUS} cpus"));
             }
             m.pcpu_of = vec![None; survey.cpus.max(1) as usize];
             for (i, &c) in self.cpus.iter().enumerate() {
@@ -307,6 +317,14 @@ impl Mapping {
             }
             m.pcpus = self.cpus.len() as u32;
         } else {
+            if let Some((cpu, event, t_ns)) = survey.past_pcpus {
+                return Err(format!(
+                    "the model runs at most {MAX_PCPUS} pCPUs and the trace names CPU {cpu} (event {event}, at \
+                     {}.{:09} s in the trace's clock): list the CPUs to keep in the mapping's `cpus`",
+                    t_ns / 1_000_000_000,
+                    t_ns % 1_000_000_000
+                ));
+            }
             m.pcpu_of = (0..survey.cpus.max(1)).map(Some).collect();
         }
         let mut members: Vec<Vec<u64>> = vec![Vec::new(); self.domains.len()];
@@ -416,6 +434,22 @@ mod tests {
 
     fn t(id: u64, group: u64, name: &str) -> Task<'_> {
         Task { id, group: Some(group), name, idle: false }
+    }
+
+    /// A trace naming more CPUs than the model runs is refused with the first event that named one.
+    #[test]
+    fn too_many_cpus_name_their_event() {
+        let mut s = Survey::new(false);
+        let task = |id| Task { id, group: None, name: "t", idle: false };
+        for (t_ns, cpu) in [(1_000, 3), (2_500_000_000, 300), (3_000_000_000, 400)] {
+            s.add(&Event::Wake { t_ns, cpu, task: task(7), target_cpu: None, waker: None });
+        }
+        let m = Mapping { domains: vec![], rest: Rest::Other, cpus: vec![] };
+        let e = m.resolve(&s).unwrap_err();
+        assert!(e.contains("at most 256 pCPUs and the trace names CPU 300 (event 2, at 2.500000000 s"), "{e}");
+        // Keeping some of them passes that check (and meets the next: no thread ran).
+        let m = Mapping { cpus: vec![3, 300], ..m };
+        assert_eq!(m.resolve(&s).unwrap_err(), "mapping: no thread of the trace is in any domain");
     }
 
     #[test]

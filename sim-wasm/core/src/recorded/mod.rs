@@ -7,10 +7,13 @@
 //! report code for the run object ([`replay::RecordedRun::report`]); [`fit`] turns what was measured into a
 //! scenario the simulator can run ("the same load, simulated").
 //!
-//! Nothing here does I/O: readers take a [`std::io::BufRead`] (text) or a `Read + Seek` (xentrace, perf.data).
+//! The readers do no I/O: they take a [`std::io::BufRead`] (text) or a `Read + Seek` (xentrace, perf.data);
+//! [`open_path`] is the one place a file is opened, for the CLI and Python alike.
 
 pub mod fit;
+pub mod gzip;
 pub mod mapping;
+pub mod perfcheck;
 pub mod perfdata;
 pub mod replay;
 pub mod text;
@@ -23,6 +26,42 @@ pub use replay::RecordedRun;
 
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// CPU numbers a trace may name are below this: well past the model's 256 pCPUs (a mapping's `cpus` picks those
+/// from a larger host), and checked at the record that carries one, before anything is sized by it.
+pub const MAX_CPUS: u32 = 4096;
+/// Largest thread id (Linux's `PID_MAX_LIMIT`).
+pub const MAX_TID: u64 = 1 << 22;
+
+/// A CPU number a record gives in `field`, bounded by [`MAX_CPUS`].
+pub(crate) fn cpu_number(field: &str, n: i64) -> Result<u32, String> {
+    match u32::try_from(n) {
+        Ok(c) if c < MAX_CPUS => Ok(c),
+        _ => Err(format!("{field} {n} is not a CPU number: a trace's CPUs are 0 to {}", MAX_CPUS - 1)),
+    }
+}
+
+/// A thread id a record gives in `field`, bounded by [`MAX_TID`] (a negative one arrives wrapped).
+pub(crate) fn thread_id(field: &str, t: &Task<'_>) -> Result<(), String> {
+    if t.id <= MAX_TID {
+        return Ok(());
+    }
+    Err(format!("{field} {} is not a thread id: Linux's are 0 to {MAX_TID}", t.id as i64))
+}
+
+/// `t_ns` after `last`, or the message saying time went backwards.
+pub(crate) fn in_order(t_ns: u64, last: u64) -> Result<(), String> {
+    if t_ns >= last {
+        return Ok(());
+    }
+    Err(format!(
+        "time goes backwards ({}.{:09} s after {}.{:09} s): the events are out of order",
+        t_ns / 1_000_000_000,
+        t_ns % 1_000_000_000,
+        last / 1_000_000_000,
+        last % 1_000_000_000
+    ))
+}
 
 /// A thread (Linux) or a vCPU (Xen) as a reader names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,10 +241,10 @@ pub fn read_bytes(
     read_file(&mut std::io::Cursor::new(bytes), opts, sink)
 }
 
-/// What the front ends (CLI, Python) share: a trace's recorded run, from an open trace and the caller's mapping
-/// (JSON text; the proposed one when absent).
+/// What the front ends (CLI, Python, the page) share: a trace's recorded run, from an open trace (gzip-compressed
+/// ones expanded within [`gzip`]'s bounds) and the caller's mapping (JSON text; the proposed one when absent).
 pub fn open_run<R: std::io::BufRead + std::io::Seek>(
-    r: R,
+    mut r: R,
     mapping_json: Option<&str>,
     opts: &ReadOptions,
 ) -> Result<RecordedRun, String> {
@@ -213,28 +252,87 @@ pub fn open_run<R: std::io::BufRead + std::io::Seek>(
         Some(text) => Some(serde_json::from_str::<Mapping>(text).map_err(|e| format!("mapping: {e}"))?),
         None => None,
     };
+    let io = |e: std::io::Error| format!("cannot read the trace: {e}");
+    if gzip::is_gzip(r.fill_buf().map_err(io)?) {
+        let len = r.seek(std::io::SeekFrom::End(0)).map_err(io)?;
+        r.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+        let bytes = gzip::gunzip(r, len).map_err(|e| e.0)?;
+        return RecordedRun::load(std::io::Cursor::new(bytes), opts, mapping);
+    }
     RecordedRun::load(r, opts, mapping)
 }
 
+/// Bytes read between two calls of [`open_path`]'s `poll`.
+const POLL_BYTES: u64 = 1 << 20;
+
+/// A reader that calls `poll` about every [`POLL_BYTES`] and fails the read when it says to stop.
+struct Polled<'p, R> {
+    inner: R,
+    since: u64,
+    poll: &'p mut dyn FnMut() -> Result<(), String>,
+}
+
+impl<R: std::io::Read> std::io::Read for Polled<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.since >= POLL_BYTES {
+            self.since = 0;
+            (self.poll)().map_err(std::io::Error::other)?;
+        }
+        let n = self.inner.read(buf)?;
+        self.since += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: std::io::Seek> std::io::Seek for Polled<'_, R> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(to)
+    }
+}
+
+/// A trace file's recorded run, as the CLI and Python open one: a regular file only (a FIFO or a device would
+/// block or never end), gzip-compressed or not (by its first bytes), read through a 64 KiB buffer; `poll` is
+/// called about every MiB read and stops the read with its error (Python's Ctrl-C).
+pub fn open_path(
+    path: &std::path::Path,
+    mapping_json: Option<&str>,
+    opts: &ReadOptions,
+    poll: &mut dyn FnMut() -> Result<(), String>,
+) -> Result<RecordedRun, String> {
+    let ctx = |e: String| format!("{}: {e}", path.display());
+    let meta = std::fs::metadata(path).map_err(|e| ctx(e.to_string()))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() { "a directory" } else { "not a regular file (a pipe or a device)" };
+        return Err(ctx(format!("{what}: a trace is read from a regular file")));
+    }
+    let f = std::fs::File::open(path).map_err(|e| ctx(e.to_string()))?;
+    let r = std::io::BufReader::with_capacity(1 << 16, Polled { inner: f, since: 0, poll });
+    open_run(r, mapping_json, opts).map_err(ctx)
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Damaged copies of the fixtures (bytes overwritten, cut at many places) are read or refused, never a panic,
     /// and a damaged read says where.
+    /// The seeded stream the mutant tests draw from (the same cases on every run).
+    pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     #[test]
     fn mutated_fixtures_never_panic() {
         let xt = replay::tests::fixture("xentrace/synthetic.xt");
         let text = replay::tests::fixture("perf/sched.perf-script.txt.gz");
         let text = &text[..20_000];
         let data = replay::tests::fixture("perf/sched.data.gz");
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for base in [&xt[..], text, &data[..]] {
             for _ in 0..40 {
                 let mut b = base.to_vec();

@@ -6,28 +6,13 @@
 //! the `*_comm` arrays), so old and new layouts read alike. The current task of each sample (its pid and tid)
 //! names the waker of a wake-up and the process of a switch's prev.
 
-use super::{Damage, Event, NotATrace, PrevState, ReadSummary, Task};
+use super::{cpu_number, in_order, thread_id, Damage, Event, NotATrace, PrevState, ReadSummary, Task};
 use linux_perf_data::linux_perf_event_reader::EventRecord;
 use linux_perf_data::{Feature, PerfFileReader, PerfFileRecord};
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Seek, SeekFrom};
 
-/// Size of perf.data's file header (`struct perf_file_header`) [bytes].
-const HEADER_BYTES: u64 = 104;
-
-/// Fills `buf` as far as the reader goes; the count read.
-fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
+use super::perfcheck::{self, HEADER_BYTES};
 
 /// A field of a tracepoint's payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +77,8 @@ impl Format {
     }
 
     fn task<'a>(&self, raw: &'a [u8], comm: &str, pid: &str) -> Option<Task<'a>> {
-        let id = self.int(raw, pid)?.max(0) as u64;
+        // A negative id stays visible (wrapped) for the bound to name.
+        let id = self.int(raw, pid)? as u64;
         Some(Task { id, group: None, name: self.text(raw, comm).unwrap_or(""), idle: id == 0 })
     }
 }
@@ -110,6 +96,54 @@ fn state(n: i64) -> PrevState {
     }
 }
 
+/// The scheduling event of one sample (`Ok(None)`: none, as a failed wake-up), its CPUs and threads bounded.
+fn event<'a>(
+    name: &str,
+    fmt: &Format,
+    raw: &'a [u8],
+    t_ns: u64,
+    cpu: u32,
+    current: Task<'a>,
+) -> Result<Option<Event<'a>>, String> {
+    let cpu = cpu_number("CPU", i64::from(cpu))?;
+    let short = || "too short for its format".to_string();
+    Ok(match name {
+        "sched_switch" => {
+            let (Some(mut prev), Some(next), Some(st)) = (
+                fmt.task(raw, "prev_comm", "prev_pid"),
+                fmt.task(raw, "next_comm", "next_pid"),
+                fmt.int(raw, "prev_state"),
+            ) else {
+                return Err(short());
+            };
+            thread_id("prev_pid", &prev)?;
+            thread_id("next_pid", &next)?;
+            if prev.id == current.id {
+                prev.group = current.group;
+            }
+            Some(Event::Switch { t_ns, cpu, prev, prev_state: state(st), next })
+        }
+        "sched_wakeup" | "sched_waking" | "sched_wakeup_new" => {
+            let Some(task) = fmt.task(raw, "comm", "pid") else { return Ok(None) };
+            thread_id("pid", &task)?;
+            if fmt.int(raw, "success") == Some(0) {
+                None
+            } else {
+                let target_cpu = fmt.int(raw, "target_cpu").map(|c| cpu_number("target_cpu", c)).transpose()?;
+                Some(Event::Wake { t_ns, cpu, task, target_cpu, waker: Some(current) })
+            }
+        }
+        "sched_migrate_task" => match (fmt.task(raw, "comm", "pid"), fmt.int(raw, "dest_cpu")) {
+            (Some(task), Some(to)) => {
+                thread_id("pid", &task)?;
+                Some(Event::Migrate { t_ns, task, to_cpu: cpu_number("dest_cpu", to)? })
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
 /// Reads a perf.data file from bytes (see [`read`]).
 pub fn read_bytes(bytes: &[u8], sink: &mut dyn FnMut(&Event<'_>)) -> Result<ReadSummary, NotATrace> {
     read(Cursor::new(bytes), sink)
@@ -121,27 +155,15 @@ pub fn read_bytes(bytes: &[u8], sink: &mut dyn FnMut(&Event<'_>)) -> Result<Read
 pub fn read<R: Read + Seek>(mut r: R, sink: &mut dyn FnMut(&Event<'_>)) -> Result<ReadSummary, NotATrace> {
     let refuse = |e: String| NotATrace(format!("perf.data: {e}"));
     let io = |e: std::io::Error| refuse(format!("cannot read: {e}"));
-    // The header's data section (offset, size at bytes 40 and 48), to say where a file cut short ends.
-    let mut head = [0u8; 56];
-    let got = read_up_to(&mut r, &mut head).map_err(io)?;
     let len = r.seek(SeekFrom::End(0)).map_err(io)?;
-    r.seek(SeekFrom::Start(0)).map_err(io)?;
     if len < HEADER_BYTES {
         return Err(refuse(format!("the file is {len} bytes, shorter than perf.data's {HEADER_BYTES}-byte header")));
     }
-    let word = |i: usize| (i + 8 <= got).then(|| u64::from_le_bytes(head[i..i + 8].try_into().unwrap_or([0; 8])));
-    let PerfFileReader { mut perf_file, mut record_iter } = PerfFileReader::parse_file(r).map_err(|e| {
-        // A file cut short loses what perf writes after the data, the event names and formats, so it cannot be
-        // read at all.
-        match (word(40), word(48)) {
-            (Some(off), Some(size)) if off.saturating_add(size) > len => refuse(format!(
-                "truncated: its data section ends at byte {}, the file at byte {len}; a perf.data file is read \
-                 only whole (perf writes the event names and formats after the data)",
-                off.saturating_add(size),
-            )),
-            _ => refuse(format!("corrupt: {e}")),
-        }
-    })?;
+    // Every size the crate would allocate from is checked first; a record that does not fit cuts the data there.
+    let layout = perfcheck::check(&mut r, len).map_err(refuse)?;
+    let patched = perfcheck::Patched::new(r, &layout).map_err(io)?;
+    let PerfFileReader { mut perf_file, mut record_iter } =
+        PerfFileReader::parse_file(patched).map_err(|e| refuse(format!("corrupt: {e}")))?;
     let fmts = perf_file.feature_section_data(Feature::TRACING_DATA).map(formats).unwrap_or_default();
     // Which sched event each attribute is, and its format.
     let kinds: Vec<Option<(String, Format)>> = perf_file
@@ -161,6 +183,7 @@ pub fn read<R: Read + Seek>(mut r: R, sink: &mut dyn FnMut(&Event<'_>)) -> Resul
         ));
     }
     let mut s = ReadSummary { bytes: len, ..ReadSummary::default() };
+    let mut last_t = 0u64;
     loop {
         let rec = match record_iter.next_record(&mut perf_file) {
             Ok(Some(r)) => r,
@@ -192,50 +215,33 @@ pub fn read<R: Read + Seek>(mut r: R, sink: &mut dyn FnMut(&Event<'_>)) -> Resul
         let raw: &[u8] = &raw;
         let tid = sample.tid.unwrap_or(-1).max(0) as u64;
         let current = Task { id: tid, group: sample.pid.map(|p| p.max(0) as u64), name: "", idle: tid == 0 };
-        let ev = match name.as_str() {
-            "sched_switch" => {
-                let (Some(mut prev), Some(next), Some(st)) = (
-                    fmt.task(raw, "prev_comm", "prev_pid"),
-                    fmt.task(raw, "next_comm", "next_pid"),
-                    fmt.int(raw, "prev_state"),
-                ) else {
-                    s.damage = Some(Damage {
-                        offset: 0,
-                        line: None,
-                        message: format!("perf.data: a sched_switch sample after {} events is too short", s.events),
-                    });
-                    break;
-                };
-                if prev.id == current.id {
-                    prev.group = current.group;
-                }
-                Some(Event::Switch { t_ns, cpu, prev, prev_state: state(st), next })
-            }
-            "sched_wakeup" | "sched_waking" | "sched_wakeup_new" => {
-                let Some(task) = fmt.task(raw, "comm", "pid") else {
-                    s.skip(name);
-                    continue;
-                };
-                if fmt.int(raw, "success") == Some(0) {
-                    None
-                } else {
-                    let target_cpu = fmt.int(raw, "target_cpu").map(|c| c as u32);
-                    Some(Event::Wake { t_ns, cpu, task, target_cpu, waker: Some(current) })
-                }
-            }
-            "sched_migrate_task" => match (fmt.task(raw, "comm", "pid"), fmt.int(raw, "dest_cpu")) {
-                (Some(task), Some(to)) => Some(Event::Migrate { t_ns, task, to_cpu: to as u32 }),
-                _ => None,
-            },
-            _ => None,
-        };
+        let ev = event(name, fmt, raw, t_ns, cpu, current).and_then(|e| {
+            in_order(t_ns, last_t)?;
+            Ok(e)
+        });
         match ev {
-            Some(e) => {
+            Ok(Some(e)) => {
+                last_t = t_ns;
                 s.events += 1;
                 sink(&e);
             }
-            None => s.skip(name),
+            Ok(None) => s.skip(name),
+            Err(why) => {
+                s.damage = Some(Damage {
+                    offset: 0,
+                    line: None,
+                    message: format!("perf.data: the {name} sample after {} events: {why}", s.events),
+                });
+                break;
+            }
         }
+    }
+    if let (None, Some(c)) = (&s.damage, layout.cut) {
+        s.damage = Some(Damage {
+            offset: c.offset,
+            line: None,
+            message: format!("perf.data damaged after {} events: {}", s.events, c.why),
+        });
     }
     Ok(s)
 }

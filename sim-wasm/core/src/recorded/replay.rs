@@ -114,7 +114,7 @@ impl RecordedRun {
         let err = |e: NotATrace| e.0;
         let mut survey: Option<Survey> = None;
         let (mut first, mut last) = (u64::MAX, 0u64);
-        let (format, _) = read_file(&mut r, opts, &mut |e: &Event<'_>| {
+        let (format, first_read) = read_file(&mut r, opts, &mut |e: &Event<'_>| {
             let s = survey.get_or_insert_with(|| {
                 Survey::new(matches!(e, Event::Run { .. } | Event::Stop { .. } | Event::Note { .. }))
             });
@@ -123,8 +123,13 @@ impl RecordedRun {
             last = last.max(e.t_ns());
         })
         .map_err(err)?;
-        let mut survey =
-            survey.ok_or("the trace has no scheduling events (sched_switch, sched_wakeup, runstate changes)")?;
+        let Some(mut survey) = survey else {
+            // Damage before the first event says more than "no events".
+            return Err(match first_read.damage {
+                Some(d) => d.message,
+                None => "the trace has no scheduling events (sched_switch, sched_wakeup, runstate changes)".to_string(),
+            });
+        };
         survey.xen = format == Format::Xentrace;
         let mapping = mapping.unwrap_or_else(|| Mapping::propose(&survey));
         let model = mapping.resolve(&survey)?;

@@ -16,7 +16,7 @@
 //! Other events are skipped and counted by name. Memory stays bounded: one line at a time, at most
 //! [`MAX_LINE`] bytes.
 
-use super::{Damage, Event, NotATrace, PrevState, ReadSummary, Task};
+use super::{cpu_number, in_order, thread_id, Damage, Event, NotATrace, PrevState, ReadSummary, Task};
 use std::io::BufRead;
 
 /// Longest line read [bytes]; a longer one is damage.
@@ -40,7 +40,8 @@ pub fn looks_like(head: &[u8]) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Line<'a> {
     who: Task<'a>,
-    cpu: u32,
+    /// As written: bounded when its event is handed on.
+    cpu: u64,
     t_ns: u64,
     event: &'a str,
     payload: &'a str,
@@ -50,7 +51,7 @@ struct Line<'a> {
 pub fn read<R: BufRead>(mut r: R, sink: &mut dyn FnMut(&Event<'_>)) -> Result<ReadSummary, NotATrace> {
     let mut s = ReadSummary::default();
     let mut buf: Vec<u8> = Vec::with_capacity(256);
-    let (mut line_no, mut offset, mut quiet) = (0u64, 0u64, 0u64);
+    let (mut line_no, mut offset, mut quiet, mut last_t) = (0u64, 0u64, 0u64, 0u64);
     loop {
         let start = offset;
         let got = next_line(&mut r, &mut buf).map_err(|e| NotATrace(format!("cannot read the trace: {e}")))?;
@@ -81,7 +82,11 @@ pub fn read<R: BufRead>(mut r: R, sink: &mut dyn FnMut(&Event<'_>)) -> Result<Re
         if ignorable(text) {
             continue;
         }
-        let parsed = parse_line(text).map(|l| (l, event_of(&l)));
+        let parsed = parse_line(text).map(|l| {
+            let ev = in_order(l.t_ns, last_t).and_then(|()| event_of(&l));
+            last_t = last_t.max(l.t_ns);
+            (l, ev)
+        });
         match parsed {
             Some((_, Ok(Some(ev)))) => {
                 s.events += 1;
@@ -187,7 +192,7 @@ fn parse_line(l: &str) -> Option<Line<'_>> {
         }
         search = i + 1;
     };
-    let cpu: u32 = l[open + 1..close].parse().ok()?;
+    let cpu: u64 = l[open + 1..close].parse().ok()?;
     let who = parse_who(l[..open].trim())?;
     let mut rest = l[close + 1..].trim_start();
     // Optional latency flags (`d..2.`), then `SECONDS:`.
@@ -261,25 +266,32 @@ fn parse_seconds(s: &str) -> Option<u64> {
 }
 
 /// The scheduling event a line holds: `Ok(None)` for other events, `Err` when a scheduling event's payload does
-/// not parse.
-fn event_of<'a>(l: &Line<'a>) -> Result<Option<Event<'a>>, &'static str> {
-    let (t_ns, cpu) = (l.t_ns, l.cpu);
+/// not parse or names a CPU or thread past the limits.
+fn event_of<'a>(l: &Line<'a>) -> Result<Option<Event<'a>>, String> {
+    let t_ns = l.t_ns;
+    let unparsed = || "payload does not parse".to_string();
+    let cpu = || cpu_number("CPU", i64::try_from(l.cpu).unwrap_or(i64::MAX));
     match l.event {
         "sched_switch" => {
-            let (prev, prev_state, next) = parse_switch(l.payload).ok_or("payload does not parse")?;
-            Ok(Some(Event::Switch { t_ns, cpu, prev, prev_state, next }))
+            let (prev, prev_state, next) = parse_switch(l.payload).ok_or_else(unparsed)?;
+            thread_id("prev_pid", &prev)?;
+            thread_id("next_pid", &next)?;
+            Ok(Some(Event::Switch { t_ns, cpu: cpu()?, prev, prev_state, next }))
         }
         "sched_wakeup" | "sched_waking" | "sched_wakeup_new" => {
-            let (task, success, target_cpu) = parse_wakeup(l.payload).ok_or("payload does not parse")?;
+            let (task, success, target_cpu) = parse_wakeup(l.payload).ok_or_else(unparsed)?;
             if !success {
                 return Ok(None);
             }
-            Ok(Some(Event::Wake { t_ns, cpu, task, target_cpu, waker: Some(l.who) }))
+            thread_id("pid", &task)?;
+            let target_cpu = target_cpu.map(|c| cpu_number("target_cpu", c)).transpose()?;
+            Ok(Some(Event::Wake { t_ns, cpu: cpu()?, task, target_cpu, waker: Some(l.who) }))
         }
         "sched_migrate_task" => {
-            let task = kv_task(l.payload, "comm", "pid").ok_or("payload does not parse")?;
+            let task = kv_task(l.payload, "comm", "pid").ok_or_else(unparsed)?;
+            thread_id("pid", &task)?;
             let to_cpu = kv_num(l.payload, "dest_cpu").ok_or("payload has no dest_cpu")?;
-            Ok(Some(Event::Migrate { t_ns, task, to_cpu: to_cpu as u32 }))
+            Ok(Some(Event::Migrate { t_ns, task, to_cpu: cpu_number("dest_cpu", to_cpu)? }))
         }
         _ => Ok(None),
     }
@@ -317,7 +329,8 @@ fn kv_num(p: &str, key: &str) -> Option<i64> {
 
 fn kv_task<'a>(p: &'a str, comm_key: &str, pid_key: &str) -> Option<Task<'a>> {
     let name = kv(p, comm_key)?;
-    let id = kv_num(p, pid_key)?.max(0) as u64;
+    // A negative id stays visible (wrapped) for the bound to name.
+    let id = kv_num(p, pid_key)? as u64;
     Some(Task { id, group: None, name, idle: id == 0 })
 }
 
@@ -374,11 +387,11 @@ fn colon_task(w: &str) -> Option<Task<'_>> {
 }
 
 /// A wake-up payload: the task, whether it succeeded (`success=0` before 4.3 changed nothing), the target CPU.
-fn parse_wakeup(p: &str) -> Option<(Task<'_>, bool, Option<u32>)> {
+fn parse_wakeup(p: &str) -> Option<(Task<'_>, bool, Option<i64>)> {
     if p.contains("comm=") {
         let task = kv_task(p, "comm", "pid")?;
         let success = kv_num(p, "success").is_none_or(|s| s != 0);
-        let target = kv_num(p, "target_cpu").map(|c| c as u32);
+        let target = kv_num(p, "target_cpu");
         return Some((task, success, target));
     }
     // trace-cmd: `comm:pid [prio] success=1 CPU:001`
@@ -508,6 +521,30 @@ mod tests {
         // A line past the limit before any event.
         let long = "x".repeat(MAX_LINE * 3);
         assert!(read(long.as_bytes(), &mut |_: &Event<'_>| {}).is_err());
+    }
+
+    /// CPU and thread numbers past the limits, and time going backwards, are damage at their line, before any
+    /// per-CPU state is sized by them.
+    #[test]
+    fn cpus_threads_and_time_are_bounded_at_their_line() {
+        let good = "bash-1 [000] 1.000000: sched_switch: prev_comm=bash prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n";
+        let cases = [
+            ("bash-1 [99999999] 2.0: sched_switch: prev_comm=bash prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120", "CPU 99999999 is not a CPU number"),
+            ("bash-1 [4294967295] 2.0: sched_switch: prev_comm=bash prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120", "CPU 4294967295 is not a CPU number"),
+            ("bash-1 [99999999999999999999] 2.0: sched_switch: prev_comm=bash prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120", "not an event line"),
+            ("bash-1 [000] 2.0: sched_migrate_task: comm=bash pid=1 prio=120 orig_cpu=0 dest_cpu=-1", "dest_cpu -1 is not a CPU number"),
+            ("bash-1 [000] 2.0: sched_waking: comm=bash pid=1 prio=120 target_cpu=70000", "target_cpu 70000 is not a CPU number"),
+            ("bash-1 [000] 2.0: sched_switch: prev_comm=bash prev_pid=-5 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120", "prev_pid -5 is not a thread id"),
+            ("bash-1 [000] 2.0: sched_waking: comm=bash pid=99999999 prio=120 target_cpu=000", "pid 99999999 is not a thread id"),
+            ("bash-1 [000] 0.5: sched_switch: prev_comm=bash prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120", "time goes backwards (0.500000000 s after 1.000000000 s)"),
+        ];
+        for (line, why) in cases {
+            let (ev, s) = events(&format!("{good}{line}\n{good}"));
+            assert_eq!(ev.len(), 1, "{line}");
+            let d = s.damage.unwrap_or_else(|| panic!("{line}: read whole"));
+            assert_eq!((d.line, d.offset), (Some(2), good.len() as u64), "{line}");
+            assert!(d.message.starts_with("line 2 (byte ") && d.message.contains(why), "{why}: {}", d.message);
+        }
     }
 
     #[test]

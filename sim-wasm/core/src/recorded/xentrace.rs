@@ -18,7 +18,7 @@
 //! Times: TSC ticks from the first record, converted with [`super::ReadOptions::tsc_hz`]. A xentrace file has
 //! no frequency record; without one the reader uses xenalyze's default, 2.4 GHz.
 
-use super::{Damage, Event, NotATrace, PrevState, ReadOptions, ReadSummary, Task};
+use super::{Damage, Event, NotATrace, PrevState, ReadOptions, ReadSummary, Task, MAX_CPUS};
 use std::io::{Read, Seek, SeekFrom};
 
 pub const TRC_LOST_RECORDS: u32 = 0x0001_f001;
@@ -40,8 +40,6 @@ pub const DEFAULT_TSC_HZ: u64 = 2_400_000_000;
 pub const CHUNK: usize = 64 * 1024;
 /// Most CPU windows indexed; a file with more is read up to there.
 const MAX_WINDOWS: usize = 1 << 20;
-/// Most pCPUs.
-const MAX_CPUS: u32 = 4096;
 
 /// Whether a file starts as xentrace's do: a `TRC_TRACE_CPU_CHANGE` record.
 pub fn looks_like(head: &[u8]) -> bool {
@@ -210,16 +208,18 @@ struct Stream {
     /// End of the current window.
     end: u64,
     last_tsc: u64,
-    head: Option<Rec>,
+    /// The next record and its file offset.
+    head: Option<(Rec, u64)>,
 }
 
 impl Stream {
-    /// The next record of this CPU.
-    fn next<R: Read + Seek>(&mut self, f: &mut R) -> std::io::Result<Option<Rec>> {
+    /// The next record of this CPU and its file offset.
+    fn next<R: Read + Seek>(&mut self, f: &mut R) -> std::io::Result<Option<(Rec, u64)>> {
         loop {
             if let Some((r, len)) = Rec::parse(&self.buf[self.pos..]) {
+                let offset = self.at + self.pos as u64;
                 self.pos += len;
-                return Ok(Some(r));
+                return Ok(Some((r, offset)));
             }
             // Refill: what is left of the buffer, then the rest of the window (up to a chunk).
             let read_to = self.at + self.buf.len() as u64;
@@ -277,18 +277,27 @@ pub fn read<R: Read + Seek>(
     drop(windows);
     for st in &mut streams {
         st.head = st.next(&mut f).map_err(io)?;
-        st.last_tsc = st.head.and_then(|r| r.tsc).unwrap_or(0);
+        st.last_tsc = st.head.and_then(|(r, _)| r.tsc).unwrap_or(0);
     }
-    let base = streams.iter().filter_map(|st| st.head.and_then(|r| r.tsc)).min().unwrap_or(0);
+    let base = streams.iter().filter_map(|st| st.head.and_then(|(r, _)| r.tsc)).min().unwrap_or(0);
     let mut names = Names::default();
     // The CPU whose next record comes first (records without a TSC keep their CPU's last).
     while let Some(cpu) = (0..ncpu)
         .filter(|&c| streams[c].head.is_some())
-        .min_by_key(|&c| (streams[c].head.and_then(|r| r.tsc).unwrap_or(streams[c].last_tsc), c))
+        .min_by_key(|&c| (streams[c].head.and_then(|(r, _)| r.tsc).unwrap_or(streams[c].last_tsc), c))
     {
         let st = &mut streams[cpu];
-        let Some(r) = st.head.take() else { break };
+        let Some((r, at)) = st.head.take() else { break };
         if let Some(t) = r.tsc {
+            if t < st.last_tsc {
+                // Within a CPU's buffer Xen writes records in TSC order: an earlier one is damage.
+                if s.damage.as_ref().is_none_or(|d| d.offset > at) {
+                    let message =
+                        format!("corrupt at byte {at}: CPU {cpu}'s TSC goes backwards ({t} after {})", st.last_tsc);
+                    s.damage = Some(Damage { offset: at, line: None, message });
+                }
+                break;
+            }
             st.last_tsc = t;
         }
         let tsc = st.last_tsc;
@@ -614,6 +623,26 @@ mod tests {
         bad[12..16].copy_from_slice(&0u32.to_le_bytes());
         let (_, s) = collect(&bad);
         assert!(s.damage.unwrap().message.contains("corrupt at byte 12"));
+        // A TSC that goes backwards within a CPU: damage at that record, the events before it read.
+        let mut w = Writer::default();
+        w.window(
+            0,
+            &[
+                Writer::runstate(5000, 1, 0, 1, 0),
+                Writer::runstate(9000, 1, 0, 0, 2),
+                Writer::runstate(100, 1, 0, 2, 1),
+            ],
+        );
+        let (ev, s) = collect(&w.out);
+        let d = s.damage.unwrap();
+        assert_eq!(d.offset, 12 + 2 * 16, "{}", d.message);
+        assert!(d.message.contains("CPU 0's TSC goes backwards (100 after 9000)"), "{}", d.message);
+        assert_eq!(ev.len(), 2);
+        // A CPU change record past the CPUs a trace may have.
+        let mut w = Writer::default();
+        w.window(MAX_CPUS, &[Writer::runstate(0, 1, 0, 1, 0)]);
+        let (_, s) = collect(&[fixture(), w.out].concat());
+        assert!(s.damage.unwrap().message.contains(&format!("names CPU {MAX_CPUS}")));
         // Not xentrace at all.
         let e = read(Cursor::new(b"hello world, this is text"), &ReadOptions::default(), &mut |_: &Event<'_>| {})
             .unwrap_err();

@@ -95,6 +95,21 @@ fn errors_name_the_field_path() {
     assert!(e.to_string().contains("duration_ms"), "{e}");
 }
 
+/// A value over a size limit is refused by the rule, its field and its size, not by a quote of it cut short.
+#[test]
+fn size_limits_say_the_rule_first() {
+    let e = with(|v| v["title"] = "x".repeat(5000).into()).unwrap_err().to_string();
+    assert!(e.contains("title: at most 200 characters, and this string has 5000"), "{e}");
+    assert!(!e.contains("xxxxxxxxxx"), "{e}");
+    let e = with(|v| {
+        let p = v["policies"][0].clone();
+        v["policies"] = Value::Array(vec![p; 9]);
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("policies: at most 8 items, and this array has 9"), "{e}");
+}
+
 #[test]
 fn a_copy_bomb_in_a_variant_or_an_ablation_is_refused_naming_it() {
     let bomb: Vec<Value> =

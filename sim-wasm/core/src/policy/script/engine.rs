@@ -27,6 +27,14 @@ pub const MAX_MAP: usize = 100_000;
 pub const MAX_STRING: usize = 100_000;
 /// Longest source accepted [bytes].
 pub const MAX_SOURCE: usize = 200_000;
+/// Operations a whole run's hook calls may take together (some 100 s of interpreting): a script slow in every
+/// call stops here, where the per-call limit never fires.
+pub const MAX_RUN_OPERATIONS: u64 = 1_000_000_000;
+/// Decision-log lines (`log`, `print`, `debug`) a script may write in a run; the rest are dropped and counted.
+pub const MAX_LOG_LINES: u64 = 100_000;
+/// Hook calls at one simulated instant: past it the script keeps time from advancing (a storm of
+/// `timer_at(now())` or `resched`), and the run stops.
+pub const MAX_CALLS_AT_ONE_INSTANT: u64 = 100_000;
 
 /// A syntax error in a script, where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +70,26 @@ pub(super) struct Io {
     pub explain: bool,
     /// The pCPU `print` writes to (the hook's pCPU, or 0).
     pub pcpu: usize,
+    /// Operations the run has left for this call, and how many the call took so far.
+    pub ops_left: u64,
+    pub ops: u64,
+    /// Log lines this call may still keep, and those it could not.
+    pub log_room: u64,
+    pub dropped: u64,
+}
+
+impl Io {
+    /// A log line, kept while the run's allowance lasts.
+    fn log(&mut self, p: usize, text: String) {
+        if !self.explain {
+            return;
+        }
+        if (self.logs.len() as u64) < self.log_room {
+            self.logs.push((p, text));
+        } else {
+            self.dropped += 1;
+        }
+    }
 }
 
 thread_local! {
@@ -125,22 +153,23 @@ pub fn new_engine() -> Engine {
         .set_max_functions(10_000)
         .set_max_strings_interned(256);
     // `print` and `debug` write to the decision log, like `log` on the hook's pCPU.
-    e.on_print(|s| {
+    let print = |s: &str| {
         IO.with(|io| {
             let mut io = io.borrow_mut();
-            if io.active && io.explain {
+            if io.active {
                 let p = io.pcpu;
-                io.logs.push((p, s.to_string()));
+                io.log(p, s.to_string());
             }
         })
-    });
-    e.on_debug(|s, _, _| {
+    };
+    e.on_print(print);
+    e.on_debug(move |s, _, _| print(s));
+    // The run's operation budget: each call may take what the run has left.
+    e.on_progress(|ops| {
         IO.with(|io| {
             let mut io = io.borrow_mut();
-            if io.active && io.explain {
-                let p = io.pcpu;
-                io.logs.push((p, s.to_string()));
-            }
+            io.ops = ops;
+            (ops > io.ops_left).then(|| Dynamic::from(RUN_BUDGET))
         })
     });
     // Exact numeric conversions and rounding (the math package's transcendental functions are left out).
@@ -204,9 +233,7 @@ pub fn new_engine() -> Engine {
     e.register_fn("log", |p: i64, text: Dynamic| {
         with_io("log", |io| {
             let p = pcpu_arg(io, "log", p)?;
-            if io.explain {
-                io.logs.push((p, text.to_string()));
-            }
+            io.log(p, text.to_string());
             Ok(())
         })
     });
@@ -220,8 +247,12 @@ pub fn new_engine() -> Engine {
     e
 }
 
-/// Compiles `src`, or says where its syntax is wrong.
+/// The token a call stopped by the run's budget ends with.
+const RUN_BUDGET: &str = "run budget";
+
+/// Compiles `src`, or says where its syntax is wrong. A byte-order mark before it is skipped, as in a scenario.
 pub fn compile(engine: &Engine, src: &str) -> Result<AST, ScriptError> {
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     if src.len() > MAX_SOURCE {
         return Err(ScriptError {
             line: 0,
@@ -262,6 +293,10 @@ pub fn runtime_error(e: &EvalAltResult) -> (usize, String) {
         EvalAltResult::ErrorStackOverflow(_) => {
             format!("more than {MAX_CALL_LEVELS} nested calls (recursion too deep)")
         }
+        EvalAltResult::ErrorTerminated(..) => format!(
+            "more than {MAX_RUN_OPERATIONS} operations in this run, the budget of a whole run's hook calls (a \
+             script slow in every call?)"
+        ),
         EvalAltResult::ErrorDataTooLarge(what, _) => {
             format!("{what} over the limit ({MAX_ARRAY} elements, {MAX_STRING} characters)")
         }

@@ -287,6 +287,32 @@ pub struct Script {
     /// What `init` asked for, carried out with the first hook that has a context.
     pending: Vec<Action>,
     pending_logs: Vec<(usize, String)>,
+    /// What the run has spent of its bounds (copied into checkpoints with the rest).
+    spent: Cell<Spent>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// A smaller run budget for a test on this thread (the real one takes minutes to spend).
+    static RUN_OPERATIONS: Cell<u64> = const { Cell::new(engine::MAX_RUN_OPERATIONS) };
+}
+
+fn run_operations() -> u64 {
+    #[cfg(test)]
+    return RUN_OPERATIONS.with(Cell::get);
+    #[cfg(not(test))]
+    engine::MAX_RUN_OPERATIONS
+}
+
+/// A run's use of the bounds that hold for a whole run rather than one call.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spent {
+    ops: u64,
+    log_lines: u64,
+    dropped: u64,
+    /// The instant of the last hook call with a context [ns] and the calls made at it.
+    at: u64,
+    calls_at: u64,
 }
 
 impl Script {
@@ -315,6 +341,7 @@ impl Script {
             last_now: Cell::new(0),
             pending: Vec::new(),
             pending_logs: Vec::new(),
+            spent: Cell::new(Spent::default()),
         };
         // `init` and `timers` run before the host boots, at time 0 with every pCPU idle.
         let idle = vec![None; pcpus];
@@ -386,6 +413,11 @@ impl Script {
             }
             c.actions.clear();
             c.logs.clear();
+            let spent = self.spent.get();
+            c.ops_left = run_operations().saturating_sub(spent.ops);
+            c.ops = 0;
+            c.log_room = engine::MAX_LOG_LINES.saturating_sub(spent.log_lines);
+            c.dropped = 0;
         });
         let mut this = self.this.borrow_mut();
         let opts = CallFnOptions::new().eval_ast(false).rewind_scope(true).bind_this_ptr(&mut this);
@@ -399,10 +431,25 @@ impl Script {
         IO.with(|cell| {
             let mut c = cell.borrow_mut();
             c.active = false;
+            let mut spent = self.spent.get();
+            spent.ops += c.ops;
             if r.is_ok() {
+                spent.log_lines += c.logs.len() as u64;
                 out.0.append(&mut c.actions);
                 out.1.append(&mut c.logs);
+                // The lines dropped, said once per power of ten of them so that the notes stay few.
+                let before = spent.dropped;
+                spent.dropped += c.dropped;
+                if c.dropped > 0 && (before == 0 || spent.dropped.ilog10() > before.ilog10()) {
+                    let text = format!(
+                        "{} lines dropped: a script writes at most {} lines to a run's decision log",
+                        spent.dropped,
+                        engine::MAX_LOG_LINES
+                    );
+                    out.1.push((c.pcpu, text));
+                }
             }
+            self.spent.set(spent);
         });
         r.map_err(|e| engine::runtime_error(&e))
     }
@@ -420,6 +467,22 @@ impl Script {
             return None;
         }
         self.last_now.set(ctx.now.0);
+        let mut spent = self.spent.get();
+        if spent.at == ctx.now.0 {
+            spent.calls_at += 1;
+        } else {
+            (spent.at, spent.calls_at) = (ctx.now.0, 1);
+        }
+        self.spent.set(spent);
+        if spent.calls_at > engine::MAX_CALLS_AT_ONE_INSTANT {
+            let msg = format!(
+                "more than {} hook calls at one simulated instant: the script keeps time from advancing (a \
+                 storm of timer_at(now()) or resched?)",
+                engine::MAX_CALLS_AT_ONE_INSTANT
+            );
+            self.fail(hook, (self.shared.lines[hook as usize], msg));
+            return None;
+        }
         if self.shared.defined[Hook::Runqueue as usize] || self.shared.defined[Hook::VcpuState as usize] {
             // Any hook may change what the views show.
             for v in &mut self.versions {

@@ -278,3 +278,46 @@ fn random_is_seeded() {
     assert_eq!(at(1), at(1));
     assert_ne!(at(1), at(2));
 }
+
+/// The bounds of a whole run: a print flood keeps the allowed lines and says how many it dropped; a same-instant
+/// storm of timers or reschedules stops; a script slow in every call stops at the run's operation budget; each
+/// naming the rule.
+#[test]
+fn a_run_is_bounded_as_a_whole() {
+    let flood = picker("#{ next: v, slice_us: 1000 }").replacen(
+        "this.q = [[], []];",
+        "this.q = [[], []]; for i in 0..150000 { print(i); }",
+        1,
+    );
+    let sc = scripted(&flood, json!({})).unwrap();
+    let mut sim = Simulation::with_options(&sc, "mine", SimOptions { trace: true, ..SimOptions::default() }).unwrap();
+    sim.run().unwrap();
+    let said: Vec<String> = sim.trace().decisions(0, u64::MAX, usize::MAX).iter().map(|d| d.text.to_string()).collect();
+    assert!(
+        said.iter().any(|r| r == "50000 lines dropped: a script writes at most 100000 lines to a run's decision log"),
+        "{:?}",
+        &said[said.len().saturating_sub(3)..]
+    );
+    // The kept lines, and the engine's own decisions of the run.
+    assert!(said.len() <= engine::MAX_LOG_LINES as usize + 1000, "{}", said.len());
+
+    let timers = "fn init(host) { timer_at(0); }\nfn timer() { timer_at(now()); }\nfn do_schedule(p, cur, runnable) { #{ next: () } }";
+    let e = run_error(timers);
+    assert!(e.contains("timer at 0.000 ms, line 2: more than 100000 hook calls at one simulated instant"), "{e}");
+    let resched = "fn wake(v, cause) { resched(0); }\nfn do_schedule(p, cur, runnable) { resched(p); #{ next: () } }";
+    let e = run_error(resched);
+    assert!(e.contains("do_schedule at 0.000 ms, line 2: more than 100000 hook calls at one simulated instant"), "{e}");
+
+    RUN_OPERATIONS.with(|b| b.set(3_000_000));
+    let e = run_error(&picker("let n = 0; while n < 300000 { n += 1; } #{ next: v, slice_us: 1000 }"));
+    RUN_OPERATIONS.with(|b| b.set(engine::MAX_RUN_OPERATIONS));
+    assert!(e.contains("operations in this run, the budget of a whole run's hook calls"), "{e}");
+    assert!(e.contains("do_schedule at "), "{e}");
+}
+
+/// A byte-order mark before a script is skipped, as before a scenario.
+#[test]
+fn a_bom_before_a_script_is_skipped() {
+    let sc = scripted(&format!("\u{feff}{}", picker("#{ next: v, slice_us: 1000 }")), json!({})).unwrap();
+    assert!((shares(&run(&sc, "mine"))[0] - 1.0).abs() < 0.01);
+}
