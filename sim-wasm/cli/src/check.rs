@@ -72,6 +72,8 @@ pub struct Tally {
     pub not_reproduced: usize,
     /// Homework goals (reported, never failed).
     pub goals: usize,
+    /// Of those, the ones met.
+    pub goals_met: usize,
 }
 
 /// Every claim's verdict of every file, file by file (the core's `FileCheck::results`).
@@ -82,7 +84,8 @@ pub fn results(outcomes: &[FileOutcome]) -> Vec<Value> {
 /// How `check` counts a verdict, and the mark its line starts with.
 fn mark(v: &Verdict) -> &'static str {
     match v.state {
-        State::Goal { .. } => "goal",
+        State::Goal { met: true } => "met ",
+        State::Goal { met: false } => "not met",
         State::Holds => "ok  ",
         State::NotReproduced { .. } => "n/r ",
         State::Fails | State::NotCredited | State::AblationBroken { .. } | State::Stale { .. } => "FAIL",
@@ -109,7 +112,11 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                 match mark {
                     "ok  " => t.passed += 1,
                     "n/r " => t.not_reproduced += 1,
-                    "goal" => t.goals += 1,
+                    "met " => {
+                        t.goals += 1;
+                        t.goals_met += 1;
+                    }
+                    "not met" => t.goals += 1,
                     _ => t.failed += 1,
                 }
                 let policy = c.subject().unwrap_or("");
