@@ -109,7 +109,17 @@ fn trace_report(
     let f = std::fs::File::open(path).map_err(|e| PyValueError::new_err(format!("{path}: {e}")))?;
     let opts = ReadOptions { tsc_hz };
     let err = |e: String| PyValueError::new_err(format!("{path}: {e}"));
-    let run = open_run(std::io::BufReader::new(f), mapping, &opts).map_err(err)?;
+    // A `.gz` trace is decompressed into memory first, as the CLI reads one.
+    let run = if path.ends_with(".gz") {
+        use std::io::Read as _;
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(std::io::BufReader::new(f))
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(format!("gzip: {e}")))?;
+        open_run(std::io::Cursor::new(bytes), mapping, &opts).map_err(err)?
+    } else {
+        open_run(std::io::BufReader::new(f), mapping, &opts).map_err(err)?
+    };
     let title = std::path::Path::new(path)
         .file_name()
         .map_or_else(|| "trace".to_string(), |n| n.to_string_lossy().into_owned());

@@ -148,13 +148,14 @@ pub fn scenario(run: &RecordedRun, title: &str, schedulers: &[&str]) -> Value {
         domains.push(json!({ "name": name, "role": "driver", "vcpus": 1, "weight": 256 }));
     }
     let duration_ms = run.end_ns.div_ceil(1_000_000).max(1);
-    let policies: Vec<Value> = schedulers.iter().map(|s| json!({ "id": s, "label": s, "scheduler": s })).collect();
+    let policies: Vec<Value> =
+        schedulers.iter().map(|s| json!({ "id": s, "label": fitted_label(s), "scheduler": s })).collect();
     json!({
         "schema": 1,
         "id": "fitted",
         "title": format!("Fitted to {title}"),
-        "summary": format!("The load of a recorded trace ({} pCPUs, {} ms), each thread a task on its own vCPU: {}.",
-            run.model.pcpus, duration_ms, notes.join("; ")),
+        "summary": format!("The load of a recorded trace ({} pCPU{}, {} ms), each thread a task on its own vCPU: {}.",
+            run.model.pcpus, if run.model.pcpus == 1 { "" } else { "s" }, duration_ms, notes.join("; ")),
         "source": format!("recorded trace {title}"),
         "seed": 1,
         "duration_ms": duration_ms,
@@ -186,6 +187,18 @@ pub fn compare(run: &RecordedRun, title: &str, schedulers: &[&str]) -> Result<Re
         runs.push(v);
     }
     Ok(Report { scenario: format!("recorded:{title}"), runs })
+}
+
+/// A fitted column's label: the scheduler as people name it, marked as a simulation of the recorded load.
+fn fitted_label(scheduler: &str) -> String {
+    let name = match scheduler {
+        "credit" => "Xen Credit",
+        "credit2" => "Xen Credit2",
+        "sedf" => "SEDF",
+        "bvt" => "BVT",
+        other => other,
+    };
+    format!("{name} (simulated)")
 }
 
 #[cfg(test)]
