@@ -25,6 +25,9 @@ async function visibleText(page: Page): Promise<string[]> {
       // Inside a closed <details> only the summary shows.
       const closed = el.closest('details:not([open])');
       if (closed && !el.closest('summary')) continue;
+      // The library lists every scenario by title (the lesson's own by id while it asks): other scenarios'
+      // titles are not this one's answer, though their numbers may match it (a "30%" beside 30 steps).
+      if (el.closest('[data-testid="scenario-library"]')) continue;
       out.push(text);
     }
     return out;
@@ -89,7 +92,8 @@ test('no lesson shows the answer to its question before the class has chosen', a
       await expect(reveal).toContainText(/under/);
       await waitForIdle(page);
       await expect(page.getByTestId('app')).not.toHaveAttribute('data-concealed', 'true');
-      // The answer: the reveal's figures, the claim the step is about, the key figures and the paper's values.
+      // The answer: the reveal's figures, the claim the step is about and the paper's values. (The key figures'
+      // own values are checked hidden above: one of them, a share, may be what another view shows at the playhead.)
       const figures = [...((await reveal.textContent()) ?? '').matchAll(/([0-9][0-9.,]*) under /g)]
         .map((m) => m[1]!)
         .filter((f) => f.replace(/[.,]/g, '').length >= 2);
@@ -97,9 +101,6 @@ test('no lesson shows the answer to its question before the class has chosen', a
       const claimText = (await page.getByTestId('claim').nth(k0).locator('.claim-text').textContent())
         ?.trim()
         .slice(0, 40);
-      const keyValues = (await page.getByTestId('key-figure-value').allTextContents())
-        .map((t) => /[0-9][0-9.,]*/.exec(t)?.[0] ?? '')
-        .filter((f) => f.replace(/[.,]/g, '').length >= 3);
       const paper = (await page.getByTestId('key-figure-paper').allTextContents())
         .map((t) => t.trim())
         .filter((t) => t.length > 12);
@@ -107,7 +108,7 @@ test('no lesson shows the answer to its question before the class has chosen', a
       const title = ((await page.getByTestId('scenario-title').textContent()) ?? '').trim();
       expect(figures.length, `${where}: the reveal names figures`).toBeGreaterThan(0);
       for (const s of seen) {
-        for (const f of [...figures, ...keyValues])
+        for (const f of figures)
           expect(containsFigure(s.texts, f), `${s.where} shows ${f} before the pick`).toBeUndefined();
         for (const p of paper)
           expect(
