@@ -37,7 +37,7 @@ async function visibleText(page: Page): Promise<string[]> {
 /** A figure as the reveal prints it, found in a text only as a whole number (not inside a longer one). */
 function containsFigure(texts: readonly string[], figure: string): string | undefined {
   const escaped = figure.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const re = new RegExp(`(^|[^0-9.,])${escaped}($|[^0-9])`);
+  const re = new RegExp(`(^|[^0-9.,])${escaped}(?![0-9]|[.,][0-9])`);
   return texts.find((t) => re.test(t));
 }
 
