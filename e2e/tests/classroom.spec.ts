@@ -40,15 +40,38 @@ test('a paper-000 lesson walks from its first step to its last', async ({ page }
   await page.keyboard.press('PageDown');
   await expect(lesson).toHaveAttribute('data-step', '3');
   await expect.poll(() => playheadExactMs(page)).toBeCloseTo(10000, 3);
+  await expect.poll(() => page.url()).toContain('lesson=p000-boost&step=3');
+  // The question before the numbers, then the numbers.
   await page.keyboard.press('PageDown');
   await expect(lesson).toHaveAttribute('data-step', '4');
+  await expect(page.getByTestId('lesson-predict')).toBeVisible();
+  await expect(page.getByTestId('app')).toHaveAttribute('data-concealed', 'true');
+  await expect.poll(() => page.url()).toContain('lesson=p000-boost&step=4');
+  await page.keyboard.press('PageDown');
+  await expect(lesson).toHaveAttribute('data-step', '5');
   await waitForIdle(page);
+  await expect.poll(() => page.url()).toContain('lesson=p000-boost&step=5');
   await expect(page.getByTestId('cdf-chart')).toHaveClass(/lesson-mark/);
   await expect(page.getByTestId('claims-panel')).toHaveClass(/lesson-mark/);
   await expect(page.getByTestId('lesson-next')).toBeDisabled();
   await page.keyboard.press('PageUp');
+  await expect(lesson).toHaveAttribute('data-step', '4');
+  await expect.poll(() => page.url()).toContain('lesson=p000-boost&step=4');
+  // Each step is a history entry: Back goes one step back, and presentation travels in the link.
+  await page.goBack();
+  await expect(lesson).toHaveAttribute('data-step', '5');
+  await page.goBack();
+  await expect(lesson).toHaveAttribute('data-step', '4');
+  await page.goBack();
   await expect(lesson).toHaveAttribute('data-step', '3');
-  await expect.poll(() => page.url()).toContain('lesson=p000-boost&step=3');
+  await page.keyboard.press('p');
+  await expect.poll(() => page.url()).toContain('present=1');
+  await page.reload();
+  await waitForIdle(page);
+  await expect(page.getByTestId('app')).toHaveAttribute('data-presenting', 'true');
+  await expect(lesson).toHaveAttribute('data-step', '3');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('app')).toHaveAttribute('data-presenting', 'false');
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
 
   await page.getByTestId('lesson-exit').click();

@@ -52,7 +52,7 @@ test('predict, then reveal; and on to the next lesson', async ({ page }) => {
 test.describe('every lesson step in presentation mode at 1280x720', () => {
   test.use({ viewport: { width: 1280, height: 720 } });
   for (const [id, steps] of [
-    ['p000-boost', 4],
+    ['p000-boost', 5],
     ['p000-tavs', 5],
     ['p000-idd', 4],
     ['p001-coscheduling', 5],

@@ -27,6 +27,15 @@ def test_trace_report_of_the_perf_fixture(tmp_path: Path) -> None:
     assert run["domains"]["hi"]["wake_to_run_ms"]["count"] > 0
 
 
+def test_a_gzip_trace_is_read_as_the_cli_reads_it(tmp_path: Path) -> None:
+    mapping = json.loads((FIXTURES / "sched.mapping.json").read_text())
+    plain = tmp_path / "sched.perf-script.txt"
+    plain.write_bytes(gzip.decompress((FIXTURES / "sched.perf-script.txt.gz").read_bytes()))
+    packed = schedsim.trace_report(FIXTURES / "sched.perf-script.txt.gz", mapping=mapping)
+    (run,) = packed["runs"]
+    assert run["domains"] == schedsim.trace_report(plain, mapping=mapping)["runs"][0]["domains"]
+
+
 def test_not_a_trace_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "notes.txt"
     bad.write_text("hello\nworld\n")

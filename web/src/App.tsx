@@ -32,7 +32,7 @@ import { ExportPanel } from './components/ExportPanel';
 import { TemplateMenu } from './components/TemplateMenu';
 import { addScriptPolicy, scriptPolicies, templateFor, type ScriptTemplate } from './lib/script';
 import { HomeworkPlayer, LessonPicker, LessonPlayer } from './components/Lessons';
-import { findHomework, findLesson, linkWithLesson } from './lib/lessons';
+import { findHomework, findLesson, linkWithLesson, stepMarks } from './lib/lessons';
 import { pushHistory } from './lib/drafts';
 import { localStore } from './app/useTabDraft';
 import { SharePanel } from './components/SharePanel';
@@ -63,7 +63,7 @@ export function App() {
   const testing = urlState.testing;
   const { errors, addError, clearErrors } = useErrors(urlState.errors);
   const { open, togglePanel } = usePanels(urlState.open);
-  const [presenting, setPresenting] = useState(false);
+  const [presenting, setPresenting] = useState(urlState.present);
   const [helpOpen, setHelpOpen] = useState(false);
   /** The glossary's open entry (null: its top), undefined while it is closed. */
   const [glossaryAt, setGlossaryAt] = useState<string | null | undefined>(undefined);
@@ -299,6 +299,7 @@ export function App() {
     lesson,
     playing,
     speed,
+    presenting,
     onHistory,
     traces: traceRefs,
   });
@@ -415,7 +416,11 @@ export function App() {
             data-concealed={lessons.concealed || undefined}
             data-lesson-claim={lesson && currentLesson?.steps[lesson.step]?.claim}
             data-lesson-views={
-              (lesson && currentLesson?.steps[lesson.step]?.marks?.map((m) => m.view).join(' ')) || undefined
+              (lesson &&
+                stepMarks(currentLesson?.steps[lesson.step], lessons.choice !== null)
+                  ?.map((m) => m.view)
+                  .join(' ')) ||
+              undefined
             }
           >
             <a className="skip-link" href="#views">
@@ -532,6 +537,11 @@ export function App() {
                   loading={loading}
                   current={current?.id ?? null}
                   onSelect={pickScenario}
+                  concealed={
+                    lessons.concealed && currentLesson
+                      ? new Set(currentLesson.steps.map((st) => st.scenario))
+                      : undefined
+                  }
                 />
                 <section className="loader" aria-label="Your scenario">
                   <h2>Your scenario</h2>
@@ -669,7 +679,12 @@ export function App() {
                   <>
                     <section className="scenario-head">
                       <div className="scenario-title">
-                        <h2>{current.doc.title ?? current.name}</h2>
+                        {/* A title or summary may state a predict step's answer: the id until the class has chosen. */}
+                        <h2 data-testid="scenario-title">
+                          {lessons.concealed
+                            ? (current.id ?? current.name)
+                            : (current.doc.title ?? current.name)}
+                        </h2>
                         {modified && (
                           <span
                             className="badge modified-badge"
@@ -680,7 +695,13 @@ export function App() {
                           </span>
                         )}
                       </div>
-                      {current.doc.summary && (
+                      {current.doc.summary && lessons.concealed && (
+                        <p className="muted" data-testid="summary-concealed">
+                          The scenario’s title and summary state its results: they are shown once the class
+                          has chosen.
+                        </p>
+                      )}
+                      {current.doc.summary && !lessons.concealed && (
                         <div className={modified ? 'stale' : undefined} data-stale={modified || undefined}>
                           {modified && (
                             <div className="stale-note" data-testid="stale-note">

@@ -72,6 +72,8 @@ pub struct Tally {
     pub not_reproduced: usize,
     /// Homework goals (reported, never failed).
     pub goals: usize,
+    /// Of those, the ones met.
+    pub goals_met: usize,
     /// Claims that could hardly fail (see [`toothless`]): reported, never failed.
     pub toothless: usize,
 }
@@ -97,8 +99,10 @@ pub fn toothless(c: &schedsim_core::scenario::Claim, o: &Trials) -> Option<Strin
         }
     }
     // The measured quantity each bound is read against: the factor between the two sides, or the values.
+    // Values at or below zero (no under-runs, a belief of -100) say nothing of a bound's scale.
     let far = |bound: f64, xs: &[f64]| {
-        bound > 0.0 && !xs.is_empty() && xs.iter().all(|&x| x <= 0.0 || x / bound > 10.0 || bound / x > 10.0)
+        let pos: Vec<f64> = xs.iter().copied().filter(|&x| x > 0.0).collect();
+        bound > 0.0 && !pos.is_empty() && pos.iter().all(|&x| x / bound > 10.0 || bound / x > 10.0)
     };
     if let Some(f) = c.by_factor.filter(|&f| f > 1.0) {
         let factors: Vec<f64> = judged
@@ -127,7 +131,8 @@ pub fn results(outcomes: &[FileOutcome]) -> Vec<Value> {
 /// How `check` counts a verdict, and the mark its line starts with.
 fn mark(v: &Verdict) -> &'static str {
     match v.state {
-        State::Goal { .. } => "goal",
+        State::Goal { met: true } => "met ",
+        State::Goal { met: false } => "not met",
         State::Holds => "ok  ",
         State::NotReproduced { .. } => "n/r ",
         State::Fails | State::NotCredited | State::AblationBroken { .. } | State::Stale { .. } => "FAIL",
@@ -154,7 +159,11 @@ pub fn render(outcomes: &[FileOutcome], show_seeds: bool) -> (String, Tally) {
                 match mark {
                     "ok  " => t.passed += 1,
                     "n/r " => t.not_reproduced += 1,
-                    "goal" => t.goals += 1,
+                    "met " => {
+                        t.goals += 1;
+                        t.goals_met += 1;
+                    }
+                    "not met" => t.goals += 1,
                     _ => t.failed += 1,
                 }
                 let weak = if mark == "ok  " { toothless(c, o) } else { None };

@@ -687,7 +687,17 @@ fn check_cmd(
         ));
     }
     if t.goals > 0 && !json {
-        text.push_str(&format!("homework goals: {} (judged on the starting scripts; not failed)\n", t.goals));
+        // With --script the goals grade the student's script; without, the scenario's own starting script.
+        let on = if scripts.is_empty() {
+            "judged on the scenario's starting scripts".to_string()
+        } else {
+            let ids: Vec<&str> = scripts.iter().map(|(id, _)| id.as_str()).collect();
+            format!("judged on your script for {}", ids.join(", "))
+        };
+        text.push_str(&format!(
+            "homework goals: {} of {} met ({on}; a goal not met does not fail the check)\n",
+            t.goals_met, t.goals
+        ));
     }
     if t.toothless > 0 && !json {
         text.push_str(&format!(

@@ -83,3 +83,31 @@ fn mixed_response_goals_are_met_by_a_reference_and_missed_by_credit_and_round_ro
 fn barrier_makespan_goals_are_met_by_a_reference_and_missed_by_credit_and_round_robin() {
     check("hw-barrier-makespan", json!({ "slot_ms": 10, "gang": "job" }));
 }
+
+/// `schedsim check hw-*.json --script student=FILE` grades the script: each goal `met` or `not met`, and the
+/// total judged on the script given, never "on the starting scripts".
+#[test]
+fn check_with_a_script_grades_it_goal_by_goal() {
+    let file = root().join("scenarios/hw-mixed-response.json");
+    let run = |script: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedsim"))
+            .args(["check", file.to_str().unwrap(), "--script", &format!("student={script}")])
+            .output()
+            .expect("schedsim runs");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let reference = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/homework/hw-mixed-response.rhai");
+    let text = run(reference.to_str().unwrap());
+    let met = text.lines().filter(|l| l.starts_with("met ")).count();
+    let goals = met + text.lines().filter(|l| l.starts_with("not met ")).count();
+    assert!(goals > 0, "{text}");
+    assert!(
+        text.contains(&format!("homework goals: {met} of {goals} met (judged on your script for student")),
+        "{text}"
+    );
+    assert!(!text.contains("starting scripts"), "{text}");
+    let rr = root().join("sim-wasm/core/src/policy/script/templates/round_robin.rhai");
+    let text = run(rr.to_str().unwrap());
+    assert!(text.lines().any(|l| l.starts_with("not met ")), "{text}");
+    assert!(!text.contains(&format!("{goals} of {goals} met")), "{text}");
+}

@@ -1,7 +1,8 @@
 // The address bar is the share link: written with what is on screen (scenario, columns, playhead, window, open
 // panels, lesson step, speed), at most every 100 ms (the browser rate-limits history updates; scrubbing would
 // exceed it), and never while playing (a moving playhead is not a place to share). Another scenario on screen is
-// a new history entry, so Back and Forward move between scenarios (`onHistory` shows the entry's link).
+// a new history entry, and so is another lesson step, so Back and Forward move between scenarios and steps
+// (`onHistory` shows the entry's link).
 import { useEffect, useLayoutEffect, useMemo, useRef } from 'react';
 import { parseShareUrl, scenarioLink, toShareSearch, type ShareState } from '../lib/share';
 import { START_SPEED } from '../lib/speed';
@@ -27,6 +28,8 @@ export interface ShareInput {
   readonly lesson: LessonAt | null;
   readonly playing: boolean;
   readonly speed: number;
+  /** Presentation mode. */
+  readonly presenting?: boolean;
   /** Back or Forward landed on another entry: show its link. */
   readonly onHistory: (link: ShareState) => void;
   /** Recorded traces on screen, named in the link's fragment by their hash (lib/traceLink). */
@@ -45,6 +48,7 @@ export function useShareUrl({
   lesson,
   playing,
   speed,
+  presenting = false,
   onHistory,
   traces = NO_TRACES,
 }: ShareInput): string {
@@ -69,12 +73,16 @@ export function useShareUrl({
       lesson: lesson?.id ?? null,
       step: lesson?.step ?? 0,
       speed: speed === START_SPEED ? null : speed,
+      present: presenting,
     });
     return withTraces(search, traces);
-  }, [link, columns, testing, time, view, hidden, open, lesson, speed, traces]);
+  }, [link, columns, testing, time, view, hidden, open, lesson, speed, presenting, traces]);
 
-  // Which scenario the address bar's entry is for: another one pushes an entry, the same one replaces it.
-  const identity = current ? `${current.id ?? ''}\n${current.id ? '' : current.name}` : null;
+  // Which scenario and lesson step the address bar's entry is for: another one pushes an entry, the same one
+  // replaces it.
+  const identity = current
+    ? `${current.id ?? ''}\n${current.id ? '' : current.name}\n${lesson ? `${lesson.id}:${lesson.step}` : ''}`
+    : null;
   const entryOf = useRef<string | null>(null);
   /** Back/Forward loads the entry's scenario: that load replaces the entry rather than pushing another. */
   const fromHistory = useRef(false);

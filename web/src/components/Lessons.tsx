@@ -11,6 +11,7 @@ import {
   nextLesson,
   predictVerdict,
   renderLessonText,
+  stepMarks,
   type Homework,
   type Lesson,
 } from '../lib/lessons';
@@ -194,7 +195,7 @@ const SCROLL_KEYS = new Set(['ArrowUp', 'ArrowDown', 'PageUp', 'PageDown', 'Home
  * lesson screenshot differed by 38 px between runs).
  */
 function useMarks(lesson: Lesson, step: number, settled: boolean, revealed: boolean): void {
-  const marks = lesson.steps[step]?.marks;
+  const marks = stepMarks(lesson.steps[step], revealed);
   const settledRef = useRef(settled);
   const presenting = useContext(PresentingContext);
   const presentingRef = useRef(presenting);
@@ -374,6 +375,7 @@ export function LessonPlayer({
 }: PlayerProps) {
   useMarks(lesson, step, settled, choice !== null);
   const s = lesson.steps[step];
+  const shownMarks = stepMarks(s, choice !== null);
   const last = lesson.steps.length - 1;
   const next = nextLesson(lesson.id);
   if (!s) return null;
@@ -428,9 +430,9 @@ export function LessonPlayer({
           {missing}
         </p>
       )}
-      {s.marks && s.marks.length > 0 && (
+      {shownMarks && shownMarks.length > 0 && (
         <ul className="lesson-marks" aria-label="Look at">
-          {s.marks.map((m, i) => (
+          {shownMarks.map((m, i) => (
             <li key={i}>
               <strong>{m.view.replace(/-/g, ' ')}</strong>
               {m.policy ? ` (${m.policy})` : ''}: {m.note}

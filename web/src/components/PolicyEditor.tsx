@@ -8,6 +8,8 @@ import type { Json } from '../lib/share';
 import { pushHistory, readDraft } from '../lib/drafts';
 import { localStore, useTabDraft } from '../app/useTabDraft';
 import { TemplateMenu } from './TemplateMenu';
+import { Markdown } from './Markdown';
+import scriptApi from '../../../docs/script-api.md?raw';
 import {
   scriptPolicies,
   scriptProblem,
@@ -220,9 +222,14 @@ const PolicyEditor = memo(function PolicyEditor({
         </p>
       )}
       <p className="muted">
-        Rhai, with the hooks a script policy may define (<code>do_schedule</code> is required). Checked as you
-        type; the column re-runs when typing pauses.
+        Rhai, with the hooks a script policy may define (<code>do_schedule</code> is required; the API
+        reference below lists them all). Checked as you type; the column re-runs when typing pauses.
       </p>
+      <details className="script-api" data-testid="script-api">
+        <summary>API reference: hooks, arguments, the return map, host functions, limits</summary>
+        {/* The repository's docs/script-api.md, generated from the tables the engine checks scripts with. */}
+        <Markdown text={scriptApi} />
+      </details>
       <div className="policy-editor-body">
         <Suspense fallback={<p className="muted">Loading the editor…</p>}>
           <CodeEditor value={source} onChange={onCode} problem={problem} label={`Script of ${policy}`} />

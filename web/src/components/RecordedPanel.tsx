@@ -2,7 +2,7 @@
 // KVM, Credit and Credit2 as the page's columns beside the recording, and a table of how far each policy's per-domain
 // CPU shares and wake-to-run latencies are from the recorded ones), and the mapping of threads to domains and the
 // TSC frequency the trace was read with, to edit and read it again.
-import { memo, useEffect, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import type { SimClient } from '../sim/client';
 import type { RunReport, Summary, TraceOptions } from '../sim/types';
 import type { RecordedColumn } from '../app/useRecorded';
@@ -103,12 +103,15 @@ function ReadOptions({
   column,
   onReopen,
   open = false,
+  onEdit,
 }: {
   readonly client: SimClient;
   readonly column: RecordedColumn;
   readonly onReopen: Props['onReopen'];
   /** Open from the start (a staged trace's mapping is what is asked for). */
   readonly open?: boolean;
+  /** Told the options as edited, not yet read again (a staged trace's "Show" reads with them). */
+  readonly onEdit?: (options: TraceOptions) => void;
 }) {
   const [mapping, setMapping] = useState<string | null>(null);
   const [tsc, setTsc] = useState(column.options.tscHz ? String(column.options.tscHz) : '');
@@ -160,7 +163,10 @@ function ReadOptions({
         rows={10}
         spellCheck={false}
         value={mapping ?? ''}
-        onChange={(e) => setMapping(e.target.value)}
+        onChange={(e) => {
+          setMapping(e.target.value);
+          onEdit?.({ mapping: e.target.value, tscHz: tscHz() });
+        }}
       />
       <label>
         TSC frequency [Hz] (xentrace; 2.4 GHz when empty){' '}
@@ -168,7 +174,12 @@ function ReadOptions({
           data-testid="trace-tsc-hz"
           inputMode="numeric"
           value={tsc}
-          onChange={(e) => setTsc(e.target.value)}
+          onChange={(e) => {
+            setTsc(e.target.value);
+            const v = Number(e.target.value);
+            const hz = e.target.value.trim() !== '' && Number.isFinite(v) && v >= 1 ? v : undefined;
+            onEdit?.({ mapping: mapping ?? undefined, tscHz: hz });
+          }}
           placeholder="2400000000"
         />
       </label>
@@ -202,16 +213,50 @@ function StagedRow({
   onShow,
   onCancel,
 }: RowProps & Pick<Props, 'onShow' | 'onCancel'>) {
+  // The mapping edited before "Show" is the one the column opens with: read again with it first.
+  const edits = useRef<TraceOptions | null>(null);
+  const [state, setState] = useState<string | null>(null);
+  const row = useRef<HTMLDivElement>(null);
+  // It appears far down the page, under the columns: brought into sight, or nothing seems to happen.
+  useEffect(() => {
+    row.current?.scrollIntoView({ block: 'start' });
+  }, []);
+  const show = () => {
+    const options = edits.current;
+    if (!options) {
+      onShow(column.id);
+      return;
+    }
+    setState('Reading with your mapping…');
+    void onReopen(column.id, options).then((err) => {
+      if (err !== null) setState(`Not shown: ${err}`);
+      else onShow(column.id);
+    });
+  };
   return (
-    <div className="recorded-trace" data-testid="staged-trace" data-policy={column.id}>
+    <div className="recorded-trace" data-testid="staged-trace" data-policy={column.id} ref={row}>
       <h3>{column.label} (not shown yet)</h3>
-      <button type="button" data-testid="trace-show" onClick={() => onShow(column.id)}>
+      <button type="button" data-testid="trace-show" onClick={show}>
         Show
       </button>{' '}
       <button type="button" onClick={() => onCancel(column.id)}>
         Cancel
       </button>
-      <ReadOptions client={client} column={column} onReopen={onReopen} open />
+      {state && (
+        <span className="muted" role="status" data-testid="trace-show-note">
+          {' '}
+          {state}
+        </span>
+      )}
+      <ReadOptions
+        client={client}
+        column={column}
+        onReopen={onReopen}
+        open
+        onEdit={(o) => {
+          edits.current = o;
+        }}
+      />
     </div>
   );
 }

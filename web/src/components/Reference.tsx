@@ -114,6 +114,17 @@ export function About({ onClose }: { readonly onClose: () => void }) {
       close={<Close testId="about-close" onClose={onClose} />}
       onClose={onClose}
     >
+      <h3>The words</h3>
+      <p>
+        A <strong>hypervisor</strong> runs several operating systems on one machine, each in its own virtual
+        machine. <strong>Xen</strong> is one (a small hypervisor with a privileged Linux beside it),{' '}
+        <strong>KVM</strong> another (Linux itself acting as the hypervisor). Xen calls a virtual machine a{' '}
+        <strong>domain</strong>. A domain’s operating system sees virtual CPUs, <strong>vCPUs</strong>; the
+        machine has physical CPUs, <strong>pCPUs</strong>, and the hypervisor’s scheduler decides which vCPU
+        runs on which pCPU, and for how long. <strong>dom0</strong> is Xen’s first, privileged domain: it owns
+        the real network card and disk, so every packet and disk block of the other domains passes through it,
+        and when dom0 waits for a pCPU, their I/O waits too. The Glossary explains the rest.
+      </p>
       <h3>What the lab models</h3>
       <p>
         A discrete-event simulation of a virtualised host: pCPUs, domains with vCPUs, the guest tasks inside

@@ -7,6 +7,8 @@ describe('glossary', () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ['boost', 'under-over', 'credit', 'lag', 'jain', 'pbhr', 'belief', 'coscheduling'])
       expect(ids).toContain(id);
+    // A newcomer's words, in plain language.
+    for (const id of ['hypervisor', 'xen', 'kvm', 'domain', 'vcpu', 'dom0']) expect(ids).toContain(id);
   });
 
   it('links only the first use of each term, and keeps the text whole', () => {

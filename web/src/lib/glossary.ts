@@ -8,9 +8,41 @@ export interface GlossaryEntry {
   /** The spellings a text uses for it (case-sensitive where the word is an abbreviation). */
   readonly match: RegExp;
   readonly text: string;
+  /**
+   * False for words so common in the views' texts (domain, Xen) that linking each view's first use would
+   * underline half the labels: the glossary lists them, the views do not link them.
+   */
+  readonly linked?: boolean;
 }
 
 export const GLOSSARY: readonly GlossaryEntry[] = [
+  {
+    id: 'hypervisor',
+    term: 'hypervisor',
+    match: /\bhypervisors?\b/,
+    text:
+      'The layer of software that runs several operating systems on one machine at once, each in its own ' +
+      'virtual machine, and shares the real CPUs, memory and devices among them. Its CPU scheduler decides ' +
+      'which virtual machine’s CPU runs on which real CPU, and for how long: that is what this lab simulates.',
+  },
+  {
+    id: 'xen',
+    term: 'Xen',
+    match: /\bXen\b/,
+    linked: false,
+    text:
+      'An open-source hypervisor (used by many clouds): a small hypervisor under the virtual machines, with a ' +
+      'privileged Linux virtual machine, dom0, that drives the real devices. Its CPU schedulers (Credit, ' +
+      'Credit2, SEDF and others) are the ones the papers study.',
+  },
+  {
+    id: 'kvm',
+    term: 'KVM',
+    match: /\bKVM\b/,
+    text:
+      'The hypervisor built into Linux: each virtual machine is a Linux process and each of its virtual CPUs ' +
+      'a thread, so the ordinary Linux scheduler places them on the real CPUs.',
+  },
   {
     id: 'boost',
     term: 'BOOST',
@@ -116,10 +148,22 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
       'through it, so a guest’s I/O can go no faster than dom0 gets the CPU.',
   },
   {
+    id: 'domain',
+    term: 'domain',
+    match: /\bdomains?\b/,
+    linked: false,
+    text:
+      'Xen’s word for a virtual machine: a guest operating system with its own memory and virtual CPUs. Each ' +
+      'domain has a weight (its share of the CPU against the others) and may have a cap.',
+  },
+  {
     id: 'vcpu',
     term: 'vCPU / pCPU',
     match: /\b[vp]CPUs?\b/,
-    text: 'A virtual CPU of a domain, and a physical CPU of the host that the hypervisor runs vCPUs on.',
+    text:
+      'A vCPU is a virtual CPU: what a domain’s operating system sees as one of its processors. A pCPU is a ' +
+      'physical CPU (a core) of the real machine. The hypervisor runs each vCPU on some pCPU for a while, then ' +
+      'another; while a vCPU waits for a pCPU, everything inside it waits.',
   },
 ];
 
@@ -136,7 +180,7 @@ export interface TermPart {
 export function findTerms(text: string, seen: Set<string> = new Set()): TermPart[] {
   const hits: { at: number; len: number; entry: GlossaryEntry }[] = [];
   for (const entry of GLOSSARY) {
-    if (seen.has(entry.id)) continue;
+    if (seen.has(entry.id) || entry.linked === false) continue;
     const m = entry.match.exec(text);
     if (!m) continue;
     hits.push({ at: m.index, len: m[0].length, entry });

@@ -31,8 +31,8 @@ export interface LessonStep {
   /** Index of the scenario claim the step's text is about (lessons.test.ts checks the text against it). */
   readonly claim?: number;
   /**
-   * Predict, then reveal: the results (key figures, claims, comparison) stay hidden, on this step and on the
-   * steps before it on the same scenario, until the class has picked which policy wins; `answer` is the one the
+   * Predict, then reveal: the results (key figures, claims, comparison, the scenario's summary) stay hidden, on
+   * this step and on every step of the lesson before it, until the class has picked which policy wins; `answer` is the one the
    * claim says wins (lessons.test.ts checks it against the model's figures), and the reveal names the winner
    * the run on screen shows (predictVerdict).
    */
@@ -103,6 +103,25 @@ export const LESSONS: readonly Lesson[] = [
         t_ms: 10000,
         view_ms: [10000, 10400],
         marks: [{ view: 'timeline', policy: 'credit', note: '30 ms slices of the CPU-bound domains' }],
+      },
+      {
+        title: 'Predict: does BOOST answer the lone server faster?',
+        text:
+          'Two columns, the same host: Xen Credit with BOOST, and Xen 3.0.3’s Credit without it. Before the ' +
+          'numbers: over the whole minute, which one answers the lone server’s echo requests faster on average?',
+        scenario: 'credit-boost',
+        policies: ['credit', 'noboost'],
+        t_ms: 20000,
+        view_ms: [20000, 20400],
+        claim: 3,
+        marks: [
+          { view: 'timeline', policy: 'noboost', note: 'Who runs when a request arrives, without BOOST' },
+        ],
+        predict: {
+          question: 'Which policy gives the lone server the lower mean response time?',
+          options: ['credit', 'noboost'],
+          answer: 'credit',
+        },
       },
       {
         title: 'What the numbers say',
@@ -223,8 +242,8 @@ export const LESSONS: readonly Lesson[] = [
         text:
           'dom0 has used up its BOOST. At the playhead the receiver, woken BOOSTed by dom0’s notification, preempts ' +
           'it, and dom0 waits as UNDER behind a CPU-bound domain’s 30 ms slice before it runs again, while the ' +
-          'receiver waits for it. Throughput falls from near the link’s 100 Mbit/s to {0:credit} here; the paper saw near ' +
-          'starvation, which this model reaches on some seeds only (the claims say why).',
+          'receiver waits for it, so its throughput falls well short of the link’s 100 Mbit/s; the paper saw near ' +
+          'starvation, which this model reaches on some seeds only (the claims say why, once you have predicted).',
         scenario: 'p000-fig7a-idd-starvation',
         policies: ['credit', 'pi'],
         t_ms: 4451.2,
@@ -234,16 +253,23 @@ export const LESSONS: readonly Lesson[] = [
         ],
       },
       {
-        title: 'Two policies, the same host',
+        title: 'Predict: does dom0 wait less?',
         text:
           'Two columns, the same host: stock Credit, and Credit with IDD priority inheritance (dom0 inherits the ' +
           'priority of the domain it serves). Watch how often dom0 gets the pCPU under each while the receiver ' +
-          'waits for it.',
+          'waits for it. Before the numbers: under which one does dom0 wait less for the CPU once an event is ' +
+          'pending?',
         scenario: 'p000-fig7a-idd-starvation',
         policies: ['credit', 'pi'],
         t_ms: 20000,
         view_ms: [20000, 20300],
+        claim: 5,
         marks: [{ view: 'timeline', policy: 'pi', note: 'How often dom0 runs under each policy' }],
+        predict: {
+          question: 'Which policy gives dom0 the lower mean wait for the CPU?',
+          options: ['credit', 'pi'],
+          answer: 'pi',
+        },
       },
       {
         title: 'Priority inheritance',
@@ -304,7 +330,7 @@ export const LESSONS: readonly Lesson[] = [
           'Co-proportional share runs the concurrent domain’s vCPUs at the same time, so every barrier is met at ' +
           'once. In the paper’s ten-slot example co-scheduling finishes 3 steps where proportional share finishes ' +
           'only 2 (4 of its 10 slots go to spinning); here co-scheduling completes {2:cps} steps in 100 slots and ' +
-          'proportional share {2:ps}, its vCPUs spinning while a sibling waits (the key figures above).',
+          'proportional share {2:ps}, its vCPUs spinning while a sibling waits (the key figures).',
         scenario: 'p001-sec2-ten-slots',
         policies: ['ps', 'cps'],
         t_ms: 500,
@@ -434,6 +460,23 @@ export const LESSONS: readonly Lesson[] = [
         marks: [{ view: 'timeline', policy: 'credit', note: 'dom0’s stress and its packet work' }],
       },
       {
+        title: 'Predict: what does preempting dom0 at once cost?',
+        text:
+          'The thesis’s stress scenario (4.5): the enhanced Credit lets a woken vCPU preempt at once, with no rate ' +
+          'limit. Does the host switch vCPUs more or less often than under Credit?',
+        scenario: 'p003-s45-enhanced-stress',
+        policies: ['credit', 'enhanced'],
+        t_ms: 1000,
+        view_ms: [1000, 1020],
+        claim: 0,
+        marks: [{ view: 'timeline', policy: 'enhanced', note: 'Who runs, and how often it changes' }],
+        predict: {
+          question: 'Which scheduler makes more context switches host-wide?',
+          options: ['credit', 'enhanced'],
+          answer: 'enhanced',
+        },
+      },
+      {
         title: 'Which scheduler loses most?',
         text:
           'The same dom0 stress, now with the domU reading its disk through dom0 (Table 4). SEDF gives each domain ' +
@@ -480,23 +523,6 @@ export const LESSONS: readonly Lesson[] = [
           { view: 'timeline', policy: 'enhanced', note: 'Shorter turns for dom0' },
           { view: 'claims-panel', note: 'Table 5’s direction, not reproduced here' },
         ],
-      },
-      {
-        title: 'Predict: what does preempting dom0 at once cost?',
-        text:
-          'The thesis’s stress scenario (4.5): the enhanced Credit lets a woken vCPU preempt at once, with no rate ' +
-          'limit. Does the host switch vCPUs more or less often than under Credit?',
-        scenario: 'p003-s45-enhanced-stress',
-        policies: ['credit', 'enhanced'],
-        t_ms: 1000,
-        view_ms: [1000, 1020],
-        claim: 0,
-        marks: [{ view: 'timeline', policy: 'enhanced', note: 'Who runs, and how often it changes' }],
-        predict: {
-          question: 'Which scheduler makes more context switches host-wide?',
-          options: ['credit', 'enhanced'],
-          answer: 'enhanced',
-        },
       },
     ],
   },
@@ -719,19 +745,29 @@ export function textFigures(text: string): { claim: number; policy: string }[] {
 }
 
 /**
- * Whether step `step` of `lesson` must hide its results: a predict step on the same scenario, this one or a
- * later one, still waits for the class's pick (`chosen` says which steps have one). The steps after a predict
- * step are its reveal.
+ * Whether step `step` of `lesson` must hide its results: a predict step of the lesson, this one or a later one,
+ * still waits for the class's pick (`chosen` says which steps have one). The steps after a predict step are its
+ * reveal, so a lesson shows no results before its first predict step (lessons.test.ts).
  */
 export function concealedAt(lesson: Lesson, step: number, chosen: (step: number) => boolean): boolean {
-  const here = lesson.steps[step];
-  if (!here) return false;
-  for (let j = step; j < lesson.steps.length; j++) {
-    const s = lesson.steps[j]!;
-    if (s.scenario !== here.scenario) break;
-    if (s.predict && !chosen(j)) return true;
-  }
-  return false;
+  if (!lesson.steps[step]) return false;
+  // Whatever the scenario: an earlier step's figures may answer a later question on a sibling scenario (the
+  // same metric under the same policies), so nothing is shown before the class has answered.
+  return lesson.steps.some((s, j) => j >= step && s.predict !== undefined && !chosen(j));
+}
+
+/** What a predict step points at once the class has chosen: the figures the reveal names and the claim. */
+export const REVEAL_MARKS: readonly LessonMark[] = [
+  { view: 'key-figures', note: 'The figures the question was about' },
+  { view: 'claims-panel', note: 'The claim, judged on this run' },
+];
+
+/** The views a step points at: a predict step's own until the class has chosen, then the answer's. */
+export function stepMarks(
+  step: LessonStep | undefined,
+  revealed: boolean,
+): readonly LessonMark[] | undefined {
+  return step?.predict && revealed ? REVEAL_MARKS : step?.marks;
 }
 
 export function findHomework(id: string): Homework | undefined {

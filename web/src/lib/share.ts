@@ -12,6 +12,7 @@
 //   open=P,...             open panels (editor, export, ...)
 //   lesson=ID step=N       the lesson and its step (1-based); alone, the step's scenario, columns and window
 //   speed=X                playback speed (simulated ms per ms), one of lib/speed.ts SPEEDS
+//   present=1              presentation mode
 // The compressed parts go in the fragment: browsers never send it, so no server's URL limit or log sees them
 // (s and patch in the query are read too). Links without `v` are the first format (scenario and policies only)
 // and still open.
@@ -54,6 +55,8 @@ export interface ViewState {
   readonly step: number;
   /** Playback speed [simulated ms per ms], or null for the page's default. */
   readonly speed: number | null;
+  /** Presentation mode (a class's projector: reloading or passing the link keeps it). */
+  readonly present: boolean;
 }
 
 export interface ShareState extends ViewState {
@@ -240,6 +243,7 @@ export function parseShareUrl(search: string, hash = ''): ShareState {
     lesson: null,
     step: 0,
     speed: null,
+    present: false,
   };
 
   const rawVersion = params.get('v');
@@ -325,7 +329,8 @@ function viewParams(params: URLSearchParams, errors: string[]): ViewState {
           `(${SPEEDS.join(', ')}); ignored.`,
       );
   }
-  return { time, view, hidden, open, lesson, step, speed };
+  const present = params.get('present') === '1';
+  return { time, view, hidden, open, lesson, step, speed, present };
 }
 
 /** How a link names the scenario on screen (computed once per scenario: compressing is not per-frame work). */
@@ -382,6 +387,7 @@ export function toShareSearch(state: ShareInput): string {
     params.set('step', String((state.step ?? 0) + 1));
   }
   if (state.speed != null) params.set('speed', String(state.speed));
+  if (state.present) params.set('present', '1');
   if (state.testing) params.set('testing', '1');
   const hash = fragment.toString();
   return `?${params.toString().replace(/%2C/g, ',')}${hash ? `#${hash}` : ''}`;

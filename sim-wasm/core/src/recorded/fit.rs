@@ -154,16 +154,16 @@ pub fn scenario(run: &RecordedRun, title: &str, schedulers: &[&str]) -> Value {
     let policies: Vec<Value> = schedulers
         .iter()
         .map(|s| match *s {
-            "kvm" => json!({ "id": s, "label": "kvm (EEVDF)", "scheduler": s, "params": { "domains": kvm_domains } }),
-            _ => json!({ "id": s, "label": s, "scheduler": s }),
+            "kvm" => json!({ "id": s, "label": fitted_label(s), "scheduler": s, "params": { "domains": kvm_domains } }),
+            _ => json!({ "id": s, "label": fitted_label(s), "scheduler": s }),
         })
         .collect();
     json!({
         "schema": 1,
         "id": "fitted",
         "title": format!("Fitted to {title}"),
-        "summary": format!("The load of a recorded trace ({} pCPUs, {} ms), each thread a task on its own vCPU: {}.",
-            run.model.pcpus, duration_ms, notes.join("; ")),
+        "summary": format!("The load of a recorded trace ({} pCPU{}, {} ms), each thread a task on its own vCPU: {}.",
+            run.model.pcpus, if run.model.pcpus == 1 { "" } else { "s" }, duration_ms, notes.join("; ")),
         "source": format!("recorded trace {title}"),
         "seed": 1,
         "duration_ms": duration_ms,
@@ -195,6 +195,19 @@ pub fn compare(run: &RecordedRun, title: &str, schedulers: &[&str]) -> Result<Re
         runs.push(v);
     }
     Ok(Report { scenario: format!("recorded:{title}"), runs })
+}
+
+/// A fitted column's label: the scheduler as people name it, marked as a simulation of the recorded load.
+fn fitted_label(scheduler: &str) -> String {
+    let name = match scheduler {
+        "credit" => "Xen Credit",
+        "credit2" => "Xen Credit2",
+        "sedf" => "SEDF",
+        "bvt" => "BVT",
+        "kvm" => "KVM on Linux",
+        other => other,
+    };
+    format!("{name} (simulated)")
 }
 
 #[cfg(test)]

@@ -276,6 +276,11 @@ impl Mapping {
         let total: u64 = survey.threads.values().map(|t| t.run_ns).sum();
         for (group, ids) in &by_group {
             let run: u64 = ids.iter().map(|id| survey.threads[id].run_ns).sum();
+            // Whatever the group is (a process, a QEMU VM, a Xen domain): under 1% of the traced CPU it would be a
+            // domain that barely ran, so it is left to `rest`.
+            if (run as f64) < MIN_SHARE * total as f64 || run == 0 {
+                continue;
+            }
             let (label, tids) = if survey.xen {
                 (format!("d{group}"), Vec::new())
             } else {
@@ -286,9 +291,6 @@ impl Mapping {
                 if !qemu.is_empty() {
                     (format!("vm-{group}"), qemu)
                 } else {
-                    if (run as f64) < MIN_SHARE * total as f64 || run == 0 {
-                        continue;
-                    }
                     (label, Vec::new())
                 }
             };

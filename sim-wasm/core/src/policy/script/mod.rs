@@ -23,6 +23,7 @@
 //! operations per event) runs paper 000's Fig. 10 host 40-70x slower than native Credit (`schedsim bench`'s
 //! `script_vs_credit`).
 
+pub mod api;
 mod engine;
 mod templates;
 #[cfg(test)]
@@ -48,10 +49,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// Longest slice a decision may ask for [us] (10 s): more is a mistake, not a policy.
-const MAX_SLICE_US: i64 = 10_000_000;
+pub const MAX_SLICE_US: i64 = 10_000_000;
 /// Shortest and longest periodic timer [us].
-const MIN_PERIOD_US: i64 = 100;
-const MAX_PERIOD_US: i64 = 10_000_000;
+pub const MIN_PERIOD_US: i64 = 100;
+pub const MAX_PERIOD_US: i64 = 10_000_000;
 
 /// The hooks, in the order of [`HOOKS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,25 +71,99 @@ enum Hook {
     VcpuState,
 }
 
-/// Each hook's name and parameters.
-const HOOKS: [(Hook, &str, &[&str]); 12] = [
-    (Hook::Init, "init", &["host"]),
-    (Hook::InitVcpu, "init_vcpu", &["v"]),
-    (Hook::Wake, "wake", &["v", "cause"]),
-    (Hook::Sleep, "sleep", &["v"]),
-    (Hook::DoSchedule, "do_schedule", &["p", "cur", "runnable"]),
-    (Hook::Timers, "timers", &[]),
-    (Hook::Tick, "tick", &["p"]),
-    (Hook::Account, "account", &[]),
-    (Hook::Timer, "timer", &[]),
-    (Hook::EventSent, "event_sent", &["from", "to"]),
-    (Hook::Runqueue, "runqueue", &["p"]),
-    (Hook::VcpuState, "vcpu_state", &["v"]),
+/// A hook as scripts see it: the engine checks a script's functions against `name` and `params`, and the user's
+/// reference (docs/script-api.md, [`api::reference`]) is written from the same rows.
+pub struct HookSpec {
+    hook: Hook,
+    pub name: &'static str,
+    pub params: &'static [&'static str],
+    /// What the hook returns, or "" when the engine ignores its value.
+    pub returns: &'static str,
+    pub doc: &'static str,
+}
+
+/// Every hook, in the order of [`Hook`].
+pub const HOOKS: [HookSpec; 12] = [
+    HookSpec {
+        hook: Hook::Init,
+        name: "init",
+        params: &["host"],
+        returns: "",
+        doc: "Once, before any other hook. `host` is `this.host` (below).",
+    },
+    HookSpec {
+        hook: Hook::InitVcpu,
+        name: "init_vcpu",
+        params: &["v"],
+        returns: "p",
+        doc: "The pCPU vCPU `v` starts on (default: `v % host.pcpus`).",
+    },
+    HookSpec {
+        hook: Hook::Wake,
+        name: "wake",
+        params: &["v", "cause"],
+        returns: "",
+        doc: "`v` became runnable; `cause` is the engine's wake cause as a string (\"boot\", \"timer\", \"net rx\", \
+              \"block I/O done\", \"unpark\", ...). Without this hook idle pCPUs look for work when a vCPU wakes.",
+    },
+    HookSpec {
+        hook: Hook::Sleep,
+        name: "sleep",
+        params: &["v"],
+        returns: "",
+        doc: "`v` blocked or was paused (if it is running, the engine reschedules its pCPU).",
+    },
+    HookSpec {
+        hook: Hook::DoSchedule,
+        name: "do_schedule",
+        params: &["p", "cur", "runnable"],
+        returns: "#{ next: v or (), slice_us: N, reason: \"text\" }",
+        doc: "Required. Picks what pCPU `p` runs next. `cur` is the vCPU that ran on `p` until now, or `()`; \
+              `runnable` says whether it could go on. The return map is described below.",
+    },
+    HookSpec {
+        hook: Hook::Timers,
+        name: "timers",
+        params: &[],
+        returns: "#{ tick_us: N, account_us: N }",
+        doc: "The periodic hooks wanted (either key may be left out; the periods are bounded, see Limits).",
+    },
+    HookSpec { hook: Hook::Tick, name: "tick", params: &["p"], returns: "", doc: "Every `tick_us` on each pCPU." },
+    HookSpec { hook: Hook::Account, name: "account", params: &[], returns: "", doc: "Every `account_us`, on pCPU 0." },
+    HookSpec {
+        hook: Hook::Timer,
+        name: "timer",
+        params: &[],
+        returns: "",
+        doc: "The time asked for with `timer_at(ns)` has come.",
+    },
+    HookSpec {
+        hook: Hook::EventSent,
+        name: "event_sent",
+        params: &["from", "to"],
+        returns: "",
+        doc: "An event-channel notification from vCPU `from` to vCPU `to`.",
+    },
+    HookSpec {
+        hook: Hook::Runqueue,
+        name: "runqueue",
+        params: &["p"],
+        returns: "[v, ...]",
+        doc: "What the run-queue view shows queued on `p`, in run order. Read between events: it may only read \
+              `this` (host functions fail here).",
+    },
+    HookSpec {
+        hook: Hook::VcpuState,
+        name: "vcpu_state",
+        params: &["v"],
+        returns: "#{ pri: \"UNDER\", credit: N }",
+        doc: "What the views and the log show for `v` (`credit` optional). Read between events, like `runqueue`.",
+    },
 ];
 
 impl Hook {
     fn name(self) -> &'static str {
-        HOOKS[self as usize].1
+        HOOKS[self as usize].name
     }
 }
 
@@ -100,6 +175,8 @@ struct Shared {
     defined: [bool; HOOKS.len()],
     /// The line of each hook's `fn`, for errors in what it returned.
     lines: [usize; HOOKS.len()],
+    /// Where each hook may return from ([`return_sites`]), to name the line of a bad return.
+    returns: Vec<Vec<(usize, String)>>,
     /// The policy's id, for messages.
     id: String,
 }
@@ -109,7 +186,7 @@ fn compile(engine: &Engine, src: &str) -> Result<(AST, [bool; HOOKS.len()], [usi
     let ast = engine::compile(engine, src)?;
     let mut defined = [false; HOOKS.len()];
     let mut lines = [0; HOOKS.len()];
-    for (hook, name, params) in HOOKS {
+    for &HookSpec { hook, name, params, .. } in &HOOKS {
         let arities: Vec<usize> = ast.iter_functions().filter(|f| f.name == name).map(|f| f.params.len()).collect();
         let line = fn_line(src, name);
         lines[hook as usize] = line;
@@ -144,6 +221,87 @@ fn fn_line(src: &str, name: &str) -> usize {
                 .is_some_and(|r| r.trim_start().strip_prefix(name).is_some_and(|r| r.trim_start().starts_with('(')))
         })
         .map_or(0, |i| i + 1)
+}
+
+/// Where a hook's body may return from, as (line, that line's text): each `return` and the body's last
+/// expression, read off the source (the AST keeps no positions of values). Strings and comments are skipped.
+fn return_sites(src: &str, fn_line: usize) -> Vec<(usize, String)> {
+    if fn_line == 0 {
+        return Vec::new();
+    }
+    let lines: Vec<&str> = src.lines().collect();
+    let bytes = src.as_bytes();
+    let start = if fn_line == 1 {
+        0
+    } else {
+        bytes.iter().enumerate().filter(|&(_, &b)| b == b'\n').nth(fn_line - 2).map_or(bytes.len(), |(j, _)| j + 1)
+    };
+    let (mut depth, mut i, mut line) = (0usize, start, fn_line);
+    let (mut opened, mut last) = (false, None::<(usize, u8)>);
+    let mut sites: Vec<usize> = Vec::new();
+    let mut maps: Vec<bool> = Vec::new();
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'\n' => line += 1,
+            b'"' | b'`' | b'\'' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != c {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    } else if bytes[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                last = Some((line, c));
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'{' => {
+                depth += 1;
+                opened = true;
+                maps.push(i > 0 && bytes[i - 1] == b'#');
+            }
+            b'}' if opened => {
+                depth -= 1;
+                // A map literal's `}` ends an expression; a block's ends a statement (an if/else, a loop).
+                if maps.pop() == Some(true) {
+                    last = Some((line, b'm'));
+                    i += 1;
+                    continue;
+                }
+                if depth == 0 {
+                    // The body's last expression, unless it ends in a block (an if/else, a loop) or a `;`.
+                    if let Some((l, _)) = last.filter(|&(_, ch)| ch != b'}' && ch != b';') {
+                        if !sites.contains(&l) {
+                            sites.push(l);
+                        }
+                    }
+                    break;
+                }
+            }
+            _ => {}
+        }
+        if opened && depth > 0 && bytes[i..].starts_with(b"return") {
+            let before = i.checked_sub(1).map(|j| bytes[j]);
+            let after = bytes.get(i + 6).copied();
+            let word = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if !word(before) && !word(after) && !sites.contains(&line) {
+                sites.push(line);
+            }
+        }
+        if opened && depth > 0 && !c.is_ascii_whitespace() && !(c == b'{' && depth == 1 && last.is_none()) {
+            last = Some((line, c));
+        }
+        i += 1;
+    }
+    sites.sort_unstable();
+    sites.into_iter().filter_map(|l| lines.get(l - 1).map(|t| (l, t.to_string()))).collect()
 }
 
 /// Checks a script's syntax and hooks without running it (the page's editor, the CLI's `--script`).
@@ -329,7 +487,14 @@ impl Script {
             Dynamic::from_map(vars.iter().filter_map(|(k, v)| Some((k.into(), to_dynamic(v)?))).collect()),
         );
         let mut s = Script {
-            shared: Arc::new(Shared { engine, ast, defined, lines, id: id.to_string() }),
+            shared: Arc::new(Shared {
+                returns: lines.iter().map(|&l| return_sites(&source, l)).collect(),
+                engine,
+                ast,
+                defined,
+                lines,
+                id: id.to_string(),
+            }),
             this: RefCell::new(Dynamic::from_map(this)),
             rng: Some(Stream::new(seed, &format!("script/{id}"))),
             pcpus,
@@ -385,9 +550,30 @@ impl Script {
             Some(format!("script policy '{}': {} at {ms:.3} ms{line}: {msg}", self.shared.id, hook.name()));
     }
 
-    /// A bad return value of `hook`: the fault names the hook's `fn` line.
-    fn bad_return(&self, hook: Hook, msg: String) {
-        self.fail(hook, (self.shared.lines[hook as usize], msg));
+    /// A bad return value of `hook`: the fault names the line it was returned from when the source leaves one
+    /// place it can have come from (of the hook's returns, those that write a map when it is one, and name the
+    /// key at fault), else the hook's `fn` line.
+    fn bad_return(&self, hook: Hook, value: Option<&Dynamic>, msg: String) {
+        let sites = &self.shared.returns[hook as usize];
+        let mut fit: Vec<&(usize, String)> = sites.iter().collect();
+        let mut narrow = |keep: &dyn Fn(&str) -> bool| {
+            let kept: Vec<_> = fit.iter().copied().filter(|(_, t)| keep(t)).collect();
+            if !kept.is_empty() {
+                fit = kept;
+            }
+        };
+        if let Some(v) = value {
+            let map = v.is_map();
+            narrow(&|t: &str| t.contains("#{") == map);
+        }
+        if let Some(key) = ["slice_us", "next", "reason", "pri", "credit"].iter().find(|k| msg.starts_with(*k)) {
+            narrow(&|t: &str| t.contains(key));
+        }
+        let line = match fit.as_slice() {
+            [(l, _)] => *l,
+            _ => self.shared.lines[hook as usize],
+        };
+        self.fail(hook, (line, msg));
     }
 
     /// Calls a hook with `this` bound. `io` is the hook's view of the host (None: the host functions refuse);
@@ -526,14 +712,14 @@ impl Script {
     }
 
     /// Checks what `do_schedule` returned on `p`.
-    fn decision(&self, d: Dynamic, p: PcpuId, cur: Option<VcpuId>, ctx: &Ctx) -> Result<Pick, String> {
+    fn decision(&self, d: &Dynamic, p: PcpuId, cur: Option<VcpuId>, ctx: &Ctx) -> Result<Pick, String> {
         let Some(m) = d.read_lock::<Map>() else {
             return Err(format!(
                 "returned {} ({d}), not #{{ next: v or (), slice_us: N, reason: \"text\" }}",
                 d.type_name()
             ));
         };
-        if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), "next" | "slice_us" | "reason")) {
+        if let Some(k) = m.keys().find(|k| !api::RETURN_KEYS.iter().any(|r| r.name == k.as_str())) {
             return Err(format!("returned a map with key '{k}' (the keys are next, slice_us, reason)"));
         }
         let next = match m.get("next") {
@@ -649,7 +835,11 @@ impl Policy for Script {
             Some(p) => match p.as_int().ok().and_then(|p| usize::try_from(p).ok()).filter(|&p| p < self.pcpus) {
                 Some(p) => PcpuId(p),
                 None => {
-                    self.bad_return(Hook::InitVcpu, format!("returned {p}, not a pCPU (0..{}) or ()", self.pcpus));
+                    self.bad_return(
+                        Hook::InitVcpu,
+                        None,
+                        format!("returned {p}, not a pCPU (0..{}) or ()", self.pcpus),
+                    );
                     default
                 }
             },
@@ -687,10 +877,10 @@ impl Policy for Script {
         let Some(d) = self.call(Hook::DoSchedule, ctx, p.0, (p.0 as i64, cur_arg, cur_runnable)) else {
             return idle;
         };
-        match self.decision(d, p, cur, ctx) {
+        match self.decision(&d, p, cur, ctx) {
             Ok(d) => d,
             Err(e) => {
-                self.bad_return(Hook::DoSchedule, e);
+                self.bad_return(Hook::DoSchedule, Some(&d), e);
                 idle
             }
         }
@@ -732,6 +922,7 @@ impl Policy for Script {
         let Some(m) = s.read_lock::<Map>() else {
             self.bad_return(
                 Hook::VcpuState,
+                None,
                 format!("returned {}, not #{{ pri: \"UNDER\", credit: N }}", s.type_name()),
             );
             return none();
@@ -740,7 +931,7 @@ impl Policy for Script {
             None => pri_of(""),
             Some(Some(p)) => p,
             Some(None) => {
-                self.bad_return(Hook::VcpuState, "pri: a string such as \"UNDER\"".to_string());
+                self.bad_return(Hook::VcpuState, None, "pri: a string such as \"UNDER\"".to_string());
                 return none();
             }
         };
@@ -752,14 +943,14 @@ impl Policy for Script {
                 Err(_) => match c.as_float() {
                     Ok(f) if f.is_finite() && f.abs() < 9e18 => Some(f.round() as i64),
                     _ => {
-                        self.bad_return(Hook::VcpuState, format!("credit: {c} is not a number"));
+                        self.bad_return(Hook::VcpuState, None, format!("credit: {c} is not a number"));
                         return none();
                     }
                 },
             },
         };
         if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), "pri" | "credit")) {
-            self.bad_return(Hook::VcpuState, format!("returned a map with key '{k}' (the keys are pri, credit)"));
+            self.bad_return(Hook::VcpuState, None, format!("returned a map with key '{k}' (the keys are pri, credit)"));
             return none();
         }
         VcpuSched { pri, credit }
@@ -768,7 +959,7 @@ impl Policy for Script {
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
         let Some(q) = self.call_view(Hook::Runqueue, p.0 as i64) else { return Vec::new() };
         let Some(a) = q.read_lock::<rhai::Array>() else {
-            self.bad_return(Hook::Runqueue, format!("returned {}, not an array of vCPUs", q.type_name()));
+            self.bad_return(Hook::Runqueue, None, format!("returned {}, not an array of vCPUs", q.type_name()));
             return Vec::new();
         };
         let mut out = Vec::with_capacity(a.len());
@@ -776,7 +967,7 @@ impl Policy for Script {
             match self.vcpu(v) {
                 Some(v) => out.push(VcpuId(v)),
                 None => {
-                    self.bad_return(Hook::Runqueue, format!("{v} is not a vCPU (0..{})", self.runnable.len()));
+                    self.bad_return(Hook::Runqueue, None, format!("{v} is not a vCPU (0..{})", self.runnable.len()));
                     return Vec::new();
                 }
             }

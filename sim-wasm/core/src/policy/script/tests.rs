@@ -99,6 +99,17 @@ fn run_error(source: &str) -> String {
     }
 }
 
+/// The run's error for `src` on one pCPU and a domain of `vcpus` vCPUs with one CPU-bound task.
+fn one_pcpu_error(src: &str, vcpus: usize) -> String {
+    let sc = Scenario::from_value(json!({
+        "schema": 1, "id": "e", "title": "e", "seed": 1, "duration_ms": 100, "host": { "pcpus": 1 },
+        "domains": [{ "name": "a", "vcpus": vcpus, "tasks": [cpu_task("x")] }],
+        "policies": [{ "id": "mine", "scheduler": "script", "params": { "source": src } }]
+    }))
+    .unwrap();
+    Simulation::new(&sc, "mine").unwrap().run().unwrap_err().to_string()
+}
+
 /// A scheduler that runs whatever is runnable on its pCPU (vCPU v on pCPU v % 2), with the decision `ret`
 /// (an expression over `v`, the chosen vCPU) so a test can return something wrong.
 fn picker(ret: &str) -> String {
@@ -159,11 +170,13 @@ fn limits_and_runtime_errors_stop_the_run() {
     }
 }
 
-/// Each kind of bad return value stops the run, naming what is wrong and the hook's line.
+/// Each kind of bad return value stops the run, naming what is wrong and the line it was returned from (the
+/// picker's decision is on line 8; its other return, line 6, returns an idle map).
 #[test]
 fn bad_returns_stop_the_run() {
     let cases = [
-        ("42", "do_schedule at 0.000 ms, line 4: returned i64 (42), not #{ next"),
+        ("42", "do_schedule at 0.000 ms, line 8: returned i64 (42), not #{ next"),
+        ("#{ next: v, slice_us: -31000 }", "line 8: slice_us: -31000 us is not in"),
         ("#{ next: 9, slice_us: 1000 }", "next: 9 is not a vCPU"),
         ("#{ next: -1, slice_us: 1000 }", "next: -1 is not a vCPU"),
         ("#{ next: v, slice_us: 0 }", "slice_us: 0 us is not in 1..10000000"),
@@ -182,15 +195,18 @@ fn bad_returns_stop_the_run() {
         assert!(e.starts_with("script policy 'mine': do_schedule at "), "{e}");
         assert!(e.contains(want), "want '{want}' in: {e}");
     }
+    // A `return` statement is named where it is, among other returns and a comment that mentions one.
+    let src = "fn do_schedule(p, cur, runnable) {\n\
+               // return early when idle\n\
+               if p > 5 { return #{ next: () }; }\n\
+               if p > 6 { return 7; }\n\
+               return #{ next: 0, slice_us: 0 };\n\
+               }";
+    let e = one_pcpu_error(src, 1);
+    assert!(e.contains("line 5: slice_us: 0 us"), "{e}");
     // A blocked vCPU: one that never woke (a domain with an idle vCPU).
     let src = "fn wake(v, cause) { resched(0); }\nfn do_schedule(p, cur, runnable) { #{ next: 1, slice_us: 1000 } }";
-    let sc = Scenario::from_value(json!({
-        "schema": 1, "id": "e", "title": "e", "seed": 1, "duration_ms": 100, "host": { "pcpus": 1 },
-        "domains": [{ "name": "a", "vcpus": 2, "tasks": [cpu_task("x")] }],
-        "policies": [{ "id": "mine", "scheduler": "script", "params": { "source": src } }]
-    }))
-    .unwrap();
-    let e = Simulation::new(&sc, "mine").unwrap().run().unwrap_err().to_string();
+    let e = one_pcpu_error(src, 2);
     assert!(e.contains("next: vCPU 1 (a.v1) is not runnable"), "{e}");
     // A paused vCPU: the script pauses vCPU 0 and then picks it.
     let e = run_error(&picker("pause(0); #{ next: 0, slice_us: 1000 }"));
