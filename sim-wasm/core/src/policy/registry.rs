@@ -17,7 +17,9 @@
 //! The table is also the scenario file's [`SchedulerRules`]: the file format (`scenario.rs`) checks what any
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
 
-use super::{arinc653, atropos, bvt, credit, credit2, gang, hybrid, kvm, params, script, sedf, xenco, DomainInfo, Policy};
+use super::{
+    arinc653, atropos, bvt, credit, credit2, gang, hybrid, kvm, params, script, sedf, xenco, DomainInfo, Policy,
+};
 use crate::scenario::{DomainType, Scenario, SchedulerRules};
 use serde::Serialize;
 use serde_json::Value;
