@@ -587,7 +587,7 @@ impl Kvm {
                 let grp = &mut self.groups[g];
                 let cap = (grp.quota + grp.burst) as i64;
                 grp.runtime = (grp.runtime + grp.quota as i64).min(cap);
-                grp.next_refill = grp.next_refill + Nanos(grp.period);
+                grp.next_refill += Nanos(grp.period);
             }
             if self.groups[g].throttled && self.groups[g].runtime > 0 {
                 let grp = &mut self.groups[g];
@@ -1118,7 +1118,7 @@ impl Policy for Kvm {
         };
         // No slice timer (HRTICK is off): the tick and wake-ups preempt. A long backstop keeps the engine's
         // slice bookkeeping meaningful.
-        Pick { next: Some(t).map(VcpuId), slice: Nanos::from_ms(1000), reason }
+        Pick { next: Some(VcpuId(t)), slice: Nanos::from_ms(1000), reason }
     }
 
     fn tick(&mut self, p: PcpuId, ctx: &mut Ctx) {

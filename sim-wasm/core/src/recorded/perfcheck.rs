@@ -515,7 +515,7 @@ mod tests {
             let region = if case % 2 == 0 { 0..4096 } else { table..data.len() };
             for _ in 0..(next() % 3 + 1) {
                 let at = region.start + (next() as usize) % (region.len() - 8);
-                if next() % 2 == 0 {
+                if next().is_multiple_of(2) {
                     b[at] ^= 1 << (next() % 8);
                 } else {
                     put(&mut b, at & !7, words[(next() as usize) % words.len()]);
