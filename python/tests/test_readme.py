@@ -37,9 +37,7 @@ def test_readme_python_block_runs(i: int) -> None:
 
 @pytest.mark.parametrize("i", range(1, len(blocks("sh"))))
 def test_readme_sh_block_runs(i: int, cli: Path) -> None:
-    script = "\n".join(
-        line for line in blocks("sh")[i].splitlines() if not line.startswith("npm run build:cli")
-    )
+    script = "\n".join(line for line in blocks("sh")[i].splitlines() if not line.startswith("npm run build:cli"))
     env = dict(os.environ, PATH=f"{cli.parent}{os.pathsep}{os.environ['PATH']}")
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script],

@@ -115,5 +115,5 @@ def test_patterns_match_one_key_per_star() -> None:
 
 
 def test_a_client_that_is_not_one_is_named(short_scenario: dict[str, Any]) -> None:
-    with pytest.raises(TypeError, match="client: a dask.distributed.Client"):
+    with pytest.raises(TypeError, match=r"client: a dask\.distributed\.Client"):
         schedsim.sweep(short_scenario, {"domains.heavy.weight": [256]}, client=1, cache=False, progress=False)
