@@ -834,15 +834,17 @@ impl Kvm {
         self.versions.touch(PcpuId(cpu));
     }
 
-    /// Takes a thread that stopped being runnable off its queue, or leaves it delayed (`dequeue_task_fair`).
-    fn dequeue_thread(&mut self, t: usize) {
+    /// Takes a thread off its queue (`dequeue_task_fair`): one that went to sleep owing time stays queued,
+    /// delayed; one that migrates always leaves.
+    fn dequeue_thread(&mut self, t: usize, sleeping: bool) {
         let cpu = self.threads[t].cpu;
         let group = self.threads[t].group;
         self.threads[t].runnable = false;
         if !self.threads[t].se.on_rq {
             return;
         }
-        let delay = self.params.kernel == Kernel::Eevdf
+        let delay = sleeping
+            && self.params.kernel == Kernel::Eevdf
             && self.params.delay_dequeue
             && !self.eligible(cpu, group, Ent::Thread(t));
         if delay {
@@ -972,7 +974,7 @@ impl Kvm {
 
     /// Moves waiting thread `t` from `src` to `cpu`.
     fn migrate(&mut self, t: usize, src: usize, cpu: usize, ctx: &mut Ctx) {
-        self.dequeue_thread(t);
+        self.dequeue_thread(t, false);
         self.enqueue_thread(t, cpu, false);
         self.migrations += 1;
         let name = &ctx.host.vcpu_name[t];
@@ -1038,7 +1040,12 @@ impl Policy for Kvm {
                 ctx.timer_at(at);
             }
         }
-        let cpu = self.select_cpu(t, ctx);
+        // A vCPU that blocked and woke again before its pCPU rescheduled is still on that pCPU: it stays there
+        // (the engine runs a vCPU on one pCPU at a time).
+        let cpu = match ctx.host.running.iter().position(|r| *r == Some(v)) {
+            Some(p) => p,
+            None => self.select_cpu(t, ctx),
+        };
         let from = self.threads[t].cpu;
         if cpu != from && self.threads[t].se.delayed {
             // A delayed sleeper woken elsewhere leaves its old queue first, with its (negative) lag.
@@ -1065,7 +1072,7 @@ impl Policy for Kvm {
         if self.running[cpu] == Some(t) {
             self.update_curr(cpu, ctx.now, ctx);
         }
-        self.dequeue_thread(t);
+        self.dequeue_thread(t, true);
     }
 
     fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
@@ -1075,7 +1082,7 @@ impl Policy for Kvm {
         if let Some(c) = cur {
             self.threads[c.0].last_ran = now;
             if !cur_runnable && self.threads[c.0].runnable {
-                self.dequeue_thread(c.0);
+                self.dequeue_thread(c.0, true);
             }
         }
         // put_prev_entity: the running entity is no longer any queue's current one.
