@@ -556,7 +556,7 @@ export const LESSONS: readonly Lesson[] = [
         view_ms: [2000, 2200],
         claim: 4,
         marks: [
-          { view: 'key-figures', note: 'Under-runs per policy' },
+          { view: 'timeline', policy: 'xenco', note: 'dom0 and the server run first in each period' },
           { view: 'event-log', policy: 'xenco', note: 'Why each domain runs now' },
         ],
       },
