@@ -59,6 +59,7 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
     ['p002-xballoon', 4],
     ['p003-schedulers', 5],
     ['p004-streaming', 5],
+    ['kvm-your-machine', 4],
   ] as const) {
     test(`${id}: the lesson text and the views each step points at are on screen`, async ({ page }) => {
       await openScenario(page);
@@ -134,6 +135,11 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
           const groups = page.getByTestId('timeline').first().getByTestId('state-group-label');
           await expect(groups.first()).toHaveText(/^job\s*v0–3$/);
           await expect(groups.nth(1)).toHaveText(/^web/);
+        }
+        if (id === 'kvm-your-machine' && k === 3) {
+          // The step opens this machine's recording beside the model, once, under the mapping it was made with.
+          await expect(page.getByTestId('recorded-trace')).toHaveCount(1);
+          await expect(page.getByTestId('recorded-panel')).toContainText('two-busy-loops-weights-1-3.txt.gz');
         }
         if (id === 'p004-streaming' && k === 1) {
           // Lone-lane domains numbered in a row share one label: cpu1 to cpu7.

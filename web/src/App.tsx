@@ -114,6 +114,7 @@ export function App() {
     changeColumns,
     jump: playback.jump,
     openEntry: scenario.openEntry,
+    openRecording: traces.openSample,
   });
   const { lesson, currentLesson, currentHomework } = lessons;
 

@@ -28,6 +28,8 @@ export interface LessonsDeps {
   /** Stops playback and moves the playhead (and the window when given) on the scenario shown. */
   readonly jump: (t: number, view?: View | null) => void;
   readonly openEntry: (entry: ScenarioEntry, preferred: readonly string[] | null, restore?: Restore) => void;
+  /** Opens a recording shipped with the page beside the columns (a step's `recording`). */
+  readonly openRecording: (id: string) => void;
 }
 
 export interface Lessons {
@@ -58,6 +60,7 @@ export function useLessons({
   changeColumns,
   jump,
   openEntry,
+  openRecording,
 }: LessonsDeps): Lessons {
   const [lesson, setLesson] = useState<LessonAt | null>(() =>
     initial.lesson && (findLesson(initial.lesson) || findHomework(initial.lesson))
@@ -105,6 +108,7 @@ export function useLessons({
         return;
       }
       setMissing(null);
+      if (s.recording) openRecording(s.recording);
       const sameScenario = current?.id === entry.id && current.text === current.baseText;
       if (sameScenario) {
         if (s.policies && s.policies.join() !== columns.join()) changeColumns([...s.policies]);
@@ -113,7 +117,7 @@ export function useLessons({
       }
       openEntry(entry, s.policies ?? null, { time: s.t_ms, view: s.view_ms ?? null });
     },
-    [index, current, columns, changeColumns, jump, openEntry],
+    [index, current, columns, changeColumns, jump, openEntry, openRecording],
   );
 
   const currentLesson = lesson ? findLesson(lesson.id) : undefined;

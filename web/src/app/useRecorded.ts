@@ -9,6 +9,7 @@ import type { SimClient } from '../sim/client';
 import type { RunResult, TraceOptions } from '../sim/types';
 import { message } from './useErrors';
 import { loadTrace, parseTraces, sha256, storeTrace, traceTooLarge, type TraceRef } from '../lib/traceLink';
+import { findSample } from '../lib/samples';
 
 /** A recorded column: its run and its label ("Recorded: FILE"). */
 export interface RecordedColumn {
@@ -36,6 +37,8 @@ export interface Recorded {
   readonly show: (id: string) => void;
   /** Reads `file` into a new recorded column. */
   readonly openFile: (file: File) => void;
+  /** Opens a recording shipped with the page (lib/samples) as a column, unless one of the same file is open. */
+  readonly openSample: (id: string) => void;
   readonly removeRecorded: (id: string) => void;
   /**
    * Reads column `id`'s file again with `options` (an edited mapping, a TSC frequency), replacing its run in
@@ -68,10 +71,10 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
   }, [pending]);
 
   const open = useCallback(
-    (file: File, given?: TraceOptions) => {
+    (file: File, given?: TraceOptions): Promise<void> => {
       const id = recordedColumnId(++next.current);
       const label = `Recorded: ${file.name}`;
-      void (async () => {
+      return (async () => {
         try {
           // Refused by its size before a byte of it is read.
           const big = traceTooLarge(file.name, file.size);
@@ -94,7 +97,37 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
     },
     [client, addError],
   );
-  const openFile = useCallback((file: File) => open(file), [open]);
+  const openFile = useCallback((file: File) => void open(file), [open]);
+
+  const recordedRef = useRef(all);
+  useEffect(() => {
+    recordedRef.current = all;
+  }, [all]);
+  // Samples asked for and not yet read, so a step shown twice in a row opens one column.
+  const fetching = useRef(new Set<string>());
+  const openSample = useCallback(
+    (id: string) => {
+      const sample = findSample(id);
+      if (!sample) {
+        addError(`There is no sample recording "${id}" in this build.`);
+        return;
+      }
+      if (fetching.current.has(id) || recordedRef.current.some((c) => c.file.name === sample.name)) return;
+      fetching.current.add(id);
+      void (async () => {
+        try {
+          const res = await fetch(sample.url);
+          if (!res.ok) throw new Error(`HTTP ${res.status}`);
+          await open(new File([await res.blob()], sample.name), { mapping: sample.mapping });
+        } catch (e) {
+          addError(`The sample recording ${sample.name} could not be fetched: ${message(e)}`);
+        } finally {
+          fetching.current.delete(id);
+        }
+      })();
+    },
+    [open, addError],
+  );
 
   // The link's traces, once: from this browser's store, or named as missing.
   const restored = useRef(false);
@@ -107,7 +140,7 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
       const missing: TraceRef[] = [];
       for (const ref of refs) {
         const file = await loadTrace(ref.hash);
-        if (file) open(file, { mapping: ref.mapping, tscHz: ref.tscHz });
+        if (file) void open(file, { mapping: ref.mapping, tscHz: ref.tscHz });
         else missing.push(ref);
       }
       if (missing.length === 0) return;
@@ -120,10 +153,6 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
     })();
   }, [open, addError]);
 
-  const recordedRef = useRef(all);
-  useEffect(() => {
-    recordedRef.current = all;
-  }, [all]);
   const show = useCallback((id: string) => {
     setRecorded((prev) => prev.map((c) => (c.id === id ? { ...c, shown: true } : c)));
   }, []);
@@ -194,6 +223,7 @@ export function useRecorded(client: SimClient, addError: (m: string) => void): R
     setMappingFirst,
     show,
     openFile,
+    openSample,
     removeRecorded,
     reopen,
     traceRefs,

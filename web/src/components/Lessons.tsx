@@ -7,6 +7,7 @@ import { Terms } from './Reference';
 import {
   DIFFERENCE_MARGIN,
   HOMEWORK,
+  lessonSource,
   LESSONS,
   nextLesson,
   predictVerdict,
@@ -45,7 +46,7 @@ export function LessonPicker({ onPick, onClose, available }: PickerProps) {
                 data-lesson={l.id}
                 onClick={() => onPick(l.id)}
               >
-                Paper {l.paper}: {l.title}
+                {lessonSource(l)}: {l.title}
               </button>{' '}
               <span className="muted">
                 {l.summary}
@@ -389,7 +390,7 @@ export function LessonPlayer({
     >
       <div className="lesson-head">
         <span className="muted">
-          Paper {lesson.paper} · {lesson.title} · step {step + 1} of {lesson.steps.length}
+          {lessonSource(lesson)} · {lesson.title} · step {step + 1} of {lesson.steps.length}
         </span>
         <button type="button" data-testid="lesson-exit" className="lesson-exit" onClick={onExit}>
           End lesson

@@ -41,12 +41,14 @@ export interface LessonStep {
     readonly options: readonly string[];
     readonly answer: string;
   };
+  /** A recording shipped with the page (lib/samples) to show beside the columns, opened once. */
+  readonly recording?: string;
 }
 
 export interface Lesson {
   readonly id: string;
-  /** Paper number in papers/README.md. */
-  readonly paper: '000' | '001' | '002' | '003' | '004';
+  /** Paper number in papers/README.md; null for a lesson on today's hosts, which no paper covers. */
+  readonly paper: '000' | '001' | '002' | '003' | '004' | null;
   readonly title: string;
   readonly summary: string;
   readonly steps: readonly LessonStep[];
@@ -604,6 +606,82 @@ export const LESSONS: readonly Lesson[] = [
       },
     ],
   },
+  {
+    id: 'kvm-your-machine',
+    paper: null,
+    title: 'Your machine is a hypervisor',
+    summary:
+      'A load recorded on this machine, run under a model of the Linux scheduler that ran it (KVM’s) and under ' +
+      'Xen Credit, with the recording beside them.',
+    steps: [
+      {
+        title: 'Two busy loops, two schedulers',
+        text:
+          'This machine ran two busy loops on one CPU, each in its own cgroup: the light one at cpu.shares 1024, ' +
+          'the heavy one at 3072. On a Linux host a KVM virtual machine is just such a group: its vCPUs are ' +
+          'threads of the host’s scheduler. The same load runs here under a model of that scheduler, EEVDF, and ' +
+          'under Xen’s Credit at the same weights.',
+        scenario: 'kvm-your-machine',
+        policies: ['kvm', 'credit'],
+        t_ms: 1000,
+        view_ms: [1000, 1060],
+        marks: [
+          { view: 'timeline', policy: 'kvm', note: 'EEVDF: turns of whole 4 ms ticks' },
+          { view: 'timeline', policy: 'credit', note: 'Credit: 10 ms ticks, 30 ms slices' },
+        ],
+      },
+      {
+        title: 'Predict: how much does the light loop get?',
+        text:
+          'Its weight asks for a quarter of the CPU. Before the numbers: which of the two models gives the light ' +
+          'loop less?',
+        scenario: 'kvm-your-machine',
+        policies: ['kvm', 'credit'],
+        t_ms: 2000,
+        view_ms: [2000, 2200],
+        claim: 1,
+        marks: [{ view: 'timeline', policy: 'credit', note: 'How often the light loop runs' }],
+        predict: {
+          question: 'Under which scheduler does the light loop get less of the CPU?',
+          options: ['kvm', 'credit'],
+          answer: 'kvm',
+        },
+      },
+      {
+        title: 'The recording answers',
+        text:
+          'EEVDF gives the light loop {0:kvm} of the CPU, the quarter its weight asks for; Credit gives it ' +
+          '{1:credit}. The recorded column beside them is what this machine did: it sides with the model of the ' +
+          'scheduler that ran it. Credit is a model of another hypervisor, not a wrong model of this one.',
+        scenario: 'kvm-your-machine',
+        policies: ['kvm', 'credit'],
+        recording: 'two-loops-1-3',
+        t_ms: 2500,
+        view_ms: [2500, 2560],
+        claim: 0,
+        marks: [
+          { view: 'key-figures', note: 'The light loop’s share in each model' },
+          { view: 'recorded-panel', note: 'The recording: “Simulate this load” fits every model to it' },
+        ],
+      },
+      {
+        title: 'A quota the weights cannot override',
+        text:
+          'A KVM host also caps a VM by its cgroup’s cpu.max: 30 ms of CPU every 100 ms holds the capped VM to ' +
+          '{0:kvm} of the pCPU though its weight asks for more. Once the quota is used the whole VM waits for the ' +
+          'next period, every vCPU on every pCPU.',
+        scenario: 'kvm-cgroups',
+        policies: ['kvm', 'kvm-cfs'],
+        t_ms: 3000,
+        view_ms: [3000, 3300],
+        claim: 0,
+        marks: [
+          { view: 'timeline', policy: 'kvm', note: 'The capped VM stops for the rest of each period' },
+          { view: 'claims-panel', note: 'The quota holds under EEVDF and CFS' },
+        ],
+      },
+    ],
+  },
 ];
 
 /**
@@ -749,6 +827,11 @@ export function textFigures(text: string): { claim: number; policy: string }[] {
  * still waits for the class's pick (`chosen` says which steps have one). The steps after a predict step are its
  * reveal, so a lesson shows no results before its first predict step (lessons.test.ts).
  */
+/** What a lesson is from, as its heading names it: "Paper 000", or "Today's hosts". */
+export function lessonSource(lesson: Pick<Lesson, 'paper'>): string {
+  return lesson.paper ? `Paper ${lesson.paper}` : 'Today’s hosts';
+}
+
 export function concealedAt(lesson: Lesson, step: number, chosen: (step: number) => boolean): boolean {
   if (!lesson.steps[step]) return false;
   // Whatever the scenario: an earlier step's figures may answer a later question on a sibling scenario (the
