@@ -269,7 +269,11 @@ test('a lesson link alone opens its step; presentation keys follow the help over
   await page.keyboard.press('PageUp');
   await page.keyboard.press('PageUp');
   await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '2');
-  await page.getByTestId('lesson-text').getByTestId('glossary-term').first().click();
+  await page
+    .getByTestId('lesson-text')
+    .locator('[data-testid="glossary-term"][data-term="belief"]')
+    .first()
+    .click();
   await expect(page.getByTestId('glossary')).toBeVisible();
   await expect(page.locator('#glossary-belief')).toHaveAttribute('data-current', 'true');
   await page.getByTestId('glossary-close').click();

@@ -136,7 +136,7 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
           await expect(groups.first()).toHaveText(/^job\s*v0–3$/);
           await expect(groups.nth(1)).toHaveText(/^web/);
         }
-        if (id === 'kvm-your-machine' && k === 3) {
+        if (id === 'kvm-your-machine' && k === 4) {
           // The step opens this machine's recording beside the model, once, under the mapping it was made with.
           await expect(page.getByTestId('recorded-trace')).toHaveCount(1);
           await expect(page.getByTestId('recorded-panel')).toContainText('two-busy-loops-weights-1-3.txt.gz');

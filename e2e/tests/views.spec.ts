@@ -237,10 +237,10 @@ test('the comparison shows fairness and whole-run figures and the claims per pol
   }
   await expect(summary.locator('tr[data-policy="tavs"] td[data-metric="boosts"]')).toHaveText(/^[1-9]\d*$/);
   const claims = page.getByTestId('claims-panel').getByTestId('claim');
-  await expect(claims).toHaveCount(7);
+  await expect(claims).toHaveCount(9);
   await expect(
     page.getByTestId('claims-panel').locator('[data-testid="claim"][data-holds="true"]'),
-  ).toHaveCount(7);
+  ).toHaveCount(9);
   // The first claim compares the two policies and shows each one's value.
   await expect(claims.first()).toContainText('tavs: domains.mixed.response_ms.mean');
   await expect(claims.first()).toContainText('credit: domains.mixed.response_ms.mean');

@@ -615,6 +615,22 @@ export const LESSONS: readonly Lesson[] = [
       'Xen Credit, with the recording beside them.',
     steps: [
       {
+        title: 'A VM is a cgroup of threads',
+        text:
+          'On a KVM host every vCPU is a thread of the host’s Linux scheduler and every VM a cgroup: its ' +
+          'cpu.weight divides the CPU and its cpu.max caps it. Three busy VMs share one pCPU here at weights ' +
+          '1:3:5, the last capped at 30 ms of CPU every 100 ms. Once that quota is used the whole VM waits for the ' +
+          'next period, every vCPU on every pCPU.',
+        scenario: 'kvm-cgroups',
+        policies: ['kvm', 'kvm-cfs'],
+        t_ms: 3000,
+        view_ms: [3000, 3300],
+        marks: [
+          { view: 'timeline', policy: 'kvm', note: 'The capped VM stops for the rest of each period' },
+          { view: 'timeline', policy: 'kvm-cfs', note: 'CFS (before Linux 6.6) cuts other turns' },
+        ],
+      },
+      {
         title: 'Two busy loops, two schedulers',
         text:
           'This machine ran two busy loops on one CPU, each in its own cgroup: the light one at cpu.shares 1024, ' +
@@ -662,22 +678,6 @@ export const LESSONS: readonly Lesson[] = [
         marks: [
           { view: 'key-figures', note: 'The light loop’s share in each model' },
           { view: 'recorded-panel', note: 'The recording: “Simulate this load” fits every model to it' },
-        ],
-      },
-      {
-        title: 'A quota the weights cannot override',
-        text:
-          'A KVM host also caps a VM by its cgroup’s cpu.max: 30 ms of CPU every 100 ms holds the capped VM to ' +
-          '{0:kvm} of the pCPU though its weight asks for more. Once the quota is used the whole VM waits for the ' +
-          'next period, every vCPU on every pCPU.',
-        scenario: 'kvm-cgroups',
-        policies: ['kvm', 'kvm-cfs'],
-        t_ms: 3000,
-        view_ms: [3000, 3300],
-        claim: 0,
-        marks: [
-          { view: 'timeline', policy: 'kvm', note: 'The capped VM stops for the rest of each period' },
-          { view: 'claims-panel', note: 'The quota holds under EEVDF and CFS' },
         ],
       },
     ],
