@@ -21,7 +21,7 @@
 //! is left when it stops (`unit_return_budget`). One that finds the pool empty is parked (paused) until a
 //! replenishment or a returned quota unparks it (`park_unit`, `unpark_parked_units`).
 
-use super::common::Versions;
+use super::common::{EarliestTimer, Versions};
 use super::params::{self, Params};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
@@ -142,8 +142,8 @@ pub struct Credit2 {
     /// Each domain's budget pool; None = uncapped.
     caps: Vec<Option<CapPool>>,
     dom_of: Vec<usize>,
-    /// The earliest time a replenishment timer is set for [ns]: another is asked for only when earlier.
-    timer_armed: Option<u64>,
+    /// The replenishment timer.
+    timer: EarliestTimer,
 }
 
 impl Credit2 {
@@ -195,7 +195,7 @@ impl Credit2 {
             resets: 0,
             caps,
             dom_of,
-            timer_armed: None,
+            timer: EarliestTimer::default(),
         })
     }
 
@@ -295,14 +295,6 @@ impl Credit2 {
         for v in std::mem::take(&mut pool.parked) {
             self.vcpus[v.0].parked = false;
             ctx.unpause(v);
-        }
-    }
-
-    /// Asks for the replenishment timer at `at` unless one is already set no later.
-    fn arm(&mut self, at: u64, ctx: &mut Ctx) {
-        if self.timer_armed.is_none_or(|t| at < t) {
-            self.timer_armed = Some(at);
-            ctx.timer_at(Nanos(at));
         }
     }
 
@@ -457,7 +449,7 @@ impl Policy for Credit2 {
         self.rqs[rq].members.push(v);
         self.recompute_max_weight(rq);
         if self.capped(v) {
-            self.arm(BDGT_REPL_PERIOD, ctx);
+            self.timer.arm(BDGT_REPL_PERIOD, ctx);
         }
         p
     }
@@ -611,9 +603,7 @@ impl Policy for Credit2 {
     /// (more if replenishments were missed), at most that much, and if it has some its parked vCPUs are unparked.
     fn timer(&mut self, ctx: &mut Ctx) {
         let now = ctx.now.0;
-        if self.timer_armed.is_some_and(|t| t <= now) {
-            self.timer_armed = None;
-        }
+        self.timer.fired(now);
         let mut next = None::<u64>;
         for d in 0..self.caps.len() {
             let Some(pool) = self.caps[d].as_mut() else { continue };
@@ -631,7 +621,7 @@ impl Policy for Credit2 {
             next = Some(next.map_or(at, |n| n.min(at)));
         }
         if let Some(at) = next {
-            self.arm(at, ctx);
+            self.timer.arm(at, ctx);
         }
     }
 

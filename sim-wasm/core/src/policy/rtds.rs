@@ -19,7 +19,7 @@
 //! `runq_pick` and `runq_tickle` always pass; the context switch is immediate here, so what `rt_context_saved`
 //! does after it (requeue the previous vCPU and tickle for it) happens inside `do_schedule`.
 
-use super::common::Versions;
+use super::common::{EarliestTimer, Versions};
 use super::params::{self, Params};
 use super::registry::{self, Caps, Scheduler};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
@@ -97,13 +97,7 @@ impl RtdsParams {
 
 /// Checks `params` against the scenario's domain names.
 pub fn check_params(v: &Value, names: &[&str]) -> Result<(), String> {
-    let p = RtdsParams::from_value(v)?;
-    for name in p.domains.keys() {
-        if !names.contains(&name.as_str()) {
-            return Err(format!("domains.{name}: no domain named '{name}' in this scenario"));
-        }
-    }
-    Ok(())
+    super::common::known_domains(RtdsParams::from_value(v)?.domains.keys(), names)
 }
 
 /// Which queue a vCPU waits on.
@@ -150,8 +144,8 @@ pub struct Rtds {
     replq: Vec<VcpuId>,
     /// pCPUs told to reschedule that have not yet (`rt_priv->tickled`).
     tickled: Vec<bool>,
-    /// The earliest time a replenishment timer is set for [ns]: another is asked for only when earlier.
-    timer_armed: Option<u64>,
+    /// The replenishment timer.
+    timer: EarliestTimer,
     versions: Versions,
     domains: Vec<DomainInfo>,
 }
@@ -181,7 +175,7 @@ impl Rtds {
             depletedq: Vec::new(),
             replq: Vec::new(),
             tickled: vec![false; pcpus],
-            timer_armed: None,
+            timer: EarliestTimer::default(),
             versions: Versions::new(pcpus),
             domains: domains.to_vec(),
         };
@@ -295,14 +289,6 @@ impl Rtds {
         self.versions.touch_all();
     }
 
-    /// Asks for the replenishment timer at `at` unless one is already set no later.
-    fn arm(&mut self, at: u64, ctx: &mut Ctx) {
-        if self.timer_armed.is_none_or(|t| at < t) {
-            self.timer_armed = Some(at);
-            ctx.timer_at(Nanos(at));
-        }
-    }
-
     /// `replq_insert`: by deadline, after its equals; the timer follows the head.
     fn replq_insert(&mut self, v: VcpuId, ctx: &mut Ctx) {
         let d = self.vcpus[v.0].cur_deadline;
@@ -310,7 +296,7 @@ impl Rtds {
         self.replq.insert(pos, v);
         self.vcpus[v.0].on_replq = true;
         if pos == 0 {
-            self.arm(d, ctx);
+            self.timer.arm(d, ctx);
         }
     }
 
@@ -472,9 +458,7 @@ impl Policy for Rtds {
     /// that the run queue's head now outranks makes way, and a replenished depleted one is tickled for.
     fn timer(&mut self, ctx: &mut Ctx) {
         let now = ctx.now.0;
-        if self.timer_armed.is_some_and(|t| t <= now) {
-            self.timer_armed = None;
-        }
+        self.timer.fired(now);
         let mut done = Vec::new();
         while let Some(&v) = self.replq.first() {
             if now < self.vcpus[v.0].cur_deadline {
@@ -506,7 +490,7 @@ impl Policy for Rtds {
         }
         if let Some(&h) = self.replq.first() {
             let at = self.vcpus[h.0].cur_deadline;
-            self.arm(at, ctx);
+            self.timer.arm(at, ctx);
         }
         self.versions.touch_all();
     }
