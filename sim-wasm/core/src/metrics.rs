@@ -135,6 +135,8 @@ pub struct DomMetrics {
     pub cpu_ns: u64,
     /// Times one of its vCPUs was switched onto a pCPU.
     pub context_switches: u64,
+    /// Times one of its vCPUs was switched onto another pCPU than the one it last ran on.
+    pub migrations: u64,
     /// Response times of its servers' requests, as the clients see them [ns].
     pub responses_ns: Samples,
     /// Event-channel notification latency: pending until the vCPU runs [ns].

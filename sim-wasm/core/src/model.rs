@@ -446,6 +446,8 @@ pub struct Vcpu {
     pub paused: bool,
     /// The pCPU it is on, if any.
     pub on_pcpu: Option<PcpuId>,
+    /// The pCPU it last ran on, if it has run (migrations are counted against it).
+    pub last_pcpu: Option<PcpuId>,
     pub pending: VecDeque<Pending>,
     /// Guest tasks pinned here.
     pub tasks: Vec<TaskId>,

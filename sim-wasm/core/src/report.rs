@@ -100,6 +100,8 @@ pub struct DomainReport {
     pub entitled_share: f64,
     /// Times a pCPU switched to one of its vCPUs.
     pub context_switches: u64,
+    /// Times one of its vCPUs ran on another pCPU than the one it last ran on.
+    pub migrations: u64,
     /// Request response times [ms].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_ms: Option<Summary>,
@@ -552,6 +554,7 @@ impl Simulation {
                 fair_share: round6(fair[i]),
                 entitled_share: round6(entitled[i]),
                 context_switches: m.context_switches,
+                migrations: m.migrations,
                 response_ms: Summary::of(&m.responses_ns),
                 event_latency_ms: Summary::of(&m.event_latency_ns),
                 throughput: (throughput != Throughput::default()).then_some(throughput),

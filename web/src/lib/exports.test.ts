@@ -28,6 +28,7 @@ const report: RunReport = {
       fair_share: 0.5,
       entitled_share: 0.5,
       context_switches: 7,
+      migrations: 0,
       response_ms: { count: 2, mean: 1.5, p50: 1, p90: 2, p99: 2, max: 2 },
       busy: false,
     },

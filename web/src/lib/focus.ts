@@ -76,6 +76,7 @@ const UNIT: Readonly<Record<string, string>> = {
   fair_share: 'fair share',
   cpu_ms: 'CPU time',
   context_switches: 'context switches',
+  migrations: 'migrations',
   makespan_ms: 'makespan',
   phases_done: 'phases done',
   spin_ms: 'spin time',

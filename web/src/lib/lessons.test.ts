@@ -23,7 +23,9 @@ const ids = new Set(index.scenarios.map((s) => s.id));
 
 describe('lessons', () => {
   it('cover every paper, with unique ids and at least one step each', () => {
-    expect(new Set(LESSONS.flatMap((l) => l.paper ?? []))).toEqual(new Set(['000', '001', '002', '003', '004']));
+    expect(new Set(LESSONS.flatMap((l) => l.paper ?? []))).toEqual(
+      new Set(['000', '001', '002', '003', '004']),
+    );
     expect(new Set(LESSONS.map((l) => l.id)).size).toBe(LESSONS.length);
     for (const l of LESSONS) expect(l.steps.length, l.id).toBeGreaterThan(0);
   });

@@ -18,6 +18,7 @@ const domain = (extra: Partial<DomainReport>): DomainReport => ({
   fair_share: 0.5,
   entitled_share: 0.5,
   context_switches: 0,
+  migrations: 0,
   busy: true,
   ...extra,
 });

@@ -62,6 +62,37 @@ pub fn us(param: &str, v: &Value, lo: u64, hi: u64) -> Result<Nanos, String> {
     int(param, v, lo, hi).map(Nanos::from_us)
 }
 
+/// Errors for a per-domain table's keys that name no domain of the scenario (`names`).
+pub fn known_domains<'a>(keys: impl IntoIterator<Item = &'a String>, names: &[&str]) -> Result<(), String> {
+    match keys.into_iter().find(|k| !names.contains(&k.as_str())) {
+        Some(name) => Err(format!("domains.{name}: no domain named '{name}' in this scenario")),
+        None => Ok(()),
+    }
+}
+
+/// A policy timer asked for through `Ctx::timer_at` that is only ever moved earlier: a later request is dropped
+/// while an earlier one is pending, and a timer that fires finding nothing due (its work was cancelled) is
+/// harmless, so nothing is ever cancelled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EarliestTimer(Option<u64>);
+
+impl EarliestTimer {
+    /// Asks for the timer at `at` [ns] unless one is pending no later.
+    pub fn arm(&mut self, at: u64, ctx: &mut super::Ctx) {
+        if self.0.is_none_or(|t| at < t) {
+            self.0 = Some(at);
+            ctx.timer_at(Nanos(at));
+        }
+    }
+
+    /// The policy's `timer` hook ran at `now` [ns]: the pending timer, if due, has fired.
+    pub fn fired(&mut self, now: u64) {
+        if self.0.is_some_and(|t| t <= now) {
+            self.0 = None;
+        }
+    }
+}
+
 /// Per-pCPU counters for `Policy::runqueue_versions`.
 #[derive(Debug, Clone)]
 pub struct Versions(Vec<u64>);
@@ -92,3 +123,5 @@ impl crate::size::HeapSize for Versions {
         self.0.heap_size()
     }
 }
+
+crate::size::no_heap!(EarliestTimer);

@@ -13,8 +13,15 @@
 //! (runnable vCPUs) with the lightest one and, if it has two or more more, hands its lowest-credit waiting vCPU
 //! over (credit2.c's `balance_load`, simplified to counts instead of decaying load averages); an idle pCPU whose
 //! own queue is empty also pulls the best waiting vCPU of the longest other queue.
+//!
+//! Caps (Xen 4.10+): a domain with `cap_pct` has a budget pool of `cap_pct`% of a 10 ms period
+//! (CSCHED2_BDGT_REPL_PERIOD), refilled at most to that every period by the domain's own timer
+//! (`replenish_domain_budget`). A capped vCPU about to run takes a quota from the pool, its share of the budget
+//! (`unit_grab_budget`), burns it as it runs, runs no longer than it holds (`csched2_runtime`), and puts back what
+//! is left when it stops (`unit_return_budget`). One that finds the pool empty is parked (paused) until a
+//! replenishment or a returned quota unparks it (`park_unit`, `unpark_parked_units`).
 
-use super::common::Versions;
+use super::common::{EarliestTimer, Versions};
 use super::params::{self, Params};
 use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
@@ -33,6 +40,8 @@ pub const CREDIT_MIN: i64 = -10_000_000;
 pub const CARRYOVER_MAX: i64 = 500_000;
 /// Shortest slice (CSCHED2_MIN_TIMER) [ns].
 pub const MIN_TIMER: Nanos = Nanos::from_us(500);
+/// Period of a capped domain's budget replenishment (CSCHED2_BDGT_REPL_PERIOD, `credit2_cap_period_ms` 10) [ns].
+pub const BDGT_REPL_PERIOD: u64 = 10_000_000;
 
 /// Xen Credit2 (thesis 003 3.2.6; xen/common/sched/credit2.c). Credit in ns of CPU, burnt at max_weight/weight
 /// of wall time; reset to +10 ms when the best candidate has none left; no BOOST; a woken vCPU preempts the pCPU
@@ -91,6 +100,25 @@ struct C2Vcpu {
     on_runq: bool,
     last_burn: Nanos,
     run_start: Nanos,
+    /// Budget taken from its domain's pool and not yet used, when the domain is capped [ns].
+    budget: i64,
+    /// What it takes from the pool at a time: the domain's budget over its vCPUs, at least MIN_TIMER [ns].
+    budget_quota: i64,
+    /// Paused for want of budget.
+    parked: bool,
+}
+
+/// A capped domain's budget pool (`struct csched2_dom`).
+#[derive(Debug, Clone)]
+struct CapPool {
+    /// Budget per period: `cap_pct`% of BDGT_REPL_PERIOD [ns].
+    tot_budget: i64,
+    /// Budget left in the pool [ns].
+    budget: i64,
+    /// When the next replenishment is due [ns].
+    next_repl: u64,
+    /// Its vCPUs parked for want of budget, most recent first.
+    parked: Vec<VcpuId>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -111,6 +139,11 @@ pub struct Credit2 {
     rq_of: Vec<usize>,
     versions: Versions,
     resets: u64,
+    /// Each domain's budget pool; None = uncapped.
+    caps: Vec<Option<CapPool>>,
+    dom_of: Vec<usize>,
+    /// The replenishment timer.
+    timer: EarliestTimer,
 }
 
 impl Credit2 {
@@ -125,8 +158,20 @@ impl Credit2 {
         }
         let nv: usize = domains.iter().map(|d| d.vcpus.len()).sum();
         let mut vcpus = Vec::with_capacity(nv);
-        for d in domains {
+        let mut dom_of = Vec::with_capacity(nv);
+        let mut caps = Vec::with_capacity(domains.len());
+        for (i, d) in domains.iter().enumerate() {
+            // `csched2_dom_cntl`: the pool starts full, its first replenishment one period after the cap is set.
+            let tot_budget = (BDGT_REPL_PERIOD * u64::from(d.cap_pct) / 100) as i64;
+            let quota = (tot_budget / d.vcpus.len().max(1) as i64).max(MIN_TIMER.0 as i64);
+            caps.push((d.cap_pct > 0).then(|| CapPool {
+                tot_budget,
+                budget: tot_budget,
+                next_repl: BDGT_REPL_PERIOD,
+                parked: Vec::new(),
+            }));
             for _ in &d.vcpus {
+                dom_of.push(i);
                 vcpus.push(C2Vcpu {
                     weight: u64::from(d.weight.max(1)),
                     credit: CREDIT_INIT,
@@ -135,10 +180,23 @@ impl Credit2 {
                     on_runq: false,
                     last_burn: Nanos::ZERO,
                     run_start: Nanos::ZERO,
+                    budget: 0,
+                    budget_quota: quota,
+                    parked: false,
                 });
             }
         }
-        Ok(Credit2 { params, vcpus, rqs, rq_of, versions: Versions::new(pcpus), resets: 0 })
+        Ok(Credit2 {
+            params,
+            vcpus,
+            rqs,
+            rq_of,
+            versions: Versions::new(pcpus),
+            resets: 0,
+            caps,
+            dom_of,
+            timer: EarliestTimer::default(),
+        })
     }
 
     /// Credit of a vCPU [ns] (tests).
@@ -168,9 +226,76 @@ impl Credit2 {
         let dt = now.saturating_sub(c.last_burn).0 as i64;
         let max_w = self.rqs[c.rq].max_weight as i64;
         let cost = dt * max_w / c.weight as i64;
+        let capped = self.capped(v);
         let c = &mut self.vcpus[v.0];
         c.credit = (c.credit - cost).max(CREDIT_MIN);
         c.last_burn = now;
+        if capped {
+            c.budget -= dt;
+        }
+    }
+
+    fn capped(&self, v: VcpuId) -> bool {
+        self.caps[self.dom_of[v.0]].is_some()
+    }
+
+    /// Budget a capped vCPU has left, as the views show it [ns] (tests).
+    pub fn budget(&self, v: VcpuId) -> Option<i64> {
+        self.capped(v).then(|| self.vcpus[v.0].budget)
+    }
+
+    /// `unit_grab_budget`: a capped vCPU without budget pays its overrun to its domain's pool and takes its quota
+    /// (or what is left) from it; with none left it is parked. Whether it may run.
+    fn grab_budget(&mut self, v: VcpuId, ctx: &mut Ctx) -> bool {
+        let d = self.dom_of[v.0];
+        let Some(pool) = self.caps[d].as_mut() else { return true };
+        let c = &mut self.vcpus[v.0];
+        if c.budget > 0 {
+            return true;
+        }
+        pool.budget += c.budget;
+        if pool.budget > 0 {
+            let take = c.budget_quota.min(pool.budget);
+            c.budget = take;
+            pool.budget -= take;
+            return true;
+        }
+        c.budget = 0;
+        // `park_unit`: off the run queue, paused until a replenishment or a returned quota unparks it.
+        c.parked = true;
+        pool.parked.insert(0, v);
+        if self.vcpus[v.0].on_runq {
+            self.runq_remove(v);
+        }
+        ctx.pause(v);
+        let name = &ctx.host.vcpu_name[v.0];
+        ctx.note(self.vcpus[v.0].processor, |w| write!(w, "{name} parked: its domain's cap budget is used up"));
+        false
+    }
+
+    /// `unit_return_budget`: a capped vCPU leaving its pCPU puts back the budget it did not use; if the pool then
+    /// has some, the domain's parked vCPUs are unparked to compete for it.
+    fn return_budget(&mut self, v: VcpuId, ctx: &mut Ctx) {
+        let d = self.dom_of[v.0];
+        let Some(pool) = self.caps[d].as_mut() else { return };
+        let c = &mut self.vcpus[v.0];
+        if c.budget <= 0 {
+            return;
+        }
+        pool.budget += c.budget;
+        c.budget = 0;
+        if pool.budget > 0 {
+            self.unpark(d, ctx);
+        }
+    }
+
+    /// `unpark_parked_units`: every parked vCPU of the domain is unpaused (the engine wakes those with work).
+    fn unpark(&mut self, d: usize, ctx: &mut Ctx) {
+        let Some(pool) = self.caps[d].as_mut() else { return };
+        for v in std::mem::take(&mut pool.parked) {
+            self.vcpus[v.0].parked = false;
+            ctx.unpause(v);
+        }
     }
 
     /// Credit in time this vCPU can run for (`c2t`) [ns].
@@ -323,11 +448,14 @@ impl Policy for Credit2 {
         self.vcpus[v.0].processor = p;
         self.rqs[rq].members.push(v);
         self.recompute_max_weight(rq);
+        if self.capped(v) {
+            self.timer.arm(BDGT_REPL_PERIOD, ctx);
+        }
         p
     }
 
     fn wake(&mut self, v: VcpuId, _cause: WakeCause, ctx: &mut Ctx) {
-        if self.vcpus[v.0].on_runq || ctx.host.running.contains(&Some(v)) {
+        if self.vcpus[v.0].on_runq || self.vcpus[v.0].parked || ctx.host.running.contains(&Some(v)) {
             return;
         }
         // csched2_cpu_pick: a waking vCPU goes to the least loaded run queue (its own unless another is lighter).
@@ -357,8 +485,13 @@ impl Policy for Credit2 {
         let rq = self.rq_of[p.0];
         self.touch_rq(rq);
         let ratelimit = Nanos::from_us(self.params.ratelimit_us);
+        let mut cur_runnable = cur_runnable;
         if let Some(c) = cur {
             self.burn(c, now);
+            // A capped vCPU that has used what it took needs more from the pool, or is parked.
+            if cur_runnable && !self.grab_budget(c, ctx) {
+                cur_runnable = false;
+            }
             let ran = now.saturating_sub(self.vcpus[c.0].run_start);
             // A vCPU that migrated run queues while running goes on where it runs now.
             if cur_runnable && ratelimit > Nanos::ZERO && ran < ratelimit && self.vcpus[c.0].rq == rq {
@@ -375,14 +508,24 @@ impl Policy for Credit2 {
         // runq_candidate: the first waiting vCPU with more credit than the current one; one that last ran on
         // another pCPU must lead by the migration resistance.
         let kc = keep.map(|c| self.vcpus[c.0].credit);
-        let resisted =
-            |u: &VcpuId| kc.is_some_and(|k| self.vcpus[u.0].processor != p && self.vcpus[u.0].credit <= k + resist);
-        let pick = self.rqs[rq]
-            .queue
-            .iter()
-            .copied()
-            .find(|u| !resisted(u))
-            .filter(|u| kc.is_none_or(|k| self.vcpus[u.0].credit > k));
+        // A capped one must also get budget, the last test as in Xen since taking it has effects; one that gets
+        // none is parked and leaves the queue.
+        let mut pick = None;
+        let mut i = 0;
+        while let Some(&u) = self.rqs[rq].queue.get(i) {
+            let credit = self.vcpus[u.0].credit;
+            if kc.is_some_and(|k| self.vcpus[u.0].processor != p && credit <= k + resist) {
+                i += 1;
+                continue;
+            }
+            if kc.is_some_and(|k| credit <= k) {
+                break;
+            }
+            if self.grab_budget(u, ctx) {
+                pick = Some(u);
+                break;
+            }
+        }
         if let Some(c) = cur.filter(|_| cur_runnable) {
             if pick.is_some() || keep.is_none() {
                 // The current vCPU waits again; an idle pCPU of its queue may take it.
@@ -404,11 +547,15 @@ impl Policy for Credit2 {
         };
         let mut how = "most credit in its run queue";
         if next.is_none() {
-            next = self.pull(rq, ctx);
+            next = self.pull(rq, ctx).filter(|&u| self.grab_budget(u, ctx));
             if let Some(u) = next {
                 self.runq_remove(u);
                 how = "pulled from a busier run queue";
             }
+        }
+        if let Some(c) = cur.filter(|&c| next != Some(c)) {
+            // `csched2_context_saved`: what it took and did not use goes back to the pool.
+            self.return_budget(c, ctx);
         }
         let Some(n) = next else {
             let reason = if ctx.explain { format!("pCPU{} goes idle", p.0) } else { String::new() };
@@ -433,11 +580,12 @@ impl Policy for Credit2 {
             }
         }
         let max_timer = Nanos::from_us(self.params.max_timer_us);
-        let mut slice = if rt_credit <= 0 {
-            MIN_TIMER
-        } else {
-            Nanos(self.credit_to_time(n, rt_credit)).max(MIN_TIMER).min(max_timer)
-        };
+        let mut time = if rt_credit <= 0 { 0 } else { self.credit_to_time(n, rt_credit) };
+        if let Some(b) = self.budget(n) {
+            // Capped: never longer than the budget it holds.
+            time = time.min(b.max(0) as u64);
+        }
+        let mut slice = Nanos(time).max(MIN_TIMER).min(max_timer);
         if ratelimit > Nanos::ZERO {
             let ran = now.saturating_sub(self.vcpus[n.0].run_start);
             slice = slice.max(ratelimit.saturating_sub(ran));
@@ -451,6 +599,32 @@ impl Policy for Credit2 {
         Pick { next: Some(n), slice, reason }
     }
 
+    /// `replenish_domain_budget` of every capped domain whose period is over: the pool gets a period's budget
+    /// (more if replenishments were missed), at most that much, and if it has some its parked vCPUs are unparked.
+    fn timer(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now.0;
+        self.timer.fired(now);
+        let mut next = None::<u64>;
+        for d in 0..self.caps.len() {
+            let Some(pool) = self.caps[d].as_mut() else { continue };
+            if pool.next_repl <= now {
+                while pool.next_repl <= now {
+                    pool.next_repl += BDGT_REPL_PERIOD;
+                    pool.budget += pool.tot_budget;
+                }
+                if pool.budget > 0 {
+                    pool.budget = pool.budget.min(pool.tot_budget);
+                    self.unpark(d, ctx);
+                }
+            }
+            let at = self.caps[d].as_ref().map_or(u64::MAX, |c| c.next_repl);
+            next = Some(next.map_or(at, |n| n.min(at)));
+        }
+        if let Some(at) = next {
+            self.timer.arm(at, ctx);
+        }
+    }
+
     fn set_param(&mut self, param: &str, value: &Value) -> Result<(), String> {
         if param == "runqueue_pcpus" {
             return Err("credit2.runqueue_pcpus: the run-queue topology is fixed at boot".into());
@@ -459,7 +633,12 @@ impl Policy for Credit2 {
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {
-        VcpuSched { pri: Pri::new(PriClass::Other, "CREDIT"), credit: Some(self.vcpus[v.0].credit / 1000) }
+        let pri = if self.vcpus[v.0].parked {
+            Pri::new(PriClass::Parked, "PARKED")
+        } else {
+            Pri::new(PriClass::Other, "CREDIT")
+        };
+        VcpuSched { pri, credit: Some(self.vcpus[v.0].credit / 1000) }
     }
 
     fn runqueue(&self, p: PcpuId) -> Vec<VcpuId> {
@@ -483,8 +662,9 @@ impl Policy for Credit2 {
 }
 
 crate::size::no_heap!(C2Vcpu);
+crate::size::heap_size!(CapPool { parked });
 crate::size::heap_size!(RunQueue { pcpus, queue, members });
-crate::size::heap_size!(Credit2 { vcpus, rqs, rq_of, versions });
+crate::size::heap_size!(Credit2 { vcpus, rqs, rq_of, versions, caps, dom_of });
 
 /// Credit2's registry row.
 pub const ROW: Scheduler = Scheduler {
@@ -527,6 +707,32 @@ mod tests {
                 assert!((got - want).abs() < tol, "{pcpus} pCPU(s): shares {s:?}");
             }
         }
+    }
+
+    /// A cap is a budget of cap_pct% of 10 ms refilled every 10 ms: a CPU-bound domain at cap 30 gets 0.30 of the
+    /// pCPU beside a busy neighbour (0.5 without the cap); a two-vCPU domain at cap 60 on two pCPUs gets 0.6 of a
+    /// pCPU in all, its vCPUs parked in turn once the pool is empty, and the neighbour the rest.
+    #[test]
+    fn credit2_caps_hold() {
+        let sc = |n: u64, cap: u64, pcpus: u32| {
+            scenario(json!({
+                "schema": 1, "id": "cap", "title": "cap", "seed": 1, "duration_ms": 3000, "warmup_ms": 500,
+                "host": { "pcpus": pcpus },
+                "domains": hog_domains([(n, 256, cap), (n, 256, 0)].into_iter()),
+                "policies": [{ "id": "p", "scheduler": "credit2" }]
+            }))
+        };
+        let sim = run(&sc(1, 30, 1), "p");
+        assert_invariants(&sim);
+        let s = shares(&sim);
+        assert!((s[0] - 0.30).abs() < 0.01 && (s[1] - 0.70).abs() < 0.01, "cap 30: {s:?}");
+        let s = shares(&run(&sc(1, 0, 1), "p"));
+        assert!((s[0] - 0.5).abs() < 0.01, "no cap: {s:?}");
+        let sim = run(&sc(2, 60, 2), "p");
+        assert_invariants(&sim);
+        let s = shares(&sim);
+        // Shares of the two-pCPU host: 0.3 is 0.6 of a pCPU.
+        assert!((s[0] - 0.30).abs() < 0.01 && (s[1] - 0.70).abs() < 0.01, "cap 60 over two vCPUs: {s:?}");
     }
 
     /// Credit2 with one run queue per pCPU: of two CPU-bound domains placed on pCPU0, the second wakes while

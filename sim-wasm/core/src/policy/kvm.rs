@@ -234,13 +234,7 @@ impl KvmParams {
 
 /// Checks `params` against the scenario's domain names.
 pub fn check_params(v: &Value, names: &[&str]) -> Result<(), String> {
-    let p = KvmParams::from_value(v)?;
-    for name in p.domains.keys() {
-        if !names.contains(&name.as_str()) {
-            return Err(format!("domains.{name}: no domain named '{name}' in this scenario"));
-        }
-    }
-    Ok(())
+    super::common::known_domains(KvmParams::from_value(v)?.domains.keys(), names)
 }
 
 /// A schedulable entity: a vCPU thread or a cgroup's entity on one pCPU.

@@ -18,7 +18,8 @@
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
 
 use super::{
-    arinc653, atropos, bvt, credit, credit2, gang, hybrid, kvm, params, script, sedf, xenco, DomainInfo, Policy,
+    arinc653, atropos, bvt, credit, credit2, gang, hybrid, kvm, null, params, rtds, script, sedf, xenco, DomainInfo,
+    Policy,
 };
 use crate::scenario::{DomainType, Scenario, SchedulerRules};
 use serde::Serialize;
@@ -103,6 +104,8 @@ pub static SCHEDULERS: &[Scheduler] = &[
     hybrid::ROW,
     gang::ROW,
     xenco::ROW,
+    rtds::ROW,
+    null::ROW,
     kvm::ROW,
     script::ROW,
 ];

@@ -56,6 +56,7 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
                 state: VState::Blocked,
                 paused: false,
                 on_pcpu: None,
+                last_pcpu: None,
                 pending: VecDeque::new(),
                 tasks: Vec::new(),
                 runnable: Vec::new(),

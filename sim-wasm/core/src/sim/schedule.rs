@@ -100,8 +100,12 @@ impl Simulation {
             self.host.running[p.0] = d.next;
             if let Some(n) = d.next {
                 self.host.vcpus[n.0].on_pcpu = Some(p);
+                let moved = self.host.vcpus[n.0].last_pcpu.is_some_and(|q| q != p);
+                self.host.vcpus[n.0].last_pcpu = Some(p);
                 if self.in_window(self.now) {
-                    self.measure.dom_metrics[self.host.vcpus[n.0].dom.0].context_switches += 1;
+                    let m = &mut self.measure.dom_metrics[self.host.vcpus[n.0].dom.0];
+                    m.context_switches += 1;
+                    m.migrations += u64::from(moved);
                 }
                 // The switch itself, and the cache refill when the pCPU last ran another domain, come out of the
                 // incoming vCPU's time, before its guest makes progress (Xen charges whoever runs).

@@ -29,6 +29,10 @@ entitled_share: number,
  */
 context_switches: number, 
 /**
+ * Times one of its vCPUs ran on another pCPU than the one it last ran on.
+ */
+migrations: number, 
+/**
  * Request response times [ms].
  */
 response_ms?: Summary, 
