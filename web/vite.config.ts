@@ -40,7 +40,7 @@ function precacheList(): Plugin {
   };
 }
 
-/** The fidelity table (docs/fidelity.md) beside the page, where the about page links to it. */
+/** The fidelity table (docs/fidelity.md) beside the page, which the about page fetches and renders. */
 function fidelityTable(): Plugin {
   return {
     name: 'schedlab-fidelity-table',

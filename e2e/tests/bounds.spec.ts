@@ -49,6 +49,32 @@ test('a link whose runs are estimated at minutes asks first and shows the estima
   await expect(ask).toHaveCount(0);
   await expect(page.getByTestId('policy-column').first()).toBeVisible();
   await expect(page.locator('.scenario-head h2')).not.toHaveText('A huge host for an hour');
+
+  // A scripted link slow in every call asks too: the estimate counts the script's hooks and timers().
+  const scripted = {
+    schema: 1,
+    id: 'slow-script',
+    title: 'A script slow in every tick',
+    seed: 1,
+    duration_ms: 60_000,
+    host: { pcpus: 2 },
+    domains: [{ name: 'a', vcpus: 2, tasks: [{ name: 'x', workload: { type: 'cpu' } }] }],
+    policies: [
+      {
+        id: 'mine',
+        scheduler: 'script',
+        params: {
+          source:
+            'fn timers() { #{ tick_us: 1000 } }\nfn tick(p) { let n = 0; while n < 100000 { n += 1; } }\n' +
+            'fn wake(v, cause) { resched(v % 2); }\nfn do_schedule(p, cur, runnable) { #{ next: p, slice_us: 1000 } }',
+        },
+      },
+    ],
+  };
+  await page.goto(`/?testing=1&v=1#s=${await encodeForLink(JSON.stringify(scripted))}`);
+  await expect(ask).toBeVisible({ timeout: 60_000 });
+  await expect(ask).toContainText('A script slow in every tick');
+  await expect(ask).toContainText(/script operations/);
 });
 
 test('the page runs under its Content-Security-Policy without a violation', async ({ page }) => {

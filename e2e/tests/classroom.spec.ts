@@ -269,16 +269,16 @@ test('a lesson link alone opens its step; presentation keys follow the help over
   await page.keyboard.press('PageUp');
   await page.keyboard.press('PageUp');
   await expect(page.getByTestId('lesson')).toHaveAttribute('data-step', '2');
-  await page
-    .getByTestId('lesson-text')
-    .locator('[data-testid="glossary-term"][data-term="belief"]')
-    .first()
-    .click();
+  // The step's first term is "hypervisor"; its belief term opens the glossary at belief.
+  await page.getByTestId('lesson-text').locator('[data-term="belief"]').first().click();
   await expect(page.getByTestId('glossary')).toBeVisible();
   await expect(page.locator('#glossary-belief')).toHaveAttribute('data-current', 'true');
   await page.getByTestId('glossary-close').click();
   await page.getByTestId('open-about').click();
-  await expect(page.getByTestId('about-fidelity')).toHaveAttribute('href', 'fidelity.md');
+  // The fidelity table opens rendered in the page (a table with the papers' figures), not as a raw file.
+  await page.getByTestId('about-fidelity').click();
+  await expect(page.getByTestId('fidelity-doc').locator('table').first()).toContainText('Fig. 10a');
+  await page.getByTestId('fidelity-doc-close').click();
   await page.getByTestId('about-close').click();
   await expect(page.getByTestId('error-banner')).toHaveCount(0);
 });

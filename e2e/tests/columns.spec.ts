@@ -14,6 +14,13 @@ test('the default columns are the policies the claims compare', async ({ page })
   expect(await columns(page)).toEqual(['credit', 'credit2', 'enhanced']);
   await expect(page.getByTestId('key-figures')).toContainText('domU');
   await expect(page.getByTestId('key-figure-paper').first()).toContainText('Table 5');
+  // The paper's value is shown whole (wrapped), never cut with an ellipsis.
+  const cut = await page
+    .getByTestId('key-figure-paper')
+    .evaluateAll((els) =>
+      els.filter((e) => e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1),
+    );
+  expect(cut).toHaveLength(0);
 });
 
 test('a claim shows its policies as columns, with its ablated run', async ({ page }) => {

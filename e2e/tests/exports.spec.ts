@@ -301,6 +301,43 @@ test('exported figures keep their text, name their policy and scenario, and come
   const a4 = await svgText('page:cdf-chart', 'a4');
   expect(Number(/width="(\d+)"/.exec(a4)?.[1])).toBe(1004);
 
+  // Fit for a paper column: laid out at 85 mm, every text 8 pt or more there and inside the frame, none of the
+  // page's controls (the optional tracks' checkboxes), a swatch for each of the timeline's state entries.
+  for (const view of ['0:timeline', 'page:cdf-chart']) {
+    const paper = await page.evaluate(
+      (t) => {
+        const box = document.createElement('div');
+        box.innerHTML = t.replace(/^<\?xml[^>]*>/, '');
+        document.body.append(box);
+        const svg = box.querySelector('svg')!;
+        const width = Number(svg.getAttribute('viewBox')!.split(' ')[2]);
+        const texts = [...svg.querySelectorAll('text')].filter((e) => (e.textContent ?? '').trim());
+        const pt = (e: SVGTextElement) =>
+          (parseFloat(getComputedStyle(e).fontSize) * ((85 / 25.4) * 72)) / width;
+        const out = {
+          smallest: Math.min(...texts.map(pt)),
+          outside: texts
+            .filter((e) => {
+              const [r, frame] = [e.getBoundingClientRect(), svg.getBoundingClientRect()];
+              return r.left < frame.left - 0.5 || r.right > frame.right + 0.5;
+            })
+            .map((e) => e.textContent),
+          words: texts.map((e) => e.textContent).join('|'),
+          barSwatches: [...svg.querySelectorAll('rect')].filter(
+            (r) => r.getAttribute('fill') === 'rgb(136, 136, 136)',
+          ).length,
+        };
+        box.remove();
+        return out;
+      },
+      await svgText(view, 'a4'),
+    );
+    expect(paper.smallest, `${view}: smallest text [pt] at 85 mm`).toBeGreaterThanOrEqual(7.95);
+    expect(paper.outside, `${view}: text outside the frame`).toEqual([]);
+    expect(paper.words).not.toContain('wake-to-run latency map');
+    if (view === '0:timeline') expect(paper.barSwatches, 'the runnable swatch').toBeGreaterThan(0);
+  }
+
   // A view with nothing to show says so instead of exporting a blank image.
   await select.selectOption('0:belief-chart');
   await page.getByTestId('export-svg').click();

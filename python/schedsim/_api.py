@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _core
+from ._args import list_of_str, optional_str, whole
 from ._scenario import Scenario, scenario_json
 
 
@@ -39,7 +40,13 @@ def run(
     naming the hook, the simulated time and the line.
     """
     text = _core.run(
-        scenario_json(scenario, scripts), list(policies or []), seed, duration_ms, variant, deterministic, max_events
+        scenario_json(scenario, scripts),
+        list_of_str(policies, "policies") or [],
+        whole("seed", seed),
+        whole("duration_ms", duration_ms),
+        optional_str(variant, "variant"),
+        deterministic,
+        whole("max_events", max_events),
     )
     report: dict[str, Any] = json.loads(text)
     return report
@@ -55,13 +62,19 @@ def estimate(
 ) -> dict[str, Any]:
     """The simulator's estimate of what running ``scenario`` under ``policies`` (all when None) costs.
 
-    Returns ``{"events_per_run", "runs", "events", "bytes_per_run" [bytes], "seconds" [s]}``: the events of one
-    policy's run (the largest), how many runs, their events in all, one run's memory while it runs, and the wall
-    time at the browser's pace (5M events/s; the native build is faster). An upper estimate meant to be right
-    within a small factor: what ``max_events`` is compared with.
+    Returns ``{"events_per_run", "runs", "events", "bytes_per_run" [bytes], "script_operations", "seconds" [s]}``:
+    the events of one policy's run (the largest), how many runs, their events in all, one run's memory while it
+    runs, the script policies' interpreter operations (sampled from the run's start; 0 without a script), and the
+    wall time at the browser's pace (5M events/s and 5M script operations/s; the native build is faster). An upper
+    estimate meant to be right within a small factor: its events are what ``max_events`` is compared with.
     """
     cost: dict[str, Any] = json.loads(
-        _core.estimate(scenario_json(scenario, scripts), list(policies or []), duration_ms, variant)
+        _core.estimate(
+            scenario_json(scenario, scripts),
+            list_of_str(policies, "policies") or [],
+            whole("duration_ms", duration_ms),
+            optional_str(variant, "variant"),
+        )
     )
     return cost
 
@@ -89,9 +102,10 @@ def check(
     ``scripts`` gives policies Rhai sources, as in ``run``: how a homework's claims grade a student's scheduler.
     ``max_events`` is ``run``'s: a run estimated above it is refused before anything runs.
     """
-    if seeds < 1:
-        raise ValueError("seeds: must be at least 1")
-    results: list[dict[str, Any]] = json.loads(_core.check(scenario_json(scenario, scripts), seeds, max_events))
+    n = whole("seeds", seeds, low=1) or 1
+    results: list[dict[str, Any]] = json.loads(
+        _core.check(scenario_json(scenario, scripts), n, whole("max_events", max_events))
+    )
     return results
 
 
@@ -112,11 +126,15 @@ def trace_report(
     skipped events, damage). A gzip-compressed file is read as the CLI reads it. Raises ``ValueError`` for a file
     that is not a trace, or not a regular file (a FIFO, a device); Ctrl-C stops a long read (``KeyboardInterrupt``).
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path: expected a path (str or os.PathLike), not {type(path).__name__} {path!r}")
+    if mapping is not None and not isinstance(mapping, Mapping):
+        raise TypeError(f"mapping: expected a dict (as schedsim trace mapping prints), not {type(mapping).__name__}")
     text = _core.trace_report(
         os.fspath(path),
         json.dumps(mapping) if mapping is not None else None,
-        tsc_hz,
-        list(simulate) if simulate is not None else None,
+        whole("tsc_hz", tsc_hz),
+        list_of_str(simulate, "simulate"),
     )
     report: dict[str, Any] = json.loads(text)
     return report

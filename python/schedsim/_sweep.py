@@ -15,6 +15,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import _core
+from ._args import list_of_str as _list_of_str
+from ._args import whole
 from ._cache import Cache, CacheSpec, run_key
 from ._scenario import Scenario, content_hash, scenario_json
 from ._worker import run_chunk
@@ -109,19 +111,6 @@ def _run_locally(workers: int, jobs: list[tuple[Chunk, list[list[Any]]]], args: 
         job.stop()
 
 
-def _list_of_str(value: Any, what: str) -> list[str] | None:
-    """``value`` as a list of strings, refusing a bare string (which would be taken a character at a time)."""
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"{what}: expected a list of strings, not a string (write [{value!r}])")
-    out = list(value)
-    for v in out:
-        if not isinstance(v, str):
-            raise TypeError(f"{what}: expected strings, got {type(v).__name__} {v!r}")
-    return out
-
-
 def _grid_axes(grid: Mapping[str, Sequence[Any]]) -> list[list[Any]]:
     if not isinstance(grid, Mapping):
         raise TypeError(f"grid: expected a mapping of paths to lists of values, not {type(grid).__name__}")
@@ -183,8 +172,15 @@ def sweep(
     (and caching) every run that finished. ``scripts`` gives policies Rhai sources, as in ``run``; sweep a script's
     ``vars`` by their path (``{"policies.mine.params.vars.slice_ms": [10, 30]}``).
     """
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        raise ValueError(f"seeds: expected a whole number of at least 1, not {seeds!r}")
+    seeds = whole("seeds", seeds, low=1) or 1
+    seed = whole("seed", seed)
+    duration_ms = whole("duration_ms", duration_ms)
+    max_events = whole("max_events", max_events)
+    max_runs = whole("max_runs", max_runs)
+    max_total_events = whole("max_total_events", max_total_events)
+    max_grid_work = whole("max_grid_work", max_grid_work)
+    chunksize = whole("chunksize", chunksize, low=1)
+    workers = whole("workers", workers, low=1)
     policy_list = _list_of_str(policies, "policies") or []
     metric_list = _list_of_str(metrics, "metrics")
     for pattern in metric_list or []:

@@ -664,6 +664,10 @@ impl Drop for LocalSweep {
     }
 }
 
+// Counts what each thread allocates, so that a script policy's copying of large values counts as its work.
+#[global_allocator]
+static ALLOCATOR: schedsim_core::allocated::Counting = schedsim_core::allocated::Counting;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;

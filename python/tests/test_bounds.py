@@ -193,3 +193,50 @@ def test_grids_past_the_limits_raise_with_their_size(short_scenario: dict[str, A
 def test_a_field_named_twice_is_refused(short_scenario: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=r"same field as --set domains\.heavy\.weight"):
         schedsim.sweep(short_scenario, {"domains.heavy.weight": [256], "domains.1.weight": [512]}, cache=False)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda sc: schedsim.run(sc, seed=-1), "seed"),
+        (lambda sc: schedsim.run(sc, duration_ms=-5), "duration_ms"),
+        (lambda sc: schedsim.run(sc, max_events=2**64), "max_events"),
+        (lambda sc: schedsim.estimate(sc, duration_ms=-1), "duration_ms"),
+        (lambda sc: schedsim.check(sc, seeds=0), "seeds"),
+        (lambda sc: schedsim.check(sc, max_events=-1), "max_events"),
+        (lambda sc: schedsim.sweep(sc, GRID, seed=-1, cache=False), "seed"),
+        (lambda sc: schedsim.sweep(sc, GRID, max_runs=-1, cache=False), "max_runs"),
+        (lambda sc: schedsim.sweep(sc, GRID, workers=0, cache=False), "workers"),
+        (lambda sc: schedsim.trace_report("x.txt", tsc_hz=-1), "tsc_hz"),
+    ],
+)
+def test_a_negative_or_too_large_integer_names_its_argument(
+    short_scenario: dict[str, Any], call: Any, name: str
+) -> None:
+    with pytest.raises(ValueError, match=rf"^{name}: -?\d+ is out of range \(a whole number from \d+ to \d+\)"):
+        call(short_scenario)
+
+
+# Called through an untyped name: these arguments are wrong on purpose.
+untyped: Any = schedsim
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda sc: untyped.run(sc, seed=1.5), "seed"),
+        (lambda sc: untyped.run(sc, seed=True), "seed"),
+        (lambda sc: untyped.run(sc, duration_ms="100"), "duration_ms"),
+        (lambda sc: untyped.run(sc, policies="credit"), "policies"),
+        (lambda sc: untyped.run(sc, variant=3), "variant"),
+        (lambda sc: untyped.estimate(sc, policies=[1]), "policies"),
+        (lambda sc: untyped.check(sc, seeds="2"), "seeds"),
+        (lambda sc: untyped.sweep(sc, GRID, seeds=2.0, cache=False), "seeds"),
+        (lambda sc: untyped.trace_report(3), "path"),
+        (lambda sc: untyped.trace_report("x.txt", mapping=[1]), "mapping"),
+        (lambda sc: untyped.trace_report("x.txt", simulate="credit"), "simulate"),
+    ],
+)
+def test_a_wrong_type_names_its_argument(short_scenario: dict[str, Any], call: Any, name: str) -> None:
+    with pytest.raises(TypeError, match=rf"^{name}: expected"):
+        call(short_scenario)

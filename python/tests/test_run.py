@@ -133,7 +133,7 @@ def _busiest_run(path: Path) -> tuple[str, int]:
 
 def test_estimate_gives_the_cost_max_events_is_compared_with(short_scenario: dict[str, Any]) -> None:
     cost = schedsim.estimate(short_scenario)
-    assert set(cost) == {"events_per_run", "runs", "events", "bytes_per_run", "seconds"}
+    assert set(cost) == {"events_per_run", "runs", "events", "bytes_per_run", "script_operations", "seconds"}
     assert cost["runs"] == len(short_scenario["policies"]) and cost["events"] >= cost["events_per_run"] > 0
     # Twice the simulated time, about twice the events.
     longer = schedsim.estimate(short_scenario, ["credit"], duration_ms=3000)

@@ -353,6 +353,10 @@ fn check_policies(sc: &Scenario, policies: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+// Counts what each thread allocates, so that a script policy's copying of large values counts as its work.
+#[global_allocator]
+static ALLOCATOR: schedsim_core::allocated::Counting = schedsim_core::allocated::Counting;
+
 fn main() -> ExitCode {
     match real_main() {
         Ok(code) => code,

@@ -18,6 +18,17 @@ pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
 /// is faster), for turning an event estimate into time.
 pub const EVENTS_PER_WALL_SECOND: f64 = 5.0e6;
 
+/// A script policy's interpreter operations per wall second, on the slow side (the page's wasm build: a hook
+/// writing a thousand log lines a tick ran at about 2M a second; natively about 0.1 us an operation), for
+/// turning a script's work into time.
+pub const SCRIPT_OPERATIONS_PER_WALL_SECOND: f64 = 2.0e6;
+
+/// A script policy's cost is sampled, not modelled (what a hook does is the script's): its run over the first
+/// [`SCRIPT_SAMPLE_MS`] of simulated time, stopped early once it has spent [`SCRIPT_SAMPLE_OPERATIONS`]
+/// (a few tenths of a second of interpreting), its rate extrapolated to the whole duration.
+pub const SCRIPT_SAMPLE_MS: u64 = 50;
+pub const SCRIPT_SAMPLE_OPERATIONS: u64 = 4_000_000;
+
 /// Refuses a run whose estimate passes `max_events` events per run, with a message that gives the estimate and the
 /// option that allows it; returns the estimate otherwise.
 pub fn within(sc: &Scenario, policies: &[String], max_events: u64) -> Result<Cost, String> {
@@ -50,6 +61,8 @@ pub struct Cost {
     pub events: u64,
     /// Memory of one run while it runs, trace not counted [bytes].
     pub bytes_per_run: u64,
+    /// Interpreter operations of the script policies' hooks over all the runs (0 without one), from a sample.
+    pub script_operations: u64,
     /// Wall time at [`EVENTS_PER_WALL_SECOND`] for all the runs [s].
     pub seconds: f64,
 }
@@ -65,8 +78,13 @@ impl Cost {
         } else {
             format!("{:.1} h", t / 3600.0)
         };
+        let script = if self.script_operations > 0 {
+            format!(" and ~{:.2e} script operations", self.script_operations as f64)
+        } else {
+            String::new()
+        };
         format!(
-            "~{:.2e} events over {} run(s) (~{time} at {:.0}M events/s), ~{:.0} MB per run",
+            "~{:.2e} events{script} over {} run(s) (~{time} at {:.0}M events/s), ~{:.0} MB per run",
             self.events as f64,
             self.runs,
             EVENTS_PER_WALL_SECOND / 1e6,
@@ -116,6 +134,50 @@ fn policy_rate(params: &Value, pcpus: f64, domains: f64, timing: Timing) -> f64 
     }
     // Per-domain periods (SEDF, Atropos) fire per domain; host-wide ones per pCPU.
     2.0 * pcpus.max(domains.min(pcpus * 4.0)) / period
+}
+
+/// A script policy's operations over a run of `sc` under `id`, from a sample of its start (see
+/// [`SCRIPT_SAMPLE_MS`]): what `init` and `timers` took once, plus the sample's rate over the whole duration,
+/// at most the run's budget. 0 when the scenario does not build (the run says why).
+fn script_operations(sc: &Scenario, id: &str) -> u64 {
+    use crate::policy::script::MAX_RUN_OPERATIONS;
+    use crate::sim::{SimOptions, Simulation};
+    let mut sample = sc.clone();
+    sample.duration_ms = sc.duration_ms.min(SCRIPT_SAMPLE_MS);
+    sample.warmup_ms = 0;
+    sample.changes.retain(|c| c.at_ms < sample.duration_ms);
+    let opts = SimOptions { trace: false, max_events: Some(1_000_000), ..SimOptions::default() };
+    let Ok(mut sim) = Simulation::with_options(&sample, id, opts) else {
+        return 0;
+    };
+    let boot = sim.script_operations();
+    // The script's fault ends the sample where the run would end too (a storm stopped, a bound passed); the
+    // sample's event cap only ends the sample.
+    let mut faulted = false;
+    // A sample that has not left the first instant goes on longer: a storm of cheap calls there is stopped by
+    // the bound on calls at one instant well before it spends the longer allowance, and then costs no more.
+    let room = |sim: &Simulation| {
+        let cap = if sim.now_ns() == 0 { 5 * SCRIPT_SAMPLE_OPERATIONS } else { SCRIPT_SAMPLE_OPERATIONS };
+        sim.script_operations() < boot + cap
+    };
+    while room(&sim) {
+        match sim.step(64) {
+            Ok(false) => {}
+            Ok(true) => break,
+            Err(e) => {
+                faulted = matches!(e, crate::sim::SimError::Policy(_));
+                break;
+            }
+        }
+    }
+    let spent = (sim.script_operations() - boot) as f64;
+    let total = if faulted || (sim.is_finished() && sample.duration_ms == sc.duration_ms) {
+        spent
+    } else {
+        // The rate over the simulated time the sample reached (at least 1 us: a storm at one instant).
+        spent / (sim.now_ns().max(1_000) as f64 / 1e9) * (sc.duration_ms as f64 / 1e3)
+    };
+    (boot as f64 + total).min(MAX_RUN_OPERATIONS as f64) as u64
 }
 
 /// Estimates the cost of running the named policies (all when `policies` is empty).
@@ -171,7 +233,13 @@ pub fn estimate(sc: &Scenario, policies: &[String]) -> Cost {
     let boot = 10.0 * (vcpus + pcpus + sc.domains.iter().map(|d| d.tasks.len()).sum::<usize>() as f64);
     let events_per_run = (per_run + boot).ceil().min(u64::MAX as f64 / 16.0) as u64;
     let events = events_per_run.saturating_mul(runs);
-    Cost { events_per_run, runs, events, bytes_per_run: bytes as u64, seconds: events as f64 / EVENTS_PER_WALL_SECOND }
+    let script_ops: u64 = ids
+        .iter()
+        .filter(|id| sc.policy(id).is_some_and(|p| p.scheduler == crate::policy::script::ROW.name))
+        .map(|id| script_operations(sc, id))
+        .sum();
+    let seconds = events as f64 / EVENTS_PER_WALL_SECOND + script_ops as f64 / SCRIPT_OPERATIONS_PER_WALL_SECOND;
+    Cost { events_per_run, runs, events, bytes_per_run: bytes as u64, script_operations: script_ops, seconds }
 }
 
 #[cfg(test)]
@@ -294,6 +362,39 @@ mod tests {
                 assert!(1.0 / r <= HIGH, "{name} under {}: estimated {est}, did only {work}", p.id);
             }
         }
+    }
+
+    /// A script policy's hooks and `timers()` count: a tick hook that loops is estimated near the operations its
+    /// run spends, and a long run of it well past the page's 20 s question, where the same host under an empty
+    /// tick stays a few seconds (some 10^7 hook calls of a few operations each).
+    #[test]
+    fn a_script_policys_hooks_and_timers_count() {
+        let scripted = |tick: &str, ms: u64| {
+            let src = format!(
+                "fn timers() {{ #{{ tick_us: 1000 }} }}\nfn tick(p) {{ {tick} }}\nfn wake(v, cause) {{ resched(v % 2); }}\n\
+                 fn do_schedule(p, cur, runnable) {{ #{{ next: p, slice_us: 1000 }} }}"
+            );
+            Scenario::from_value(serde_json::json!({
+                "schema": 1, "id": "s", "title": "s", "seed": 1, "duration_ms": ms, "host": { "pcpus": 2 },
+                "domains": [{ "name": "a", "vcpus": 2, "tasks": [
+                    { "name": "x", "workload": { "type": "cpu" } }, { "name": "y", "workload": { "type": "cpu" } }] }],
+                "policies": [{ "id": "mine", "scheduler": "script", "params": { "source": src } }]
+            }))
+            .unwrap()
+        };
+        let looping = "let n = 0; while n < 2000 { n += 1; }";
+        let sc = scripted(looping, 300);
+        let est = estimate(&sc, &[]).script_operations;
+        let (sim, ended) = run_capped(&sc, "mine", u64::MAX);
+        ended.unwrap();
+        let r = est as f64 / sim.script_operations() as f64;
+        assert!((0.5..2.0).contains(&r), "estimated {est}, spent {}", sim.script_operations());
+
+        let long = estimate(&scripted("let n = 0; while n < 100000 { n += 1; }", 60_000), &[]);
+        assert!(long.seconds > 20.0, "{long:?}");
+        assert!(long.describe().contains("script operations"), "{}", long.describe());
+        let cheap = estimate(&scripted("", 60_000), &[]);
+        assert!(cheap.seconds < 5.0, "{cheap:?}");
     }
 
     /// A run whose work passes `--max-events` stops there, counted in work (a pipe ring of 8,192 threads does

@@ -26,6 +26,7 @@
 /// Shards and the Python sweep cache record it.
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("SCHEDSIM_SOURCE_HASH"));
 
+pub mod allocated;
 #[cfg(test)]
 mod bindings;
 pub mod claims;

@@ -675,6 +675,16 @@ impl Simulation {
         self.queue.len()
     }
 
+    /// The script policy's interpreting so far, in the engine's operations (0 under a native policy).
+    pub fn script_operations(&self) -> u64 {
+        self.policy.script_operations()
+    }
+
+    /// The simulated time reached [ns].
+    pub fn now_ns(&self) -> u64 {
+        self.now.0
+    }
+
     pub fn is_finished(&self) -> bool {
         self.finished
     }

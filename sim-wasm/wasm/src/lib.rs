@@ -17,6 +17,10 @@ fn js_err(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }
 
+// Counts what each thread allocates, so that a script policy's copying of large values counts as its work.
+#[global_allocator]
+static ALLOCATOR: schedsim_core::allocated::Counting = schedsim_core::allocated::Counting;
+
 thread_local! {
     /// The message of the last Rust panic: a panic reaches JavaScript only as "unreachable", so the page asks.
     static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };

@@ -19,6 +19,7 @@ import {
 import {
   EXPORT_SIZES,
   figureToSvg,
+  paperLayout,
   nothingToShow,
   svgToPng,
   viewToSvg,
@@ -179,7 +180,13 @@ export function ExportPanel({
       if (empty) return;
       const caption = [option!.policy, scenarioName].filter(Boolean).join(' · ');
       // The PNG is the SVG rendered: one drawing of the view, so both files show the same thing.
-      const svg = viewToSvg(el, caption, size);
+      const undo = size === 'a4' ? await paperLayout(el) : null;
+      let svg: string;
+      try {
+        svg = viewToSvg(el, caption, size);
+      } finally {
+        undo?.();
+      }
       const blob = format === 'png' ? await svgToPng(svg, 1) : new Blob([svg], { type: 'image/svg+xml' });
       download(`${base}-${slug(option!.label)}.${format}`, blob);
     });
@@ -200,7 +207,13 @@ export function ExportPanel({
         return;
       }
       setNotice(null);
-      const svg = figureToSvg(views, `${scenarioName}: ${figureView.replace(/-/g, ' ')}`, size);
+      const undo = size === 'a4' ? await Promise.all(views.map((v) => paperLayout(v.el))) : [];
+      let svg: string;
+      try {
+        svg = figureToSvg(views, `${scenarioName}: ${figureView.replace(/-/g, ' ')}`, size);
+      } finally {
+        for (const u of undo) u();
+      }
       download(`${base}-figure-${figureView}.svg`, new Blob([svg], { type: 'image/svg+xml' }));
     });
 

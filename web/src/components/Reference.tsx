@@ -1,7 +1,8 @@
 // The glossary panel and the about page (overlays), and Terms: a text whose glossary terms link to their entry
 // at their first use in a view.
-import { createContext, useContext, useEffect, useMemo, useRef } from 'react';
+import { createContext, useContext, useEffect, useMemo, useRef, useState } from 'react';
 import { findTerms, GLOSSARY } from '../lib/glossary';
+import { Markdown } from './Markdown';
 
 /** Opens the glossary at an entry (null: at the top). */
 export const GlossaryContext = createContext<(id: string | null) => void>(() => {});
@@ -51,13 +52,12 @@ function Close({ testId, onClose }: { testId: string; onClose: () => void }) {
 function Overlay({
   title,
   testId,
-  close,
   onClose,
   children,
 }: {
   title: string;
+  /** The overlay's test id; its Close button's is `${testId}-close`. */
   testId: string;
-  close: React.ReactNode;
   onClose: () => void;
   children: React.ReactNode;
 }) {
@@ -72,7 +72,7 @@ function Overlay({
       <section className="overlay-box" data-testid={testId}>
         <header className="overlay-head">
           <h2 id={`${testId}-title`}>{title}</h2>
-          {close}
+          <Close testId={`${testId}-close`} onClose={onClose} />
         </header>
         {children}
       </section>
@@ -88,12 +88,7 @@ export function Glossary({ at, onClose }: { readonly at: string | null; readonly
     el?.focus({ preventScroll: true });
   }, [at]);
   return (
-    <Overlay
-      title="Glossary"
-      testId="glossary"
-      close={<Close testId="glossary-close" onClose={onClose} />}
-      onClose={onClose}
-    >
+    <Overlay title="Glossary" testId="glossary" onClose={onClose}>
       <dl>
         {GLOSSARY.map((g) => (
           <div key={g.id} id={`glossary-${g.id}`} tabIndex={-1} data-current={g.id === at || undefined}>
@@ -106,14 +101,38 @@ export function Glossary({ at, onClose }: { readonly at: string | null; readonly
   );
 }
 
-export function About({ onClose }: { readonly onClose: () => void }) {
+/**
+ * The fidelity table (docs/fidelity.md, served beside the page and cached for offline use) rendered in the page:
+ * the raw file would download or show as plain text.
+ */
+function FidelityDoc({ onClose }: { readonly onClose: () => void }) {
+  const [text, setText] = useState<string | null>(null);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    fetch('fidelity.md')
+      .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`HTTP ${r.status}`))))
+      .then((t) => live && setText(t))
+      .catch((e: unknown) => live && setFailed(e instanceof Error ? e.message : String(e)));
+    return () => {
+      live = false;
+    };
+  }, []);
   return (
-    <Overlay
-      title="About schedlab"
-      testId="about"
-      close={<Close testId="about-close" onClose={onClose} />}
-      onClose={onClose}
-    >
+    <Overlay title="Fidelity: the papers’ results against the model" testId="fidelity-doc" onClose={onClose}>
+      {failed && <p>The fidelity table could not be loaded ({failed}).</p>}
+      {!failed && text === null && <p className="muted">Loading the fidelity table…</p>}
+      {/* The file's own title is the overlay's. */}
+      {text !== null && <Markdown text={text.replace(/^# .*\n/, '')} headingLevel={2} />}
+    </Overlay>
+  );
+}
+
+export function About({ onClose }: { readonly onClose: () => void }) {
+  const [fidelity, setFidelity] = useState(false);
+  if (fidelity) return <FidelityDoc onClose={() => setFidelity(false)} />;
+  return (
+    <Overlay title="About schedlab" testId="about" onClose={onClose}>
       <h3>The words</h3>
       <p>
         A <strong>hypervisor</strong> runs several operating systems on one machine, each in its own virtual
@@ -144,8 +163,15 @@ export function About({ onClose }: { readonly onClose: () => void }) {
       <h3>How faithful it is</h3>
       <p>
         Every paper figure and claim, the model’s value beside the paper’s, is in the fidelity table:{' '}
-        <a href="fidelity.md" data-testid="about-fidelity" target="_blank" rel="noreferrer">
-          docs/fidelity.md
+        <a
+          href="fidelity.md"
+          data-testid="about-fidelity"
+          onClick={(e) => {
+            e.preventDefault();
+            setFidelity(true);
+          }}
+        >
+          the fidelity table
         </a>
         .
       </p>

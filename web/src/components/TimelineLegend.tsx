@@ -88,6 +88,7 @@ export const Legend = memo(function Legend({
         <label
           key={k.id}
           className="legend-item legend-toggle muted"
+          data-no-export
           title={`Show the ${k.title} under the state lanes`}
         >
           <input

@@ -203,9 +203,21 @@ function shown(el: Element): boolean {
   return cs.display !== 'none' && cs.visibility !== 'hidden' && cs.contentVisibility !== 'hidden';
 }
 
+/**
+ * Whether the element is one of the page's controls rather than the figure's content: a figure on paper has no
+ * checkboxes, nor the labels that toggle them (`data-no-export` marks such a part).
+ */
+function control(el: Element): boolean {
+  if (el.hasAttribute('data-no-export')) return true;
+  if (el instanceof HTMLInputElement) return el.type === 'checkbox' || el.type === 'radio';
+  return (
+    el instanceof HTMLLabelElement && el.querySelector('input[type="checkbox"], input[type="radio"]') !== null
+  );
+}
+
 /** Walks the view: boxes behind, then SVGs, canvases and text, in document order. */
 function walk(el: Element, origin: DOMRect, out: string[]): void {
-  if (!shown(el)) return;
+  if (!shown(el) || control(el)) return;
   const r = el.getBoundingClientRect();
   const x = r.left - origin.left;
   const y = r.top - origin.top;
@@ -266,7 +278,7 @@ function contentBox(el: HTMLElement): { width: number; height: number } {
   let right = 0;
   let bottom = 0;
   const visit = (node: Element) => {
-    if (!shown(node)) return;
+    if (!shown(node) || control(node)) return;
     const r = node.getBoundingClientRect();
     if (r.width > 0 && r.height > 0) {
       right = Math.max(right, r.right - origin.left);
@@ -284,37 +296,160 @@ function contentBox(el: HTMLElement): { width: number; height: number } {
   };
 }
 
-/** Export sizes: as on screen, twice that, or a one-column figure of an A4 paper (85 mm) at 300 dpi. */
+/**
+ * Export sizes: as on screen, twice that, or a one-column figure of an A4 paper (85 mm) at 300 dpi, laid out
+ * for it first (`paperLayout`).
+ */
 export const EXPORT_SIZES = {
   column: { label: 'column width', scale: () => 1 },
   '2x': { label: '2x', scale: () => 2 },
-  a4: { label: 'A4 column (85 mm) at 300 dpi', scale: (width: number) => ((85 / 25.4) * 300) / width },
+  a4: {
+    label: 'A4 column (85 mm) at 300 dpi, text 8 pt or more',
+    scale: (width: number) => ((85 / 25.4) * 300) / width,
+  },
 } as const;
 export type ExportSize = keyof typeof EXPORT_SIZES;
 
-/** One view drawn in its content box, with a caption line under it. */
-function drawView(el: HTMLElement, caption: string): { markup: string; width: number; height: number } {
+/** A one-column figure's width on paper, 85 mm, in CSS pixels (96 to the inch). */
+export const PAPER_COLUMN_PX = Math.round((85 / 25.4) * 96);
+/** The smallest text a paper figure has, 8 pt, in CSS pixels, rounded up. */
+export const PAPER_TEXT_PX = 11;
+
+/**
+ * Lays a view out as a one-column paper figure until the returned function undoes it: the view at 85 mm wide
+ * (its charts redraw at that width as they do on a resize) and no text under 8 pt, so that the figure scaled to
+ * a column keeps its text readable. A view on screen is wider than a column with smaller type; scaling it down
+ * would take its 9-12 px labels to 3-5 pt.
+ */
+export async function paperLayout(el: HTMLElement): Promise<() => void> {
+  const style = el.getAttribute('style');
+  const raised: [HTMLElement | SVGElement, string][] = [];
+  // A view skipped by `content-visibility: auto` (off screen behind the export panel) gets no resize: drawn for
+  // the export, it and its ancestors are kept visible until it is done.
+  const shownWas: [HTMLElement, string][] = [];
+  for (let p: HTMLElement | null = el; p; p = p.parentElement) {
+    if (getComputedStyle(p).contentVisibility === 'auto') {
+      shownWas.push([p, p.style.contentVisibility]);
+      p.style.contentVisibility = 'visible';
+    }
+  }
+  el.classList.add('paper-export');
+  el.style.width = `${PAPER_COLUMN_PX}px`;
+  el.style.maxWidth = `${PAPER_COLUMN_PX}px`;
+  el.style.flex = 'none';
+  const settle = async () => {
+    // A resize reaches the charts through a ResizeObserver and a render, and a redraw may wait on the simulator's
+    // worker: frames until the content fits the column and stays put (5 s at most), then a little more.
+    const frame = () => new Promise((r) => requestAnimationFrame(() => r(null)));
+    const started = performance.now();
+    let last = -1;
+    let stable = 0;
+    for (;;) {
+      await frame();
+      const w = contentBox(el).width;
+      stable = w === last ? stable + 1 : 0;
+      last = w;
+      if ((w <= PAPER_COLUMN_PX + 8 && stable >= 1) || stable >= 30 || performance.now() - started > 5000)
+        break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  };
+  await settle();
+  // A view that cannot get that narrow (a chart that keeps its drawn width) scales to the column as it is: its
+  // smallest text is raised in proportion, so that it is 8 pt once scaled.
+  for (let pass = 0; pass < 2; pass++) {
+    const least = Math.ceil(
+      (PAPER_TEXT_PX * Math.max(PAPER_COLUMN_PX, contentBox(el).width)) / PAPER_COLUMN_PX,
+    );
+    let changed = false;
+    for (const e of el.querySelectorAll<HTMLElement | SVGElement>('*')) {
+      if (parseFloat(getComputedStyle(e).fontSize) < least) {
+        if (!raised.some(([r]) => r === e)) raised.push([e, e.style.fontSize]);
+        e.style.fontSize = `${least}px`;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    await settle();
+  }
+  return () => {
+    for (const [e, was] of raised) e.style.fontSize = was;
+    el.classList.remove('paper-export');
+    for (const [p, was] of shownWas) p.style.contentVisibility = was;
+    if (style === null) el.removeAttribute('style');
+    else el.setAttribute('style', style);
+  };
+}
+
+/** `text` in lines no wider than `width` at `font` (a word longer than that gets a line of its own). */
+function wrap(text: string, font: string, width: number): { lines: string[]; widest: number } {
+  const measure = document.createElement('canvas').getContext('2d');
+  if (measure) measure.font = font;
+  const w = (t: string) => measure?.measureText(t).width ?? t.length * 7;
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines[lines.length - 1];
+    if (last !== undefined && w(`${last} ${word}`) <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return { lines, widest: Math.max(0, ...lines.map(w)) };
+}
+
+/** Lines of text at (4, `top` + a baseline per line), `size` px; returns the markup and its height. */
+function textLines(
+  lines: readonly string[],
+  top: number,
+  size: number,
+  style: { color: string; family: string; weight?: string },
+  extra = '',
+): { markup: string; height: number } {
+  const step = Math.round(size * 1.3);
+  const markup = lines
+    .map(
+      (l, i) =>
+        `<text x="4" y="${top + size + i * step}" fill="${esc(style.color)}" font-family="${esc(style.family)}"` +
+        ` font-size="${size}px"${style.weight ? ` font-weight="${style.weight}"` : ''}${extra}>${esc(l)}</text>`,
+    )
+    .join('');
+  return { markup, height: lines.length === 0 ? 0 : size + (lines.length - 1) * step + 8 };
+}
+
+/**
+ * One view drawn in its content box, with a caption under it: on one line that may widen the drawing, or (`wrap`,
+ * for a paper column, whose width is fixed) wrapped to the view's width.
+ */
+function drawView(
+  el: HTMLElement,
+  caption: string,
+  wrapCaption = false,
+): { markup: string; width: number; height: number } {
   const origin = el.getBoundingClientRect();
   const box = contentBox(el);
   const parts: string[] = [];
   walk(el, origin, parts);
   const cs = getComputedStyle(el);
   const size = 13;
-  const captionH = caption ? size + 10 : 0;
-  // A caption wider than the view widens the drawing rather than being cut.
-  const measure = document.createElement('canvas').getContext('2d');
-  if (measure) measure.font = `${size}px ${cs.fontFamily}`;
-  const captionW = caption ? (measure?.measureText(caption).width ?? caption.length * 7) + 8 : 0;
-  const width = Math.ceil(Math.max(box.width, captionW));
+  const font = `${size}px ${cs.fontFamily}`;
+  const lines = !caption
+    ? { lines: [], widest: 0 }
+    : wrapCaption
+      ? wrap(caption, font, box.width - 12)
+      : wrap(caption, font, Infinity);
+  // The caption stays inside the frame: a line wider than the view widens the drawing rather than being cut.
+  const width = Math.ceil(Math.max(box.width, lines.widest ? lines.widest + 12 : 0));
+  const text = textLines(
+    lines.lines,
+    box.height + 2,
+    size,
+    { color: cs.color, family: cs.fontFamily },
+    ' data-caption=""',
+  );
   const id = `view${++clips}`;
   const markup =
     `<clipPath id="${id}">${rect(0, 0, box.width, box.height, '#000')}</clipPath>` +
     `<g clip-path="url(#${id})">${parts.join('')}</g>` +
-    (caption
-      ? `<text x="4" y="${box.height + size + 2}" fill="${esc(cs.color)}" font-family="${esc(cs.fontFamily)}"` +
-        ` font-size="${size}px" data-caption="">${esc(caption)}</text>`
-      : '');
-  return { markup, width, height: box.height + captionH };
+    text.markup;
+  return { markup, width, height: box.height + (lines.lines.length > 0 ? text.height + 2 : 0) };
 }
 
 function background(el: HTMLElement): string {
@@ -344,36 +479,49 @@ function document_(width: number, height: number, bg: string, body: string, scal
  * (the policy and scenario it shows) under it, at `scale` times its size on screen.
  */
 export function viewToSvg(el: HTMLElement, caption = '', size: ExportSize = 'column'): string {
-  const v = drawView(el, caption);
+  const v = drawView(el, caption, size === 'a4');
   return document_(v.width, v.height, background(el), v.markup, EXPORT_SIZES[size].scale(v.width));
 }
 
-/** Views side by side in one SVG (a figure of every column's view), each with its caption, and a title. */
+/**
+ * Views in one SVG (a figure of every column's view), each with its caption, under a title: side by side, or for
+ * a paper column (`a4`, each view laid out at the column's width) one under the other.
+ */
 export function figureToSvg(
   views: readonly { readonly el: HTMLElement; readonly caption: string }[],
   title: string,
   size: ExportSize = 'column',
 ): string {
   const gap = 16;
-  const top = title ? 26 : 0;
-  let x = 0;
-  let height = 0;
-  const body: string[] = [];
-  for (const { el, caption } of views) {
-    const v = drawView(el, caption);
-    body.push(`<g transform="translate(${x} ${top})">${v.markup}</g>`);
-    x += v.width + gap;
-    height = Math.max(height, v.height);
-  }
+  const stacked = size === 'a4';
+  const drawn = views.map(({ el, caption }) => drawView(el, caption, stacked));
   const first = views[0]?.el;
   const cs = first ? getComputedStyle(first) : null;
-  const head = title
-    ? `<text x="4" y="18" font-size="15px" font-weight="600" fill="${esc(cs?.color ?? '#000')}"` +
-      ` font-family="${esc(cs?.fontFamily ?? 'sans-serif')}">${esc(title)}</text>`
-    : '';
-  const width = Math.max(1, x - gap);
+  const style = { color: cs?.color ?? '#000', family: cs?.fontFamily ?? 'sans-serif', weight: '600' };
+  const across = stacked
+    ? Math.max(1, ...drawn.map((v) => v.width))
+    : Math.max(
+        1,
+        drawn.reduce((w, v) => w + v.width + gap, -gap),
+      );
+  // The title stays inside the frame: wrapped to a paper column, else widening the figure.
+  const font = `600 15px ${style.family}`;
+  const lines = !title ? { lines: [], widest: 0 } : wrap(title, font, stacked ? across - 12 : Infinity);
+  const head = textLines(lines.lines, 0, 15, style);
+  const top = title ? head.height + 4 : 0;
+  const body: string[] = [];
+  let x = 0;
+  let y = top;
+  let height = 0;
+  for (const v of drawn) {
+    body.push(`<g transform="translate(${x} ${y})">${v.markup}</g>`);
+    if (stacked) y += v.height + gap;
+    else x += v.width + gap;
+    height = stacked ? y - gap - top : Math.max(height, v.height);
+  }
+  const width = Math.ceil(Math.max(across, lines.widest ? lines.widest + 12 : 0));
   const bg = first ? background(first) : '#ffffff';
-  return document_(width, height + top, bg, head + body.join(''), EXPORT_SIZES[size].scale(width));
+  return document_(width, height + top, bg, head.markup + body.join(''), EXPORT_SIZES[size].scale(width));
 }
 
 /** Renders an SVG document to a PNG at `scale` times its size (what the PNG export saves). */

@@ -163,6 +163,8 @@ export interface Cost {
   readonly events: number;
   /** Memory of one run [bytes]. */
   readonly bytes_per_run: number;
+  /** Interpreter operations of the script policies' hooks over all the runs, from a sample (0 without one). */
+  readonly script_operations: number;
   /** Wall time of all the runs at a conservative wasm speed [s]. */
   readonly seconds: number;
   /** The estimate in words. */

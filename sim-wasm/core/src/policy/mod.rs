@@ -422,6 +422,11 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     fn take_fault(&mut self) -> Option<String> {
         None
     }
+    /// The interpreter's operations spent so far (a script policy's hooks, copying counted), for the cost
+    /// estimate's sample; 0 for a native policy.
+    fn script_operations(&self) -> u64 {
+        0
+    }
     /// How the policy divides the host among busy domains (the report's `entitled_share` and `fairness.rule`).
     fn share_rule(&self) -> ShareBasis {
         ShareBasis::DomainWeight

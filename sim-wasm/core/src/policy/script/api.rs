@@ -3,7 +3,11 @@
 //! A test compares the file with [`reference`] and rewrites it under `SCHEDSIM_BLESS=1`, so the reference cannot
 //! drift from what the engine does.
 
-use super::engine::{MAX_ARRAY, MAX_CALL_LEVELS, MAX_EXPR_DEPTH, MAX_MAP, MAX_OPERATIONS, MAX_SOURCE, MAX_STRING};
+use super::engine::{
+    BYTES_PER_OPERATION, MAX_ARRAY, MAX_CALLS_AT_ONE_INSTANT, MAX_CALL_LEVELS, MAX_EXPR_DEPTH, MAX_KEPT_CHARS,
+    MAX_KEPT_DEPTH, MAX_KEPT_VALUES, MAX_LOG_LINES, MAX_MAP, MAX_OPERATIONS, MAX_RUN_OPERATIONS, MAX_SOURCE,
+    MAX_STRING,
+};
 use super::{HOOKS, MAX_PERIOD_US, MAX_SLICE_US, MIN_PERIOD_US};
 use std::fmt::Write as _;
 
@@ -129,7 +133,14 @@ pub fn reference() -> String {
         s,
         "\n## Limits\n\n\
          | Limit | Value |\n|---|---|\n\
-         | operations per hook call (an endless loop stops) | {MAX_OPERATIONS} |\n\
+         | operations per hook call (an endless loop stops), copying counted: one per {BYTES_PER_OPERATION} bytes a \
+         hook allocates | {MAX_OPERATIONS} |\n\
+         | operations per run, all hook calls together | {MAX_RUN_OPERATIONS} |\n\
+         | decision-log lines per run (`log`, `print`, `debug`; the rest are dropped and counted) | {MAX_LOG_LINES} |\n\
+         | hook calls at one simulated instant (time must advance) | {MAX_CALLS_AT_ONE_INSTANT} |\n\
+         | kept in `this` across calls, checked after each hook: values (array elements and map entries, nested \
+         ones counted) / characters of strings / levels of nesting | {MAX_KEPT_VALUES} / {MAX_KEPT_CHARS} / \
+         {MAX_KEPT_DEPTH} |\n\
          | nested function calls | {MAX_CALL_LEVELS} |\n\
          | expression depth (top level, inside functions) | {}, {} |\n\
          | elements of an array / of a map | {MAX_ARRAY} / {MAX_MAP} |\n\

@@ -16,6 +16,10 @@ use std::cell::RefCell;
 
 /// Operations one hook call may take (an endless loop stops here, after some tens of milliseconds).
 pub const MAX_OPERATIONS: u64 = 2_000_000;
+/// Bytes a hook allocates that count as one operation: the engine copies a value whole when a script reads it
+/// into an expression (`let b = a;`, `[a]`) and counts one operation for it, so copying large or deeply nested
+/// values is charged by its size (about one operation per element copied).
+pub const BYTES_PER_OPERATION: u64 = 16;
 /// Nested function calls (deep recursion stops here).
 pub const MAX_CALL_LEVELS: usize = 48;
 /// Nesting of expressions, at global level and inside functions.
@@ -32,6 +36,13 @@ pub const MAX_SOURCE: usize = 200_000;
 pub const MAX_RUN_OPERATIONS: u64 = 1_000_000_000;
 /// Decision-log lines (`log`, `print`, `debug`) a script may write in a run; the rest are dropped and counted.
 pub const MAX_LOG_LINES: u64 = 100_000;
+/// What a script keeps in `this` across its calls, checked after each hook: values (array elements and map
+/// entries, nested ones counted), characters of its strings, and levels of nesting.
+pub const MAX_KEPT_VALUES: usize = 100_000;
+pub const MAX_KEPT_CHARS: usize = 1_000_000;
+pub const MAX_KEPT_DEPTH: usize = 32;
+/// Values of `this` walked by the check after each hook that count as one operation of the run.
+pub const KEPT_VALUES_PER_OPERATION: usize = 16;
 /// Hook calls at one simulated instant: past it the script keeps time from advancing (a storm of
 /// `timer_at(now())` or `resched`), and the run stops.
 pub const MAX_CALLS_AT_ONE_INSTANT: u64 = 100_000;
@@ -73,22 +84,27 @@ pub(super) struct Io {
     /// Operations the run has left for this call, and how many the call took so far.
     pub ops_left: u64,
     pub ops: u64,
+    /// The thread's allocated bytes when the call began ([`crate::allocated::bytes`]).
+    pub bytes0: u64,
     /// Log lines this call may still keep, and those it could not.
     pub log_room: u64,
     pub dropped: u64,
 }
 
 impl Io {
-    /// A log line, kept while the run's allowance lasts.
-    fn log(&mut self, p: usize, text: String) {
+    /// A log line, kept while the run's allowance lasts. The host's copy of it is not the script's copying: what
+    /// it allocates is left out of the call's count (the lines are bounded apart).
+    fn log(&mut self, p: usize, text: &dyn std::fmt::Display) {
         if !self.explain {
             return;
         }
+        let before = crate::allocated::bytes();
         if (self.logs.len() as u64) < self.log_room {
-            self.logs.push((p, text));
+            self.logs.push((p, text.to_string()));
         } else {
             self.dropped += 1;
         }
+        self.bytes0 = self.bytes0.wrapping_add(crate::allocated::bytes().wrapping_sub(before));
     }
 }
 
@@ -158,18 +174,24 @@ pub fn new_engine() -> Engine {
             let mut io = io.borrow_mut();
             if io.active {
                 let p = io.pcpu;
-                io.log(p, s.to_string());
+                io.log(p, &s);
             }
         })
     };
     e.on_print(print);
     e.on_debug(move |s, _, _| print(s));
-    // The run's operation budget: each call may take what the run has left.
+    // The call's and the run's operation budgets, copying counted by its size: each call may take what the run
+    // has left.
     e.on_progress(|ops| {
         IO.with(|io| {
             let mut io = io.borrow_mut();
-            io.ops = ops;
-            (ops > io.ops_left).then(|| Dynamic::from(RUN_BUDGET))
+            let copied = crate::allocated::bytes().wrapping_sub(io.bytes0) / BYTES_PER_OPERATION;
+            io.ops = ops.saturating_add(copied);
+            if io.ops > io.ops_left {
+                Some(Dynamic::from(RUN_BUDGET))
+            } else {
+                (io.ops > MAX_OPERATIONS).then(|| Dynamic::from(CALL_BUDGET))
+            }
         })
     });
     // Exact numeric conversions and rounding (the math package's transcendental functions are left out).
@@ -233,7 +255,7 @@ pub fn new_engine() -> Engine {
     e.register_fn("log", |p: i64, text: Dynamic| {
         with_io("log", |io| {
             let p = pcpu_arg(io, "log", p)?;
-            io.log(p, text.to_string());
+            io.log(p, &text);
             Ok(())
         })
     });
@@ -247,8 +269,9 @@ pub fn new_engine() -> Engine {
     e
 }
 
-/// The token a call stopped by the run's budget ends with.
+/// The tokens a call stopped by the run's budget, or by the call's budget with copying counted, ends with.
 const RUN_BUDGET: &str = "run budget";
+const CALL_BUDGET: &str = "call budget";
 
 /// Compiles `src`, or says where its syntax is wrong. A byte-order mark before it is skipped, as in a scenario.
 pub fn compile(engine: &Engine, src: &str) -> Result<AST, ScriptError> {
@@ -292,6 +315,12 @@ pub fn runtime_error(e: &EvalAltResult) -> (usize, String) {
         }
         EvalAltResult::ErrorStackOverflow(_) => {
             format!("more than {MAX_CALL_LEVELS} nested calls (recursion too deep)")
+        }
+        EvalAltResult::ErrorTerminated(token, _) if token.clone().into_string().is_ok_and(|t| t == CALL_BUDGET) => {
+            format!(
+                "more than {MAX_OPERATIONS} operations in one call, copying counted by its size (one operation per \
+                 {BYTES_PER_OPERATION} bytes copied): a loop copying a large or deeply nested value?"
+            )
         }
         EvalAltResult::ErrorTerminated(..) => format!(
             "more than {MAX_RUN_OPERATIONS} operations in this run, the budget of a whole run's hook calls (a \

@@ -29,7 +29,7 @@ mod templates;
 #[cfg(test)]
 mod tests;
 
-pub use engine::ScriptError;
+pub use engine::{ScriptError, MAX_RUN_OPERATIONS};
 pub use templates::{Template, TEMPLATES};
 
 use super::params::{self, Params};
@@ -604,6 +604,8 @@ impl Script {
             c.ops = 0;
             c.log_room = engine::MAX_LOG_LINES.saturating_sub(spent.log_lines);
             c.dropped = 0;
+            // Last: the setup's own allocations are not the script's.
+            c.bytes0 = crate::allocated::bytes();
         });
         let mut this = self.this.borrow_mut();
         let opts = CallFnOptions::new().eval_ast(false).rewind_scope(true).bind_this_ptr(&mut this);
@@ -614,11 +616,19 @@ impl Script {
             hook.name(),
             args,
         );
+        // What the script keeps, checked once the call is over (a call's own values are bounded by the engine);
+        // the walk is work the script causes, charged to the run.
+        let mut kept = Kept::default();
+        let r = r.map_err(|e| engine::runtime_error(&e)).and_then(|v| match kept.walk(&this, 1) {
+            Ok(()) => Ok(v),
+            Err(what) => Err((0, format!("{what} after the call: {}", kept_rule()))),
+        });
+        drop(this);
         IO.with(|cell| {
             let mut c = cell.borrow_mut();
             c.active = false;
             let mut spent = self.spent.get();
-            spent.ops += c.ops;
+            spent.ops += c.ops + (kept.values / engine::KEPT_VALUES_PER_OPERATION) as u64;
             if r.is_ok() {
                 spent.log_lines += c.logs.len() as u64;
                 out.0.append(&mut c.actions);
@@ -637,7 +647,7 @@ impl Script {
             }
             self.spent.set(spent);
         });
-        r.map_err(|e| engine::runtime_error(&e))
+        r
     }
 
     /// Calls a hook that has the engine's context: carries out what `init` left, lends the random stream, hands
@@ -982,6 +992,10 @@ impl Policy for Script {
     fn take_fault(&mut self) -> Option<String> {
         self.fault.get_mut().take()
     }
+
+    fn script_operations(&self) -> u64 {
+        self.spent.get().ops
+    }
 }
 
 impl crate::size::HeapSize for Script {
@@ -990,6 +1004,59 @@ impl crate::size::HeapSize for Script {
             + self.runnable.capacity()
             + self.versions.capacity() * 8
             + self.pending.capacity() * std::mem::size_of::<Action>()
+    }
+}
+
+/// The rule a script's kept state is held to, for the message that stops it.
+fn kept_rule() -> String {
+    format!(
+        "a script keeps at most {} values (array elements and map entries, nested ones counted), {} characters of \
+         strings and {} levels of nesting in `this` across its calls",
+        engine::MAX_KEPT_VALUES,
+        engine::MAX_KEPT_CHARS,
+        engine::MAX_KEPT_DEPTH
+    )
+}
+
+/// What a script keeps in `this`, counted by a walk that stops at the first bound passed (so it is bounded too,
+/// and never recurses deeper than the nesting allowed).
+#[derive(Default)]
+struct Kept {
+    values: usize,
+    chars: usize,
+}
+
+impl Kept {
+    /// Counts `d`, a value `depth` containers deep (`this` is 1); Err names the bound passed.
+    fn walk(&mut self, d: &Dynamic, depth: usize) -> Result<(), String> {
+        let mut enter = |n: usize| {
+            if depth > engine::MAX_KEPT_DEPTH {
+                return Err(format!("`this` nests values more than {} levels deep", engine::MAX_KEPT_DEPTH));
+            }
+            self.values += n;
+            if self.values > engine::MAX_KEPT_VALUES {
+                return Err(format!("`this` holds more than {} values", engine::MAX_KEPT_VALUES));
+            }
+            Ok(())
+        };
+        if let Some(m) = d.read_lock::<Map>() {
+            enter(m.len())?;
+            for (k, v) in m.iter() {
+                self.chars += k.len();
+                self.walk(v, depth + 1)?;
+            }
+        } else if let Some(a) = d.read_lock::<rhai::Array>() {
+            enter(a.len())?;
+            for v in a.iter() {
+                self.walk(v, depth + 1)?;
+            }
+        } else if let Some(s) = d.read_lock::<rhai::ImmutableString>() {
+            self.chars += s.len();
+        }
+        if self.chars > engine::MAX_KEPT_CHARS {
+            return Err(format!("`this` holds more than {} characters of strings", engine::MAX_KEPT_CHARS));
+        }
+        Ok(())
     }
 }
 
