@@ -1039,6 +1039,10 @@ impl Kept {
             }
             Ok(())
         };
+        // A scalar (most of what a script keeps) is told by its tag alone, before any typed look at it.
+        if !(d.is_map() || d.is_array() || d.is_string()) {
+            return Ok(());
+        }
         if let Some(m) = d.read_lock::<Map>() {
             enter(m.len())?;
             for (k, v) in m.iter() {
