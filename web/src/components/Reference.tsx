@@ -52,12 +52,15 @@ function Close({ testId, onClose }: { testId: string; onClose: () => void }) {
 function Overlay({
   title,
   testId,
+  close,
   onClose,
   children,
 }: {
   title: string;
-  /** The overlay's test id; its Close button's is `${testId}-close`. */
+  /** The overlay's test id. */
   testId: string;
+  /** Its Close button, its test id written where the overlay is used (docs/test-hooks.md's check reads it there). */
+  close: React.ReactNode;
   onClose: () => void;
   children: React.ReactNode;
 }) {
@@ -72,7 +75,7 @@ function Overlay({
       <section className="overlay-box" data-testid={testId}>
         <header className="overlay-head">
           <h2 id={`${testId}-title`}>{title}</h2>
-          <Close testId={`${testId}-close`} onClose={onClose} />
+          {close}
         </header>
         {children}
       </section>
@@ -88,7 +91,12 @@ export function Glossary({ at, onClose }: { readonly at: string | null; readonly
     el?.focus({ preventScroll: true });
   }, [at]);
   return (
-    <Overlay title="Glossary" testId="glossary" onClose={onClose}>
+    <Overlay
+      title="Glossary"
+      testId="glossary"
+      close={<Close testId="glossary-close" onClose={onClose} />}
+      onClose={onClose}
+    >
       <dl>
         {GLOSSARY.map((g) => (
           <div key={g.id} id={`glossary-${g.id}`} tabIndex={-1} data-current={g.id === at || undefined}>
@@ -119,7 +127,12 @@ function FidelityDoc({ onClose }: { readonly onClose: () => void }) {
     };
   }, []);
   return (
-    <Overlay title="Fidelity: the papers’ results against the model" testId="fidelity-doc" onClose={onClose}>
+    <Overlay
+      title="Fidelity: the papers’ results against the model"
+      testId="fidelity-doc"
+      close={<Close testId="fidelity-doc-close" onClose={onClose} />}
+      onClose={onClose}
+    >
       {failed && <p>The fidelity table could not be loaded ({failed}).</p>}
       {!failed && text === null && <p className="muted">Loading the fidelity table…</p>}
       {/* The file's own title is the overlay's. */}
@@ -132,7 +145,12 @@ export function About({ onClose }: { readonly onClose: () => void }) {
   const [fidelity, setFidelity] = useState(false);
   if (fidelity) return <FidelityDoc onClose={() => setFidelity(false)} />;
   return (
-    <Overlay title="About schedlab" testId="about" onClose={onClose}>
+    <Overlay
+      title="About schedlab"
+      testId="about"
+      close={<Close testId="about-close" onClose={onClose} />}
+      onClose={onClose}
+    >
       <h3>The words</h3>
       <p>
         A <strong>hypervisor</strong> runs several operating systems on one machine, each in its own virtual
