@@ -246,7 +246,7 @@ test('the trace window exports as Trace Event Format JSON for Perfetto', async (
 test('exported figures keep their text, name their policy and scenario, and come at a chosen size', async ({
   page,
 }) => {
-  await openScenario(page, 'p000-fig10-partial-boost');
+  await openScenario(page, 'p000-fig10-partial-boost', { policies: 'credit,tavs' });
   await page.getByTestId('open-export').click();
   const select = page.getByTestId('export-view');
   await select.focus();

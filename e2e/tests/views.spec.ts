@@ -101,7 +101,7 @@ test('a partial boost makes the mixed vCPU jump the run queue', async ({ page })
 });
 
 test('hovering any mark says what it is', async ({ page }) => {
-  await openScenario(page, FIG10);
+  await openScenario(page, FIG10, { policies: 'credit,tavs' });
   await seekTo(page, 30000);
   const credit = column(page, 'credit');
   const timeline = credit.getByTestId('timeline').locator('canvas');
