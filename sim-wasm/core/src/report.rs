@@ -128,6 +128,24 @@ pub struct DomainReport {
     /// Packets dropped; omitted when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dropped: Option<u64>,
+    /// Time its cgroup's bandwidth limit (`cpu.max`) kept it off the host [ms] (cgroup `cpu.stat`
+    /// `throttled_usec`); only under a policy with such limits, for a domain that has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttled_ms: Option<f64>,
+    /// Periods in which its limit throttled it (`cpu.stat` `nr_throttled`); with `throttled_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nr_throttled: Option<u64>,
+    /// Host CPU its halting vCPUs spent polling before they blocked [ms] (KVM halt polling: it counts as the
+    /// domain's CPU time, `cpu_ms` includes it); only where the host polls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub halt_poll_ms: Option<f64>,
+    /// Halts that polled (KVM's `halt_attempted_poll`); with `halt_poll_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub halt_attempted_poll: Option<u64>,
+    /// Polled halts that a wake-up ended during the poll, so the vCPU ran again without leaving its pCPU
+    /// (`halt_successful_poll`); with `halt_poll_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub halt_successful_poll: Option<u64>,
     /// Runnable at least 99% of the window: fairness is judged over busy domains.
     pub busy: bool,
     /// Largest |Lag| (paper 001, equation 1) of its vCPUs over the window [ms]; only for busy domains.
@@ -548,6 +566,7 @@ impl Simulation {
                     rule_max_lag_ms = rule_max_lag_ms.max(round6(worst as f64 / 1e6));
                 }
             }
+            let times = self.domain_times(i);
             let d = DomainReport {
                 cpu_ms: round6(m.cpu_ns as f64 / 1e6),
                 cpu_share: round6(share),
@@ -563,6 +582,11 @@ impl Simulation {
                 stalled_clients: kinds.stream.then_some(startup.1),
                 tracking_ms: (m.tracking_ns > 0).then(|| round6(m.tracking_ns as f64 / 1e6)),
                 dropped: (m.dropped > 0).then_some(m.dropped),
+                throttled_ms: times.filter(|t| t.limited).map(|t| round6(t.throttled_ns as f64 / 1e6)),
+                nr_throttled: times.filter(|t| t.limited).map(|t| t.nr_throttled),
+                halt_poll_ms: times.filter(|t| t.polls).map(|t| round6(t.halt_poll_ns as f64 / 1e6)),
+                halt_attempted_poll: times.filter(|t| t.polls).map(|t| t.halt_attempted_poll),
+                halt_successful_poll: times.filter(|t| t.polls).map(|t| t.halt_successful_poll),
                 busy: busy[i],
                 max_abs_lag_ms,
             };

@@ -250,6 +250,8 @@ pub(crate) struct Measurement {
     /// The policy's partial boosts and hits when the measured window began (taken by the first event at or after
     /// the warm-up), so the report counts only the window's, as every other metric.
     pb_at_warmup: Option<(u64, u64)>,
+    /// Each domain's policy-accounted host time when the measured window began (taken with `pb_at_warmup`).
+    times_at_warmup: Option<Vec<Option<policy::DomainTimes>>>,
 }
 
 impl Measurement {
@@ -265,6 +267,7 @@ impl Measurement {
             wall_ns: 0,
             last_change_at: Nanos::ZERO,
             pb_at_warmup: None,
+            times_at_warmup: None,
         }
     }
 }
@@ -582,6 +585,8 @@ impl Simulation {
             self.now = at;
             if self.measure.pb_at_warmup.is_none() && at >= self.warmup {
                 self.measure.pb_at_warmup = Some(self.policy.partial_boosts().unwrap_or((0, 0)));
+                let times = (0..self.host.dom_info.len()).map(|d| self.policy.domain_times(d, at)).collect();
+                self.measure.times_at_warmup = Some(times);
             }
             self.events += 1;
             if self.events > self.event_budget {
@@ -798,6 +803,7 @@ impl Simulation {
             }
             if self.host.vcpus[v.0].state == VState::Blocked {
                 self.vcpu_unblocked(v);
+                self.with_ctx(|pol, ctx| pol.woke_on_pcpu(v, ctx));
             }
             self.upcall(v);
             self.deliver(v, ev, 0);

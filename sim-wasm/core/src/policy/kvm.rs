@@ -41,12 +41,21 @@
 //!   millisecond per CPU, times `busy_factor` 16 while busy) a pCPU pulls a waiting thread of at most half the
 //!   load difference from the busiest pCPU by weighted load, once it is `imbalance_pct` (117%) above its own.
 //!   No cache-hot test, no NUMA, no capacity or energy awareness.
-//! - `halt_poll_ns` is accepted and not yet modelled: a halting vCPU blocks at once.
+//!
+//! Halt polling (`virt/kvm/kvm_main.c` `kvm_vcpu_halt`, `Documentation/virt/kvm/halt-polling.rst`): a vCPU whose
+//! guest halts keeps its pCPU and polls for a wake-up for its own interval (`vcpu->halt_poll_ns`, from 0) while
+//! it is the only runnable thread there; a wake-up within the poll resumes it with no trip through the scheduler,
+//! another runnable thread or the end of the interval blocks it. The poll is the thread's run time: it advances
+//! its vruntime, is charged to its cgroup's quota and counts as the domain's CPU. After each halt the interval is
+//! kept (the halt ended within it), shrunk (a halt longer than `halt_poll_ns`) or grown (`grow`, from
+//! `grow_start`, at most `halt_poll_ns`). What the poll saves here is the cost profile's vCPU switch on the
+//! wake-up path; the profile has no C-state exit or wake-up IPI cost, so the model's latency gain is a lower
+//! bound.
 
 use super::common::Versions;
 use super::params::{self, Params};
 use super::registry::{self, Caps, Scheduler};
-use super::{Ctx, DomainInfo, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
+use super::{Ctx, DomainInfo, DomainTimes, Pick, Policy, Pri, PriClass, ShareBasis, Timers, VcpuSched, WakeCause};
 use crate::model::{PcpuId, VcpuId};
 use crate::time::Nanos;
 use indexmap::IndexMap;
@@ -138,9 +147,22 @@ pub struct KvmParams {
     /// The host's tick rate (CONFIG_HZ) [Hz]. Fixed at boot.
     #[schemars(range(min = 100, max = 1000))]
     pub hz: u64,
-    /// KVM's `halt_poll_ns` [ns]; 0 = off. Accepted, not modelled yet (a halting vCPU blocks at once).
+    /// KVM's `halt_poll_ns`, the most a halting vCPU polls before it blocks [ns]; 0 = off. Default: x86's
+    /// `KVM_HALT_POLL_NS_DEFAULT`, 200,000 (`arch/x86/include/asm/kvm_host.h`; this host kind's
+    /// /sys/module/kvm/parameters reads the same).
     #[schemars(range(min = 0, max = 10_000_000))]
     pub halt_poll_ns: u64,
+    /// What a vCPU's poll interval is multiplied by after a short halt (`halt_poll_ns_grow`, default 2); 0 = never
+    /// grows.
+    #[schemars(range(min = 0, max = 16))]
+    pub halt_poll_ns_grow: u64,
+    /// The interval a vCPU's first growth starts from (`halt_poll_ns_grow_start`, default 10,000) [ns].
+    #[schemars(range(min = 1, max = 10_000_000))]
+    pub halt_poll_ns_grow_start: u64,
+    /// What the interval is divided by after a halt longer than `halt_poll_ns` (`halt_poll_ns_shrink`: 2 in
+    /// `kvm_main.c` since Linux 6.1 and on this host kind; 0 resets it to 0).
+    #[schemars(range(min = 0, max = 16))]
+    pub halt_poll_ns_shrink: u64,
     /// EEVDF's request size before CPU scaling (`normalized_sysctl_sched_base_slice`) [ns].
     #[schemars(range(min = 100_000, max = 100_000_000))]
     pub base_slice_ns: u64,
@@ -175,7 +197,10 @@ impl Default for KvmParams {
         KvmParams {
             kernel: Kernel::Eevdf,
             hz: 250,
-            halt_poll_ns: 0,
+            halt_poll_ns: 200_000,
+            halt_poll_ns_grow: 2,
+            halt_poll_ns_grow_start: 10_000,
+            halt_poll_ns_shrink: 2,
             base_slice_ns: 700_000,
             tunable_scaling: Scaling::Log,
             run_to_parity: true,
@@ -310,6 +335,19 @@ struct Thread {
     runnable: bool,
     /// When it last stopped running, for the new-idle pull's choice.
     last_ran: Nanos,
+    /// Its domain's index, and whether it is a vCPU that halts (the driver domain's threads stand for the host's
+    /// I/O threads, which block without polling).
+    dom: usize,
+    vcpu: bool,
+    /// Halt polling: its poll interval (`vcpu->halt_poll_ns`) [ns], when its current halt began, and while it
+    /// polls, when the poll began and when it gives up.
+    poll_ns: u64,
+    halted_at: Option<Nanos>,
+    polling: Option<(Nanos, Nanos)>,
+    /// Time polled so far [ns], halts that polled, and halts a wake-up ended during the poll.
+    polled_ns: u64,
+    polls: u64,
+    poll_hits: u64,
 }
 
 /// The KVM host's scheduler (see the module header).
@@ -359,7 +397,7 @@ impl Kvm {
         let tick = 1_000_000_000 / params.hz.max(1);
         let mut groups: Vec<Group> = Vec::new();
         let mut threads = Vec::new();
-        for d in domains {
+        for (dom, d) in domains.iter().enumerate() {
             let spec = params.domains.get(&d.name).cloned().unwrap_or_default();
             let nice = spec.nice.clamp(-20, 19);
             let thread_weight = PRIO_TO_WEIGHT[(nice + 20) as usize];
@@ -403,6 +441,14 @@ impl Kvm {
                     cpu: 0,
                     runnable: false,
                     last_ran: Nanos::ZERO,
+                    dom,
+                    vcpu: !d.is_driver,
+                    poll_ns: 0,
+                    halted_at: None,
+                    polling: None,
+                    polled_ns: 0,
+                    polls: 0,
+                    poll_hits: 0,
                 });
             }
         }
@@ -739,6 +785,39 @@ impl Kvm {
         }
     }
 
+    /// The thread halt-polling on `cpu`, if any.
+    fn poller(&self, cpu: usize) -> Option<usize> {
+        self.running[cpu].filter(|&t| self.threads[t].polling.is_some())
+    }
+
+    /// Ends thread `t`'s poll at `now`: a wake-up ended it (`hit`), or it gives up and blocks.
+    fn end_poll(&mut self, t: usize, now: Nanos, hit: bool) {
+        if let Some((since, until)) = self.threads[t].polling.take() {
+            self.threads[t].polled_ns += now.min(until).saturating_sub(since).0;
+            self.threads[t].poll_hits += u64::from(hit);
+        }
+    }
+
+    /// Thread `t`'s halt ended at `now`: its poll interval is kept when the halt ended within it, shrunk after a
+    /// halt longer than `halt_poll_ns`, grown after a shorter one (`kvm_vcpu_halt`, `grow_halt_poll_ns`,
+    /// `shrink_halt_poll_ns`).
+    fn halt_ended(&mut self, t: usize, now: Nanos) {
+        let Some(at) = self.threads[t].halted_at.take() else { return };
+        let halt_ns = now.saturating_sub(at).0;
+        let p = &self.params;
+        let (max, grow, start, shrink) =
+            (p.halt_poll_ns, p.halt_poll_ns_grow, p.halt_poll_ns_grow_start, p.halt_poll_ns_shrink);
+        let th = &mut self.threads[t];
+        if max == 0 {
+            th.poll_ns = 0;
+        } else if halt_ns <= th.poll_ns {
+        } else if th.poll_ns > 0 && halt_ns > max {
+            th.poll_ns = th.poll_ns.checked_div(shrink).unwrap_or(0);
+        } else if th.poll_ns < max && halt_ns < max && grow > 0 {
+            th.poll_ns = th.poll_ns.saturating_mul(grow).max(start).min(max);
+        }
+    }
+
     /// Walks down from `cpu`'s root to a thread, dequeuing delayed sleepers it meets (`pick_task_fair`).
     fn pick_thread(&mut self, cpu: usize) -> Option<usize> {
         // Each pass removes a delayed entity or an empty group, so this ends.
@@ -1027,6 +1106,7 @@ impl Policy for Kvm {
         if self.threads[t].runnable {
             return;
         }
+        self.halt_ended(t, ctx.now);
         if !self.period_timer_armed {
             // The groups' period timers run on one grid from boot (`start_cfs_bandwidth` forwards by periods).
             self.period_timer_armed = true;
@@ -1058,21 +1138,69 @@ impl Policy for Kvm {
         if !throttled {
             self.check_preempt(cpu, Ent::Thread(t), ctx);
         }
+        // A poll lasts only while its thread is the only runnable one (`single_task_running`).
+        if self.poller(cpu).is_some() {
+            ctx.resched(PcpuId(cpu));
+        }
     }
 
     fn sleep(&mut self, v: VcpuId, ctx: &mut Ctx) {
         let t = v.0;
+        let now = ctx.now;
         let cpu = self.threads[t].cpu;
-        if self.running[cpu] == Some(t) {
-            self.update_curr(cpu, ctx.now, ctx);
+        let on_cpu = self.running[cpu] == Some(t);
+        if on_cpu {
+            self.update_curr(cpu, now, ctx);
+        }
+        if self.threads[t].polling.is_some() {
+            // Woken during its last poll without the engine saying so: that halt ended then.
+            self.end_poll(t, now, true);
+            self.halt_ended(t, now);
+        }
+        if self.params.halt_poll_ns > 0 && self.threads[t].vcpu {
+            let max = self.params.halt_poll_ns;
+            let throttled = self.threads[t].group.is_some_and(|g| self.groups[g].throttled);
+            let th = &mut self.threads[t];
+            th.halted_at = Some(now);
+            th.poll_ns = th.poll_ns.min(max);
+            if on_cpu && th.poll_ns > 0 && !throttled && self.nr_running(cpu) == 1 {
+                // It keeps its pCPU, queued and running, until a wake-up, another thread or the interval's end.
+                let th = &mut self.threads[t];
+                th.polling = Some((now, now + Nanos(th.poll_ns)));
+                th.polls += 1;
+                return;
+            }
         }
         self.dequeue_thread(t, true);
+    }
+
+    fn woke_on_pcpu(&mut self, v: VcpuId, ctx: &mut Ctx) {
+        if self.threads[v.0].polling.is_some() {
+            self.end_poll(v.0, ctx.now, true);
+            self.halt_ended(v.0, ctx.now);
+            ctx.note(PcpuId(self.threads[v.0].cpu), |w| {
+                write!(w, "{} woken while halt-polling: it runs on without a switch", ctx.host.vcpu_name[v.0])
+            });
+        }
     }
 
     fn do_schedule(&mut self, p: PcpuId, cur: Option<VcpuId>, cur_runnable: bool, ctx: &mut Ctx) -> Pick {
         let cpu = p.0;
         let now = ctx.now;
         self.update_curr(cpu, now, ctx);
+        if let Some(c) = cur.filter(|c| self.threads[c.0].polling.is_some()) {
+            let (t, until) = (c.0, self.threads[c.0].polling.map_or(now, |p| p.1));
+            let throttled = self.threads[t].group.is_some_and(|g| self.groups[g].throttled);
+            if cur_runnable {
+                self.end_poll(t, now, true);
+                self.halt_ended(t, now);
+            } else if now < until && !throttled && self.nr_running(cpu) == 1 {
+                let reason = if ctx.explain { format!("{} halt-polls on", ctx.name(c)) } else { String::new() };
+                return Pick { next: Some(c), slice: until - now, reason };
+            } else {
+                self.end_poll(t, now, false);
+            }
+        }
         if let Some(c) = cur {
             self.threads[c.0].last_ran = now;
             if !cur_runnable && self.threads[c.0].runnable {
@@ -1144,6 +1272,8 @@ impl Policy for Kvm {
                 resched = true;
             }
         }
+        // A thread balanced onto this pCPU ends a poll here.
+        resched |= self.poller(cpu).is_some() && self.nr_running(cpu) > 1;
         if resched {
             ctx.resched(p);
         }
@@ -1176,6 +1306,25 @@ impl Policy for Kvm {
         }
         self.params = p;
         Ok(())
+    }
+
+    fn domain_times(&self, dom: usize, now: Nanos) -> Option<DomainTimes> {
+        let mut out = DomainTimes { polls: self.params.halt_poll_ns > 0, ..DomainTimes::default() };
+        let mut group = None;
+        for th in self.threads.iter().filter(|th| th.dom == dom) {
+            group = group.or(th.group);
+            out.polls &= th.vcpu;
+            let open = th.polling.map_or(0, |(since, until)| now.min(until).saturating_sub(since).0);
+            out.halt_poll_ns += th.polled_ns + open;
+            out.halt_attempted_poll += th.polls;
+            out.halt_successful_poll += th.poll_hits;
+        }
+        if let Some(g) = group.map(|g| &self.groups[g]).filter(|g| g.quota > 0) {
+            out.limited = true;
+            out.nr_throttled = g.nr_throttled;
+            out.throttled_ns = g.throttled_ns + if g.throttled { now.saturating_sub(g.throttled_since).0 } else { 0 };
+        }
+        Some(out)
     }
 
     fn vcpu_sched(&self, v: VcpuId) -> VcpuSched {

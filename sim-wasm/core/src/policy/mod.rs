@@ -405,6 +405,14 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     fn tracking_cost(&self, _v: VcpuId) -> Nanos {
         Nanos::ZERO
     }
+    /// A blocked vCPU still on its pCPU got work: the engine resumes it there, with no trip through `wake` and
+    /// `do_schedule` (a vCPU that halted while its host polls, or one whose pCPU has not rescheduled yet).
+    fn woke_on_pcpu(&mut self, _v: VcpuId, _ctx: &mut Ctx) {}
+    /// Host time the policy accounts for domain `dom` (its index) that the engine cannot see, since boot up to
+    /// `now`, if the policy has any (cgroup throttling, halt polling).
+    fn domain_times(&self, _dom: usize, _now: Nanos) -> Option<DomainTimes> {
+        None
+    }
     /// Partial boosts so far and how many of them reached an I/O-bound task (hits), if the policy boosts so.
     fn partial_boosts(&self) -> Option<(u64, u64)> {
         None
@@ -430,6 +438,41 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     /// How the policy divides the host among busy domains (the report's `entitled_share` and `fairness.rule`).
     fn share_rule(&self) -> ShareBasis {
         ShareBasis::DomainWeight
+    }
+}
+
+/// A domain's host time as its policy accounts it, cumulative (see [`Policy::domain_times`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DomainTimes {
+    /// It has a bandwidth limit (`cpu.max`), so the throttling figures apply.
+    pub limited: bool,
+    /// Its host polls halting vCPUs, so the halt-polling figures apply.
+    pub polls: bool,
+    /// Its cgroup's bandwidth limit kept it off every pCPU [ns] (`cpu.stat` `throttled_usec`), and how often
+    /// (`nr_throttled`); both 0 without a limit.
+    pub throttled_ns: u64,
+    pub nr_throttled: u64,
+    /// Its halting vCPUs polled on their pCPUs before blocking [ns] (KVM's `halt_poll_success_ns` plus
+    /// `halt_poll_fail_ns`).
+    pub halt_poll_ns: u64,
+    /// Halts that polled (`halt_attempted_poll`), and those a wake-up ended during the poll
+    /// (`halt_successful_poll`).
+    pub halt_attempted_poll: u64,
+    pub halt_successful_poll: u64,
+}
+
+impl DomainTimes {
+    /// What happened between `earlier` and `self`.
+    pub fn since(self, earlier: DomainTimes) -> DomainTimes {
+        DomainTimes {
+            limited: self.limited,
+            polls: self.polls,
+            throttled_ns: self.throttled_ns.saturating_sub(earlier.throttled_ns),
+            nr_throttled: self.nr_throttled.saturating_sub(earlier.nr_throttled),
+            halt_poll_ns: self.halt_poll_ns.saturating_sub(earlier.halt_poll_ns),
+            halt_attempted_poll: self.halt_attempted_poll.saturating_sub(earlier.halt_attempted_poll),
+            halt_successful_poll: self.halt_successful_poll.saturating_sub(earlier.halt_successful_poll),
+        }
     }
 }
 

@@ -154,7 +154,11 @@ pub fn scenario(run: &RecordedRun, title: &str, schedulers: &[&str]) -> Value {
     let policies: Vec<Value> = schedulers
         .iter()
         .map(|s| match *s {
-            "kvm" => json!({ "id": s, "label": fitted_label(s), "scheduler": s, "params": { "domains": kvm_domains } }),
+            // The recorded threads are processes, not vCPUs: nothing polls when they block.
+            "kvm" => json!({
+                "id": s, "label": fitted_label(s), "scheduler": s,
+                "params": { "halt_poll_ns": 0, "domains": kvm_domains }
+            }),
             _ => json!({ "id": s, "label": fitted_label(s), "scheduler": s }),
         })
         .collect();

@@ -118,6 +118,14 @@ impl Simulation {
         Some((boosts, (h - h0).min(boosts)))
     }
 
+    /// Domain `dom`'s policy-accounted host time within the measured window so far, if the policy accounts any.
+    pub fn domain_times(&self, dom: usize) -> Option<policy::DomainTimes> {
+        let now = self.now.min(self.end);
+        let t = self.policy.domain_times(dom, now)?;
+        let at_warmup = self.measure.times_at_warmup.as_ref().and_then(|w| w.get(dom).copied().flatten());
+        Some(at_warmup.map_or(t, |w| t.since(w)))
+    }
+
     /// How the policy sees a vCPU now (priority class and credit).
     pub fn vcpu_sched(&self, v: VcpuId) -> policy::VcpuSched {
         self.policy.vcpu_sched(v)

@@ -67,6 +67,29 @@ tracking_ms?: number,
  */
 dropped?: number, 
 /**
+ * Time its cgroup's bandwidth limit (`cpu.max`) kept it off the host [ms] (cgroup `cpu.stat`
+ * `throttled_usec`); only under a policy with such limits, for a domain that has one.
+ */
+throttled_ms?: number, 
+/**
+ * Periods in which its limit throttled it (`cpu.stat` `nr_throttled`); with `throttled_ms`.
+ */
+nr_throttled?: number, 
+/**
+ * Host CPU its halting vCPUs spent polling before they blocked [ms] (KVM halt polling: it counts as the
+ * domain's CPU time, `cpu_ms` includes it); only where the host polls.
+ */
+halt_poll_ms?: number, 
+/**
+ * Halts that polled (KVM's `halt_attempted_poll`); with `halt_poll_ms`.
+ */
+halt_attempted_poll?: number, 
+/**
+ * Polled halts that a wake-up ended during the poll, so the vCPU ran again without leaving its pCPU
+ * (`halt_successful_poll`); with `halt_poll_ms`.
+ */
+halt_successful_poll?: number, 
+/**
  * Runnable at least 99% of the window: fairness is judged over busy domains.
  */
 busy: boolean, 
