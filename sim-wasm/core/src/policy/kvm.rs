@@ -798,6 +798,17 @@ impl Kvm {
         }
     }
 
+    /// A wake-up ended thread `t`'s poll at `now`, and with it its halt.
+    fn poll_woken(&mut self, t: usize, now: Nanos) {
+        self.end_poll(t, now, true);
+        self.halt_ended(t, now);
+    }
+
+    /// Whether thread `t`'s cgroup is throttled.
+    fn group_throttled(&self, t: usize) -> bool {
+        self.threads[t].group.is_some_and(|g| self.groups[g].throttled)
+    }
+
     /// Thread `t`'s halt ended at `now`: its poll interval is kept when the halt ended within it, shrunk after a
     /// halt longer than `halt_poll_ns`, grown after a shorter one (`kvm_vcpu_halt`, `grow_halt_poll_ns`,
     /// `shrink_halt_poll_ns`).
@@ -1134,8 +1145,7 @@ impl Policy for Kvm {
         }
         self.update_curr(cpu, ctx.now, ctx);
         self.enqueue_thread(t, cpu, cause == WakeCause::Boot);
-        let throttled = self.threads[t].group.is_some_and(|g| self.groups[g].throttled);
-        if !throttled {
+        if !self.group_throttled(t) {
             self.check_preempt(cpu, Ent::Thread(t), ctx);
         }
         // A poll lasts only while its thread is the only runnable one (`single_task_running`).
@@ -1154,12 +1164,11 @@ impl Policy for Kvm {
         }
         if self.threads[t].polling.is_some() {
             // Woken during its last poll without the engine saying so: that halt ended then.
-            self.end_poll(t, now, true);
-            self.halt_ended(t, now);
+            self.poll_woken(t, now);
         }
         if self.params.halt_poll_ns > 0 && self.threads[t].vcpu {
             let max = self.params.halt_poll_ns;
-            let throttled = self.threads[t].group.is_some_and(|g| self.groups[g].throttled);
+            let throttled = self.group_throttled(t);
             let th = &mut self.threads[t];
             th.halted_at = Some(now);
             th.poll_ns = th.poll_ns.min(max);
@@ -1176,8 +1185,7 @@ impl Policy for Kvm {
 
     fn woke_on_pcpu(&mut self, v: VcpuId, ctx: &mut Ctx) {
         if self.threads[v.0].polling.is_some() {
-            self.end_poll(v.0, ctx.now, true);
-            self.halt_ended(v.0, ctx.now);
+            self.poll_woken(v.0, ctx.now);
             ctx.note(PcpuId(self.threads[v.0].cpu), |w| {
                 write!(w, "{} woken while halt-polling: it runs on without a switch", ctx.host.vcpu_name[v.0])
             });
@@ -1190,11 +1198,9 @@ impl Policy for Kvm {
         self.update_curr(cpu, now, ctx);
         if let Some(c) = cur.filter(|c| self.threads[c.0].polling.is_some()) {
             let (t, until) = (c.0, self.threads[c.0].polling.map_or(now, |p| p.1));
-            let throttled = self.threads[t].group.is_some_and(|g| self.groups[g].throttled);
             if cur_runnable {
-                self.end_poll(t, now, true);
-                self.halt_ended(t, now);
-            } else if now < until && !throttled && self.nr_running(cpu) == 1 {
+                self.poll_woken(t, now);
+            } else if now < until && !self.group_throttled(t) && self.nr_running(cpu) == 1 {
                 let reason = if ctx.explain { format!("{} halt-polls on", ctx.name(c)) } else { String::new() };
                 return Pick { next: Some(c), slice: until - now, reason };
             } else {

@@ -169,3 +169,29 @@ fn wakeups_and_balancing_spread_threads() {
     let s = shares(&run(&sc, "p"));
     assert!((s[0] + s[1] - 1.0).abs() < 0.01, "{s:?}");
 }
+
+/// A vCPU's poll interval follows `kvm_vcpu_halt`: it starts at 0 (the first halt never polls), grows from
+/// `grow_start` by `grow` after halts shorter than `halt_poll_ns`, stays when a halt ends within it, halves after a
+/// halt longer than `halt_poll_ns`, and never passes it.
+#[test]
+fn the_halt_poll_interval_grows_and_shrinks_as_kvm_does() {
+    let dom = DomainInfo { name: "a".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false };
+    let mut k = Kvm::new(&json!({}), 1, &[dom]).unwrap();
+    let halt = |k: &mut Kvm, ns: u64| {
+        k.threads[0].halted_at = Some(Nanos(1_000_000));
+        k.halt_ended(0, Nanos(1_000_000 + ns));
+        k.threads[0].poll_ns
+    };
+    assert_eq!(k.threads[0].poll_ns, 0);
+    let grown: Vec<u64> = (0..6).map(|_| halt(&mut k, 190_000)).collect();
+    assert_eq!(grown, [10_000, 20_000, 40_000, 80_000, 160_000, 200_000]);
+    assert_eq!(halt(&mut k, 50_000), 200_000, "a halt within the interval keeps it");
+    assert_eq!(halt(&mut k, 300_000), 100_000, "a halt past halt_poll_ns halves it");
+    let mut off = Kvm::new(
+        &json!({ "halt_poll_ns": 0 }),
+        1,
+        &[DomainInfo { name: "a".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false }],
+    )
+    .unwrap();
+    assert_eq!(halt(&mut off, 50_000), 0, "off, it never polls");
+}
