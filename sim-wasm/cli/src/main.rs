@@ -201,6 +201,10 @@ enum Cmd {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Rounds per scenario: each runs every piece once, so that the pieces compared alternate; the ratios
+        /// are their min / median / max.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+        rounds: u64,
         #[command(flatten)]
         scripts: Scripts,
         #[command(flatten)]
@@ -541,36 +545,19 @@ fn real_main() -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench { files, json, scripts, limit } => {
+        Cmd::Bench { files, json, rounds, scripts, limit } => {
             let scripts = scripts.read()?;
             let mut rows = Vec::new();
             for f in scenario_files(&files)? {
                 let sc = load_with(&f, &scripts)?;
                 cost::within(&sc, &[], limit.events()).map_err(|e| format!("{}: {e}", f.display()))?;
-                rows.push(bench::run(&sc).map_err(|e| format!("{}: {e}", f.display()))?);
+                rows.push(bench::run(&sc, rounds as usize).map_err(|e| format!("{}: {e}", f.display()))?);
             }
             bench::set_relative(&mut rows);
             if json {
                 emit(&format!("{}\n", serde_json::to_string_pretty(&rows).expect("bench rows serialise")));
             } else {
-                let mut text = String::new();
-                for r in &rows {
-                    text.push_str(&format!(
-                        "{:<28} {:>10.1} sim s/wall s ({:.1} without trace, {:.2} of the floor; 1 s replayed in {:.3} s) {:>12.0} events/s {:>8.1} MB peak RSS {:>12} events {:>8.3} s wall {:>8.2}x{}\n",
-                        r.scenario,
-                        r.sim_seconds_per_wall_second,
-                        r.batch_sim_seconds_per_wall_second,
-                        r.batch_vs_floor,
-                        r.focus_seconds,
-                        r.events_per_second,
-                        r.peak_rss_mb,
-                        r.events,
-                        r.wall_seconds,
-                        r.relative_speed,
-                        r.script_vs_credit.map(|x| format!(" (fair-share script: {x:.1}x Credit's time)")).unwrap_or_default()
-                    ));
-                }
-                emit(&text);
+                emit(&bench::text(&rows));
             }
             Ok(ExitCode::SUCCESS)
         }
