@@ -38,8 +38,14 @@ pub struct HostFunction {
     pub doc: &'static str,
 }
 
-pub const HOST_FUNCTIONS: [HostFunction; 8] = [
+pub const HOST_FUNCTIONS: [HostFunction; 9] = [
     HostFunction { name: "now", params: &[], doc: "Simulated time since boot [ns]." },
+    HostFunction {
+        name: "explaining",
+        params: &[],
+        doc: "Whether this run keeps a decision log (the page's detail, a trace): `do_schedule`'s `reason` and \
+              `log` lines are read only then, so a script may build them only when this is `true`.",
+    },
     HostFunction { name: "running", params: &["p"], doc: "The vCPU running on pCPU `p`, or `()`." },
     HostFunction {
         name: "resched",

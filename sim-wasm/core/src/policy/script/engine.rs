@@ -12,7 +12,7 @@ use rhai::packages::{
     BasicArrayPackage, BasicMapPackage, BitFieldPackage, CorePackage, LogicPackage, MoreStringPackage, Package,
 };
 use rhai::{Dynamic, Engine, EvalAltResult, Position, AST};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// Operations one hook call may take (an endless loop stops here, after some tens of milliseconds).
 pub const MAX_OPERATIONS: u64 = 2_000_000;
@@ -43,6 +43,9 @@ pub const MAX_KEPT_CHARS: usize = 1_000_000;
 pub const MAX_KEPT_DEPTH: usize = 32;
 /// Values of `this` walked by the check after each hook that count as one operation of the run.
 pub const KEPT_VALUES_PER_OPERATION: usize = 16;
+/// Operations between two looks at the call's budgets: the engine reports every operation, and looking costs a
+/// few per cent of a run, so a call may overrun its budget by this many operations before it is stopped.
+pub const OPERATIONS_PER_LOOK: u64 = 64;
 /// Hook calls at one simulated instant: past it the script keeps time from advancing (a storm of
 /// `timer_at(now())` or `resched`), and the run stops.
 pub const MAX_CALLS_AT_ONE_INSTANT: u64 = 100_000;
@@ -110,6 +113,9 @@ impl Io {
 
 thread_local! {
     pub(super) static IO: RefCell<Io> = RefCell::new(Io::default());
+    /// The running call's operations so far, as the engine last reported them (kept apart from [`IO`] so that
+    /// the report on every operation is one store).
+    pub(super) static CALL_OPS: Cell<u64> = const { Cell::new(0) };
 }
 
 type Res<T> = Result<T, Box<EvalAltResult>>;
@@ -183,6 +189,10 @@ pub fn new_engine() -> Engine {
     // The call's and the run's operation budgets, copying counted by its size: each call may take what the run
     // has left.
     e.on_progress(|ops| {
+        CALL_OPS.with(|c| c.set(ops));
+        if ops % OPERATIONS_PER_LOOK != 0 {
+            return None;
+        }
         IO.with(|io| {
             let mut io = io.borrow_mut();
             let copied = crate::allocated::bytes().wrapping_sub(io.bytes0) / BYTES_PER_OPERATION;
@@ -215,6 +225,7 @@ pub fn new_engine() -> Engine {
 
     // The contract's host functions.
     e.register_fn("now", || with_io("now", |io| Ok(io.now as i64)));
+    e.register_fn("explaining", || with_io("explaining", |io| Ok(io.explain)));
     e.register_fn("running", |p: i64| {
         with_io("running", |io| {
             let p = pcpu_arg(io, "running", p)?;

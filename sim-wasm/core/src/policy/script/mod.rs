@@ -604,6 +604,7 @@ impl Script {
             c.ops = 0;
             c.log_room = engine::MAX_LOG_LINES.saturating_sub(spent.log_lines);
             c.dropped = 0;
+            engine::CALL_OPS.with(|o| o.set(0));
             // Last: the setup's own allocations are not the script's.
             c.bytes0 = crate::allocated::bytes();
         });
@@ -628,7 +629,10 @@ impl Script {
             let mut c = cell.borrow_mut();
             c.active = false;
             let mut spent = self.spent.get();
-            spent.ops += c.ops + (kept.values / engine::KEPT_VALUES_PER_OPERATION) as u64;
+            // The call's operations: the engine's count at its last one, and its copying since the last look.
+            let copied = crate::allocated::bytes().wrapping_sub(c.bytes0) / engine::BYTES_PER_OPERATION;
+            let ops = engine::CALL_OPS.with(Cell::get).saturating_add(copied).max(c.ops);
+            spent.ops += ops + (kept.values / engine::KEPT_VALUES_PER_OPERATION) as u64;
             if r.is_ok() {
                 spent.log_lines += c.logs.len() as u64;
                 out.0.append(&mut c.actions);
