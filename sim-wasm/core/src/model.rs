@@ -330,8 +330,9 @@ pub enum Work {
     Lock { member: usize, cs_ns: u64, between_ns: u64, pv: bool, phase: LockPhase },
     /// A TLB shootdown thread: `interval_ns` of CPU, then an IPI to every other vCPU of its domain (each spends
     /// `flush_ns` flushing), spinning until `waiting` acknowledgements are in (sent at `sent_at`). `sending`: its
-    /// IPIs are being posted (an acknowledgement then must not restart it).
-    Tlb { interval_ns: u64, flush_ns: u64, waiting: u32, sent_at: Nanos, sending: bool },
+    /// IPIs are being posted (an acknowledgement then must not restart it). `targets`: vCPUs per shootdown (0:
+    /// every other one), taken in turn from `rotor` (an index into the domain's other vCPUs).
+    Tlb { interval_ns: u64, flush_ns: u64, waiting: u32, sent_at: Nanos, sending: bool, targets: u32, rotor: u32 },
     /// The driver domain's backend: processes queued I/O items.
     Driver {
         /// CPU per packet [ns].

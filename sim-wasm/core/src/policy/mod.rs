@@ -450,8 +450,8 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     fn ple_window(&self, _v: VcpuId) -> Option<u64> {
         None
     }
-    /// vCPU `v` exited on a PAUSE loop; `owes_ipi[x]`: vCPU `x` has an IPI it has not yet taken (it is not
-    /// running). The policy may grow the window and yield the pCPU.
+    /// vCPU `v` exited on a PAUSE loop; `owes_ipi[x]`: vCPU `x` has an IPI from `v` it has not yet taken (it is
+    /// not running). The policy may grow the window and yield the pCPU.
     fn pause_exit(&mut self, _v: VcpuId, _owes_ipi: &[bool], _ctx: &mut Ctx) {}
 }
 

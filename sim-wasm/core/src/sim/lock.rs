@@ -254,7 +254,14 @@ impl Simulation {
     /// the APIC write), then it spins until all have acknowledged.
     fn shootdown(&mut self, t: TaskId) {
         let (v, dom) = (self.guests.tasks[t.0].vcpu, self.guests.tasks[t.0].dom.0);
-        let targets: Vec<VcpuId> = self.host.dom_info[dom].vcpus.iter().copied().filter(|&x| x != v).collect();
+        let others: Vec<VcpuId> = self.host.dom_info[dom].vcpus.iter().copied().filter(|&x| x != v).collect();
+        let mut targets = others.clone();
+        if let Work::Tlb { targets: n @ 1.., rotor, .. } = &mut self.guests.tasks[t.0].work {
+            let n = (*n as usize).min(others.len());
+            let from = *rotor as usize;
+            targets = (0..n).map(|i| others[(from + i) % others.len().max(1)]).collect();
+            *rotor = ((from + n) % others.len().max(1)) as u32;
+        }
         if let Work::Tlb { waiting, sent_at, sending, .. } = &mut self.guests.tasks[t.0].work {
             *waiting = targets.len() as u32;
             *sent_at = self.now;
@@ -348,9 +355,15 @@ impl Simulation {
         if self.in_window(self.now) {
             self.measure.dom_metrics[dom].ple_exits += 1;
         }
-        // Which vCPUs have an IPI they have not yet taken (the IPI-aware yield prefers them).
-        let owes: Vec<bool> =
-            self.host.vcpus.iter().map(|x| x.pending.iter().any(|p| matches!(p.ev, GuestEvent::Flush(_)))).collect();
+        // Which vCPUs have an IPI from this one that they have not yet taken: the receivers the IPI-aware yield
+        // prefers.
+        let tasks = &self.guests.tasks;
+        let owes: Vec<bool> = self
+            .host
+            .vcpus
+            .iter()
+            .map(|x| x.pending.iter().any(|p| matches!(p.ev, GuestEvent::Flush(f) if tasks[f.0].vcpu == v)))
+            .collect();
         self.walked(owes.len());
         self.with_ctx(|pol, ctx| pol.pause_exit(v, &owes, ctx));
         self.kernel_work(v, self.costs.vmexit_ns);

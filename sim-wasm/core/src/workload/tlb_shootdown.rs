@@ -17,6 +17,10 @@ pub struct TlbShootdownSpec {
     /// CPU each target vCPU spends in its IPI handler flushing the range, before the task it interrupted goes on
     /// [us].
     pub cpu_us: f64,
+    /// vCPUs each shootdown flushes, taken in turn from the one after the last it flushed (a range only some
+    /// vCPUs have cached, `mm_cpumask`); 0, the default, flushes every other vCPU of the domain.
+    #[serde(default)]
+    pub targets: u32,
 }
 
 impl Kind for TlbShootdownSpec {
@@ -45,6 +49,8 @@ impl Kind for TlbShootdownSpec {
             waiting: 0,
             sent_at: crate::time::Nanos::ZERO,
             sending: false,
+            targets: self.targets,
+            rotor: 0,
         }
     }
 }

@@ -14,8 +14,10 @@
 //!   preempted (runnable, not running: `vcpu->ready`) gets `yield_to`: it becomes its run queue's next buddy
 //!   (picked next if eligible, PICK_BUDDY) and its pCPU reschedules; the spinner yields. Halted vCPUs are skipped,
 //!   and nothing happens when no vCPU qualifies.
-//! - `"ipi_aware"`: as plain, but a preempted vCPU that has an IPI it has not yet taken is preferred (the 2025
-//!   IPI-aware directed-yield patches).
+//! - `"ipi_aware"`: as plain, but a preempted vCPU that has an IPI from the spinner it has not yet taken comes
+//!   first (Wanpeng Li's "sched/kvm: Semantics-aware vCPU scheduling for oversubscribed KVM", v2, December 2025,
+//!   patch 8: `kvm_vcpu_on_spin` tries the spinner's confirmed IPI receivers before the usual candidates). Its
+//!   part 1, a scheduler "debooster" of the yielding vCPU, is what the simplification below stands for.
 //!
 //! Simplified: the yielder's deadline moves one slice later at every level of its hierarchy (the kernel's EEVDF
 //! yield moves only the thread's own, CFS's skip buddy covers every level); without that a yield inside a VM's
