@@ -370,3 +370,96 @@ impl Simulation {
         self.ple_arm(v);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{run, scenario};
+    use serde_json::{json, Value};
+
+    fn lock_host(pcpus: u32, lock: &str, hogs: u32, policy: Value) -> crate::scenario::Scenario {
+        let mut domains = vec![json!({"name": "db", "vcpus": 2, "weight": 256, "tasks": [
+            {"name": "lk", "workload": {"type": "spinlock", "cs_us": 13, "between_us": 84, "lock": lock}}]})];
+        if hogs > 0 {
+            let tasks: Vec<Value> =
+                (0..hogs).map(|k| json!({"name": format!("b{k}"), "vcpu": k, "workload": {"type": "cpu"}})).collect();
+            domains.push(json!({"name": "batch", "vcpus": hogs, "weight": 256, "tasks": tasks}));
+        }
+        scenario(json!({"schema": 1, "id": "t", "title": "t", "seed": 1, "duration_ms": 400, "warmup_ms": 0,
+            "host": {"pcpus": pcpus}, "domains": domains, "policies": [policy]}))
+    }
+
+    /// Two threads on two pCPUs of their own: every acquisition is a 97 us cycle (13 us under the lock), the lock
+    /// passes in ticket order and nobody is preempted, so the throughput is the threads' and the spin is only the
+    /// queueing. (The tests' cycles do not divide the host's 4 ms tick, which would preempt every thread at the same
+    /// point of its cycle on a host whose mechanisms cost nothing.)
+    #[test]
+    fn an_uncontended_host_runs_the_lock_at_the_threads_rate() {
+        let sc = lock_host(2, "ticket", 0, json!({"id": "k", "scheduler": "kvm"}));
+        let sim = run(&sc, "k");
+        let m = &sim.measure.dom_metrics[0];
+        let per_s = m.lock_acquisitions as f64 / 0.4;
+        assert!((19_500.0..=20_700.0).contains(&per_s), "{per_s} acquisitions/s");
+        assert!(m.spin_ns < 400_000_000 / 10, "spun {} ns", m.spin_ns);
+    }
+
+    /// On one pCPU shared with a busy loop, a preempted holder leaves the waiter spinning: the ticket waiter spins
+    /// for the holder's whole time off the CPU, the PV waiter halts after SPIN_THRESHOLD and gives the CPU back.
+    #[test]
+    fn a_pv_waiter_halts_where_a_ticket_waiter_spins() {
+        let spin = |lock: &str| {
+            let sc = lock_host(1, lock, 1, json!({"id": "k", "scheduler": "kvm", "params": {"halt_poll_ns": 0}}));
+            let sim = run(&sc, "k");
+            sim.measure.dom_metrics[0].spin_ns
+        };
+        let (ticket, pv) = (spin("ticket"), spin("pv"));
+        assert!(ticket > 0, "a waiter spins while its holder is preempted");
+        assert!(pv * 2 < ticket, "pv {pv} ns against ticket {ticket} ns");
+    }
+
+    /// PLE makes a spinning vCPU exit, and a directed yield hands the pCPU to the preempted holder: more
+    /// acquisitions than without PLE on the same host.
+    #[test]
+    fn ple_with_directed_yield_helps_a_preempted_holder() {
+        let ple = json!({"gap": 128, "window": 4096, "grow": 2, "shrink": 0, "max": 4_294_967_295u64});
+        let acq = |params: Value| {
+            let sc = lock_host(1, "ticket", 1, json!({"id": "k", "scheduler": "kvm", "params": params}));
+            let sim = run(&sc, "k");
+            (sim.measure.dom_metrics[0].lock_acquisitions, sim.measure.dom_metrics[0].ple_exits)
+        };
+        let (off, exits_off) = acq(json!({}));
+        let (on, exits_on) = acq(json!({"ple": ple, "directed_yield": "plain"}));
+        assert_eq!(exits_off, 0);
+        assert!(exits_on > 0);
+        assert!(on > off, "with PLE and directed yield {on}, without {off}");
+    }
+
+    /// A shootdown waits for a sibling only while that sibling is off its pCPU: alone on the host, the
+    /// acknowledgements come at once; beside a busy domain, they wait for the host.
+    #[test]
+    fn a_shootdown_waits_only_for_descheduled_siblings() {
+        let host = |pcpus: u32, hogs: u32| {
+            let mut domains = vec![json!({"name": "vm", "vcpus": 2, "weight": 256, "tasks": [
+                {"name": "sd", "vcpu": 0, "workload": {"type": "tlb_shootdown", "interval_us": 97, "cpu_us": 2}},
+                {"name": "w", "vcpu": 1, "workload": {"type": "cpu"}}]})];
+            if hogs > 0 {
+                let tasks: Vec<Value> = (0..hogs)
+                    .map(|k| json!({"name": format!("b{k}"), "vcpu": k, "workload": {"type": "cpu"}}))
+                    .collect();
+                domains.push(json!({"name": "batch", "vcpus": hogs, "weight": 256, "tasks": tasks}));
+            }
+            let sc = scenario(json!({"schema": 1, "id": "t", "title": "t", "seed": 1, "duration_ms": 400,
+                "warmup_ms": 0, "host": {"pcpus": pcpus}, "domains": domains,
+                "policies": [{"id": "k", "scheduler": "kvm"}]}));
+            let sim = run(&sc, "k");
+            let m = &sim.measure.dom_metrics[0];
+            (m.shootdowns, m.ipi_wait_ns)
+        };
+        let (n, wait) = host(2, 0);
+        assert!(n > 3_000, "{n} shootdowns");
+        assert_eq!(wait, 0, "every sibling runs, so every IPI is taken at once");
+        // Three busy vCPUs, so the two pCPUs' queues differ and the domain's vCPUs are not preempted in lockstep.
+        let (n, wait) = host(2, 3);
+        assert!(n > 0);
+        assert!(wait > 0, "a descheduled sibling holds the sender");
+    }
+}
