@@ -18,6 +18,7 @@ pub mod kvm;
 pub mod null;
 pub mod params;
 pub mod registry;
+pub mod relaxed_cosched;
 pub mod rtds;
 pub mod script;
 pub mod sedf;
