@@ -71,6 +71,18 @@ pub struct HostCosts {
     /// finds that many queued (net/sched/sch_generic.c `pfifo_fast_enqueue`). Without a bound a host sending more
     /// than its link carries (UDP streams) would queue without end.
     pub nic_tx_queue: usize,
+    /// The host's core clock [Hz], to turn cycle counts (a PAUSE loop, KVM's `ple_window`) into time. 3 GHz, the
+    /// clock every other cost here is scaled to.
+    pub cpu_hz: u64,
+    /// Cycles of one PAUSE instruction [cycles]. Intel's optimization reference manual (248966, "Pause Latency in
+    /// Skylake Microarchitecture") gives about 140 cycles on Skylake and later against about 10 before; this profile
+    /// takes the Skylake+ figure once for every spin loop (a guest's PV spinlock threshold, PLE's window).
+    pub pause_cycles: u64,
+    /// One VM exit and re-entry with a short handler (a PAUSE-loop exit, an IPI's APIC write) [ns]. An order-of-
+    /// magnitude figure, not a measurement: Agesen et al., "Software Techniques for Avoiding Hardware
+    /// Virtualization Exits" (USENIX ATC 2012), treat an exit round trip as costing on the order of a thousand
+    /// cycles plus its handler; 1.5 us at 3 GHz.
+    pub vmexit_ns: u64,
 }
 
 /// The profile every scenario runs with.
@@ -90,6 +102,9 @@ pub const PROFILE: HostCosts = HostCosts {
     backend_batch: 256,
     nic_rx_ring: 256,
     nic_tx_queue: 1000,
+    cpu_hz: 3_000_000_000,
+    pause_cycles: 140,
+    vmexit_ns: 1_500,
 };
 
 impl HostCosts {
@@ -110,6 +125,9 @@ impl HostCosts {
         backend_batch: 256,
         nic_rx_ring: 256,
         nic_tx_queue: 1000,
+        cpu_hz: 3_000_000_000,
+        pause_cycles: 140,
+        vmexit_ns: 0,
     };
 }
 
@@ -117,6 +135,13 @@ impl HostCosts {
     /// Split-driver block requests an I/O of `bytes` takes (at least one).
     pub fn blk_requests(&self, bytes: u32) -> u64 {
         u64::from(bytes.div_ceil(self.blk_request_max_bytes.max(1)).max(1))
+    }
+}
+
+impl HostCosts {
+    /// `cycles` of the host's clock as time [ns].
+    pub fn cycles_ns(&self, cycles: u64) -> u64 {
+        (u128::from(cycles) * 1_000_000_000 / u128::from(self.cpu_hz.max(1))) as u64
     }
 }
 

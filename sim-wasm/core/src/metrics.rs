@@ -162,6 +162,15 @@ pub struct DomMetrics {
     /// Packets for it dropped over the whole run: at a full NIC receive ring (`costs::HostCosts::nic_rx_ring`),
     /// or I/O items that found no driver domain (cannot happen in a validated scenario; counted, never hidden).
     pub dropped: u64,
+    /// Critical sections its spinlock threads completed.
+    pub lock_acquisitions: u64,
+    /// CPU its threads burnt spinning for the lock or for IPI acknowledgements [ns].
+    pub spin_ns: u64,
+    /// Shootdowns completed, and the time from their IPIs to the last acknowledgement, summed [ns].
+    pub shootdowns: u64,
+    pub ipi_wait_ns: u64,
+    /// Pause-loop exits of its vCPUs.
+    pub ple_exits: u64,
 }
 
 /// A per-domain latency distribution that can be read out whole (the page's CDFs).

@@ -130,6 +130,8 @@ pub enum GuestEvent {
     Unplug,
     /// The hypervisor's virtual IRQ that wakes the guest's CPU balloon `task` (xBalloon arms it).
     Virq(TaskId),
+    /// A TLB-flush IPI from the shootdown thread `from`: the vCPU flushes and acknowledges.
+    Flush(TaskId),
 }
 
 impl GuestEvent {
@@ -144,6 +146,7 @@ impl GuestEvent {
             GuestEvent::Ipi(_) => "ipi",
             GuestEvent::Unplug => "unplug",
             GuestEvent::Virq(_) => "virq",
+            GuestEvent::Flush(_) => "flush ipi",
         }
     }
 }
@@ -215,6 +218,19 @@ pub enum BarrierPhase {
     /// Blocked at the barrier.
     Wait,
     Done,
+}
+
+/// What a spinlock thread is doing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LockPhase {
+    /// Working between two acquisitions.
+    Between,
+    /// Waiting for the lock, spinning (burns CPU).
+    Spin,
+    /// Waiting for the lock, halted until the releaser kicks it (PV spinlocks).
+    Halt,
+    /// Holding the lock: in the critical section.
+    Hold,
 }
 
 #[derive(Clone)]
@@ -309,6 +325,14 @@ pub enum Work {
     /// A thread of a concurrent job: compute, then synchronise with its siblings.
     /// `member`: the thread's index in its group (its vCPU's index in the domain).
     Barrier { group: usize, member: usize, compute_ns: u64, spin: bool, phase: BarrierPhase },
+    /// A thread of a spinlock job (`member`: its vCPU's index in the domain), contending for its domain's lock:
+    /// `between_ns` of work, then `cs_ns` under the lock; `pv`: a paravirtual lock (spin, then halt).
+    Lock { member: usize, cs_ns: u64, between_ns: u64, pv: bool, phase: LockPhase },
+    /// A TLB shootdown thread: `interval_ns` of CPU, then an IPI to every other vCPU of its domain (each spends
+    /// `flush_ns` flushing), spinning until `waiting` acknowledgements are in (sent at `sent_at`). `sending`: its
+    /// IPIs are being posted (an acknowledgement then must not restart it). `targets`: vCPUs per shootdown (0:
+    /// every other one), taken in turn from `rotor` (an index into the domain's other vCPUs).
+    Tlb { interval_ns: u64, flush_ns: u64, waiting: u32, sent_at: Nanos, sending: bool, targets: u32, rotor: u32 },
     /// The driver domain's backend: processes queued I/O items.
     Driver {
         /// CPU per packet [ns].

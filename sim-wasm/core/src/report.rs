@@ -151,6 +151,23 @@ pub struct DomainReport {
     /// Largest |Lag| (paper 001, equation 1) of its vCPUs over the window [ms]; only for busy domains.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_abs_lag_ms: Option<f64>,
+    /// Critical sections its spinlock threads completed per second [1/s]; only for a domain with a spinlock job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock_acquisitions_per_s: Option<f64>,
+    /// CPU its threads burnt spinning, for its lock or for TLB-shootdown acknowledgements [ms]; only for a domain
+    /// with a spinlock job or a shootdown thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spin_ms: Option<f64>,
+    /// Time its shootdowns waited from their IPIs to the last acknowledgement, summed [ms]; only for a domain with a
+    /// shootdown thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ipi_wait_ms: Option<f64>,
+    /// Shootdowns completed per second [1/s]; with `ipi_wait_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shootdowns_per_s: Option<f64>,
+    /// Pause-loop exits of its vCPUs (KVM with `ple`); only for a domain with a spinlock job or a shootdown thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ple_exits: Option<u64>,
 }
 
 /// A domain's throughput; each key only for the workloads that have it.
@@ -589,6 +606,11 @@ impl Simulation {
                 halt_successful_poll: times.filter(|t| t.polls).map(|t| t.halt_successful_poll),
                 busy: busy[i],
                 max_abs_lag_ms,
+                lock_acquisitions_per_s: kinds.lock.then(|| per_s(m.lock_acquisitions)),
+                spin_ms: (kinds.lock || kinds.tlb).then(|| round6(m.spin_ns as f64 / 1e6)),
+                ipi_wait_ms: kinds.tlb.then(|| round6(m.ipi_wait_ns as f64 / 1e6)),
+                shootdowns_per_s: kinds.tlb.then(|| per_s(m.shootdowns)),
+                ple_exits: (kinds.lock || kinds.tlb).then_some(m.ple_exits),
             };
             domains.insert(info.name.clone(), d);
         }

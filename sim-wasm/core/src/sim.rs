@@ -11,6 +11,7 @@
 mod build;
 mod guest;
 mod io;
+mod lock;
 mod queue;
 mod record;
 mod replay;
@@ -121,6 +122,8 @@ enum Ev {
     /// was running before (no task switch).
     Resumed(VcpuId, TaskId),
     Change(usize),
+    /// A vCPU's PAUSE-loop window runs out (KVM's pause-loop exiting), if it still spins.
+    Ple(VcpuId),
 }
 
 /// How a run records.
@@ -229,6 +232,8 @@ pub(crate) struct Guests {
     pub(crate) groups: Vec<BarrierGroup>,
     /// Each domain's guest kernel settings.
     kernel: Vec<GuestSpec>,
+    /// Each domain's spinlock and the vCPUs' pause-loop exits.
+    pub(crate) locks: lock::Locks,
 }
 
 /// What the report reads, kept whether or not the trace is recorded.
@@ -371,6 +376,7 @@ impl Simulation {
                 tasks: b.tasks,
                 groups: b.groups,
                 kernel: scenario.domains.iter().map(|d| d.guest.clone()).collect(),
+                locks: lock::Locks::default(),
             },
             io: io::IoState {
                 plugged: Vec::new(),
@@ -762,6 +768,7 @@ impl Simulation {
                     }
                 }
             }
+            Ev::Ple(v) => self.ple_fire(v),
             Ev::Change(i) => {
                 let ch = self.scenario.changes[i].clone();
                 let set = self.policy.set_param(&ch.param, &ch.value);
@@ -935,6 +942,10 @@ impl Simulation {
                 None
             }
             GuestEvent::TxDone => self.stream_tx_done(v),
+            GuestEvent::Flush(from) => {
+                self.tlb_ack(v, *from);
+                None
+            }
         };
         let Some(t) = task else { return };
         self.guests.tasks[t.0].last_event = Some(self.now);

@@ -190,6 +190,13 @@ pub struct KvmParams {
     pub balance: bool,
     /// Per VM, by domain name.
     pub domains: IndexMap<String, KvmDomain>,
+    /// Pause-loop exiting (`kvm_intel`'s `ple_gap`, `ple_window`, `ple_window_grow`, `ple_window_shrink`,
+    /// `ple_window_max`, in cycles); null = off. Off by default here, so that scenarios without spin loops keep
+    /// their figures; KVM itself turns it on (gap 128, window 4096, grow 2, shrink 0, max UINT_MAX).
+    pub ple: Option<ple::KvmPle>,
+    /// What a pause-loop exit does: "none" (the spinner yields its pCPU), "plain" (`kvm_vcpu_on_spin`: a
+    /// directed yield to a preempted vCPU of the same VM) or "ipi_aware" (preferring one that owes an IPI).
+    pub directed_yield: ple::DirectedYield,
 }
 
 impl Default for KvmParams {
@@ -212,6 +219,8 @@ impl Default for KvmParams {
             wakeup_granularity_ns: 1_000_000,
             balance: true,
             domains: IndexMap::new(),
+            ple: None,
+            directed_yield: ple::DirectedYield::Plain,
         }
     }
 }
@@ -348,6 +357,9 @@ struct Thread {
     polled_ns: u64,
     polls: u64,
     poll_hits: u64,
+    /// Its PLE window [cycles], and its pause-loop exits.
+    ple_window: u64,
+    ple_exits: u64,
 }
 
 /// The KVM host's scheduler (see the module header).
@@ -377,6 +389,12 @@ pub struct Kvm {
     migrations: u64,
     /// Whether the bandwidth period timer has been started.
     period_timer_armed: bool,
+    /// Per pCPU: the thread a directed yield made the next buddy there.
+    buddy: Vec<Option<usize>>,
+    /// Per domain: the index of the vCPU it last yielded to (`kvm->last_boosted_vcpu`).
+    last_boosted: Vec<usize>,
+    /// Directed yields so far.
+    directed_yields: u64,
 }
 
 /// A weighted advance of `delta` ns for an entity of `weight` (`calc_delta_fair`).
@@ -449,6 +467,8 @@ impl Kvm {
                     polled_ns: 0,
                     polls: 0,
                     poll_hits: 0,
+                    ple_window: params.ple.as_ref().map_or(0, |p| p.window),
+                    ple_exits: 0,
                 });
             }
         }
@@ -469,6 +489,9 @@ impl Kvm {
             versions: Versions::new(pcpus),
             migrations: 0,
             period_timer_armed: false,
+            buddy: vec![None; pcpus],
+            last_boosted: vec![0; domains.len()],
+            directed_yields: 0,
         })
     }
 
@@ -831,6 +854,9 @@ impl Kvm {
 
     /// Walks down from `cpu`'s root to a thread, dequeuing delayed sleepers it meets (`pick_task_fair`).
     fn pick_thread(&mut self, cpu: usize) -> Option<usize> {
+        if let Some(b) = self.take_buddy(cpu) {
+            return Some(b);
+        }
         // Each pass removes a delayed entity or an empty group, so this ends.
         for _ in 0..=4 * (self.threads.len() + self.groups.len()) + 4 {
             let top = self.pick_in(cpu, None, true)?;
@@ -1240,6 +1266,9 @@ impl Policy for Kvm {
             return Pick { next: None, slice: Nanos::ZERO, reason };
         };
         self.set_next(cpu, t);
+        if cur != Some(VcpuId(t)) {
+            self.ple_sched_in(t);
+        }
         self.running[cpu] = Some(t);
         self.exec_start[cpu] = now;
         let reason = if ctx.explain {
@@ -1355,6 +1384,14 @@ impl Policy for Kvm {
         self.versions.all()
     }
 
+    fn ple_window(&self, v: VcpuId) -> Option<u64> {
+        self.ple_window_of(v.0)
+    }
+
+    fn pause_exit(&mut self, v: VcpuId, owes_ipi: &[bool], ctx: &mut Ctx) {
+        self.on_pause_exit(v, owes_ipi, ctx);
+    }
+
     fn share_rule(&self) -> ShareBasis {
         // Each VM is a cgroup whose weight is split among its threads: weights count per domain.
         ShareBasis::DomainWeight
@@ -1380,7 +1417,19 @@ impl crate::size::HeapSize for Group {
     }
 }
 
-crate::size::heap_size!(Kvm { root, running, exec_start, next_balance, threads, groups, versions });
+crate::size::heap_size!(Kvm {
+    root,
+    running,
+    exec_start,
+    next_balance,
+    threads,
+    groups,
+    versions,
+    buddy,
+    last_boosted
+});
+
+pub mod ple;
 
 #[cfg(test)]
 mod tests;

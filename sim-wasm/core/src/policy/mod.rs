@@ -18,6 +18,7 @@ pub mod kvm;
 pub mod null;
 pub mod params;
 pub mod registry;
+pub mod relaxed_cosched;
 pub mod rtds;
 pub mod script;
 pub mod sedf;
@@ -60,6 +61,10 @@ pub enum WakeCause {
     /// An inter-processor interrupt inside the guest: a pipe message or a barrier release.
     PipeIpi,
     BarrierIpi,
+    /// A PV spinlock's releaser kicks a halted waiter (`KVM_HC_KICK_CPU`).
+    LockKick,
+    /// A TLB-flush IPI of a shootdown.
+    TlbIpi,
 }
 
 /// A partial boost given or revoked (task-aware scheduling), for the trace.
@@ -108,6 +113,8 @@ impl WakeCause {
             WakeCause::BalloonVirq => "balloon VIRQ",
             WakeCause::PipeIpi => "pipe IPI",
             WakeCause::BarrierIpi => "barrier IPI",
+            WakeCause::LockKick => "PV spinlock kick",
+            WakeCause::TlbIpi => "TLB shootdown IPI",
         }
     }
 }
@@ -439,6 +446,14 @@ pub trait Policy: dyn_clone::DynClone + crate::size::HeapSize {
     fn share_rule(&self) -> ShareBasis {
         ShareBasis::DomainWeight
     }
+    /// Pause-loop exiting: vCPU `v`'s PAUSE-loop window [cycles], or `None` when the host does not exit on spin
+    /// loops (every policy but a KVM host with PLE on).
+    fn ple_window(&self, _v: VcpuId) -> Option<u64> {
+        None
+    }
+    /// vCPU `v` exited on a PAUSE loop; `owes_ipi[x]`: vCPU `x` has an IPI from `v` it has not yet taken (it is
+    /// not running). The policy may grow the window and yield the pCPU.
+    fn pause_exit(&mut self, _v: VcpuId, _owes_ipi: &[bool], _ctx: &mut Ctx) {}
 }
 
 /// A domain's host time as its policy accounts it, cumulative (see [`Policy::domain_times`]).

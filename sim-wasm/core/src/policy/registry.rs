@@ -18,8 +18,8 @@
 //! scenario must satisfy and hands each policy to these rules, so it never needs to know a scheduler.
 
 use super::{
-    arinc653, atropos, bvt, credit, credit2, gang, hybrid, kvm, null, params, rtds, script, sedf, xenco, DomainInfo,
-    Policy,
+    arinc653, atropos, bvt, credit, credit2, gang, hybrid, kvm, null, params, relaxed_cosched, rtds, script, sedf,
+    xenco, DomainInfo, Policy,
 };
 use crate::scenario::{DomainType, Scenario, SchedulerRules};
 use serde::Serialize;
@@ -107,6 +107,7 @@ pub static SCHEDULERS: &[Scheduler] = &[
     rtds::ROW,
     null::ROW,
     kvm::ROW,
+    relaxed_cosched::ROW,
     script::ROW,
 ];
 

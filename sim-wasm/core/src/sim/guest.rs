@@ -253,6 +253,7 @@ impl Simulation {
                 self.rec.trace.push_spin(SpinRec { vcpu: v.0 as u32, start: start.0, end: self.now.0 });
             }
         }
+        self.lock_charge(t, v, start, e);
         self.update_min_vruntime(v);
     }
 
@@ -360,6 +361,7 @@ impl Simulation {
                 }
             }
         }
+        self.ple_arm(v);
     }
 
     /// The current task's burst or guest slice ended.

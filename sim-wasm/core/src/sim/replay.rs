@@ -319,6 +319,7 @@ impl Simulation {
             + host.timing.heap_size()
             + guests.tasks.heap_size()
             + guests.groups.heap_size()
+            + guests.locks.heap_size()
             + guests.kernel.len() * std::mem::size_of::<GuestSpec>()
             + io.plugged.heap_size()
             + io.peers.heap_size()

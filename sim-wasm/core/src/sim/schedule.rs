@@ -155,6 +155,7 @@ impl Simulation {
                 self.deliver(n, pe.ev, (self.now - pe.at).0);
             }
             if self.host.vcpus[n.0].on_pcpu == Some(p) && self.host.pcpus[p.0].running == Some(n) {
+                self.lock_vcpu_runs(n);
                 self.guest_run(n);
                 // The events woke nothing that took over: once handled, the guest returns to the task it was
                 // running, which the hypervisor sees.

@@ -13,6 +13,7 @@ const BALLOON_CALL_NS: u64 = 1_000;
 impl Simulation {
     /// Starts every workload at boot.
     pub(super) fn boot_workloads(&mut self) {
+        self.boot_locks();
         for t in 0..self.guests.tasks.len() {
             let t = TaskId(t);
             let costs = self.costs;
@@ -22,7 +23,9 @@ impl Simulation {
                 | Work::IoLoop { .. }
                 | Work::BulkTx { .. }
                 | Work::Balloon { .. }
-                | Work::Pipe { .. } => {
+                | Work::Pipe { .. }
+                | Work::Lock { .. }
+                | Work::Tlb { .. } => {
                     self.task_wake(t);
                 }
                 Work::Stream { interval_ns, clients, tx, .. } => {
@@ -40,6 +43,9 @@ impl Simulation {
     /// `None` nothing (it blocks).
     pub(super) fn begin_burst(&mut self, t: TaskId) -> Option<Option<u64>> {
         let waking = self.guests.tasks[t.0].state == TState::Blocked;
+        if matches!(self.guests.tasks[t.0].work, Work::Lock { .. } | Work::Tlb { .. }) {
+            return self.lock_begin_burst(t);
+        }
         match &mut self.guests.tasks[t.0].work {
             Work::Cpu => Some(None),
             Work::Server { queue, cpu_ns, disk, .. } => match disk {
@@ -72,6 +78,7 @@ impl Simulation {
                 BarrierPhase::Wait | BarrierPhase::Done => None,
             },
             Work::Balloon { sleeping } => (!*sleeping).then_some(Some(BALLOON_CALL_NS)),
+            Work::Lock { .. } | Work::Tlb { .. } => None,
             Work::Driver { queue, batch, tail_ns, packet_ns, block_ns } => {
                 // Back from the last batch's notifications: this return path is what a woken guest preempts.
                 if let Some(ns) = *tail_ns {
@@ -102,6 +109,9 @@ impl Simulation {
         let now = self.now;
         let dom = self.guests.tasks[t.0].dom.0;
         let in_window = self.in_window(now);
+        if let (GuestEvent::Ipi(_), Work::Lock { .. }) = (&ev, &self.guests.tasks[t.0].work) {
+            return self.lock_kicked(t);
+        }
         match (ev, &mut self.guests.tasks[t.0].work) {
             // A TCP acknowledgement is consumed by the kernel; only requests reach the server.
             (GuestEvent::Packet(pkt), Work::Server { queue, .. }) if pkt.kind == PKind::Request => queue.push_back(pkt),
@@ -340,6 +350,7 @@ impl Simulation {
             }
             Work::Stream { .. } => self.stream_written(t),
             Work::Barrier { .. } => self.barrier_arrive(t),
+            Work::Lock { .. } | Work::Tlb { .. } => self.lock_burst_done(t),
             Work::Pipe { inbox, next, .. } => {
                 *inbox -= 1;
                 let next = *next;

@@ -24,8 +24,10 @@ pub mod io_loop;
 pub mod net_bulk;
 pub mod pipe;
 pub mod server;
+pub mod spinlock;
 pub mod stream;
 pub mod tier;
+pub mod tlb_shootdown;
 
 use crate::model::{BarrierGroup, Peer, Task, TaskId, Work};
 use serde::Deserialize;
@@ -54,11 +56,27 @@ pub enum Workload {
     Interactive(interactive::InteractiveSpec),
     /// Tasks passing messages around rings inside the guest (hackbench-like): guest-internal wakeups only.
     Pipe(pipe::PipeSpec),
+    /// One thread per vCPU contending for the domain's one spinlock (ticket or paravirtual).
+    Spinlock(spinlock::SpinlockSpec),
+    /// A thread that computes, then sends a TLB-flush IPI to every other vCPU and spins until all acknowledge.
+    TlbShootdown(tlb_shootdown::TlbShootdownSpec),
 }
 
 /// Every workload kind's `type`, in the order of [`Workload`].
-pub const KINDS: &[&str] =
-    &["cpu", "server", "io_loop", "disk_reader", "net_bulk", "stream_server", "barrier", "tier", "interactive", "pipe"];
+pub const KINDS: &[&str] = &[
+    "cpu",
+    "server",
+    "io_loop",
+    "disk_reader",
+    "net_bulk",
+    "stream_server",
+    "barrier",
+    "tier",
+    "interactive",
+    "pipe",
+    "spinlock",
+    "tlb_shootdown",
+];
 
 impl Workload {
     /// The kind's implementation: the one place that maps a spec to its kind.
@@ -74,6 +92,8 @@ impl Workload {
             Workload::Tier(s) => s,
             Workload::Interactive(s) => s,
             Workload::Pipe(s) => s,
+            Workload::Spinlock(s) => s,
+            Workload::TlbShootdown(s) => s,
         }
     }
 }
@@ -208,6 +228,10 @@ pub struct DomKinds {
     pub bulk: bool,
     pub stream: bool,
     pub pipe: bool,
+    /// A spinlock job: lock acquisitions and spin time.
+    pub lock: bool,
+    /// A TLB shootdown thread: shootdowns and IPI wait.
+    pub tlb: bool,
 }
 
 crate::size::no_heap!(DomKinds);

@@ -96,4 +96,26 @@ busy: boolean,
 /**
  * Largest |Lag| (paper 001, equation 1) of its vCPUs over the window [ms]; only for busy domains.
  */
-max_abs_lag_ms?: number, };
+max_abs_lag_ms?: number, 
+/**
+ * Critical sections its spinlock threads completed per second [1/s]; only for a domain with a spinlock job.
+ */
+lock_acquisitions_per_s?: number, 
+/**
+ * CPU its threads burnt spinning, for its lock or for TLB-shootdown acknowledgements [ms]; only for a domain
+ * with a spinlock job or a shootdown thread.
+ */
+spin_ms?: number, 
+/**
+ * Time its shootdowns waited from their IPIs to the last acknowledgement, summed [ms]; only for a domain with a
+ * shootdown thread.
+ */
+ipi_wait_ms?: number, 
+/**
+ * Shootdowns completed per second [1/s]; with `ipi_wait_ms`.
+ */
+shootdowns_per_s?: number, 
+/**
+ * Pause-loop exits of its vCPUs (KVM with `ple`); only for a domain with a spinlock job or a shootdown thread.
+ */
+ple_exits?: number, };
