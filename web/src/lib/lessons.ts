@@ -707,13 +707,13 @@ export const LESSONS: readonly Lesson[] = [
       {
         title: 'One VM per core',
         text:
-          'Under sched-gran=core a core only ever runs one VM: here the cores shared by two VMs add up to ' +
-          '{0:core} ms, against {1:cpu} ms under cpu. The 2- and 4-vCPU VMs fill whole cores. The two 1-vCPU VMs ' +
-          'cannot share the fourth core any more.',
+          'Under sched-gran=core a core only ever runs one VM at a time: the 2- and 4-vCPU VMs fill whole cores, ' +
+          'and the two 1-vCPU VMs can no longer share the fourth core. They take turns on it, and while one runs ' +
+          'the thread beside it has nothing it may run.',
         scenario: 'xen-core-scheduling',
         policies: ['cpu', 'core'],
-        t_ms: 2000,
-        view_ms: [2000, 2100],
+        t_ms: 2500,
+        view_ms: [2500, 2600],
         claim: 0,
         marks: [
           { view: 'timeline', policy: 'core', note: 'The 1-vCPU VMs take turns; the other thread idles' },
@@ -741,7 +741,8 @@ export const LESSONS: readonly Lesson[] = [
         text:
           'Under core a 1-vCPU VM does {3:core} ms of work per second against {3:cpu} under cpu: it runs at full ' +
           'speed, but only half the time, while the thread beside it sits idle ({2:core} ms of forced idle). ' +
-          'The 2- and 4-vCPU VMs lose nothing. The cost of core scheduling is the threads your VMs cannot fill.',
+          'The 2- and 4-vCPU VMs lose nothing, and no core is ever shared ({0:core} ms, against {1:cpu} ms ' +
+          'under cpu). The cost of core scheduling is the threads your VMs cannot fill.',
         scenario: 'xen-core-scheduling',
         policies: ['cpu', 'core'],
         t_ms: 5000,
