@@ -104,9 +104,8 @@ export const pcpuLanes: TrackKind<Lanes> = {
       }),
       labels: Array.from({ length: meta.pcpus }, (_, p) => {
         const gap = p < meta.pcpus - 1 ? laneTop(p + 1, step, tpc) - laneTop(p, step, tpc) - laneH : 0;
-        // On an SMT host a core's threads share a bracket on the left, its number on its first thread.
+        // On an SMT host a core's threads share a bracket on the left (the hover names core and thread).
         const smt = tpc > 1;
-        const first = smt && p % tpc === 0;
         const style = smt
           ? { height: laneH, marginBottom: gap, borderLeft: '2px solid currentColor', paddingLeft: 3 }
           : { height: laneH, marginBottom: gap };
@@ -118,7 +117,6 @@ export const pcpuLanes: TrackKind<Lanes> = {
               P
             </span>
             {p}
-            {first && <span className="lane-long">{`\u00a0core\u00a0${Math.floor(p / tpc)}`}</span>}
           </div>
         );
       }),
