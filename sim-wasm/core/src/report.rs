@@ -76,12 +76,20 @@ pub struct RunReport {
 
 /// The whole host over the measured window.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct HostReport {
     /// Fraction of pCPU time spent running vCPUs (0..1).
     pub busy_share: f64,
     /// Switches to a different vCPU on any pCPU (the domains' counts summed).
     pub context_switches: u64,
+    /// Time the sibling threads of one core ran vCPUs of different domains at once, summed over cores [ms]; only
+    /// on SMT hosts (`threads_per_core` above 1). 0 by construction under `sched_gran` "core" or "socket".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core_shared_ms: Option<f64>,
+    /// Thread time spent idle while a sibling thread of its core ran a vCPU and some runnable vCPU waited for a
+    /// pCPU, summed over threads [ms]: the capacity core scheduling leaves unused; only on SMT hosts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forced_idle_ms: Option<f64>,
 }
 
 /// One domain over the measured window.
@@ -523,6 +531,7 @@ impl Simulation {
         let mut rule_ratios = Vec::new();
         let mut rule_max_lag_ms: f64 = 0.0;
         let per_s = |n: u64| round6(n as f64 / measured_s);
+        let smt = self.host.topology.smt();
 
         let mut domains = IndexMap::new();
         let mut ratios = Vec::new();
@@ -551,7 +560,9 @@ impl Simulation {
                     let ns: u64 = cpu_tasks
                         .iter()
                         .map(|&k| {
-                            self.measure.task_metrics[k].cpu_ns.saturating_sub(self.measure.task_metrics[k].tracking_ns)
+                            let tm = &self.measure.task_metrics[k];
+                            // Nor is the time a busy sibling thread took from it (SMT).
+                            tm.cpu_ns.saturating_sub(tm.tracking_ns).saturating_sub(self.smt_lost_ns(k))
                         })
                         .sum();
                     round6(ns as f64 / 1e6 / measured_s)
@@ -683,6 +694,8 @@ impl Simulation {
             host: HostReport {
                 busy_share: round6(self.measure.busy_ns as f64 / host_ns),
                 context_switches: self.measure.dom_metrics.iter().map(|m| m.context_switches).sum(),
+                core_shared_ms: smt.then(|| round6(self.measure.cores.core_shared_ns as f64 / 1e6)),
+                forced_idle_ms: smt.then(|| round6(self.measure.cores.forced_idle_ns as f64 / 1e6)),
             },
             domains,
             tasks,

@@ -152,6 +152,13 @@ pub struct Host {
     /// How the pCPUs' timers fire: as Xen's do (default) or all in lockstep (an ablation).
     #[serde(default)]
     pub timing: Timing,
+    /// Hardware threads per core (SMT); 1 = no SMT. pCPU i is thread `i % threads_per_core` of core
+    /// `i / threads_per_core`.
+    #[serde(default = "one")]
+    pub threads_per_core: u32,
+    /// Cores per socket; absent = all cores in one socket. Only `sched_gran: "socket"` uses it.
+    #[serde(default)]
+    pub cores_per_socket: Option<u32>,
 }
 
 /// The host's timer behaviour (see `sim::timing`).

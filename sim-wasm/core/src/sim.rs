@@ -17,6 +17,7 @@ mod record;
 mod replay;
 mod schedule;
 pub(crate) mod sendbuf;
+mod smt;
 mod view;
 pub use view::{Meta, MetaDomain, MetaTask, MetaVcpu};
 pub(crate) mod timing;
@@ -223,6 +224,8 @@ pub(crate) struct HostState {
     pub(crate) kinds: Vec<crate::workload::DomKinds>,
     /// When the pCPUs' timers fire (Xen's timer slop, per-pCPU tickers).
     timing: HostTiming,
+    /// The cores' threads (SMT).
+    pub(crate) topology: smt::Topology,
 }
 
 /// What runs inside the guests.
@@ -257,6 +260,8 @@ pub(crate) struct Measurement {
     pb_at_warmup: Option<(u64, u64)>,
     /// Each domain's policy-accounted host time when the measured window began (taken with `pb_at_warmup`).
     times_at_warmup: Option<Vec<Option<policy::DomainTimes>>>,
+    /// The cores' figures (SMT hosts only).
+    pub(crate) cores: smt::CoreMetrics,
 }
 
 impl Measurement {
@@ -273,6 +278,7 @@ impl Measurement {
             last_change_at: Nanos::ZERO,
             pb_at_warmup: None,
             times_at_warmup: None,
+            cores: smt::CoreMetrics::default(),
         }
     }
 }
@@ -311,6 +317,8 @@ impl Simulation {
             types: &types,
             seed: scenario.seed,
             policy_id,
+            threads_per_core: scenario.host.threads_per_core.max(1) as usize,
+            cores_per_socket: scenario.host.cores_per_socket.map(|c| c as usize),
         };
         let policy = registry::build(&spec.scheduler, &setup)
             .map_err(|error| SimError::PolicySetup { policy: policy_id.to_string(), error })?;
@@ -371,6 +379,7 @@ impl Simulation {
                 dom_info: b.dom_info,
                 kinds: b.kinds,
                 timing: HostTiming::new(scenario.seed, pcpus, scenario.host.timing, slop),
+                topology: smt::Topology { threads_per_core: scenario.host.threads_per_core.max(1) as usize },
             },
             guests: Guests {
                 tasks: b.tasks,
@@ -588,6 +597,7 @@ impl Simulation {
                 let name = format!("{ev:?}");
                 *c.entry(name.split(['(', ' ', '{']).next().unwrap_or("").to_string()).or_insert(0u64) += 1;
             }
+            self.smt_count(at);
             self.now = at;
             if self.measure.pb_at_warmup.is_none() && at >= self.warmup {
                 self.measure.pb_at_warmup = Some(self.policy.partial_boosts().unwrap_or((0, 0)));
@@ -639,6 +649,7 @@ impl Simulation {
             eprintln!("queue {} slab {} {:?}", self.queue.len(), self.queue.slab_len(), counts);
             eprintln!("processed {:?}", self.debug_counts);
         }
+        self.smt_count(self.end);
         self.now = self.end;
         for p in 0..self.host.pcpus.len() {
             if let Some(v) = self.host.pcpus[p].running {
@@ -854,10 +865,7 @@ impl Simulation {
         self.host.vcpus[v.0].exec_start = Some(until);
         // The current task's burst or slice ends that much later.
         let at = match self.host.vcpus[v.0].current {
-            Some(t) => {
-                let task = &self.guests.tasks[t.0];
-                until + Nanos(task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left)))
-            }
+            Some(t) => until + Nanos(self.smt_left(v, t)),
             None => until,
         };
         if self.host.vcpus[v.0].guest_timer.arm(at) {

@@ -198,9 +198,15 @@ function reportFigures(scenario: string, k: number): Record<string, Record<strin
     report = JSON.parse(run_report(readFileSync(new URL(entry.file, dir), 'utf8'), '[]', true)) as Report;
     reports.set(scenario, report);
   }
-  return report.runs[0]?.claims?.[k]?.values ?? null;
+  // Each run carries the claims about its policy: claim k is found by its text, in whichever run has it.
+  const text = scenarioDoc(scenario).claims?.[k]?.text;
+  for (const r of report.runs) {
+    const c = r.claims?.find((c) => c.text === text);
+    if (c?.values) return c.values;
+  }
+  return null;
 }
-type Report = { runs: { claims?: { values?: Record<string, Record<string, number>> }[] }[] };
+type Report = { runs: { claims?: { text?: string; values?: Record<string, Record<string, number>> }[] }[] };
 const reports = new Map<string, Report>();
 
 /**

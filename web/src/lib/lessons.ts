@@ -682,6 +682,92 @@ export const LESSONS: readonly Lesson[] = [
       },
     ],
   },
+  {
+    id: 'xen-core-scheduling',
+    paper: null,
+    title: 'What core scheduling costs',
+    summary:
+      'Xen 4.13+ can schedule whole cores (sched-gran=core) so that two VMs never share one: what that costs a ' +
+      'mix of 1-, 2- and 4-vCPU VMs on a host with two threads per core.',
+    steps: [
+      {
+        title: 'Two threads per core',
+        text:
+          'Four cores with two hardware threads each: eight pCPUs, two to a core. Four CPU-bound VMs with 1, 1, 2 ' +
+          'and 4 vCPUs fill them. Two threads of one core share its execution units, so each runs slower while ' +
+          'its sibling is busy, and a VM on one thread can spy on the VM on the other (the SMT side channels). ' +
+          'Under sched-gran=cpu every thread is scheduled on its own.',
+        scenario: 'xen-core-scheduling',
+        policies: ['cpu', 'core'],
+        t_ms: 2000,
+        view_ms: [2000, 2100],
+        claim: 1,
+        marks: [{ view: 'timeline', policy: 'cpu', note: 'pCPUs 0-1, 2-3, 4-5, 6-7 are the cores' }],
+      },
+      {
+        title: 'One VM per core',
+        text:
+          'Under sched-gran=core a core only ever runs one VM at a time: the 2- and 4-vCPU VMs fill whole cores, ' +
+          'and the two 1-vCPU VMs can no longer share the fourth core. They take turns on it, and while one runs ' +
+          'the thread beside it has nothing it may run.',
+        scenario: 'xen-core-scheduling',
+        policies: ['cpu', 'core'],
+        t_ms: 2500,
+        view_ms: [2500, 2600],
+        claim: 0,
+        marks: [
+          { view: 'timeline', policy: 'core', note: 'The 1-vCPU VMs take turns; the other thread idles' },
+        ],
+      },
+      {
+        title: 'Predict: who loses?',
+        text:
+          'A thread alone on its core runs at full speed, one beside a busy sibling at 0.65 of it. Before the ' +
+          'numbers: under which granularity does a 1-vCPU VM get less work done?',
+        scenario: 'xen-core-scheduling',
+        policies: ['cpu', 'core'],
+        t_ms: 3000,
+        view_ms: [3000, 3100],
+        claim: 3,
+        marks: [{ view: 'timeline', policy: 'core', note: 'How often the 1-vCPU VMs run' }],
+        predict: {
+          question: 'Under which granularity does a 1-vCPU VM get less work done?',
+          options: ['cpu', 'core'],
+          answer: 'core',
+        },
+      },
+      {
+        title: 'Forced idle',
+        text:
+          'Under core a 1-vCPU VM does {3:core} ms of work per second against {3:cpu} under cpu: it runs at full ' +
+          'speed, but only half the time, while the thread beside it sits idle ({2:core} ms of forced idle). ' +
+          'The 2- and 4-vCPU VMs lose nothing, and no core is ever shared ({0:core} ms, against {1:cpu} ms ' +
+          'under cpu). The cost of core scheduling is the threads your VMs cannot fill.',
+        scenario: 'xen-core-scheduling',
+        policies: ['cpu', 'core'],
+        t_ms: 5000,
+        view_ms: [5000, 5200],
+        claim: 2,
+        marks: [
+          { view: 'key-figures', note: 'Forced idle and each VM’s progress' },
+          { view: 'claims-panel', note: 'Each claim fails when its mechanism is switched off' },
+        ],
+      },
+      {
+        title: 'Or switch SMT off',
+        text:
+          'The other way to close the side channel is to switch SMT off: the same four cores, one thread each. ' +
+          'Nothing is shared and nothing slows, but the 4-vCPU VM now gets {0:credit} ms of work per second, ' +
+          'less than under either granularity with SMT on: core scheduling keeps most of what SMT gives.',
+        scenario: 'xen-core-scheduling-nosmt',
+        policies: ['credit'],
+        t_ms: 2000,
+        view_ms: [2000, 2100],
+        claim: 0,
+        marks: [{ view: 'key-figures', note: 'The 4-vCPU VM’s progress with SMT off' }],
+      },
+    ],
+  },
 ];
 
 /**

@@ -66,18 +66,31 @@ pub struct Credit2Params {
     /// queue pulls the best waiting vCPU of the longest other queue.
     #[schemars(range(min = 0, max = 256))]
     pub runqueue_pcpus: u64,
+    /// Scheduling granularity (Xen's `sched-gran`, 4.13+): "cpu" schedules each hardware thread on its own; "core"
+    /// (or "socket") makes all threads of a core (socket) one unit that only runs vCPUs of one domain at a time,
+    /// leaving threads idle when that domain has too few runnable vCPUs. Needs host.threads_per_core above 1 to
+    /// matter. Fixed at boot.
+    #[serde(skip_serializing_if = "super::gran::Gran::is_cpu")]
+    pub sched_gran: super::gran::Gran,
 }
 
 impl Default for Credit2Params {
     /// Current Xen's.
     fn default() -> Credit2Params {
-        Credit2Params { ratelimit_us: 1000, max_timer_us: 10_000, migrate_resist_us: 500, runqueue_pcpus: 0 }
+        Credit2Params {
+            ratelimit_us: 1000,
+            max_timer_us: 10_000,
+            migrate_resist_us: 500,
+            runqueue_pcpus: 0,
+            sched_gran: Default::default(),
+        }
     }
 }
 
 impl Params for Credit2Params {
     const SCHEDULER: &'static str = "credit2";
     const DEF: &'static str = "credit2_params";
+    const FIXED: &'static [&'static str] = &["sched_gran"];
 }
 
 impl Credit2Params {
@@ -670,8 +683,8 @@ crate::size::heap_size!(Credit2 { vcpus, rqs, rq_of, versions, caps, dom_of });
 pub const ROW: Scheduler = Scheduler {
     name: "credit2",
     caps: Caps::PLAIN,
-    build: |s| registry::boxed(Credit2::new(s.params, s.pcpus, s.domains)),
-    check_param: |k, v| Credit2Params::default().set(k, v),
+    build: |s| super::gran::wrap(s, registry::boxed(Credit2::new(s.params, s.pcpus, s.domains))),
+    check_param: |k, v| params::change(&mut Credit2Params::default(), k, v),
     check_scenario: registry::no_scenario_check,
     params: params::declared::<Credit2Params>(),
 };

@@ -13,6 +13,7 @@ pub mod common;
 pub mod credit;
 pub mod credit2;
 pub mod gang;
+pub mod gran;
 pub mod hybrid;
 pub mod kvm;
 pub mod null;

@@ -28,11 +28,19 @@ const NO_TIMER: Nanos = Nanos(1_000_000_000);
 /// Xen's null scheduler has no parameters.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
-pub struct NullParams {}
+pub struct NullParams {
+    /// Scheduling granularity (Xen's `sched-gran`, 4.13+): "cpu" schedules each hardware thread on its own; "core"
+    /// (or "socket") makes all threads of a core (socket) one unit that only runs vCPUs of one domain at a time,
+    /// leaving threads idle when that domain has too few runnable vCPUs. Needs host.threads_per_core above 1 to
+    /// matter. Fixed at boot.
+    #[serde(skip_serializing_if = "super::gran::Gran::is_cpu")]
+    pub sched_gran: super::gran::Gran,
+}
 
 impl Params for NullParams {
     const SCHEDULER: &'static str = "null";
     const DEF: &'static str = "null_params";
+    const FIXED: &'static [&'static str] = &["sched_gran"];
 }
 
 #[derive(Clone)]
@@ -207,7 +215,7 @@ crate::size::heap_size!(Null { assigned, waitq, processor, runnable, dom, versio
 pub const ROW: Scheduler = Scheduler {
     name: "null",
     caps: Caps::PLAIN,
-    build: |s| registry::boxed(Null::new(s.params, s.pcpus, s.domains)),
+    build: |s| super::gran::wrap(s, registry::boxed(Null::new(s.params, s.pcpus, s.domains))),
     check_param: |k, v| params::change(&mut NullParams::default(), k, v),
     check_scenario: registry::no_scenario_check,
     params: params::declared::<NullParams>(),

@@ -57,6 +57,10 @@ pub struct Setup<'a> {
     pub seed: u64,
     /// The policy's id in the scenario, for its messages.
     pub policy_id: &'a str,
+    /// The host's hardware threads per core (1 = no SMT) and cores per socket (None = one socket), for
+    /// `sched_gran`.
+    pub threads_per_core: usize,
+    pub cores_per_socket: Option<usize>,
 }
 
 /// One scheduler.
@@ -241,7 +245,16 @@ mod tests {
         assert!(lookup("nope").is_none());
         assert!(build(
             "nope",
-            &Setup { params: &Value::Null, pcpus: 1, domains: &[], types: &[], seed: 1, policy_id: "p" }
+            &Setup {
+                params: &Value::Null,
+                pcpus: 1,
+                domains: &[],
+                types: &[],
+                seed: 1,
+                policy_id: "p",
+                threads_per_core: 1,
+                cores_per_socket: None
+            }
         )
         .is_err());
     }

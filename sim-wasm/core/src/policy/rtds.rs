@@ -68,11 +68,18 @@ impl Default for RtdsDomain {
 pub struct RtdsParams {
     /// Servers by domain name.
     pub domains: IndexMap<String, RtdsDomain>,
+    /// Scheduling granularity (Xen's `sched-gran`, 4.13+): "cpu" schedules each hardware thread on its own; "core"
+    /// (or "socket") makes all threads of a core (socket) one unit that only runs vCPUs of one domain at a time,
+    /// leaving threads idle when that domain has too few runnable vCPUs. Needs host.threads_per_core above 1 to
+    /// matter. Fixed at boot.
+    #[serde(skip_serializing_if = "super::gran::Gran::is_cpu")]
+    pub sched_gran: super::gran::Gran,
 }
 
 impl Params for RtdsParams {
     const SCHEDULER: &'static str = "rtds";
     const DEF: &'static str = "rtds_params";
+    const FIXED: &'static [&'static str] = &["sched_gran"];
 
     fn check(&self) -> Result<(), String> {
         for (name, d) in &self.domains {
@@ -541,7 +548,7 @@ crate::size::heap_size!(Rtds { vcpus, runq, depletedq, replq, tickled, versions,
 pub const ROW: Scheduler = Scheduler {
     name: "rtds",
     caps: Caps::PLAIN,
-    build: |s| registry::boxed(Rtds::new(s.params, s.pcpus, s.domains)),
+    build: |s| super::gran::wrap(s, registry::boxed(Rtds::new(s.params, s.pcpus, s.domains))),
     check_param: RtdsParams::check_change,
     check_scenario: |sc, i, p| registry::check_named(sc, i, p, check_params),
     params: params::declared::<RtdsParams>(),

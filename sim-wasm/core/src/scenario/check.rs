@@ -10,6 +10,21 @@ impl Scenario {
         if self.warmup_ms >= self.duration_ms {
             p.push(format!("warmup_ms: {} must be less than duration_ms ({})", self.warmup_ms, self.duration_ms));
         }
+        let tpc = self.host.threads_per_core.max(1);
+        if !self.host.pcpus.is_multiple_of(tpc) {
+            p.push(format!(
+                "host.threads_per_core: {tpc} does not divide host.pcpus ({}): every core has the same threads",
+                self.host.pcpus
+            ));
+        }
+        if let Some(cps) = self.host.cores_per_socket {
+            let cores = self.host.pcpus / tpc;
+            if cps == 0 || !cores.is_multiple_of(cps) {
+                p.push(format!(
+                    "host.cores_per_socket: {cps} does not divide the host's {cores} core(s) (pcpus / threads_per_core)"
+                ));
+            }
+        }
         let total_vcpus: u32 = self.domains.iter().map(|d| d.vcpus).sum();
         if total_vcpus > MAX_TOTAL_VCPUS {
             p.push(format!("domains: {total_vcpus} vCPUs in all, more than the limit of {MAX_TOTAL_VCPUS}"));

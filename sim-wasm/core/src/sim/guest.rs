@@ -236,10 +236,12 @@ impl Simulation {
             return;
         }
         let e = (self.now - start).0;
+        // A busy sibling thread slows the task's work, not its guest's clock.
+        let work = self.smt_work(v, t, start, e);
         self.host.vcpus[v.0].exec_start = Some(self.now);
         let task = &mut self.guests.tasks[t.0];
         if let Some(b) = task.burst_left.as_mut() {
-            *b = b.saturating_sub(e);
+            *b = b.saturating_sub(work);
         }
         task.slice_left = task.slice_left.saturating_sub(e);
         task.sleep_avg = task.sleep_avg.saturating_sub(e);
@@ -353,9 +355,7 @@ impl Simulation {
                 let pending = self.host.vcpus[v.0].exec_start.filter(|&s| next == prev && s > self.now);
                 let start = pending.unwrap_or(self.now + overhead).max(self.host.vcpus[v.0].kernel_until);
                 self.host.vcpus[v.0].exec_start = Some(start);
-                let task = &self.guests.tasks[t.0];
-                let left = task.burst_left.map_or(task.slice_left, |b| b.min(task.slice_left));
-                let at = start + Nanos(left);
+                let at = start + Nanos(self.smt_left(v, t));
                 if self.host.vcpus[v.0].guest_timer.arm(at) {
                     self.push_guest_timer(v, at);
                 }

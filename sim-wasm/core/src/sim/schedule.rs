@@ -96,8 +96,15 @@ impl Simulation {
                     self.host.vcpus[c.0].descheduled_at = Some(self.now);
                 }
             }
+            let flips = cur.is_some() != d.next.is_some();
+            if flips {
+                self.smt_before_change(p);
+            }
             self.host.pcpus[p.0].running = d.next;
             self.host.running[p.0] = d.next;
+            if flips {
+                self.smt_after_change(p);
+            }
             if let Some(n) = d.next {
                 self.host.vcpus[n.0].on_pcpu = Some(p);
                 let moved = self.host.vcpus[n.0].last_pcpu.is_some_and(|q| q != p);

@@ -282,3 +282,27 @@ pub(crate) fn pipe_scenario(vcpus: u32, pcpus: u32, threads: u32, group: u32, cp
                      { "id": "tavs", "scheduler": "credit", "params": { "tavs": tavs } }]
     }))
 }
+
+/// No two domains ever run at once on the threads of one unit of `unit` consecutive pCPUs (a core under
+/// `sched_gran` "core"), judged on every trace segment: whatever each decision chose.
+pub(crate) fn assert_one_domain_per_core(sim: &Simulation, unit: usize) {
+    let segs = sim.trace().segments();
+    let dom = |s: &Segment| sim.host.vcpus[s.vcpu as usize].dom;
+    let mut by_unit: Vec<Vec<&Segment>> = vec![Vec::new(); sim.host.pcpus.len().div_ceil(unit)];
+    for s in segs {
+        by_unit[s.pcpu as usize / unit].push(s);
+    }
+    for (u, list) in by_unit.iter_mut().enumerate() {
+        list.sort_by_key(|s| s.start);
+        for (i, a) in list.iter().enumerate() {
+            for b in &list[i + 1..] {
+                if b.start >= a.end {
+                    break;
+                }
+                if a.pcpu != b.pcpu {
+                    assert_eq!(dom(a), dom(b), "unit {u} ran two domains at once: {a:?} and {b:?}");
+                }
+            }
+        }
+    }
+}

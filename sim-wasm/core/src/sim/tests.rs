@@ -18,6 +18,27 @@ proptest! {
             assert_invariants(&run(&sc, "p"));
         }
     }
+
+    /// On SMT hosts under `sched_gran` "core", every scheduler that has it keeps each core to one domain at every
+    /// decision, and the report's `core_shared_ms` is 0; the engine invariants hold too.
+    #[test]
+    fn core_gran_never_shares_a_core_on_random_hosts(v in arb_scenario()) {
+        let mut v = v;
+        let pcpus = v["host"]["pcpus"].as_u64().unwrap_or(1);
+        v["host"] = json!({ "pcpus": pcpus.div_ceil(2) * 2, "threads_per_core": 2 });
+        v["sensitivity"] = json!("random hosts: backend costs drawn by the property test");
+        for name in ["credit", "credit2", "rtds", "null"] {
+            let mut params = if name == "credit" { v["policies"][0]["params"].clone() } else { json!({}) };
+            params["sched_gran"] = json!("core");
+            let mut sc = v.clone();
+            sc["policies"] = json!([{ "id": "p", "scheduler": name, "params": params }]);
+            let sc = Scenario::from_value(sc).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let sim = run(&sc, "p");
+            assert_invariants(&sim);
+            assert_one_domain_per_core(&sim, 2);
+            prop_assert_eq!(sim.measure.cores.core_shared_ns, 0, "{}", name);
+        }
+    }
 }
 
 /// The same seed gives the same report and trace under every implemented scheduler.

@@ -31,6 +31,11 @@ pub struct Meta {
     /// What the policy's scheduler is (co-scheduling, task beliefs, Lag view), so the page chooses its views by
     /// capability rather than by scheduler name. `beliefs` holds only while the policy infers (Credit with tavs).
     pub caps: Caps,
+    /// Hardware threads per core on an SMT host (pCPUs `c * t .. (c + 1) * t` are core c's threads); omitted
+    /// without SMT.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub threads_per_core: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -183,6 +188,7 @@ impl Simulation {
             },
             trace_bytes: self.detail().used_bytes() + self.checkpoints().1,
             caps: self.caps(&spec.scheduler),
+            threads_per_core: self.host.topology.smt().then_some(self.host.topology.threads_per_core),
         }
     }
 

@@ -21,19 +21,37 @@ export function laneHeight(pcpus: number, presenting = false): number {
   return presenting ? PRESENTING_H : h;
 }
 
+/** Extra space between the lanes of two cores on an SMT host [px], so a core's threads read as one group. */
+const CORE_GAP = 6;
+
+/** Where lane `p` starts [px] when each lane takes `step` and cores of `tpc` threads are set apart. */
+export function laneTop(p: number, step: number, tpc: number): number {
+  return p * step + (tpc > 1 ? Math.floor(p / tpc) * CORE_GAP : 0);
+}
+
+/** The lane at height `y` [px], or -1 in a gap. */
+export function laneAt(y: number, step: number, laneH: number, tpc: number, pcpus: number): number {
+  for (let p = 0; p < pcpus; p++) {
+    const top = laneTop(p, step, tpc);
+    if (y >= top && y <= top + laneH) return p;
+  }
+  return -1;
+}
+
 export const pcpuLanes: TrackKind<Lanes> = {
   id: 'pcpu-lanes',
   title: 'pCPU lanes',
   make: ({ run, meta, client, busy, idle, theme, presenting }) => {
     const laneH = laneHeight(meta.pcpus, presenting);
     const step = laneH + LANE_GAP;
+    const tpc = meta.threads_per_core ?? 1;
     return {
-      height: meta.pcpus * step - LANE_GAP,
+      height: laneTop(meta.pcpus - 1, step, tpc) + laneH,
       initial: { window: run.opening, lanes: run.lanes },
       update: (window) => client.query(run.runId, 'lanes', window),
       render: ({ from, to, sx, width, fill }, { lanes }) => {
         lanes.forEach((lane, p) => {
-          const y = p * step;
+          const y = laneTop(p, step, tpc);
           fill(0, y, width, laneH, theme.empty);
           const [lo, hi] = visibleRange(lane, from, to);
           // Runs of one colour merged; a sliver inside a pixel the current run already paints adds nothing
@@ -62,16 +80,17 @@ export const pcpuLanes: TrackKind<Lanes> = {
         });
       },
       hover: ({ t, y }, data) => {
-        const p = Math.floor(y / step);
-        const lane = data?.lanes[p];
-        if (!lane || y < 0 || y % step > laneH) return null;
+        const p = laneAt(y, step, laneH, tpc, meta.pcpus);
+        const lane = p < 0 ? undefined : data?.lanes[p];
+        if (!lane) return null;
         const i = segmentAt(lane, t);
-        if (i < 0) return [`pCPU ${p} idle`, `t = ${fmt(t, 6)} ms`];
+        const core = tpc > 1 ? ` (core ${Math.floor(p / tpc)}, thread ${p % tpc})` : '';
+        if (i < 0) return [`pCPU ${p}${core} idle`, `t = ${fmt(t, 6)} ms`];
         const vcpu = meta.vcpus[lane.vcpu[i]!];
         const task = lane.task[i]! >= 0 ? meta.tasks[lane.task[i]!] : undefined;
         const domain = vcpu ? meta.domains[vcpu.domain] : undefined;
         return [
-          `${vcpu?.name ?? `vCPU ${lane.vcpu[i]}`} (${domain?.name ?? '?'}) on pCPU ${p}`,
+          `${vcpu?.name ?? `vCPU ${lane.vcpu[i]}`} (${domain?.name ?? '?'}) on pCPU ${p}${core}`,
           task ? `task ${task.path}` : 'guest idle loop',
           `${fmt(lane.start[i]!, 6)} – ${fmt(lane.end[i]!, 6)} ms (${fmt(lane.end[i]! - lane.start[i]!)} ms)`,
         ];
@@ -83,16 +102,24 @@ export const pcpuLanes: TrackKind<Lanes> = {
           return sum + hi - lo;
         }, 0),
       }),
-      labels: Array.from({ length: meta.pcpus }, (_, p) => (
-        <div key={p} style={{ height: laneH, marginBottom: p < meta.pcpus - 1 ? LANE_GAP : 0 }}>
-          {/* Presentation mode's large type fits only the short form (styles.css). */}
-          <span className="lane-long">{'pCPU\u00a0'}</span>
-          <span className="lane-short" aria-hidden="true">
-            P
-          </span>
-          {p}
-        </div>
-      )),
+      labels: Array.from({ length: meta.pcpus }, (_, p) => {
+        const gap = p < meta.pcpus - 1 ? laneTop(p + 1, step, tpc) - laneTop(p, step, tpc) - laneH : 0;
+        // On an SMT host a core's threads share a bracket on the left (the hover names core and thread).
+        const smt = tpc > 1;
+        const style = smt
+          ? { height: laneH, marginBottom: gap, borderLeft: '2px solid currentColor', paddingLeft: 3 }
+          : { height: laneH, marginBottom: gap };
+        return (
+          <div key={p} style={style} data-core={smt ? Math.floor(p / tpc) : undefined}>
+            {/* Presentation mode's large type fits only the short form (styles.css). */}
+            <span className="lane-long">{'pCPU\u00a0'}</span>
+            <span className="lane-short" aria-hidden="true">
+              P
+            </span>
+            {p}
+          </div>
+        );
+      }),
     };
   },
 };

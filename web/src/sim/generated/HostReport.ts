@@ -11,4 +11,14 @@ busy_share: number,
 /**
  * Switches to a different vCPU on any pCPU (the domains' counts summed).
  */
-context_switches: number, };
+context_switches: number, 
+/**
+ * Time the sibling threads of one core ran vCPUs of different domains at once, summed over cores [ms]; only
+ * on SMT hosts (`threads_per_core` above 1). 0 by construction under `sched_gran` "core" or "socket".
+ */
+core_shared_ms?: number, 
+/**
+ * Thread time spent idle while a sibling thread of its core ran a vCPU and some runnable vCPU waited for a
+ * pCPU, summed over threads [ms]: the capacity core scheduling leaves unused; only on SMT hosts.
+ */
+forced_idle_ms?: number, };

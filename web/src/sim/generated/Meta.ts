@@ -31,4 +31,9 @@ trace_bytes: number,
  * What the policy's scheduler is (co-scheduling, task beliefs, Lag view), so the page chooses its views by
  * capability rather than by scheduler name. `beliefs` holds only while the policy infers (Credit with tavs).
  */
-caps: Caps, };
+caps: Caps, 
+/**
+ * Hardware threads per core on an SMT host (pCPUs `c * t .. (c + 1) * t` are core c's threads); omitted
+ * without SMT.
+ */
+threads_per_core?: number, };

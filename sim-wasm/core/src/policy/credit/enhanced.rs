@@ -217,7 +217,7 @@ crate::size::heap_size!(Rule { max_credit });
 pub const ROW: Scheduler = Scheduler {
     name: "enhanced",
     caps: Caps::INFERS,
-    build: |s| registry::boxed(new(s.params, s.pcpus, s.domains)),
+    build: |s| crate::policy::gran::wrap(s, registry::boxed(new(s.params, s.pcpus, s.domains))),
     check_param,
     check_scenario: registry::no_scenario_check,
     params: params::declared::<EnhancedParams>(),

@@ -926,7 +926,7 @@ crate::size::heap_size!(Credit {
 pub const ROW: Scheduler = Scheduler {
     name: "credit",
     caps: Caps::INFERS,
-    build: |s| registry::boxed(Credit::new(s.params, s.pcpus, s.domains)),
+    build: |s| super::gran::wrap(s, registry::boxed(Credit::new(s.params, s.pcpus, s.domains))),
     check_param: CreditSpec::check_param,
     check_scenario: registry::no_scenario_check,
     params: params::declared::<CreditSpec>(),

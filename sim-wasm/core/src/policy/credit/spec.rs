@@ -81,6 +81,12 @@ pub struct CreditSpec {
     /// protects nothing). false is an ablation: the balloon reserves whatever the load.
     pub xballoon_idle_release: bool,
     pub idd: IddSpec,
+    /// Scheduling granularity (Xen's `sched-gran`, 4.13+): "cpu" schedules each hardware thread on its own; "core"
+    /// (or "socket") makes all threads of a core (socket) one unit that only runs vCPUs of one domain at a time,
+    /// leaving threads idle when that domain has too few runnable vCPUs. Needs host.threads_per_core above 1 to
+    /// matter. Fixed at boot.
+    #[serde(skip_serializing_if = "crate::policy::gran::Gran::is_cpu")]
+    pub sched_gran: crate::policy::gran::Gran,
 }
 
 impl Default for CreditSpec {
@@ -98,6 +104,7 @@ impl Default for CreditSpec {
             xballoon: false,
             xballoon_idle_release: true,
             idd: IddSpec::default(),
+            sched_gran: Default::default(),
         }
     }
 }
@@ -133,6 +140,7 @@ impl ShareRule {
 impl Params for CreditSpec {
     const SCHEDULER: &'static str = "credit";
     const DEF: &'static str = "credit_params";
+    const FIXED: &'static [&'static str] = &["sched_gran"];
     const PRESET: Option<&'static str> = Some("version");
 
     fn preset(value: &Value) -> Result<CreditSpec, String> {
