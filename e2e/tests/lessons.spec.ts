@@ -60,6 +60,8 @@ test.describe('every lesson step in presentation mode at 1280x720', () => {
     ['p003-schedulers', 5],
     ['p004-streaming', 5],
     ['kvm-your-machine', 4],
+    ['xen-core-scheduling', 5],
+    ['lock-holder-ladder', 5],
   ] as const) {
     test(`${id}: the lesson text and the views each step points at are on screen`, async ({ page }) => {
       await openScenario(page);

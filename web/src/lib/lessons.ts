@@ -768,6 +768,88 @@ export const LESSONS: readonly Lesson[] = [
       },
     ],
   },
+  {
+    id: 'lock-holder-ladder',
+    paper: null,
+    title: 'The lock holder was preempted',
+    summary:
+      'A vCPU preempted while it holds a spinlock leaves its siblings spinning: the problem on an overcommitted ' +
+      'KVM host, then each answer hypervisors ship, from pause-loop exiting to co-scheduling.',
+    steps: [
+      {
+        title: 'Eleven vCPUs on four pCPUs',
+        text:
+          'Two 4-vCPU VMs each run a thread per vCPU that takes its VM’s one spinlock for 20 us, then works ' +
+          '180 us; db uses a ticket lock, dbpv a paravirtual one. A 3-vCPU batch VM of busy loops shares the four ' +
+          'pCPUs. When the host preempts the vCPU holding the lock (or next in line for it), its siblings spin on ' +
+          'the lock for the rest of their slice: CPU burnt, nothing done.',
+        scenario: 'lock-holder-ladder',
+        policies: ['none', 'ple'],
+        t_ms: 1000,
+        view_ms: [1000, 1050],
+        marks: [
+          { view: 'timeline', policy: 'none', note: 'Spinning vCPUs of db, waiting for a preempted holder' },
+        ],
+      },
+      {
+        title: 'Predict: does pause-loop exiting help?',
+        text:
+          'A spinning vCPU executes PAUSE in a tight loop. With pause-loop exiting (PLE) the CPU exits to KVM when ' +
+          'a vCPU has paused for longer than its window, and KVM gives the pCPU away. Before the numbers: which ' +
+          'column spends less time spinning on db’s ticket lock?',
+        scenario: 'lock-holder-ladder',
+        policies: ['none', 'ple'],
+        t_ms: 1500,
+        view_ms: [1500, 1550],
+        claim: 0,
+        marks: [{ view: 'timeline', policy: 'ple', note: 'Spins cut short by a pause-loop exit' }],
+        predict: {
+          question: 'Which column spends less time spinning on the ticket lock?',
+          options: ['none', 'ple'],
+          answer: 'ple',
+        },
+      },
+      {
+        title: 'Directed yield',
+        text:
+          'PLE alone spins {0:ple} ms in db against {0:none} ms without it, yet the pCPU it gives up may go to ' +
+          'anyone. kvm_vcpu_on_spin yields it to a preempted vCPU of the same VM, most likely the lock holder: db ' +
+          'takes its lock {1:ple_dy} times a second against {1:ple} with an exit that only yields.',
+        scenario: 'lock-holder-ladder',
+        policies: ['ple', 'ple_dy'],
+        t_ms: 2000,
+        view_ms: [2000, 2050],
+        claim: 1,
+        marks: [{ view: 'key-figures', note: 'Lock acquisitions per second and spin time' }],
+      },
+      {
+        title: 'Paravirtual spinlocks',
+        text:
+          'A paravirtual lock spins only 2^15 PAUSEs, then halts its vCPU until the releaser kicks it: the guest ' +
+          'stops burning CPU on a holder it cannot see. Under the same PLE and directed yield, dbpv spins ' +
+          '{2:ple_dy} ms where db spins far longer.',
+        scenario: 'lock-holder-ladder',
+        policies: ['ple', 'ple_dy'],
+        t_ms: 2500,
+        view_ms: [2500, 2550],
+        claim: 2,
+        marks: [{ view: 'claims-panel', note: 'Each claim fails when its mechanism is switched off' }],
+      },
+      {
+        title: 'Co-scheduling, and what it costs',
+        text:
+          'Co-scheduling runs all of a VM’s vCPUs at once, so a holder is never preempted while its siblings run: ' +
+          'the hybrid scheduler gives db {4:hybrid} acquisitions a second against {4:ple} under PLE. But gangs ' +
+          'fragment the host: the 3-vCPU batch VM gets {5:hybrid} of the host against {5:ple}.',
+        scenario: 'lock-holder-ladder',
+        policies: ['ple', 'hybrid'],
+        t_ms: 3000,
+        view_ms: [3000, 3050],
+        claim: 4,
+        marks: [{ view: 'timeline', policy: 'hybrid', note: 'db’s vCPUs run together' }],
+      },
+    ],
+  },
 ];
 
 /**
