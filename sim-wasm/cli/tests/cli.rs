@@ -261,8 +261,14 @@ fn sweep_rejects_bad_values_with_the_path() {
 
 #[test]
 fn bench_json_has_the_contract_keys_and_more() {
-    let out =
-        stdout_json(&schedsim(&["bench", &scenario("credit-weights.json"), &scenario("credit-cap.json"), "--json"]));
+    let out = stdout_json(&schedsim(&[
+        "bench",
+        &scenario("credit-weights.json"),
+        &scenario("credit-cap.json"),
+        "--json",
+        "--rounds",
+        "1",
+    ]));
     let rows = out.as_array().unwrap();
     assert_eq!(rows.len(), 2);
     for r in rows {
@@ -279,6 +285,12 @@ fn bench_json_has_the_contract_keys_and_more() {
             assert!(r.get(key).is_some(), "missing {key} in {r}");
         }
         assert!(r["events"].as_u64().unwrap() > 0);
+        assert_eq!(r["rounds"], 1);
+        for key in ["batch_vs_floor", "trace_slowdown", "timing_slowdown"] {
+            let s = &r["ratios"][key];
+            assert!(s["min"].as_f64().unwrap() <= s["median"].as_f64().unwrap(), "{key}: {s}");
+            assert!(r["wall_ratios"][key]["median"].as_f64().unwrap() > 0.0, "{key}");
+        }
     }
     assert_eq!(rows[0]["relative_speed"], 1.0);
 }
