@@ -181,23 +181,41 @@ fn script_operations(sc: &Scenario, id: &str) -> u64 {
 }
 
 /// Estimates the cost of running the named policies (all when `policies` is empty).
+/// The share of each domain's vCPUs a scheduler ever runs: all of them, except under null, which gives each of
+/// the first `pcpus` vCPUs (in creation order) a pCPU of its own at boot and never runs the rest.
+fn running_share(sc: &Scenario, scheduler: &str) -> Vec<f64> {
+    if scheduler != crate::policy::null::ROW.name {
+        return vec![1.0; sc.domains.len()];
+    }
+    let mut free = sc.host.pcpus;
+    sc.domains
+        .iter()
+        .map(|d| {
+            let run = d.vcpus.min(free);
+            free -= run;
+            f64::from(run) / f64::from(d.vcpus.max(1))
+        })
+        .collect()
+}
+
 pub fn estimate(sc: &Scenario, policies: &[String]) -> Cost {
     let pcpus = f64::from(sc.host.pcpus);
     let net_rtt_s = 2.0 * sc.host.net.latency_us / 1e6 + 100e-6;
     let disk_s = sc.host.disk.service_us / 1e6 + 16.0 / 1024.0 / sc.host.disk.mb_per_s.max(1.0);
     let sim_s = sc.duration_ms as f64 / 1e3;
-    // Events per simulated second (policy timers aside) and memory: the engine, the policy, the report.
-    let mut e = Estimate { bytes: 1_000_000.0, ..Estimate::default() };
+    // Memory: the engine, the policy, the report. Events per simulated second (policy timers aside) are counted
+    // per domain, so that a policy that never runs some vCPUs counts only the domains it runs.
+    let mut bytes = 1_000_000.0;
     // Bulk packets and block reads share the host's one link (each way) and one disk, which bound their rates.
     let link_pkts = sc.host.net.mbps * 1e6 / 8.0 / 1500.0;
     let mut vcpus = 0.0;
     let drivers = sc.domains.iter().filter(|d| d.role == crate::scenario::Role::Driver).count() as f64;
+    let mut parts = Vec::with_capacity(sc.domains.len());
     for d in &sc.domains {
         let dv = f64::from(d.vcpus);
         vcpus += dv;
         // Guest slices and hypervisor slices of a busy vCPU.
-        e.rate += dv * 100.0;
-        e.bytes += dv * 2048.0;
+        let mut e = Estimate { rate: dv * 100.0, bytes: dv * 2048.0, ..Estimate::default() };
         let cx = EstimateCx {
             pcpus,
             dom_vcpus: dv,
@@ -212,9 +230,18 @@ pub fn estimate(sc: &Scenario, policies: &[String]) -> Cost {
             e.bytes += 1024.0;
             t.workload.kind().estimate(&cx, &mut e);
         }
+        bytes += e.bytes;
+        parts.push(e);
     }
-    let rate = e.rate + (8.0 * e.net_pkts.min(2.0 * link_pkts) + 12.0 * e.disk_blocks.min(1.0 / disk_s.max(1e-6)));
-    let mut bytes = e.bytes;
+    // The domains' events per simulated second under a policy, each domain weighed by the share of its vCPUs the
+    // policy ever runs, shared devices bounded after the sum.
+    let rate = |running: &[f64]| {
+        let (mut r, mut net, mut disk) = (0.0, 0.0, 0.0);
+        for (e, f) in parts.iter().zip(running) {
+            (r, net, disk) = (r + f * e.rate, net + f * e.net_pkts, disk + f * e.disk_blocks);
+        }
+        r + 8.0 * net.min(2.0 * link_pkts) + 12.0 * disk.min(1.0 / disk_s.max(1e-6))
+    };
     let ids: Vec<&str> = if policies.is_empty() {
         sc.policies.iter().map(|p| p.id.as_str()).collect()
     } else {
@@ -224,7 +251,7 @@ pub fn estimate(sc: &Scenario, policies: &[String]) -> Cost {
     let per_run = ids
         .iter()
         .filter_map(|id| sc.policy(id))
-        .map(|p| (rate + policy_rate(&p.params, pcpus, ndom, sc.host.timing)) * sim_s)
+        .map(|p| (rate(&running_share(sc, &p.scheduler)) + policy_rate(&p.params, pcpus, ndom, sc.host.timing)) * sim_s)
         .fold(0.0_f64, f64::max);
     // A live event per vCPU, pCPU and client at most, 64 bytes each, twice over for the heap's growth.
     bytes += (vcpus + pcpus) * 128.0;
