@@ -116,8 +116,8 @@ pub struct Pending {
 pub enum GuestEvent {
     /// A packet for the task in `dst` (its socket), carried through the driver domain.
     Packet(Packet),
-    /// The driver domain's backend has I/O work queued.
-    DriverKick,
+    /// The driver domain's backend thread (this task) has I/O work queued.
+    DriverKick(TaskId),
     /// The driver domain's backend sent the guest's packets on: netfront frees their ring slots (no task wakes).
     TxDone,
     /// A block request of `task` completed.
@@ -139,7 +139,7 @@ impl GuestEvent {
     pub fn kind(&self) -> &'static str {
         match self {
             GuestEvent::Packet(_) => "packet",
-            GuestEvent::DriverKick => "backend",
+            GuestEvent::DriverKick(_) => "backend",
             GuestEvent::TxDone => "tx done",
             GuestEvent::BlkDone { .. } => "block",
             GuestEvent::Timer(_) => "timer",

@@ -214,6 +214,17 @@ pub enum Role {
     Driver,
 }
 
+/// A driver domain's backend threads (`backends`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Backends {
+    /// One backend thread serving every domain, on the driver domain's first vCPU.
+    #[default]
+    One,
+    /// One backend thread per domain served, the k-th (in scenario order) on vCPU k mod `vcpus`.
+    PerDomain,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum DomainType {
@@ -247,6 +258,11 @@ pub struct Domain {
     /// value (a kthread, newer kernels). Default "rt".
     #[serde(default)]
     pub backend_priority: Option<Priority>,
+    /// How a driver domain's backend is threaded: one thread for every domain it serves (Linux 2.6.18's netback
+    /// tasklet, the default), or one per served domain (newer netback's kthread per interface, KVM's vhost worker
+    /// per VM), each on the driver domain's vCPUs in turn.
+    #[serde(default)]
+    pub backends: Backends,
     #[serde(default)]
     pub guest: GuestSpec,
     #[serde(default)]

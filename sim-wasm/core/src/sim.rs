@@ -933,11 +933,7 @@ impl Simulation {
                 Endpoint::Task(t) => Some(t),
                 Endpoint::Peer(_) => None,
             },
-            GuestEvent::DriverKick => self.host.vcpus[v.0]
-                .tasks
-                .iter()
-                .copied()
-                .find(|t| matches!(self.guests.tasks[t.0].work, Work::Driver { .. })),
+            GuestEvent::DriverKick(t) => Some(*t),
             GuestEvent::BlkDone { task, .. } => {
                 // blkfront's interrupt handler restarts the request queue (blkif_int ->
                 // kick_pending_request_queues): requests held by the plug go out with the completion.

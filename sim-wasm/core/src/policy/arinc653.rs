@@ -249,13 +249,21 @@ mod tests {
 
     fn doms() -> Vec<DomainInfo> {
         vec![
-            DomainInfo { name: "a".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false },
+            DomainInfo {
+                name: "a".into(),
+                weight: 256,
+                cap_pct: 0,
+                vcpus: vec![VcpuId(0)],
+                is_driver: false,
+                backend_for: Vec::new(),
+            },
             DomainInfo {
                 name: "b".into(),
                 weight: 256,
                 cap_pct: 0,
                 vcpus: vec![VcpuId(1), VcpuId(2)],
                 is_driver: false,
+                backend_for: Vec::new(),
             },
         ]
     }

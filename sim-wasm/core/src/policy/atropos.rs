@@ -415,7 +415,14 @@ mod tests {
     /// A file's reservations are checked against AtroposParams' declaration, then against the period.
     #[test]
     fn params_are_checked_by_their_declaration() {
-        let doms = [DomainInfo { name: "a".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: true }];
+        let doms = [DomainInfo {
+            name: "a".into(),
+            weight: 256,
+            cap_pct: 0,
+            vcpus: vec![VcpuId(0)],
+            is_driver: true,
+            backend_for: Vec::new(),
+        }];
         let slice = |v: Value| Atropos::new(&v, 1, &doms).map(|a| a.vcpus[0].res.slice);
         assert_eq!(slice(json!({})).unwrap(), Nanos::from_ms(15));
         assert_eq!(slice(json!({"domains": {"a": {"slice_us": 2000}}})).unwrap(), Nanos::from_ms(2));

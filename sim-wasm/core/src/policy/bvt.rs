@@ -354,7 +354,14 @@ mod tests {
     /// Files and changes are checked against BvtParams' declaration; the per-domain table is fixed at boot.
     #[test]
     fn params_are_checked_by_their_declaration() {
-        let doms = [DomainInfo { name: "a".into(), weight: 512, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false }];
+        let doms = [DomainInfo {
+            name: "a".into(),
+            weight: 512,
+            cap_pct: 0,
+            vcpus: vec![VcpuId(0)],
+            is_driver: false,
+            backend_for: Vec::new(),
+        }];
         let bvt = |v: Value| Bvt::new(&v, 1, &doms).map(|b| (b.params.mcu_us, b.doms[0].mcu_advance));
         assert_eq!(bvt(json!({})).unwrap(), (100, 5000));
         assert_eq!(bvt(json!({"mcu_us": 50, "domains": {"a": {"mcu_advance": 7}}})).unwrap(), (50, 7000));

@@ -414,11 +414,10 @@ impl Kvm {
         let factor = params.factor(pcpus);
         let tick = 1_000_000_000 / params.hz.max(1);
         let mut groups: Vec<Group> = Vec::new();
-        let mut threads = Vec::new();
-        for (dom, d) in domains.iter().enumerate() {
+        // Each domain's cgroup (None: the root group).
+        let mut group_of: Vec<Option<usize>> = Vec::with_capacity(domains.len());
+        for d in domains {
             let spec = params.domains.get(&d.name).cloned().unwrap_or_default();
-            let nice = spec.nice.clamp(-20, 19);
-            let thread_weight = PRIO_TO_WEIGHT[(nice + 20) as usize];
             let cgroup = spec.cgroup.clone().unwrap_or_else(|| if d.is_driver { "/".into() } else { d.name.clone() });
             let group = if cgroup == "/" {
                 None
@@ -452,7 +451,18 @@ impl Kvm {
                 });
                 Some(groups.len() - 1)
             };
-            for _ in &d.vcpus {
+            group_of.push(group);
+        }
+        let mut threads = Vec::new();
+        for (dom, d) in domains.iter().enumerate() {
+            let spec = params.domains.get(&d.name).cloned().unwrap_or_default();
+            let nice = spec.nice.clamp(-20, 19);
+            let thread_weight = PRIO_TO_WEIGHT[(nice + 20) as usize];
+            for k in 0..d.vcpus.len() {
+                // A vhost worker runs in the cgroups of the VMM that created it (`vhost_attach_cgroups`, and since
+                // Linux 6.4 `vhost_task_create` copying its owner), so a VM's I/O work is charged to the VM.
+                let vhost_of = d.backend_for.get(k).copied().flatten().filter(|_| spec.cgroup.is_none());
+                let group = vhost_of.map_or(group_of[dom], |g| group_of[g.0]);
                 threads.push(Thread {
                     se: Se { weight: thread_weight, ..Se::default() },
                     group,

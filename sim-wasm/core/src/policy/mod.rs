@@ -151,6 +151,9 @@ pub struct DomainInfo {
     pub cap_pct: u32,
     pub vcpus: Vec<VcpuId>,
     pub is_driver: bool,
+    /// For a driver domain with a backend thread per domain served: per vCPU, the one domain whose backend that
+    /// vCPU carries alone (KVM runs such a vhost worker in its VM's cgroup); empty otherwise.
+    pub backend_for: Vec<Option<DomId>>,
 }
 
 /// An effect a policy asks the engine to carry out once the hook returns.

@@ -461,6 +461,7 @@ mod tests {
             cap_pct: 0,
             vcpus: vec![crate::model::VcpuId(0)],
             is_driver: false,
+            backend_for: Vec::new(),
         }];
         let mut x = Xenco::new(&json!({"resume_on_wake": false, "domains": {"a": {"weight": 3}}}), 1, &doms).unwrap();
         assert!(!x.sedf.resume_short_unblock);

@@ -48,6 +48,9 @@ impl Scenario {
                      sensitivity study, which must say so in a top-level \"sensitivity\""
                 ));
             }
+            if d.backends != Backends::One && d.role != Role::Driver {
+                p.push(format!("domains[{i}].backends: only a domain with role \"driver\" has backend threads"));
+            }
             if let Some(drv) = &d.driver {
                 if !drivers.contains(&drv.as_str()) {
                     p.push(format!("domains[{i}].driver: '{drv}' is not a domain with role \"driver\""));

@@ -5,7 +5,7 @@
 use super::guest::guest_slice;
 use super::*;
 use crate::costs::HostCosts;
-use crate::scenario::{Domain, RtTag, TaskSpec};
+use crate::scenario::{Backends, RtTag, TaskSpec};
 use crate::workload::{Builder, DomKinds, PeerCx};
 
 pub(super) struct Built {
@@ -37,12 +37,25 @@ fn new_task(dom: usize, vcpu: VcpuId, name: String, priority: Priority, work: Wo
     }
 }
 
+/// Whether domain `d` is the driver domain carrying guest `g`'s I/O: the one `g` names, or the first.
+fn serves(sc: &Scenario, d: usize, g: usize) -> bool {
+    let (drv, guest) = (&sc.domains[d], &sc.domains[g]);
+    drv.role == Role::Driver
+        && guest.role == Role::Guest
+        && guest
+            .driver
+            .as_deref()
+            .map_or_else(|| sc.domains.iter().position(|x| x.role == Role::Driver) == Some(d), |n| n == drv.name)
+}
+
 pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
     let mut vcpus = Vec::new();
     let mut dom_info = Vec::new();
     let mut tasks: Vec<Task> = Vec::new();
     let mut groups = Vec::new();
     let mut kinds = Vec::new();
+    // The backend thread of its own of each domain whose driver domain has one per domain served.
+    let mut backend_of: Vec<Option<TaskId>> = vec![None; sc.domains.len()];
     // (task id, domain index, spec) of every task built from a spec, to wire up peers afterwards.
     let mut from_spec: Vec<(TaskId, usize, &TaskSpec)> = Vec::new();
 
@@ -80,6 +93,7 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
             cap_pct: dom.cap_pct,
             vcpus: (first..vcpus.len()).map(VcpuId).collect(),
             is_driver: dom.role == Role::Driver,
+            backend_for: Vec::new(),
         });
         let mut k_dom = DomKinds::default();
         let add = |tasks: &mut Vec<Task>, vcpus: &mut Vec<Vcpu>, k: usize, task: Task| -> TaskId {
@@ -89,16 +103,36 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
             id
         };
         if dom.role == Role::Driver {
-            // The backend (netback/blkback) is a kernel thread on the driver domain's first vCPU.
+            // The backend (netback/blkback, or vhost) is a kernel thread: one on the first vCPU, or one per
+            // domain served, dealt out over the vCPUs.
             // The host cost profile, unless a labelled sensitivity study overrides this driver domain's costs.
             let (packet_ns, block_ns) = match &dom.costs {
                 Some(c) => (us_to_ns(c.packet_us), us_to_ns(c.block_us)),
                 None => (costs.net_backend_pkt_ns, costs.blk_backend_req_ns),
             };
-            let work = Work::Driver { packet_ns, block_ns, queue: VecDeque::new(), batch: Vec::new(), tail_ns: None };
             let pr = dom.backend_priority.unwrap_or(Priority::Rt(RtTag::Rt));
-            let t = new_task(d, VcpuId(first), "backend".into(), pr, work);
-            add(&mut tasks, &mut vcpus, 0, t);
+            let work =
+                || Work::Driver { packet_ns, block_ns, queue: VecDeque::new(), batch: Vec::new(), tail_ns: None };
+            match dom.backends {
+                Backends::One => {
+                    let t = new_task(d, VcpuId(first), "backend".into(), pr, work());
+                    add(&mut tasks, &mut vcpus, 0, t);
+                }
+                Backends::PerDomain => {
+                    let served: Vec<usize> = (0..sc.domains.len()).filter(|&g| serves(sc, d, g)).collect();
+                    let mut carries: Vec<Vec<usize>> = vec![Vec::new(); dom.vcpus as usize];
+                    for (k, &g) in served.iter().enumerate() {
+                        let at = k % dom.vcpus as usize;
+                        let name = format!("backend.{}", sc.domains[g].name);
+                        let t = add(&mut tasks, &mut vcpus, at, new_task(d, VcpuId(first), name, pr, work()));
+                        backend_of[g] = Some(t);
+                        carries[at].push(g);
+                    }
+                    let info = dom_info.last_mut().expect("pushed above");
+                    info.backend_for =
+                        carries.iter().map(|c| if let [g] = c[..] { Some(DomId(g)) } else { None }).collect();
+                }
+            }
         }
         for (j, spec) in dom.tasks.iter().enumerate() {
             let pr = spec.priority.unwrap_or(Priority::Nice(0));
@@ -141,12 +175,14 @@ pub(super) fn build(sc: &Scenario, costs: &HostCosts) -> Built {
         kinds.push(k_dom);
     }
 
-    let driver_of = |dom: &Domain| -> Option<TaskId> {
+    let driver_of = |(g, dom): (usize, &crate::scenario::Domain)| -> Option<TaskId> {
         let name = dom.driver.as_deref();
         let d = sc.domains.iter().position(|x| x.role == Role::Driver && name.is_none_or(|n| n == x.name))?;
-        tasks.iter().position(|t| t.dom == DomId(d) && matches!(t.work, Work::Driver { .. })).map(TaskId)
+        backend_of[g].or_else(|| {
+            tasks.iter().position(|t| t.dom == DomId(d) && matches!(t.work, Work::Driver { .. })).map(TaskId)
+        })
     };
-    let driver_task_of: Vec<Option<TaskId>> = sc.domains.iter().map(driver_of).collect();
+    let driver_task_of: Vec<Option<TaskId>> = sc.domains.iter().enumerate().map(driver_of).collect();
 
     let mut peers = Vec::new();
     let resolve = |next: &str| {

@@ -130,7 +130,7 @@ impl Simulation {
             DriverItem::BlkSubmit { .. } => BackendWork::BlockRequest,
             DriverItem::BlkDone { .. } => BackendWork::DiskInterrupt,
         };
-        self.post_event(dv, GuestEvent::DriverKick, from, WakeCause::Backend(work));
+        self.post_event(dv, GuestEvent::DriverKick(bt), from, WakeCause::Backend(work));
     }
 
     /// CPU the backend spends on one item [ns]: a block I/O costs `block_ns` per split-driver request it takes.

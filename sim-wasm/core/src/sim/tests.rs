@@ -858,3 +858,31 @@ fn netback_preempted_while_current_waits_behind_dom0s_own_task_on_the_wall_clock
     // Measured at the time of writing: about 27% less on the wall clock.
     assert!(out(&wall) < 0.85 * out(&steal), "wall {} vs steal {} bytes", out(&wall), out(&steal));
 }
+
+/// A driver domain with a backend thread per domain served: each guest's I/O goes through its own thread (on the
+/// driver domain's vCPU k for the k-th guest), the other guest's thread never runs, and the policy learns which
+/// vCPU carries which guest's backend alone.
+#[test]
+fn per_domain_backends_carry_each_guests_io_on_its_own_thread() {
+    let sc = scenario(json!({
+        "schema": 1, "id": "vhost", "title": "vhost", "seed": 3, "duration_ms": 500, "warmup_ms": 0,
+        "host": { "pcpus": 1 },
+        "domains": [
+            { "name": "io", "role": "driver", "vcpus": 3, "backends": "per_domain" },
+            { "name": "net", "tasks": [{ "name": "srv", "workload":
+                { "type": "server", "port": 7, "proto": "udp", "cpu_us": 10, "clients": 4, "think_ms": [0.5, 1] } }] },
+            { "name": "batch", "tasks": [{ "name": "burn", "workload": { "type": "cpu" } }] }
+        ],
+        "policies": [{ "id": "kvm", "scheduler": "kvm" }]
+    }));
+    let mut sim = Simulation::with_options(&sc, "kvm", SimOptions::default()).unwrap();
+    sim.run().unwrap();
+    assert_invariants(&sim);
+    let r = sim.report(&RunOptions::default());
+    let cpu = |t: &str| r["tasks"][t]["cpu_ms"].as_f64().unwrap_or_else(|| panic!("no task {t}"));
+    assert!(cpu("io/backend.net") > 1.0, "the server's packets went through its own backend");
+    assert_eq!(cpu("io/backend.batch"), 0.0, "the CPU-bound guest does no I/O");
+    let vcpu_of = |name: &str| sim.guests.tasks.iter().find(|t| t.name == name).map(|t| t.vcpu).unwrap();
+    assert_eq!((vcpu_of("backend.net"), vcpu_of("backend.batch")), (VcpuId(0), VcpuId(1)));
+    assert_eq!(sim.host.dom_info[0].backend_for, vec![Some(DomId(1)), Some(DomId(2)), None]);
+}

@@ -17,7 +17,7 @@ pub(super) fn doms(spec: &[(u32, u32, usize)]) -> Vec<DomainInfo> {
         .map(|(i, &(weight, cap_pct, n))| {
             let vcpus = (next..next + n).map(VcpuId).collect();
             next += n;
-            DomainInfo { name: format!("d{i}"), weight, cap_pct, vcpus, is_driver: false }
+            DomainInfo { name: format!("d{i}"), weight, cap_pct, vcpus, is_driver: false, backend_for: Vec::new() }
         })
         .collect()
 }

@@ -263,8 +263,22 @@ mod tests {
 
     fn doms() -> Vec<DomainInfo> {
         vec![
-            DomainInfo { name: "capped".into(), weight: 256, cap_pct: 30, vcpus: vec![VcpuId(0)], is_driver: false },
-            DomainInfo { name: "other".into(), weight: 768, cap_pct: 0, vcpus: vec![VcpuId(1)], is_driver: false },
+            DomainInfo {
+                name: "capped".into(),
+                weight: 256,
+                cap_pct: 30,
+                vcpus: vec![VcpuId(0)],
+                is_driver: false,
+                backend_for: Vec::new(),
+            },
+            DomainInfo {
+                name: "other".into(),
+                weight: 768,
+                cap_pct: 0,
+                vcpus: vec![VcpuId(1)],
+                is_driver: false,
+                backend_for: Vec::new(),
+            },
         ]
     }
 

@@ -30,7 +30,14 @@ fn doms(spec: &[usize]) -> Vec<DomainInfo> {
         .map(|(i, &n)| {
             let vcpus = (next..next + n).map(VcpuId).collect();
             next += n;
-            DomainInfo { name: format!("d{i}"), weight: 256, cap_pct: 0, vcpus, is_driver: false }
+            DomainInfo {
+                name: format!("d{i}"),
+                weight: 256,
+                cap_pct: 0,
+                vcpus,
+                is_driver: false,
+                backend_for: Vec::new(),
+            }
         })
         .collect()
 }

@@ -98,7 +98,14 @@ fn burst_is_bounded_by_quota_plus_burst() {
     let mut k = Kvm::new(
         &json!({"domains": {"a": {"cpu_max_us": [20_000, 100_000], "cpu_max_burst_us": 10_000}}}),
         1,
-        &[DomainInfo { name: "a".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false }],
+        &[DomainInfo {
+            name: "a".into(),
+            weight: 256,
+            cap_pct: 0,
+            vcpus: vec![VcpuId(0)],
+            is_driver: false,
+            backend_for: Vec::new(),
+        }],
     )
     .unwrap();
     let (mut actions, mut notes) = (Vec::new(), crate::policy::Notes::default());
@@ -175,7 +182,14 @@ fn wakeups_and_balancing_spread_threads() {
 /// halt longer than `halt_poll_ns`, and never passes it.
 #[test]
 fn the_halt_poll_interval_grows_and_shrinks_as_kvm_does() {
-    let dom = DomainInfo { name: "a".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false };
+    let dom = DomainInfo {
+        name: "a".into(),
+        weight: 256,
+        cap_pct: 0,
+        vcpus: vec![VcpuId(0)],
+        is_driver: false,
+        backend_for: Vec::new(),
+    };
     let mut k = Kvm::new(&json!({}), 1, &[dom]).unwrap();
     let halt = |k: &mut Kvm, ns: u64| {
         k.threads[0].halted_at = Some(Nanos(1_000_000));
@@ -190,7 +204,14 @@ fn the_halt_poll_interval_grows_and_shrinks_as_kvm_does() {
     let mut off = Kvm::new(
         &json!({ "halt_poll_ns": 0 }),
         1,
-        &[DomainInfo { name: "a".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false }],
+        &[DomainInfo {
+            name: "a".into(),
+            weight: 256,
+            cap_pct: 0,
+            vcpus: vec![VcpuId(0)],
+            is_driver: false,
+            backend_for: Vec::new(),
+        }],
     )
     .unwrap();
     assert_eq!(halt(&mut off, 50_000), 0, "off, it never polls");

@@ -37,6 +37,7 @@ fn init_assigns_free_pcpus_in_order() {
             cap_pct: 0,
             vcpus: vec![VcpuId(i)],
             is_driver: false,
+            backend_for: Vec::new(),
         })
         .collect();
     let mut n = Null::new(&Value::Null, 2, &doms).unwrap();

@@ -90,6 +90,7 @@ fn out_of_turn_extra_runs_keep_the_round_robin() {
             cap_pct: 0,
             vcpus: vec![VcpuId(d)],
             is_driver: false,
+            backend_for: Vec::new(),
         })
         .collect();
     let mut s = Sedf::with_params(SedfParams::default(), 1, &domains).unwrap();
@@ -238,7 +239,14 @@ fn weight_mode_divides_the_weight_period() {
 #[test]
 fn short_block_forfeits_or_resumes() {
     use super::*;
-    let info = vec![DomainInfo { name: "d".into(), weight: 256, cap_pct: 0, vcpus: vec![VcpuId(0)], is_driver: false }];
+    let info = vec![DomainInfo {
+        name: "d".into(),
+        weight: 256,
+        cap_pct: 0,
+        vcpus: vec![VcpuId(0)],
+        is_driver: false,
+        backend_for: Vec::new(),
+    }];
     let params = json!({ "domains": { "d": { "period_ms": 10, "slice_ms": 4 } } });
     for resume in [false, true] {
         let mut s = Sedf::new(&params, 1, &info).unwrap();

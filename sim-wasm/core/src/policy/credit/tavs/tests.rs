@@ -127,6 +127,7 @@ fn two_domains() -> Vec<DomainInfo> {
             cap_pct: 0,
             vcpus: vec![VcpuId(i)],
             is_driver: false,
+            backend_for: Vec::new(),
         })
         .collect()
 }
